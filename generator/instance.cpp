@@ -1,0 +1,164 @@
+#include "generator/instance.hpp"
+
+#include <mutex>
+#include <sstream>
+
+#include "generator/engine/template.hpp"
+#include "templates/embedded.hpp"
+
+namespace lntune::gen {
+namespace {
+
+bool is_pow2(std::int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
+
+[[noreturn]] void invalid(const InstanceKey& key, const std::string& why) {
+  throw Error("lntune: invalid kernel instance " + key.name() + ": " + why);
+}
+
+const char* device_type(DType d) {
+  switch (d) {
+    case DType::f32: return "float";
+    case DType::f16: return "lntune::half_t";
+    case DType::bf16: return "lntune::bf16_t";
+  }
+  return "?";
+}
+
+const char* template_name(Kernel k) {
+  switch (k) {
+    case Kernel::fwd: return "fwd.cu.j2";
+    case Kernel::bwd_dx: return "bwd_dx.cu.j2";
+    case Kernel::bwd_dwdb: return "bwd_dwdb.cu.j2";
+  }
+  return "?";
+}
+
+const tmpl::Environment& environment() {
+  static const tmpl::Environment env = [] {
+    tmpl::Environment e;
+    for (const auto& f : templates::files())
+      if (f.name.size() > 3 && f.name.substr(f.name.size() - 3) == ".j2") e.add(std::string(f.name), f.text);
+    return e;
+  }();
+  return env;
+}
+
+}  // namespace
+
+int max_items_per_thread(Kernel k, int num_warps) {
+  const int items = k == Kernel::bwd_dx ? 16 : 32;
+  return num_warps >= 32 ? items / 2 : items;
+}
+
+int max_vec(DType d) { return static_cast<int>(16 / dtype_size(d)); }
+
+InstanceKey make_instance(const Traits& traits, const Config& config, std::int64_t n, int vec) {
+  InstanceKey key;
+  key.traits = traits.canonical();
+  key.block_size = config.block_size;
+  key.num_warps = config.num_warps;
+  key.rows_per_cta = config.rows_per_cta;
+  if (traits.kernel == Kernel::bwd_dwdb) {
+    key.vec = 1;
+    key.single_tile = true;
+  } else {
+    const int tpr = config.rows_per_cta > 0 ? config.threads() / config.rows_per_cta : 0;
+    int v = vec;
+    while (v > 1 && tpr > 0 && static_cast<std::int64_t>(tpr) * v > config.block_size) v /= 2;
+    key.vec = v;
+    key.single_tile = n <= config.block_size;
+  }
+  validate(key);
+  return key;
+}
+
+void validate(const InstanceKey& key) {
+  const Traits& t = key.traits;
+  if (key.num_warps < 1 || key.num_warps > 32 || !is_pow2(key.num_warps))
+    invalid(key, "num_warps must be a power of two in [1, 32]");
+  if (!is_pow2(key.block_size)) invalid(key, "block_size must be a power of two");
+  if (t.kernel == Kernel::bwd_dwdb) {
+    if (!t.has_weight && !t.has_bias) invalid(key, "bwd_dwdb needs a weight or a bias");
+    if (key.rows_per_cta != 1) invalid(key, "bwd_dwdb takes rows_per_cta = 1");
+    if (key.block_size < 32 || key.block_size > 32 * key.num_warps)
+      invalid(key, "bwd_dwdb needs 32 <= block_size <= 32 * num_warps (a thread per column at least)");
+    return;
+  }
+  if (!is_pow2(key.rows_per_cta) || key.rows_per_cta > 32 * key.num_warps)
+    invalid(key, "rows_per_cta must be a power of two no larger than the CTA's threads");
+  if (key.rows_per_cta > 1 && !key.single_tile)
+    invalid(key, "rows_per_cta > 1 needs a row that fits one tile (N <= block_size)");
+  const int tpr = 32 * key.num_warps / key.rows_per_cta;
+  if (key.vec < 1 || key.vec > max_vec(t.x_dtype) || !is_pow2(key.vec))
+    invalid(key, "vec must be a power of two of at most 16 bytes");
+  if (key.block_size < tpr * key.vec)
+    invalid(key, "block_size must be at least threads_per_row * vec (every thread holds an access)");
+  const int max_items = max_items_per_thread(t.kernel, key.num_warps);
+  if (key.block_size / tpr > max_items)
+    invalid(key, "block_size / threads_per_row exceeds " + std::to_string(max_items) +
+                     " elements per thread (registers)");
+}
+
+KernelSource render(const InstanceKey& key) {
+  validate(key);
+  const Traits& t = key.traits;
+  KernelSource out;
+  out.key = key;
+  out.kernel_name = "lntune_" + key.name();
+
+  tmpl::Dict d;
+  d["instance"] = key.name();
+  d["kernel_name"] = out.kernel_name;
+  d["x_type"] = device_type(t.x_dtype);
+  d["w_type"] = device_type(t.w_dtype);
+  d["x_name"] = std::string(to_string(t.x_dtype));
+  d["w_name"] = std::string(to_string(t.w_dtype));
+  d["has_weight"] = t.has_weight;
+  d["has_bias"] = t.has_bias;
+  d["block_size"] = key.block_size;
+  d["num_warps"] = key.num_warps;
+  d["threads"] = 32 * key.num_warps;
+  d["rows_per_cta"] = key.rows_per_cta;
+  const int tpr = 32 * key.num_warps / key.rows_per_cta;
+  d["threads_per_row"] = tpr;
+  d["vec"] = key.vec;
+  d["vecs_per_thread"] = key.block_size / (tpr * key.vec > 0 ? tpr * key.vec : 1);
+  d["single_tile"] = key.single_tile;
+  // Shared memory for cross-warp row reductions: one float per warp and row
+  // (three for Welford statistics in the tiled forward).
+  const int per_warp = (t.kernel == Kernel::fwd && !key.single_tile) ? 3 : 1;
+  d["scratch_floats"] = per_warp * key.rows_per_cta * (tpr / 32 > 0 ? tpr / 32 : 1);
+  out.source = environment().render(template_name(t.kernel), d);
+  out.hash = fnv1a(out.source, templates_hash());
+  return out;
+}
+
+std::uint64_t templates_hash() {
+  static const std::uint64_t h = [] {
+    std::uint64_t acc = 0xcbf29ce484222325ULL;
+    for (const auto& f : templates::files()) {
+      acc = fnv1a(f.name, acc);
+      acc = fnv1a(f.text, acc);
+    }
+    return acc;
+  }();
+  return h;
+}
+
+std::uint64_t fnv1a(std::string_view data, std::uint64_t seed) {
+  std::uint64_t h = seed;
+  for (unsigned char c : data) {
+    h ^= c;
+    h *= 0x100000001b3ULL;
+  }
+  return h;
+}
+
+std::string hex(std::uint64_t h) {
+  static const char* digits = "0123456789abcdef";
+  std::string s(16, '0');
+  for (int i = 15; i >= 0; --i, h >>= 4) s[static_cast<std::size_t>(i)] = digits[h & 15];
+  return s;
+}
+
+}  // namespace lntune::gen

@@ -1,0 +1,44 @@
+// Kernel instances: from (traits, config, N, vector width) to the key that
+// names one compiled kernel, and from the key to readable CUDA source.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "lntune/types.hpp"
+
+namespace lntune::gen {
+
+// Registers per thread bound the elements a thread may hold per tile: a CTA
+// of 1024 threads gets at most 64 registers per thread, so it holds half.
+int max_items_per_thread(Kernel k, int num_warps);
+
+// Widest vector (elements) a dtype allows: 16 bytes per access.
+int max_vec(DType d);
+
+// The instance that runs `config` on rows of `n` elements with accesses of
+// `vec` elements (vec is lowered when the tile is too narrow for it). Throws
+// lntune::Error naming the violated rule when the combination is invalid.
+InstanceKey make_instance(const Traits& traits, const Config& config, std::int64_t n, int vec);
+
+// Throws lntune::Error naming the violated rule (see README "Search space").
+void validate(const InstanceKey& key);
+
+struct KernelSource {
+  InstanceKey key;
+  std::string kernel_name;  // the extern "C" symbol
+  std::string source;       // CUDA; #includes only the embedded lntune/ headers
+  std::uint64_t hash = 0;   // of the source and every embedded header
+};
+
+// Renders the instance's template. Thread-safe; templates are parsed once.
+KernelSource render(const InstanceKey& key);
+
+// Hash of every embedded template and header: changes whenever any kernel
+// source could change. Stored with tuned results as provenance.
+std::uint64_t templates_hash();
+
+std::string hex(std::uint64_t h);  // 16 lowercase hex digits
+std::uint64_t fnv1a(std::string_view data, std::uint64_t seed = 0xcbf29ce484222325ULL);
+
+}  // namespace lntune::gen

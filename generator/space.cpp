@@ -1,0 +1,104 @@
+#include "generator/space.hpp"
+
+#include <algorithm>
+
+#include "generator/instance.hpp"
+
+namespace lntune::gen {
+namespace {
+
+constexpr int kWarpChoices[] = {1, 2, 4, 8, 16, 32};
+
+std::int64_t row_groups(const SpaceQuery& q, int rows_per_cta) {
+  return std::max<std::int64_t>(1, (q.m + rows_per_cta - 1) / rows_per_cta);
+}
+
+int clip_groups(const SpaceQuery& q, int rows_per_cta, std::int64_t g) {
+  return static_cast<int>(std::max<std::int64_t>(1, std::min(g, row_groups(q, rows_per_cta))));
+}
+
+void add_group_sizes(const SpaceQuery& q, Config c, std::vector<Config>& out) {
+  if (q.kernel != Kernel::bwd_dx) {
+    out.push_back(c);
+    return;
+  }
+  int last = -1;
+  for (int mult : {1, 2, 4, 8}) {
+    c.group_size_m = clip_groups(q, c.rows_per_cta, static_cast<std::int64_t>(mult) * q.sm_count);
+    if (c.group_size_m != last) out.push_back(c);
+    last = c.group_size_m;
+  }
+}
+
+}  // namespace
+
+std::int64_t next_pow2(std::int64_t v) {
+  std::int64_t p = 1;
+  while (p < v) p <<= 1;
+  return p;
+}
+
+std::vector<Config> search_space(const SpaceQuery& q) {
+  if (q.n < 1) throw Error("lntune: search space needs N >= 1, got " + std::to_string(q.n));
+  std::vector<Config> out;
+  if (q.kernel == Kernel::bwd_dwdb) {
+    for (int cols : {32, 64, 128, 256})
+      for (int w : kWarpChoices)
+        if (cols <= 32 * w && 32 * w / cols <= 16) out.push_back(Config{cols, w, 1, 0});
+    return out;
+  }
+  const std::int64_t single = next_pow2(q.n);
+  for (int w : kWarpChoices) {
+    const int max_items = max_items_per_thread(q.kernel, w);
+    for (int rows = 1; rows <= 32 * w; rows *= 2) {
+      const int tpr = 32 * w / rows;
+      if (tpr > single || single / tpr > max_items) continue;
+      if (static_cast<std::int64_t>(rows) * single > 16384) continue;
+      add_group_sizes(q, Config{static_cast<int>(single), w, rows, 0}, out);
+    }
+  }
+  if (q.n > 1024) {
+    for (int block : {1024, 2048, 4096, 8192}) {
+      if (block >= single) continue;
+      for (int w : kWarpChoices) {
+        const int items = block / (32 * w);
+        if (w < 4 || items < 2 || items > std::min(16, max_items_per_thread(q.kernel, w))) continue;
+        add_group_sizes(q, Config{block, w, 1, 0}, out);
+      }
+    }
+  }
+  return out;
+}
+
+Config default_config(const SpaceQuery& q) {
+  if (q.n < 1) throw Error("lntune: default config needs N >= 1, got " + std::to_string(q.n));
+  if (q.kernel == Kernel::bwd_dwdb) return Config{64, 8, 1, 0};
+  auto max_items = [&](int w) { return max_items_per_thread(q.kernel, w); };
+  std::int64_t block = next_pow2(q.n);
+  int warps = static_cast<int>(std::min<std::int64_t>(std::max<std::int64_t>(block / 256, 1), 8));
+  while (block / (32 * warps) > max_items(warps) && warps < 32) warps *= 2;
+  if (block / (32 * warps) > max_items(warps)) block = 32 * warps * 8;  // tile: 8 items per thread
+  // Tiny rows: a thread per element at most.
+  while (warps > 1 && 32 * warps > block) warps /= 2;
+  Config c{static_cast<int>(block), warps, 1, 0};
+  if (32 * warps > block) c.rows_per_cta = static_cast<int>(32 * warps / block);
+  if (q.kernel == Kernel::bwd_dx)
+    c.group_size_m = clip_groups(q, c.rows_per_cta, 2 * static_cast<std::int64_t>(q.sm_count));
+  return c;
+}
+
+}  // namespace lntune::gen
+
+namespace lntune::gen {
+
+std::vector<std::int64_t> default_n_grid() {
+  std::vector<std::int64_t> n;
+  for (int i = 2; i <= 31; ++i) n.push_back(512 * i);
+  for (std::int64_t v : {768, 1280, 1600, 2560, 3200, 5120, 6144, 7168, 8192, 12288, 14336, 16384, 18432, 32768, 65536})
+    n.push_back(v);
+  std::sort(n.begin(), n.end());
+  n.erase(std::unique(n.begin(), n.end()), n.end());
+  return n;
+}
+
+}  // namespace lntune::gen

@@ -1,0 +1,51 @@
+// The search space: every valid Config for a (kernel, dtype, N), by explicit
+// rules, and the default heuristic used when nothing was tuned.
+//
+// Rules (fwd, bwd_dx), with threads_per_row = 32 * num_warps / rows_per_cta
+// and items = block_size / threads_per_row:
+//   * num_warps in {1, 2, 4, 8, 16, 32}; rows_per_cta a power of two.
+//   * single tile: block_size = next_pow2(N); 1 <= items <= max_items
+//     (32 fwd, 16 bwd_dx: registers); rows_per_cta * block_size <= 16384.
+//   * tiled (N > 1024 only): block_size in {1024, 2048, 4096, 8192} below
+//     next_pow2(N), rows_per_cta = 1, 4 <= num_warps, 2 <= items <= 16.
+//   * bwd_dx: group_size_m (CTAs of the persistent grid) in
+//     {1, 2, 4, 8} * sm_count, clipped to the number of row groups ceil(M / rows_per_cta).
+// Rules (bwd_dwdb): block_size (columns per CTA) in {32, 64, 128, 256} with
+// block_size <= 32 * num_warps <= 1024 and at most 16 threads per column.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "lntune/types.hpp"
+
+namespace lntune::gen {
+
+struct SpaceQuery {
+  Kernel kernel = Kernel::fwd;
+  DType dtype = DType::f32;
+  std::int64_t n = 0;
+  std::int64_t m = 4096;   // rows; bounds group_size_m
+  int sm_count = 132;      // of the target GPU (H100 SXM: 132)
+};
+
+std::vector<Config> search_space(const SpaceQuery& q);
+
+// The Triton tutorial's heuristic, kept valid for lntune's kernels:
+//   block_size = next_pow2(N) (capped so a thread holds at most max_items; a
+//   longer row is tiled), num_warps = min(max(block_size / 256, 1), 8) raised
+//   until items fit; bwd_dx group_size_m = min(row groups, 2 * sm_count);
+//   bwd_dwdb: 64 columns per CTA, 8 warps.
+Config default_config(const SpaceQuery& q);
+
+std::int64_t next_pow2(std::int64_t v);
+
+}  // namespace lntune::gen
+
+namespace lntune::gen {
+
+// The N values `lntune tune` covers by default: the Triton tutorial's grid
+// (512 * i, i = 2..31), 32768 and 65536, and hidden sizes of popular models.
+std::vector<std::int64_t> default_n_grid();
+
+}  // namespace lntune::gen

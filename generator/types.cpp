@@ -1,0 +1,109 @@
+#include "lntune/types.hpp"
+
+#include <sstream>
+
+namespace lntune {
+
+std::size_t dtype_size(DType d) {
+  switch (d) {
+    case DType::f32: return 4;
+    case DType::f16: return 2;
+    case DType::bf16: return 2;
+  }
+  return 0;
+}
+
+std::string_view to_string(DType d) {
+  switch (d) {
+    case DType::f32: return "fp32";
+    case DType::f16: return "fp16";
+    case DType::bf16: return "bf16";
+  }
+  return "?";
+}
+
+std::string_view to_string(Kernel k) {
+  switch (k) {
+    case Kernel::fwd: return "fwd";
+    case Kernel::bwd_dx: return "bwd_dx";
+    case Kernel::bwd_dwdb: return "bwd_dwdb";
+  }
+  return "?";
+}
+
+std::optional<DType> parse_dtype(std::string_view s) {
+  if (s == "fp32" || s == "f32" || s == "float32" || s == "float") return DType::f32;
+  if (s == "fp16" || s == "f16" || s == "float16" || s == "half") return DType::f16;
+  if (s == "bf16" || s == "bfloat16") return DType::bf16;
+  return std::nullopt;
+}
+
+std::optional<Kernel> parse_kernel(std::string_view s) {
+  if (s == "fwd") return Kernel::fwd;
+  if (s == "bwd_dx") return Kernel::bwd_dx;
+  if (s == "bwd_dwdb") return Kernel::bwd_dwdb;
+  return std::nullopt;
+}
+
+Traits Traits::canonical() const {
+  Traits t = *this;
+  if (!t.has_weight && !t.has_bias) t.w_dtype = t.x_dtype;
+  if (t.kernel == Kernel::bwd_dwdb) t.x_dtype = t.w_dtype;  // reads fp32 partials, writes w_dtype
+  return t;
+}
+
+bool operator==(const Traits& a, const Traits& b) {
+  return a.kernel == b.kernel && a.x_dtype == b.x_dtype && a.w_dtype == b.w_dtype &&
+         a.has_weight == b.has_weight && a.has_bias == b.has_bias;
+}
+
+std::ostream& operator<<(std::ostream& os, const Traits& t) {
+  os << to_string(t.kernel) << ' ' << to_string(t.x_dtype);
+  if (t.has_weight || t.has_bias) os << " w=" << to_string(t.w_dtype);
+  os << (t.has_weight ? " weight" : " no-weight") << (t.has_bias ? " bias" : " no-bias");
+  return os;
+}
+
+std::ostream& operator<<(std::ostream& os, const Config& c) {
+  return os << "block_size=" << c.block_size << " num_warps=" << c.num_warps
+            << " rows_per_cta=" << c.rows_per_cta << " group_size_m=" << c.group_size_m;
+}
+
+std::string to_string(const Config& c) {
+  std::ostringstream os;
+  os << c;
+  return os.str();
+}
+
+bool operator==(const InstanceKey& a, const InstanceKey& b) {
+  return a.traits == b.traits && a.block_size == b.block_size && a.num_warps == b.num_warps &&
+         a.rows_per_cta == b.rows_per_cta && a.vec == b.vec && a.single_tile == b.single_tile;
+}
+
+std::string InstanceKey::name() const {
+  std::ostringstream os;
+  os << to_string(traits.kernel) << '_' << to_string(traits.x_dtype);
+  if (traits.has_weight || traits.has_bias) os << "_w" << to_string(traits.w_dtype);
+  os << '_' << (traits.has_weight ? "w" : "") << (traits.has_bias ? "b" : "")
+     << (traits.has_weight || traits.has_bias ? "" : "noaffine") << "_b" << block_size << "_w"
+     << num_warps << "_r" << rows_per_cta << "_v" << vec << (single_tile ? "_s" : "_t");
+  return os.str();
+}
+
+std::ostream& operator<<(std::ostream& os, const InstanceKey& k) { return os << k.name(); }
+
+}  // namespace lntune
+
+std::size_t std::hash<lntune::InstanceKey>::operator()(const lntune::InstanceKey& k) const noexcept {
+  std::size_t h = 0;
+  auto mix = [&h](std::size_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
+  mix(static_cast<std::size_t>(k.traits.kernel));
+  mix(static_cast<std::size_t>(k.traits.x_dtype));
+  mix(static_cast<std::size_t>(k.traits.w_dtype));
+  mix(static_cast<std::size_t>(k.traits.has_weight) * 2 + static_cast<std::size_t>(k.traits.has_bias));
+  mix(static_cast<std::size_t>(k.block_size));
+  mix(static_cast<std::size_t>(k.num_warps));
+  mix(static_cast<std::size_t>(k.rows_per_cta));
+  mix(static_cast<std::size_t>(k.vec) * 2 + static_cast<std::size_t>(k.single_tile));
+  return h;
+}

@@ -1,0 +1,86 @@
+/* lntune C ABI: fused LayerNorm forward and backward on NVIDIA GPUs, with
+ * kernels compiled at run time (NVRTC) and chosen per shape from a tuned
+ * cache. For FFI (Python ctypes, Rust, ...). Every function returns a status;
+ * on failure lntune_last_error() gives this thread's message.
+ *
+ * Conventions: M rows of N elements; row strides in elements (0 = N, else at
+ * least N); mean/rstd are fp32 [M]; the stream is a CUstream (NULL = legacy
+ * default stream) of the calling thread's current context (when the thread
+ * has none, device 0's primary context is used, as the CUDA runtime does).
+ * Pointers must be aligned to their element size; lntune uses 16-byte vector
+ * accesses when every pointer, stride and N allow it, scalar ones otherwise.
+ * M = 0 is a no-op; N = 0 is an error. */
+#ifndef LNTUNE_LNTUNE_H
+#define LNTUNE_LNTUNE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum { LNTUNE_FP32 = 0, LNTUNE_FP16 = 1, LNTUNE_BF16 = 2 } lntune_dtype;
+
+typedef enum {
+  LNTUNE_OK = 0,
+  LNTUNE_ERROR_INVALID_ARGUMENT = 1, /* shapes, strides, null pointers, dtypes, eps, alignment */
+  LNTUNE_ERROR_NO_DRIVER = 2,        /* libcuda.so.1 could not be loaded */
+  LNTUNE_ERROR_NO_DEVICE = 3,        /* no CUDA device */
+  LNTUNE_ERROR_COMPILE = 4,          /* NVRTC failed (the message holds the log) */
+  LNTUNE_ERROR_CUDA = 5,             /* a driver call failed */
+  LNTUNE_ERROR_CACHE = 6,            /* the tuning cache could not be read */
+  LNTUNE_ERROR_INTERNAL = 7
+} lntune_status;
+
+typedef struct {
+  const void* x;      /* [M, x_row_stride] x_dtype */
+  const void* weight; /* [N] w_dtype, or NULL */
+  const void* bias;   /* [N] w_dtype, or NULL */
+  void* y;            /* [M, y_row_stride] x_dtype */
+  float* mean;        /* [M], or NULL */
+  float* rstd;        /* [M], or NULL */
+  int64_t M, N;
+  int64_t x_row_stride, y_row_stride;
+  lntune_dtype x_dtype, w_dtype; /* w_dtype: x_dtype or LNTUNE_FP32 */
+  float eps;                     /* > 0 */
+  void* stream;                  /* CUstream */
+} lntune_forward_args;
+
+typedef struct {
+  const void* dy;     /* [M, dy_row_stride] x_dtype */
+  const void* x;      /* [M, x_row_stride] x_dtype */
+  const void* weight; /* [N] w_dtype, or NULL (weight-free LayerNorm) */
+  const float* mean;  /* [M] from the forward */
+  const float* rstd;  /* [M] from the forward */
+  void* dx;           /* [M, dx_row_stride] x_dtype */
+  void* dweight;      /* [N] w_dtype, or NULL (not wanted; must be NULL without weight) */
+  void* dbias;        /* [N] w_dtype, or NULL (not wanted) */
+  int64_t M, N;
+  int64_t dy_row_stride, x_row_stride, dx_row_stride;
+  lntune_dtype x_dtype, w_dtype;
+  void* workspace;        /* >= lntune_backward_workspace_size bytes, 16-byte aligned; NULL = managed by lntune */
+  size_t workspace_bytes;
+  void* stream;
+} lntune_backward_args;
+
+lntune_status lntune_forward(const lntune_forward_args* args);
+lntune_status lntune_backward(const lntune_backward_args* args);
+
+/* Bytes of workspace the backward needs for these arguments (the fp32 partial
+ * dW/dB rows). Pass it in to keep allocations out of the launch (e.g. during
+ * CUDA graph capture); with workspace = NULL lntune allocates and keeps one
+ * per stream itself. */
+lntune_status lntune_backward_workspace_size(const lntune_backward_args* args, size_t* bytes);
+
+/* The message of this thread's last failed call ("" if none). */
+const char* lntune_last_error(void);
+
+/* "0.1.0" */
+const char* lntune_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LNTUNE_LNTUNE_H */

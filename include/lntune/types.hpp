@@ -1,0 +1,109 @@
+// lntune: typed vocabulary shared by every layer (generator, runtime, tuner,
+// cache, CLI). No string ever stands in for one of these: parse once at the
+// edge (CLI, C ABI, SQLite row) and carry the typed value.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <ostream>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace lntune {
+
+// Element type of x, y, dy, dx (and, separately, of weight/bias and their
+// gradients). Statistics (mean, rstd) and all accumulation are fp32.
+enum class DType : int { f32 = 0, f16 = 1, bf16 = 2 };
+
+// The three kernels of a fused LayerNorm.
+enum class Kernel : int {
+  fwd = 0,       // y, mean, rstd from x, weight, bias
+  bwd_dx = 1,    // dx from dy, x, weight, mean, rstd; plus per-CTA partial dW/dB
+  bwd_dwdb = 2,  // dW/dB from the partials, in a fixed (deterministic) order
+};
+
+std::size_t dtype_size(DType d);
+std::string_view to_string(DType d);    // "fp32", "fp16", "bf16"
+std::string_view to_string(Kernel k);   // "fwd", "bwd_dx", "bwd_dwdb"
+std::optional<DType> parse_dtype(std::string_view s);   // accepts fp32/f32/float32, ...
+std::optional<Kernel> parse_kernel(std::string_view s);
+
+// What the problem is, independent of how it is run.
+struct Traits {
+  Kernel kernel = Kernel::fwd;
+  DType x_dtype = DType::f32;  // x, y, dy, dx
+  DType w_dtype = DType::f32;  // weight, bias, dweight, dbias (ignored when both absent)
+  bool has_weight = true;
+  bool has_bias = true;
+
+  // The same traits with fields that cannot matter set to a canonical value,
+  // so that equal problems compare and hash equal (e.g. w_dtype when there is
+  // neither weight nor bias).
+  Traits canonical() const;
+  friend bool operator==(const Traits& a, const Traits& b);
+  friend bool operator!=(const Traits& a, const Traits& b) { return !(a == b); }
+};
+std::ostream& operator<<(std::ostream& os, const Traits& t);
+
+// How the problem is run: the tuning parameters.
+//   block_size   fwd/bwd_dx: columns of a row processed per tile (power of two);
+//                a row of N <= block_size is held in registers, longer rows are
+//                processed in ceil(N / block_size) tiles.
+//                bwd_dwdb: columns per CTA.
+//   num_warps    warps per CTA (1..32).
+//   rows_per_cta fwd/bwd_dx: rows processed side by side by one CTA, each by
+//                32*num_warps/rows_per_cta threads (power of two). bwd_dwdb: 1.
+//   group_size_m bwd_dx: number of CTAs of the persistent backward, hence the
+//                number of partial dW/dB rows (times rows_per_cta) that
+//                bwd_dwdb reduces. 0 for the other kernels. It is a launch
+//                parameter: it never changes the compiled code.
+struct Config {
+  int block_size = 0;
+  int num_warps = 0;
+  int rows_per_cta = 1;
+  int group_size_m = 0;
+
+  int threads() const { return 32 * num_warps; }
+  int threads_per_row() const { return threads() / rows_per_cta; }
+  friend bool operator==(const Config& a, const Config& b) {
+    return a.block_size == b.block_size && a.num_warps == b.num_warps &&
+           a.rows_per_cta == b.rows_per_cta && a.group_size_m == b.group_size_m;
+  }
+  friend bool operator!=(const Config& a, const Config& b) { return !(a == b); }
+};
+std::ostream& operator<<(std::ostream& os, const Config& c);
+std::string to_string(const Config& c);  // "block_size=1024 num_warps=4 rows_per_cta=1 group_size_m=0"
+
+// Everything that determines a compiled kernel's source: traits, the compile-
+// time parts of the config, and two facts about the call that the code is
+// specialised for (vector width allowed by alignment; whether a row fits one
+// tile). Launch-only parameters (group_size_m) are excluded.
+struct InstanceKey {
+  Traits traits;
+  int block_size = 0;
+  int num_warps = 0;
+  int rows_per_cta = 1;
+  int vec = 1;             // elements per vector access (1, 2, 4, 8)
+  bool single_tile = true; // N <= block_size (fwd/bwd_dx); unused by bwd_dwdb
+
+  friend bool operator==(const InstanceKey& a, const InstanceKey& b);
+  friend bool operator!=(const InstanceKey& a, const InstanceKey& b) { return !(a == b); }
+  std::string name() const;  // stable, readable, e.g. "fwd_bf16_wbf16_wb_b1024_w4_r1_v8_s"
+};
+std::ostream& operator<<(std::ostream& os, const InstanceKey& k);
+
+// Thrown (C++ API) for invalid arguments; the C ABI maps it to a status.
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+}  // namespace lntune
+
+template <>
+struct std::hash<lntune::InstanceKey> {
+  std::size_t operator()(const lntune::InstanceKey& k) const noexcept;
+};

@@ -1,0 +1,179 @@
+// The public C++ API (lntune.hpp) and the C ABI (lntune.h) over the launcher.
+#include <cstring>
+#include <string>
+
+#include "generator/space.hpp"
+#include "lntune/lntune.h"
+#include "lntune/lntune.hpp"
+#include "runtime/launcher.hpp"
+#include "runtime/nvrtc.hpp"
+#include "runtime/selector.hpp"
+
+namespace lntune {
+
+void forward(const ForwardArgs& a) {
+  const rt::FwdProblem p = rt::check_forward(a);
+  if (p.M == 0) return;
+  const rt::FwdPlan& plan = rt::forward_plan(p);
+  rt::launch_forward(*plan.kernel, plan.config, a, p);
+}
+
+void backward(const BackwardArgs& a) {
+  const rt::BwdProblem p = rt::check_backward(a);
+  if (p.M == 0) {
+    // dW and dB of zero rows are zero.
+    const rt::DriverApi& d = rt::driver();
+    rt::current_context();
+    const std::size_t bytes = static_cast<std::size_t>(p.N) * dtype_size(a.w_dtype);
+    for (void* g : {a.dweight, a.dbias})
+      if (g) rt::check(d.MemsetD8(reinterpret_cast<CUdeviceptr>(g), 0, bytes), "cuMemsetD8 (zero-row backward)");
+    return;
+  }
+  const rt::BwdPlan& plan = rt::backward_plan(p);
+  rt::launch_backward(*plan.dx, plan.dwdb, plan.dx_config, plan.dwdb_config, a, p);
+}
+
+std::size_t backward_workspace_size(const BackwardArgs& a) {
+  const rt::BwdProblem p = rt::check_backward(a);
+  if (p.M == 0 || (!p.want_dw && !p.want_db)) return 0;
+  return rt::workspace_bytes(p, rt::backward_plan(p).dx_config);
+}
+
+Choice explain_forward(const ForwardArgs& a) {
+  const rt::FwdProblem p = rt::check_forward(a);
+  const rt::FwdPlan& plan = rt::forward_plan(p);
+  return Choice{plan.config, plan.key.name(), plan.reason};
+}
+
+Choice explain_backward(const BackwardArgs& a) {
+  const rt::BwdProblem p = rt::check_backward(a);
+  const rt::BwdPlan& plan = rt::backward_plan(p);
+  return Choice{plan.dx_config, plan.dx_key.name(), plan.reason};
+}
+
+const char* version() { return "0.1.0"; }
+
+}  // namespace lntune
+
+// ---------------------------------------------------------------- C ABI
+namespace {
+
+thread_local std::string t_last_error;
+
+template <class F>
+lntune_status guarded(F&& f) {
+  try {
+    f();
+    t_last_error.clear();
+    return LNTUNE_OK;
+  } catch (const lntune::rt::NoDriverError& e) {
+    t_last_error = e.what();
+    return LNTUNE_ERROR_NO_DRIVER;
+  } catch (const lntune::rt::NoDeviceError& e) {
+    t_last_error = e.what();
+    return LNTUNE_ERROR_NO_DEVICE;
+  } catch (const lntune::rt::CompileError& e) {
+    t_last_error = e.what();
+    return LNTUNE_ERROR_COMPILE;
+  } catch (const lntune::rt::CudaError& e) {
+    t_last_error = e.what();
+    return e.code() == CUDA_ERROR_NO_DEVICE ? LNTUNE_ERROR_NO_DEVICE : LNTUNE_ERROR_CUDA;
+  } catch (const lntune::Error& e) {
+    t_last_error = e.what();
+    return LNTUNE_ERROR_INVALID_ARGUMENT;
+  } catch (const std::exception& e) {
+    t_last_error = std::string("lntune: internal error: ") + e.what();
+    return LNTUNE_ERROR_INTERNAL;
+  } catch (...) {
+    t_last_error = "lntune: internal error";
+    return LNTUNE_ERROR_INTERNAL;
+  }
+}
+
+lntune::DType to_dtype(lntune_dtype d, const char* name) {
+  switch (d) {
+    case LNTUNE_FP32: return lntune::DType::f32;
+    case LNTUNE_FP16: return lntune::DType::f16;
+    case LNTUNE_BF16: return lntune::DType::bf16;
+  }
+  throw lntune::Error(std::string("lntune: ") + name + " is not a valid lntune_dtype: " +
+                      std::to_string(static_cast<int>(d)));
+}
+
+lntune::ForwardArgs to_cpp(const lntune_forward_args& a) {
+  lntune::ForwardArgs o;
+  o.x = a.x;
+  o.weight = a.weight;
+  o.bias = a.bias;
+  o.y = a.y;
+  o.mean = a.mean;
+  o.rstd = a.rstd;
+  o.M = a.M;
+  o.N = a.N;
+  o.x_row_stride = a.x_row_stride;
+  o.y_row_stride = a.y_row_stride;
+  o.x_dtype = to_dtype(a.x_dtype, "x_dtype");
+  o.w_dtype = to_dtype(a.w_dtype, "w_dtype");
+  o.eps = a.eps;
+  o.stream = a.stream;
+  return o;
+}
+
+lntune::BackwardArgs to_cpp(const lntune_backward_args& a) {
+  lntune::BackwardArgs o;
+  o.dy = a.dy;
+  o.x = a.x;
+  o.weight = a.weight;
+  o.mean = a.mean;
+  o.rstd = a.rstd;
+  o.dx = a.dx;
+  o.dweight = a.dweight;
+  o.dbias = a.dbias;
+  o.M = a.M;
+  o.N = a.N;
+  o.dy_row_stride = a.dy_row_stride;
+  o.x_row_stride = a.x_row_stride;
+  o.dx_row_stride = a.dx_row_stride;
+  o.x_dtype = to_dtype(a.x_dtype, "x_dtype");
+  o.w_dtype = to_dtype(a.w_dtype, "w_dtype");
+  o.workspace = a.workspace;
+  o.workspace_bytes = a.workspace_bytes;
+  o.stream = a.stream;
+  return o;
+}
+
+void require_args(const void* args, const char* fn) {
+  if (!args) throw lntune::Error(std::string("lntune: ") + fn + ": args must not be null");
+}
+
+}  // namespace
+
+extern "C" {
+
+lntune_status lntune_forward(const lntune_forward_args* args) {
+  return guarded([&] {
+    require_args(args, "lntune_forward");
+    lntune::forward(to_cpp(*args));
+  });
+}
+
+lntune_status lntune_backward(const lntune_backward_args* args) {
+  return guarded([&] {
+    require_args(args, "lntune_backward");
+    lntune::backward(to_cpp(*args));
+  });
+}
+
+lntune_status lntune_backward_workspace_size(const lntune_backward_args* args, size_t* bytes) {
+  return guarded([&] {
+    require_args(args, "lntune_backward_workspace_size");
+    if (!bytes) throw lntune::Error("lntune: lntune_backward_workspace_size: bytes must not be null");
+    *bytes = lntune::backward_workspace_size(to_cpp(*args));
+  });
+}
+
+const char* lntune_last_error(void) { return t_last_error.c_str(); }
+
+const char* lntune_version(void) { return lntune::version(); }
+
+}  // extern "C"

@@ -1,0 +1,191 @@
+// lntune/common.cuh — device helpers shared by every lntune kernel.
+//
+// Self-contained on purpose: kernels are compiled by NVRTC on deployment
+// machines that have the driver and libnvrtc but no CUDA toolkit headers, so
+// this file carries its own fp16/bf16 types and conversions (PTX cvt, sm_80+).
+#pragma once
+
+#include "lntune/params.h"
+
+namespace lntune {
+
+typedef long long i64;
+
+// Storage types. Arithmetic is always fp32.
+struct __align__(2) half_t { unsigned short bits; };
+struct __align__(2) bf16_t { unsigned short bits; };
+
+__device__ __forceinline__ float to_float(float v) { return v; }
+__device__ __forceinline__ float to_float(half_t v) {
+  float f;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(v.bits));
+  return f;
+}
+__device__ __forceinline__ float to_float(bf16_t v) {
+  return __uint_as_float(static_cast<unsigned>(v.bits) << 16);
+}
+
+template <class T> __device__ __forceinline__ T from_float(float v);
+template <> __device__ __forceinline__ float from_float<float>(float v) { return v; }
+template <> __device__ __forceinline__ half_t from_float<half_t>(float v) {
+  half_t h;
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h.bits) : "f"(v));
+  return h;
+}
+template <> __device__ __forceinline__ bf16_t from_float<bf16_t>(float v) {
+  bf16_t h;
+  asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h.bits) : "f"(v));
+  return h;
+}
+
+// VEC consecutive elements moved in accesses of at most 16 bytes each
+// (fp32x4, fp16x8, bf16x8). The caller guarantees that `ptr` is aligned to
+// min(16, sizeof(T) * VEC) bytes.
+template <class T, int VEC>
+struct alignas(sizeof(T) * VEC) Pack {
+  T v[VEC];
+};
+
+template <class T, int VEC>
+constexpr int piece() {
+  return static_cast<int>(sizeof(T)) * VEC > 16 ? 16 / static_cast<int>(sizeof(T)) : VEC;
+}
+
+template <int VEC, class T>
+__device__ __forceinline__ void load(const T* src, float (&dst)[VEC]) {
+  constexpr int kPiece = piece<T, VEC>();
+#pragma unroll
+  for (int k = 0; k < VEC; k += kPiece) {
+    const Pack<T, kPiece> p = *reinterpret_cast<const Pack<T, kPiece>*>(src + k);
+#pragma unroll
+    for (int q = 0; q < kPiece; ++q) dst[k + q] = to_float(p.v[q]);
+  }
+}
+
+template <int VEC, class T>
+__device__ __forceinline__ void store(T* dst, const float (&src)[VEC]) {
+  constexpr int kPiece = piece<T, VEC>();
+#pragma unroll
+  for (int k = 0; k < VEC; k += kPiece) {
+    Pack<T, kPiece> p;
+#pragma unroll
+    for (int q = 0; q < kPiece; ++q) p.v[q] = from_float<T>(src[k + q]);
+    *reinterpret_cast<Pack<T, kPiece>*>(dst + k) = p;
+  }
+}
+
+// Sum over the WIDTH lanes of each aligned WIDTH-lane segment of a warp.
+// Butterfly (xor) order: every lane computes the same additions in an order
+// that differs only by commutation, so all lanes hold bitwise the same sum.
+template <int WIDTH>
+__device__ __forceinline__ float segment_sum(float v) {
+#pragma unroll
+  for (int o = WIDTH / 2; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+
+// Sum of `v` over the THREADS_PER_ROW threads that share a row; the
+// CTA holds ROWS such rows side by side. Every thread of the row gets the
+// same bits. `scratch` holds ROWS * (THREADS_PER_ROW / 32) floats; it is
+// reused, so the function ends with a barrier when it used it.
+// All threads of the CTA must call it (it may contain __syncthreads).
+template <int THREADS_PER_ROW, int ROWS>
+__device__ __forceinline__ float row_sum(float v, float* scratch) {
+  if constexpr (THREADS_PER_ROW <= 32) {
+    return segment_sum<THREADS_PER_ROW>(v);
+  } else {
+    constexpr int kWarps = THREADS_PER_ROW / 32;
+    const int slot = static_cast<int>(threadIdx.x) / THREADS_PER_ROW;
+    const int warp = (static_cast<int>(threadIdx.x) % THREADS_PER_ROW) / 32;
+    v = segment_sum<32>(v);
+    if ((threadIdx.x & 31) == 0) scratch[slot * kWarps + warp] = v;
+    __syncthreads();
+    float s = 0.f;
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w) s += scratch[slot * kWarps + w];
+    __syncthreads();
+    return s;
+  }
+}
+
+// Running statistics of a set of values (count, mean, sum of squared
+// deviations), merged with Chan et al.'s formula. Numerically stable for rows
+// whose mean is large compared to their spread.
+struct Welford {
+  float n;
+  float mean;
+  float m2;
+};
+
+__device__ __forceinline__ Welford welford_merge(Welford a, Welford b) {
+  const float n = a.n + b.n;
+  if (b.n == 0.f) return a;
+  if (a.n == 0.f) return b;
+  const float delta = b.mean - a.mean;
+  const float f = b.n / n;
+  return Welford{n, a.mean + delta * f, a.m2 + b.m2 + delta * delta * a.n * f};
+}
+
+// Statistics of VEC values in registers.
+template <int VEC>
+__device__ __forceinline__ Welford welford_of(const float (&v)[VEC]) {
+  float s = 0.f;
+#pragma unroll
+  for (int k = 0; k < VEC; ++k) s += v[k];
+  const float m = s * (1.0f / VEC);
+  float q = 0.f;
+#pragma unroll
+  for (int k = 0; k < VEC; ++k) q += (v[k] - m) * (v[k] - m);
+  return Welford{static_cast<float>(VEC), m, q};
+}
+
+template <int WIDTH>
+__device__ __forceinline__ Welford segment_welford(Welford w) {
+  // Tree towards lane 0 of the segment, then broadcast, so that every lane
+  // ends with the same bits (Chan's merge is not commutative bitwise).
+  const unsigned lane = threadIdx.x & 31u;
+  const int base = static_cast<int>(lane & ~(WIDTH - 1u));
+#pragma unroll
+  for (int o = WIDTH / 2; o > 0; o >>= 1) {
+    Welford other;
+    other.n = __shfl_down_sync(0xffffffffu, w.n, o, WIDTH);
+    other.mean = __shfl_down_sync(0xffffffffu, w.mean, o, WIDTH);
+    other.m2 = __shfl_down_sync(0xffffffffu, w.m2, o, WIDTH);
+    w = welford_merge(w, other);
+  }
+  w.n = __shfl_sync(0xffffffffu, w.n, base);
+  w.mean = __shfl_sync(0xffffffffu, w.mean, base);
+  w.m2 = __shfl_sync(0xffffffffu, w.m2, base);
+  return w;
+}
+
+// Welford statistics over the threads of a row (see row_sum). `scratch`
+// holds 3 * ROWS * (THREADS_PER_ROW / 32) floats.
+template <int THREADS_PER_ROW, int ROWS>
+__device__ __forceinline__ Welford row_welford(Welford w, float* scratch) {
+  if constexpr (THREADS_PER_ROW <= 32) {
+    return segment_welford<THREADS_PER_ROW>(w);
+  } else {
+    constexpr int kWarps = THREADS_PER_ROW / 32;
+    const int slot = static_cast<int>(threadIdx.x) / THREADS_PER_ROW;
+    const int warp = (static_cast<int>(threadIdx.x) % THREADS_PER_ROW) / 32;
+    w = segment_welford<32>(w);
+    float* s = scratch + 3 * (slot * kWarps + warp);
+    if ((threadIdx.x & 31) == 0) {
+      s[0] = w.n;
+      s[1] = w.mean;
+      s[2] = w.m2;
+    }
+    __syncthreads();
+    Welford r{0.f, 0.f, 0.f};
+#pragma unroll
+    for (int i = 0; i < kWarps; ++i) {
+      const float* q = scratch + 3 * (slot * kWarps + i);
+      r = welford_merge(r, Welford{q[0], q[1], q[2]});
+    }
+    __syncthreads();
+    return r;
+  }
+}
+
+}  // namespace lntune

@@ -1,0 +1,21 @@
+// The kernel templates and CUDA headers of templates/, embedded at build time.
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+namespace lntune::templates {
+
+struct File {
+  std::string_view name;  // "fwd.cu.j2", "lntune/common.cuh", ...
+  std::string_view text;
+};
+
+const std::vector<File>& files();
+std::string_view get(std::string_view name);  // throws std::out_of_range
+
+// Names of the CUDA headers that kernel sources #include (NVRTC is given
+// these in memory; nothing is read from disk at run time).
+inline constexpr std::string_view kHeaderNames[] = {"lntune/common.cuh", "lntune/params.h"};
+
+}  // namespace lntune::templates

@@ -1,0 +1,47 @@
+// lntune/params.h — kernel argument blocks, shared verbatim by the host
+// launcher (C++) and the device kernels (NVRTC). Each kernel takes exactly one
+// of these by value. Plain C layout: only pointers, 64-bit integers and floats.
+#pragma once
+
+namespace lntune {
+
+struct FwdParams {
+  const void* x;       // [M, x_stride] x_dtype
+  const void* weight;  // [N] w_dtype, or null
+  const void* bias;    // [N] w_dtype, or null
+  void* y;             // [M, y_stride] x_dtype
+  float* mean;         // [M] or null
+  float* rstd;         // [M] or null
+  long long M;
+  long long N;
+  long long x_stride;  // elements between consecutive rows
+  long long y_stride;
+  float eps;
+};
+
+struct BwdParams {
+  const void* dy;      // [M, dy_stride] x_dtype
+  const void* x;       // [M, x_stride] x_dtype
+  const void* weight;  // [N] w_dtype, or null (then w = 1)
+  const float* mean;   // [M]
+  const float* rstd;   // [M]
+  void* dx;            // [M, dx_stride] x_dtype
+  float* dw_partial;   // [gridDim.x * rows_per_cta, N] or null (dW not wanted)
+  float* db_partial;   // [gridDim.x * rows_per_cta, N] or null (dB not wanted)
+  long long M;
+  long long N;
+  long long dy_stride;
+  long long x_stride;
+  long long dx_stride;
+};
+
+struct DwdbParams {
+  const float* dw_partial;  // [P, N] or null
+  const float* db_partial;  // [P, N] or null
+  void* dw;                 // [N] w_dtype, or null
+  void* db;                 // [N] w_dtype, or null
+  long long P;              // partial rows
+  long long N;
+};
+
+}  // namespace lntune

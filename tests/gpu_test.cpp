@@ -1,0 +1,638 @@
+// GPU correctness suite (ctest label "gpu"): every kernel against the CPU
+// reference on fresh random data, outputs poisoned before each run. Skips,
+// saying why, on machines without a GPU.
+//
+// Tolerances come from tuner/compare.hpp (derived from each dtype's unit
+// roundoff and the reduction lengths; see the formulas there). The
+// `magnitude` passed is the bound on the inputs that those formulas assume,
+// computed from the data drawn.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <limits>
+#include <thread>
+
+#include "generator/instance.hpp"
+#include "generator/space.hpp"
+#include "gpu_util.hpp"
+#include "lntune/lntune.hpp"
+#include "runtime/launcher.hpp"
+#include "tuner/reference.hpp"
+
+namespace lntune {
+namespace {
+
+using testing::DeviceTensor;
+using testing::HostTensor;
+using testing::Rng;
+
+constexpr double kOffset = 0.5, kScale = 2.0;  // x ~ 0.5 + 2 N(0, 1)
+
+double max_abs(const HostTensor& h) {
+  double m = 0;
+  for (std::int64_t i = 0; i < h.count; ++i) m = std::max(m, std::fabs(h.get(i)));
+  return m;
+}
+
+struct Case {
+  DType x = DType::f32, w = DType::f32;
+  bool weight = true, bias = true;
+  std::int64_t M = 1, N = 1;
+  std::int64_t pad = 0;     // extra elements per row (strided rows)
+  bool misalign = false;    // x and y start one element past a 16-byte boundary
+  bool explicit_ws = false; // pass a workspace (else lntune manages one)
+  std::string name() const {
+    std::string s = std::string(to_string(x)) + "_w" + std::string(to_string(w)) + (weight ? "_W" : "_noW") +
+                    (bias ? "B" : "noB") + "_M" + std::to_string(M) + "_N" + std::to_string(N);
+    if (pad) s += "_pad" + std::to_string(pad);
+    if (misalign) s += "_misaligned";
+    return s;
+  }
+};
+
+// Everything one forward+backward check needs, on host and device.
+struct Problem {
+  Case c;
+  std::int64_t xs, ys;  // row strides
+  HostTensor x, w, b, dy;
+  DeviceTensor dx_in, dw_in, db_in, ddy, dy_out, dmean, drstd;
+  std::int64_t off;  // element offset of x/y inside their buffers
+
+  Problem(const Case& cs, Rng& rng) : c(cs) {
+    xs = c.N + c.pad;
+    ys = c.N + c.pad + (c.pad ? 8 : 0);
+    off = c.misalign ? 1 : 0;
+    x = rng.tensor(c.x, off + c.M * xs, kOffset, kScale);
+    dy = rng.tensor(c.x, off + c.M * xs, 0.0, 1.0);
+    if (c.weight) w = rng.tensor(c.w, c.N, 1.0, 0.5);
+    if (c.bias) b = rng.tensor(c.w, c.N, 0.0, 0.5);
+    dx_in = DeviceTensor(x);
+    ddy = DeviceTensor(dy);
+    if (c.weight) dw_in = DeviceTensor(w);
+    if (c.bias) db_in = DeviceTensor(b);
+    dy_out = DeviceTensor(c.x, off + c.M * ys);
+    dmean = DeviceTensor(DType::f32, c.M);
+    drstd = DeviceTensor(DType::f32, c.M);
+  }
+  const void* at(const DeviceTensor& t, std::int64_t o) const {
+    return static_cast<const char*>(t.ptr()) + o * static_cast<std::int64_t>(dtype_size(t.dtype));
+  }
+  void* at(DeviceTensor& t, std::int64_t o) { return static_cast<char*>(t.ptr()) + o * static_cast<std::int64_t>(dtype_size(t.dtype)); }
+
+  ForwardArgs fwd_args() {
+    ForwardArgs a;
+    a.x = at(dx_in, off);
+    a.weight = c.weight ? dw_in.ptr() : nullptr;
+    a.bias = c.bias ? db_in.ptr() : nullptr;
+    a.y = at(dy_out, off);
+    a.mean = static_cast<float*>(dmean.ptr());
+    a.rstd = static_cast<float*>(drstd.ptr());
+    a.M = c.M;
+    a.N = c.N;
+    a.x_row_stride = xs;
+    a.y_row_stride = ys;
+    a.x_dtype = c.x;
+    a.w_dtype = c.w;
+    return a;
+  }
+
+  void check_forward_outputs() {
+    const HostTensor y = dy_out.download(), mean = dmean.download(), rstd = drstd.download();
+    HostTensor y_ref(c.x, off + c.M * ys), mean_ref(DType::f32, c.M), rstd_ref(DType::f32, c.M);
+    ref::FwdArgs r;
+    r.M = c.M;
+    r.N = c.N;
+    r.x_stride = xs;
+    r.y_stride = ys;
+    r.x_dtype = c.x;
+    r.w_dtype = c.w;
+    r.x = static_cast<const char*>(x.data()) + off * static_cast<std::int64_t>(dtype_size(c.x));
+    r.weight = c.weight ? w.data() : nullptr;
+    r.bias = c.bias ? b.data() : nullptr;
+    ref::layer_norm_forward(r, static_cast<char*>(y_ref.data()) + off * static_cast<std::int64_t>(dtype_size(c.x)),
+                            static_cast<float*>(mean_ref.data()), static_cast<float*>(rstd_ref.data()));
+    const double mag = std::max({1.0, c.weight ? max_abs(w) : 1.0, c.bias ? max_abs(b) : 0.0});
+    const auto ry = ref::compare(c.x, static_cast<const char*>(y.data()) + off * static_cast<std::int64_t>(dtype_size(c.x)),
+                                 static_cast<const char*>(y_ref.data()) + off * static_cast<std::int64_t>(dtype_size(c.x)),
+                                 c.M, c.N, ys, ys, ref::default_tolerance(c.x, ref::Quantity::y, c.N, c.M, mag),
+                                 ref::poison_bits(c.x));
+    EXPECT_TRUE(ry.ok) << "y: " << testing::describe(ry);
+    const auto tm = ref::default_tolerance(DType::f32, ref::Quantity::mean_rstd, c.N, c.M, kScale);
+    const auto rm = ref::compare(DType::f32, mean.data(), mean_ref.data(), 1, c.M, c.M, c.M, tm, ref::poison_bits(DType::f32));
+    EXPECT_TRUE(rm.ok) << "mean: " << testing::describe(rm);
+    const auto rr = ref::compare(DType::f32, rstd.data(), rstd_ref.data(), 1, c.M, c.M, c.M, tm, ref::poison_bits(DType::f32));
+    EXPECT_TRUE(rr.ok) << "rstd: " << testing::describe(rr);
+    // Padding between rows is never written.
+    if (ys > c.N) {
+      std::int64_t touched = 0;
+      HostTensor p(c.x, 1);
+      ref::poison(c.x, p.data(), 1);
+      const auto es = static_cast<std::int64_t>(dtype_size(c.x));
+      for (std::int64_t i = 0; i < c.M; ++i)
+        for (std::int64_t j = c.N; j < ys; ++j)
+          if (std::memcmp(y.bytes.data() + (off + i * ys + j) * es, p.data(), static_cast<std::size_t>(es)))
+            ++touched;
+      EXPECT_EQ(touched, 0) << "elements of the row padding were written";
+    }
+  }
+
+  void run_forward() {
+    dy_out.poison();
+    dmean.poison();
+    drstd.poison();
+    forward(fwd_args());
+  }
+
+  // Backward through the public API with the forward's mean/rstd.
+  void run_and_check_backward() {
+    DeviceTensor ddx(c.x, off + c.M * ys), ddw, ddb;
+    ddx.poison();
+    if (c.weight) {
+      ddw = DeviceTensor(c.w, c.N);
+      ddw.poison();
+    }
+    if (c.bias) {
+      ddb = DeviceTensor(c.w, c.N);
+      ddb.poison();
+    }
+    BackwardArgs a;
+    a.dy = at(ddy, off);
+    a.x = at(dx_in, off);
+    a.weight = c.weight ? dw_in.ptr() : nullptr;
+    a.mean = static_cast<const float*>(dmean.ptr());
+    a.rstd = static_cast<const float*>(drstd.ptr());
+    a.dx = at(ddx, off);
+    a.dweight = c.weight ? ddw.ptr() : nullptr;
+    a.dbias = c.bias ? ddb.ptr() : nullptr;
+    a.M = c.M;
+    a.N = c.N;
+    a.dy_row_stride = xs;
+    a.x_row_stride = xs;
+    a.dx_row_stride = ys;
+    a.x_dtype = c.x;
+    a.w_dtype = c.w;
+    rt::DeviceBuffer ws;
+    if (c.explicit_ws) {
+      const std::size_t bytes = backward_workspace_size(a);
+      ws = rt::DeviceBuffer(bytes);
+      a.workspace = ws.ptr();
+      a.workspace_bytes = bytes;
+    }
+    backward(a);
+    check_backward_outputs(ddx, c.weight ? &ddw : nullptr, c.bias ? &ddb : nullptr);
+  }
+
+  void check_backward_outputs(const DeviceTensor& ddx, const DeviceTensor* ddw, const DeviceTensor* ddb) {
+    const auto es = static_cast<std::int64_t>(dtype_size(c.x));
+    HostTensor dx_ref(c.x, off + c.M * ys), dw_ref(c.w, c.N), db_ref(c.w, c.N);
+    ref::BwdArgs r;
+    r.M = c.M;
+    r.N = c.N;
+    r.dy_stride = xs;
+    r.x_stride = xs;
+    r.dx_stride = ys;
+    r.x_dtype = c.x;
+    r.w_dtype = c.w;
+    r.dy = static_cast<const char*>(dy.data()) + off * es;
+    r.x = static_cast<const char*>(x.data()) + off * es;
+    r.weight = c.weight ? w.data() : nullptr;
+    ref::layer_norm_backward(r, static_cast<char*>(dx_ref.data()) + off * es, ddw ? dw_ref.data() : nullptr,
+                             ddb ? db_ref.data() : nullptr);
+    // dx's scale is rstd * |w dy| (compare.hpp); rstd varies by row (short
+    // rows can have a tiny variance), so take the largest.
+    const double wmax = c.weight ? max_abs(w) : 1.0, dymax = max_abs(dy), rstd_max = max_abs(drstd.download());
+    const HostTensor dx = ddx.download();
+    const auto rdx = ref::compare(c.x, static_cast<const char*>(dx.data()) + off * es,
+                                  static_cast<const char*>(dx_ref.data()) + off * es, c.M, c.N, ys, ys,
+                                  ref::default_tolerance(c.x, ref::Quantity::dx, c.N, c.M, rstd_max * wmax * dymax),
+                                  ref::poison_bits(c.x));
+    EXPECT_TRUE(rdx.ok) << "dx: " << testing::describe(rdx);
+    const auto tw = ref::default_tolerance(c.w, ref::Quantity::dweight, c.N, c.M, dymax);
+    if (ddw) {
+      const HostTensor dw = ddw->download();
+      const auto rw = ref::compare(c.w, dw.data(), dw_ref.data(), 1, c.N, c.N, c.N, tw, ref::poison_bits(c.w));
+      EXPECT_TRUE(rw.ok) << "dweight: " << testing::describe(rw);
+    }
+    if (ddb) {
+      const HostTensor db = ddb->download();
+      const auto rb = ref::compare(c.w, db.data(), db_ref.data(), 1, c.N, c.N, c.N, tw, ref::poison_bits(c.w));
+      EXPECT_TRUE(rb.ok) << "dbias: " << testing::describe(rb);
+    }
+  }
+};
+
+// ------------------------------------------------------------ the sweep
+// fp32 rows with fp32 weights; fp16 and bf16 rows with weights of their own
+// dtype or fp32; each with and without weight and bias: 20 combinations.
+std::vector<Case> trait_combos() {
+  std::vector<Case> out;
+  for (DType x : {DType::f32, DType::f16, DType::bf16}) {
+    std::vector<DType> ws = {x};
+    if (x != DType::f32) ws.push_back(DType::f32);
+    for (DType w : ws)
+      for (int mask = 0; mask < 4; ++mask) {
+        Case c;
+        c.x = x;
+        c.w = w;
+        c.weight = (mask & 1) == 0;
+        c.bias = (mask & 2) == 0;
+        out.push_back(c);
+      }
+  }
+  return out;
+}
+
+std::vector<Case> sweep_cases() {
+  const std::int64_t Ns[] = {1, 2, 7, 127, 256, 1000, 1024, 4096, 5120, 12288, 65536, 262144, 1048576};
+  const std::int64_t Ms[] = {1, 3, 257, 4096};
+  const auto traits = trait_combos();
+  std::vector<Case> out;
+  std::size_t k = 0;
+  for (auto N : Ns)
+    for (auto M : Ms) {
+      if (M * N > (std::int64_t{1} << 27)) continue;  // the CPU reference's budget; larger M*N below
+      Case c = traits[k % traits.size()];
+      c.M = M;
+      c.N = N;
+      c.pad = (k % 3 == 1) ? 8 : (k % 3 == 2 ? 1 : 0);  // aligned strided, misaligned strided, contiguous
+      c.misalign = (k % 7 == 3);
+      c.explicit_ws = (k % 2 == 0);
+      out.push_back(c);
+      ++k;
+    }
+  // Every trait combination at two fixed shapes.
+  for (Case c : traits) {
+    c.M = 257;
+    c.N = 1000;
+    out.push_back(c);
+    c.M = 64;
+    c.N = 12288;  // tiled rows
+    c.pad = 8;
+    out.push_back(c);
+  }
+  return out;
+}
+
+class Sweep : public ::testing::TestWithParam<Case> {};
+
+TEST_P(Sweep, ForwardAndBackwardMatchReference) {
+  LNTUNE_REQUIRE_GPU();
+  Rng rng;
+  SCOPED_TRACE("seed " + std::to_string(rng.seed()));
+  Problem p(GetParam(), rng);
+  p.run_forward();
+  p.check_forward_outputs();
+  p.run_and_check_backward();
+}
+
+INSTANTIATE_TEST_SUITE_P(Gpu, Sweep, ::testing::ValuesIn(sweep_cases()),
+                         [](const ::testing::TestParamInfo<Case>& i) { return i.param.name(); });
+
+// ------------------------------------------------------------ specific properties
+TEST(Gpu, NanAndInfPropagateAsPyTorch) {
+  LNTUNE_REQUIRE_GPU();
+  Rng rng;
+  SCOPED_TRACE("seed " + std::to_string(rng.seed()));
+  for (DType d : {DType::f32, DType::bf16}) {
+    Case c;
+    c.x = d;
+    c.w = d;
+    c.M = 8;
+    c.N = 1000;
+    Problem p(c, rng);
+    const double inf = std::numeric_limits<double>::infinity();
+    p.x.set(1 * p.xs + 5, std::nan(""));
+    p.x.set(3 * p.xs + 999, inf);
+    p.x.set(5 * p.xs + 0, -inf);
+    p.x.set(6 * p.xs + 10, inf);
+    p.x.set(6 * p.xs + 11, -inf);
+    p.dx_in.upload(p.x);
+    p.run_forward();
+    p.check_forward_outputs();  // the reference has NaN rows exactly where PyTorch does
+    const HostTensor y = p.dy_out.download();
+    for (std::int64_t row : {1, 3, 5, 6}) EXPECT_TRUE(std::isnan(y.get(row * p.ys + 500))) << "row " << row;
+    EXPECT_TRUE(std::isfinite(y.get(0 * p.ys + 500)));
+    p.run_and_check_backward();
+  }
+}
+
+// Launch one backward with explicit configs; returns dx, dW, dB on the host.
+struct BwdOut {
+  HostTensor dx, dw, db;
+};
+BwdOut backward_with(Problem& p, const Config& dc, const Config& rc) {
+  const Case& c = p.c;
+  BackwardArgs a;
+  DeviceTensor ddx(c.x, c.M * p.ys), ddw(c.w, c.N), ddb(c.w, c.N);
+  ddx.poison();
+  ddw.poison();
+  ddb.poison();
+  a.dy = p.ddy.ptr();
+  a.x = p.dx_in.ptr();
+  a.weight = p.dw_in.ptr();
+  a.mean = static_cast<const float*>(p.dmean.ptr());
+  a.rstd = static_cast<const float*>(p.drstd.ptr());
+  a.dx = ddx.ptr();
+  a.dweight = ddw.ptr();
+  a.dbias = ddb.ptr();
+  a.M = c.M;
+  a.N = c.N;
+  a.dy_row_stride = p.xs;
+  a.x_row_stride = p.xs;
+  a.dx_row_stride = p.ys;
+  a.x_dtype = c.x;
+  a.w_dtype = c.w;
+  const rt::BwdProblem bp = rt::check_backward(a);
+  CUcontext ctx = nullptr;
+  const rt::DeviceInfo& dev = rt::current_device(&ctx);
+  const auto& kdx = rt::get_kernel(ctx, dev.arch(), gen::make_instance(bp.traits, dc, c.N, bp.vec));
+  Traits rt_traits = bp.traits;
+  rt_traits.kernel = Kernel::bwd_dwdb;
+  const auto& kr = rt::get_kernel(ctx, dev.arch(), gen::make_instance(rt_traits, rc, c.N, 1));
+  rt::DeviceBuffer ws(rt::workspace_bytes(bp, dc));
+  a.workspace = ws.ptr();
+  a.workspace_bytes = ws.size();
+  rt::launch_backward(kdx, &kr, dc, rc, a, bp);
+  return BwdOut{ddx.download(), ddw.download(), ddb.download()};
+}
+
+TEST(Gpu, BackwardIsBitwiseDeterministicAndGroupSizeOnlyChangesRounding) {
+  LNTUNE_REQUIRE_GPU();
+  Rng rng;
+  SCOPED_TRACE("seed " + std::to_string(rng.seed()));
+  for (std::int64_t N : {1000, 12288}) {
+    Case c;
+    c.x = DType::bf16;
+    c.w = DType::f32;
+    c.M = 4096;
+    c.N = N;
+    Problem p(c, rng);
+    p.run_forward();
+    const Config rc = gen::default_config({Kernel::bwd_dwdb, c.x, N, c.M, 132});
+    Config dc = gen::default_config({Kernel::bwd_dx, c.x, N, c.M, 132});
+    const BwdOut a = backward_with(p, dc, rc);
+    const BwdOut b = backward_with(p, dc, rc);
+    EXPECT_EQ(a.dw.bytes, b.dw.bytes) << "dW differs between two identical runs (N=" << N << ")";
+    EXPECT_EQ(a.db.bytes, b.db.bytes) << "dB differs between two identical runs (N=" << N << ")";
+    EXPECT_EQ(a.dx.bytes, b.dx.bytes) << "dx differs between two identical runs (N=" << N << ")";
+    for (int g : {1, 7, 64, 300, 4096}) {
+      dc.group_size_m = g;
+      const BwdOut o = backward_with(p, dc, rc);
+      DeviceTensor ddx(c.x, c.M * p.ys), ddw(c.w, N), ddb(c.w, N);
+      ddx.upload(o.dx);
+      ddw.upload(o.dw);
+      ddb.upload(o.db);
+      SCOPED_TRACE("group_size_m " + std::to_string(g));
+      p.check_backward_outputs(ddx, &ddw, &ddb);
+    }
+  }
+}
+
+// Every config of the search space, not only the default, is correct.
+TEST(Gpu, EverySearchSpaceConfigIsCorrect) {
+  LNTUNE_REQUIRE_GPU();
+  Rng rng;
+  SCOPED_TRACE("seed " + std::to_string(rng.seed()));
+  CUcontext ctx = nullptr;
+  const rt::DeviceInfo& dev = rt::current_device(&ctx);
+  int checked = 0;
+  for (std::int64_t N : {64, 1000, 4096, 12288}) {
+    Case c;
+    c.x = DType::f16;
+    c.w = DType::f32;
+    c.M = 300;
+    c.N = N;
+    Problem p(c, rng);
+    for (const Config& cfg : gen::search_space({Kernel::fwd, c.x, N, c.M, dev.sm_count})) {
+      SCOPED_TRACE("fwd N=" + std::to_string(N) + " " + to_string(cfg));
+      p.dy_out.poison();
+      p.dmean.poison();
+      p.drstd.poison();
+      const ForwardArgs a = p.fwd_args();
+      const rt::FwdProblem fp = rt::check_forward(a);
+      const auto& k = rt::get_kernel(ctx, dev.arch(), gen::make_instance(fp.traits, cfg, N, fp.vec));
+      rt::launch_forward(k, cfg, a, fp);
+      p.check_forward_outputs();
+      ++checked;
+    }
+    const Config rc = gen::default_config({Kernel::bwd_dwdb, c.x, N, c.M, dev.sm_count});
+    for (const Config& cfg : gen::search_space({Kernel::bwd_dx, c.x, N, c.M, dev.sm_count})) {
+      SCOPED_TRACE("bwd_dx N=" + std::to_string(N) + " " + to_string(cfg));
+      const BwdOut o = backward_with(p, cfg, rc);
+      DeviceTensor ddx(c.x, c.M * p.ys), ddw(c.w, N), ddb(c.w, N);
+      ddx.upload(o.dx);
+      ddw.upload(o.dw);
+      ddb.upload(o.db);
+      p.check_backward_outputs(ddx, &ddw, &ddb);
+      ++checked;
+    }
+    const Config dc = gen::default_config({Kernel::bwd_dx, c.x, N, c.M, dev.sm_count});
+    for (const Config& cfg : gen::search_space({Kernel::bwd_dwdb, c.w, N, c.M, dev.sm_count})) {
+      SCOPED_TRACE("bwd_dwdb N=" + std::to_string(N) + " " + to_string(cfg));
+      const BwdOut o = backward_with(p, dc, cfg);
+      DeviceTensor ddx(c.x, c.M * p.ys), ddw(c.w, N), ddb(c.w, N);
+      ddx.upload(o.dx);
+      ddw.upload(o.dw);
+      ddb.upload(o.db);
+      p.check_backward_outputs(ddx, &ddw, &ddb);
+      ++checked;
+    }
+  }
+  std::printf("[ configs  ] %d configs checked against the reference\n", checked);
+}
+
+TEST(Gpu, EightHostThreadsOnSeparateStreams) {
+  LNTUNE_REQUIRE_GPU();
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t)
+    threads.emplace_back([t, &failures] {
+      try {
+        rt::current_context();
+        CUstream stream = nullptr;
+        rt::check(rt::driver().StreamCreate(&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+        Rng rng;
+        const auto traits = trait_combos();
+        for (int it = 0; it < 3; ++it) {
+          Case c = traits[static_cast<std::size_t>(t * 3 + it) % traits.size()];
+          c.M = 100 + 37 * t;
+          c.N = (t % 2) ? 4096 : 777 + 100 * it;
+          Problem p(c, rng);
+          ForwardArgs a = p.fwd_args();
+          a.stream = stream;
+          p.dy_out.poison();
+          forward(a);
+          rt::check(rt::driver().StreamSynchronize(stream), "cuStreamSynchronize");
+          p.check_forward_outputs();
+          p.run_and_check_backward();
+        }
+        rt::driver().StreamSynchronize(stream);
+        rt::driver().StreamDestroy(stream);
+      } catch (const std::exception& e) {
+        ADD_FAILURE() << "thread " << t << ": " << e.what();
+        ++failures;
+      }
+    });
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(failures.load(), 0);
+}
+
+// M * N > 2^31 elements: 64-bit indexing. Rows repeat with a period of 1024
+// so the reference stays cheap: sampled rows are checked exactly, and dW/dB
+// against q * (sum over one period) + (sum over the first r rows).
+TEST(Gpu, MoreThan2Pow31Elements) {
+  LNTUNE_REQUIRE_GPU();
+  const std::int64_t N = 65536, M = 32769, period = 1024;  // M * N = 2^31 + 65536
+  ASSERT_GT(M * N, std::int64_t{1} << 31);
+  std::size_t free_bytes = 0, total = 0;
+  rt::check(rt::driver().MemGetInfo(&free_bytes, &total), "cuMemGetInfo");
+  const std::size_t need = static_cast<std::size_t>(M * N) * 2 * 4 + (std::size_t{1} << 30);
+  if (free_bytes < need) GTEST_SKIP() << "needs " << (need >> 30) << " GiB of GPU memory, " << (free_bytes >> 30) << " free";
+  Rng rng;
+  SCOPED_TRACE("seed " + std::to_string(rng.seed()));
+  const DType d = DType::bf16, wd = DType::f32;
+  HostTensor xp = rng.tensor(d, period * N, kOffset, kScale), dyp = rng.tensor(d, period * N, 0.0, 1.0);
+  HostTensor w = rng.tensor(wd, N, 1.0, 0.5), b = rng.tensor(wd, N, 0.0, 0.5);
+  HostTensor big(d, M * N);
+  for (std::int64_t i = 0; i < M; ++i)
+    std::memcpy(big.bytes.data() + i * N * 2, xp.bytes.data() + (i % period) * N * 2, static_cast<std::size_t>(N) * 2);
+  DeviceTensor dx_in(big);
+  for (std::int64_t i = 0; i < M; ++i)
+    std::memcpy(big.bytes.data() + i * N * 2, dyp.bytes.data() + (i % period) * N * 2, static_cast<std::size_t>(N) * 2);
+  DeviceTensor ddy(big);
+  big = HostTensor();
+  DeviceTensor dw_in(w), db_in(b), y(d, M * N), mean(DType::f32, M), rstd(DType::f32, M);
+  y.poison();
+  ForwardArgs a;
+  a.x = dx_in.ptr();
+  a.weight = dw_in.ptr();
+  a.bias = db_in.ptr();
+  a.y = y.ptr();
+  a.mean = static_cast<float*>(mean.ptr());
+  a.rstd = static_cast<float*>(rstd.ptr());
+  a.M = M;
+  a.N = N;
+  a.x_dtype = d;
+  a.w_dtype = wd;
+  forward(a);
+  const HostTensor yh = y.download();
+  HostTensor yref(d, period * N);
+  ref::FwdArgs r;
+  r.M = period;
+  r.N = N;
+  r.x_stride = N;
+  r.y_stride = N;
+  r.x_dtype = d;
+  r.w_dtype = wd;
+  r.x = xp.data();
+  r.weight = w.data();
+  r.bias = b.data();
+  ref::layer_norm_forward(r, yref.data(), nullptr, nullptr);
+  const auto tol = ref::default_tolerance(d, ref::Quantity::y, N, M, std::max(max_abs(w), max_abs(b)));
+  for (std::int64_t row : {std::int64_t{0}, std::int64_t{1023}, (std::int64_t{1} << 31) / N, M - 2, M - 1}) {
+    const auto c = ref::compare(d, yh.bytes.data() + row * N * 2, yref.bytes.data() + (row % period) * N * 2, 1, N, N,
+                                N, tol, ref::poison_bits(d));
+    EXPECT_TRUE(c.ok) << "y row " << row << ": " << testing::describe(c);
+  }
+  // Backward.
+  DeviceTensor ddx(d, M * N), ddw(wd, N), ddb(wd, N);
+  y = DeviceTensor();
+  ddx.poison();
+  ddw.poison();
+  ddb.poison();
+  BackwardArgs ba;
+  ba.dy = ddy.ptr();
+  ba.x = dx_in.ptr();
+  ba.weight = dw_in.ptr();
+  ba.mean = static_cast<const float*>(mean.ptr());
+  ba.rstd = static_cast<const float*>(rstd.ptr());
+  ba.dx = ddx.ptr();
+  ba.dweight = ddw.ptr();
+  ba.dbias = ddb.ptr();
+  ba.M = M;
+  ba.N = N;
+  ba.x_dtype = d;
+  ba.w_dtype = wd;
+  backward(ba);
+  const HostTensor dxh = ddx.download(), dwh = ddw.download(), dbh = ddb.download();
+  HostTensor dxref(d, period * N), dwA(DType::f32, N), dbA(DType::f32, N), dwB(DType::f32, N), dbB(DType::f32, N);
+  ref::BwdArgs rb;
+  rb.M = period;
+  rb.N = N;
+  rb.dy_stride = rb.x_stride = rb.dx_stride = N;
+  rb.x_dtype = d;
+  rb.w_dtype = wd;
+  rb.dy = dyp.data();
+  rb.x = xp.data();
+  rb.weight = w.data();
+  ref::layer_norm_backward(rb, dxref.data(), dwA.data(), dbA.data());
+  rb.M = M % period;
+  HostTensor scratch(d, period * N);
+  ref::layer_norm_backward(rb, scratch.data(), dwB.data(), dbB.data());
+  const auto tdx = ref::default_tolerance(d, ref::Quantity::dx, N, M, max_abs(rstd.download()) * max_abs(w) * max_abs(dyp));
+  for (std::int64_t row : {std::int64_t{0}, (std::int64_t{1} << 31) / N, M - 1}) {
+    const auto c = ref::compare(d, dxh.bytes.data() + row * N * 2, dxref.bytes.data() + (row % period) * N * 2, 1, N,
+                                N, N, tdx, ref::poison_bits(d));
+    EXPECT_TRUE(c.ok) << "dx row " << row << ": " << testing::describe(c);
+  }
+  const double q = static_cast<double>(M / period);
+  HostTensor dwref(wd, N), dbref(wd, N);
+  for (std::int64_t j = 0; j < N; ++j) {
+    dwref.set(j, q * dwA.get(j) + dwB.get(j));
+    dbref.set(j, q * dbA.get(j) + dbB.get(j));
+  }
+  const auto tw = ref::default_tolerance(wd, ref::Quantity::dweight, N, M, max_abs(dyp));
+  const auto cw = ref::compare(wd, dwh.data(), dwref.data(), 1, N, N, N, tw, ref::poison_bits(wd));
+  EXPECT_TRUE(cw.ok) << "dweight: " << testing::describe(cw);
+  const auto cb = ref::compare(wd, dbh.data(), dbref.data(), 1, N, N, N, tw, ref::poison_bits(wd));
+  EXPECT_TRUE(cb.ok) << "dbias: " << testing::describe(cb);
+}
+
+TEST(Gpu, ZeroRowsIsANoOpAndZeroesGradients) {
+  LNTUNE_REQUIRE_GPU();
+  DeviceTensor dw(DType::f32, 16), db(DType::f32, 16), w(DType::f32, 16);
+  dw.poison();
+  db.poison();
+  BackwardArgs a;
+  a.M = 0;
+  a.N = 16;
+  a.weight = w.ptr();
+  a.dweight = dw.ptr();
+  a.dbias = db.ptr();
+  backward(a);
+  const HostTensor h = dw.download(), hb = db.download();
+  for (int i = 0; i < 16; ++i) {
+    EXPECT_EQ(h.get(i), 0.0);
+    EXPECT_EQ(hb.get(i), 0.0);
+  }
+  ForwardArgs f;
+  f.M = 0;
+  f.N = 16;
+  EXPECT_NO_THROW(forward(f));
+}
+
+TEST(Gpu, WarmCallCompilesNothing) {
+  LNTUNE_REQUIRE_GPU();
+  Rng rng;
+  Case c;
+  c.x = DType::bf16;
+  c.w = DType::bf16;
+  c.M = 64;
+  c.N = 2048;
+  Problem p(c, rng);
+  p.run_forward();
+  const auto before = rt::kernel_cache_stats();
+  for (int i = 0; i < 10; ++i) forward(p.fwd_args());
+  const auto after = rt::kernel_cache_stats();
+  EXPECT_EQ(after.compiled, before.compiled);
+  EXPECT_EQ(after.loaded, before.loaded);
+  p.check_forward_outputs();
+  const Choice ch = explain_forward(p.fwd_args());
+  EXPECT_EQ(ch.reason, "default heuristic");
+  EXPECT_FALSE(ch.instance.empty());
+}
+
+}  // namespace
+}  // namespace lntune

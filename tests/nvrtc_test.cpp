@@ -1,0 +1,144 @@
+// NVRTC compiles every config point of the default search space (the default
+// N grid, every kernel) to CUBIN for sm_80 and sm_90, and a sample to PTX. No
+// GPU is needed. dtypes and traits rotate across config points so each point
+// compiles at least once and every trait combination appears.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "generator/instance.hpp"
+#include "generator/space.hpp"
+#include "runtime/nvrtc.hpp"
+
+namespace lntune {
+namespace {
+
+struct Point {
+  Kernel kernel;
+  int block, warps, rows;
+  bool single;
+  bool operator<(const Point& o) const {
+    return std::tie(kernel, block, warps, rows, single) < std::tie(o.kernel, o.block, o.warps, o.rows, o.single);
+  }
+};
+
+std::vector<Traits> trait_rotation(Kernel k) {
+  std::vector<Traits> out;
+  for (DType x : {DType::f16, DType::bf16, DType::f32})
+    for (DType w : {x, DType::f32})
+      for (int mask = 0; mask < 4; ++mask) {
+        Traits t{k, x, w, (mask & 1) != 0, (mask & 2) != 0};
+        if (k == Kernel::bwd_dwdb && !t.has_weight && !t.has_bias) continue;
+        if (w == DType::f32 && x == DType::f32 && w != x) continue;
+        out.push_back(t);
+      }
+  return out;
+}
+
+std::vector<InstanceKey> default_space_instances() {
+  // Distinct config points over the default grid.
+  std::map<Point, std::int64_t> points;  // -> an N that produces it
+  for (Kernel k : {Kernel::fwd, Kernel::bwd_dx, Kernel::bwd_dwdb})
+    for (std::int64_t n : gen::default_n_grid())
+      for (DType d : {DType::f32, DType::f16})  // per-thread item limits differ by dtype only via N; both for safety
+        for (const Config& c : gen::search_space({k, d, n, 4096, 132}))
+          points.emplace(Point{k, c.block_size, c.num_warps, c.rows_per_cta, n <= c.block_size}, n);
+  std::vector<InstanceKey> keys;
+  std::map<Kernel, std::size_t> rot;
+  std::set<std::string> seen;
+  for (const auto& [pt, n] : points) {
+    const auto traits = trait_rotation(pt.kernel);
+    const Traits t = traits[rot[pt.kernel]++ % traits.size()];
+    const Config c{pt.block, pt.warps, pt.rows, 0};
+    // Every third point also without vector accesses (the misaligned path).
+    for (int vec : {gen::max_vec(t.x_dtype), 1}) {
+      if (vec == 1 && rot[pt.kernel] % 3 != 0 && pt.kernel != Kernel::bwd_dwdb) continue;
+      const InstanceKey key = gen::make_instance(t, c, n, vec);
+      if (seen.insert(key.name()).second) keys.push_back(key);
+    }
+  }
+  return keys;
+}
+
+TEST(Nvrtc, VersionAndArchs) {
+  EXPECT_GE(rt::nvrtc_version(), 12000);
+  const auto archs = rt::supported_archs();
+  EXPECT_NE(std::find(archs.begin(), archs.end(), "sm_80"), archs.end());
+  EXPECT_NE(std::find(archs.begin(), archs.end(), "sm_90"), archs.end());
+}
+
+TEST(Nvrtc, CompileErrorCarriesLogOptionsAndKernel) {
+  gen::KernelSource bad;
+  bad.kernel_name = "lntune_broken";
+  bad.source = "#include \"lntune/common.cuh\"\nextern \"C\" __global__ void lntune_broken() { undefined_thing(); }\n";
+  try {
+    rt::compile(bad, "sm_90");
+    FAIL() << "expected a CompileError";
+  } catch (const rt::CompileError& e) {
+    EXPECT_EQ(e.kernel(), "lntune_broken");
+    EXPECT_NE(e.log().find("undefined_thing"), std::string::npos) << e.log();
+    EXPECT_NE(std::string(e.what()).find("--gpu-architecture=sm_90"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Nvrtc, RejectsMalformedArch) { EXPECT_THROW(rt::compile_options("90", rt::BinaryKind::cubin), Error); }
+
+TEST(Nvrtc, PtxOfEachKernel) {
+  for (Kernel k : {Kernel::fwd, Kernel::bwd_dx, Kernel::bwd_dwdb}) {
+    const Traits t{k, DType::bf16, DType::f32, true, true};
+    const Config c = gen::default_config({k, DType::bf16, 4096, 4096, 132});
+    const auto src = gen::render(gen::make_instance(t, c, 4096, 8));
+    const auto ptx = rt::compile(src, "sm_90", rt::BinaryKind::ptx);
+    const std::string text(ptx.binary.data());
+    EXPECT_NE(text.find(".entry " + src.kernel_name), std::string::npos);
+    EXPECT_NE(text.find(".target sm_90"), std::string::npos);
+  }
+}
+
+TEST(Nvrtc, DefaultSpaceCompilesForSm80AndSm90) {
+  const auto keys = default_space_instances();
+  std::map<Kernel, int> per_kernel;
+  for (const auto& k : keys) per_kernel[k.traits.kernel]++;
+  std::printf("[ sweep    ] %zu instances: fwd %d, bwd_dx %d, bwd_dwdb %d; x 2 architectures\n", keys.size(),
+              per_kernel[Kernel::fwd], per_kernel[Kernel::bwd_dx], per_kernel[Kernel::bwd_dwdb]);
+  struct Job {
+    const InstanceKey* key;
+    const char* arch;
+  };
+  std::vector<Job> jobs;
+  for (const auto& k : keys)
+    for (const char* arch : {"sm_80", "sm_90"}) jobs.push_back({&k, arch});
+
+  std::atomic<std::size_t> next{0}, done{0};
+  std::mutex mu;
+  std::vector<std::string> failures;
+  const auto start = std::chrono::steady_clock::now();
+  const unsigned workers = std::max(2u, std::thread::hardware_concurrency());
+  std::vector<std::thread> pool;
+  for (unsigned w = 0; w < workers; ++w)
+    pool.emplace_back([&] {
+      for (std::size_t i; (i = next++) < jobs.size();) {
+        try {
+          const auto bin = rt::compile(gen::render(*jobs[i].key), jobs[i].arch);
+          if (bin.binary.size() < 64) throw Error("tiny CUBIN");
+        } catch (const std::exception& e) {
+          std::lock_guard<std::mutex> lock(mu);
+          failures.push_back(jobs[i].key->name() + " " + jobs[i].arch + ": " + e.what());
+        }
+        ++done;
+      }
+    });
+  for (auto& t : pool) t.join();
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf("[ sweep    ] compiled %zu CUBINs in %.1f s on %u threads\n", done.load(), secs, workers);
+  for (const auto& f : failures) ADD_FAILURE() << f;
+  EXPECT_TRUE(failures.empty());
+}
+
+}  // namespace
+}  // namespace lntune

@@ -1,0 +1,150 @@
+// lntune: the command-line tool. Thin: each subcommand parses its options
+// into typed values and calls the library.
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <fstream>
+#include <iostream>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "generator/instance.hpp"
+#include "generator/space.hpp"
+#include "lntune/lntune.hpp"
+#include "runtime/nvrtc.hpp"
+
+namespace {
+
+using lntune::Config;
+using lntune::DType;
+using lntune::Kernel;
+
+// Names accepted on the command line; parsed into the typed enums once, here.
+const std::vector<std::string> kKernelNames = {"fwd", "bwd_dx", "bwd_dwdb"};
+const std::vector<std::string> kDTypeNames = {"fp32", "fp16", "bf16"};
+
+struct ProblemOptions {
+  std::string kernel_name, dtype_name, w_dtype_name;
+  Kernel kernel = Kernel::fwd;
+  DType dtype = DType::f32;
+  std::optional<DType> w_dtype;
+  std::int64_t n = 0;
+  std::int64_t m = 4096;
+  bool no_weight = false, no_bias = false;
+  int sm_count = 132;
+
+  void add(CLI::App& app) {
+    app.add_option("--kernel", kernel_name, "Kernel: fwd, bwd_dx or bwd_dwdb")->required()->check(CLI::IsMember(kKernelNames));
+    app.add_option("--dtype", dtype_name, "Element type of x, y, dy, dx: fp32, fp16, bf16")
+        ->required()
+        ->check(CLI::IsMember(kDTypeNames));
+    app.add_option("--w-dtype", w_dtype_name, "Element type of weight and bias (default: --dtype; or fp32)")
+        ->check(CLI::IsMember(kDTypeNames));
+    app.add_option("--n", n, "Row length N (elements)")->required()->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 31));
+    app.add_option("--m", m, "Rows M (bounds group_size_m)")->check(CLI::PositiveNumber);
+    app.add_flag("--no-weight", no_weight, "LayerNorm without weight");
+    app.add_flag("--no-bias", no_bias, "LayerNorm without bias (PaLM-style)");
+    app.add_option("--sm-count", sm_count, "SM count of the target GPU (default: H100's 132)")->check(CLI::PositiveNumber);
+  }
+  // After parsing: names -> enums (the checks above guarantee they parse).
+  void resolve() {
+    kernel = *lntune::parse_kernel(kernel_name);
+    dtype = *lntune::parse_dtype(dtype_name);
+    if (!w_dtype_name.empty()) w_dtype = *lntune::parse_dtype(w_dtype_name);
+  }
+  lntune::Traits traits() const {
+    lntune::Traits t{kernel, dtype, w_dtype.value_or(dtype), !no_weight, !no_bias};
+    return t.canonical();
+  }
+  lntune::gen::SpaceQuery query() const { return {kernel, dtype, n, m, sm_count}; }
+};
+
+int cmd_gen(const ProblemOptions& po, const std::optional<int>& block, const std::optional<int>& warps,
+            const std::optional<int>& rows, const std::optional<int>& vec) {
+  Config c = lntune::gen::default_config(po.query());
+  if (block) c.block_size = *block;
+  if (warps) c.num_warps = *warps;
+  if (rows) c.rows_per_cta = *rows;
+  const auto key = lntune::gen::make_instance(po.traits(), c, po.n, vec.value_or(lntune::gen::max_vec(po.dtype)));
+  std::cout << lntune::gen::render(key).source;
+  return 0;
+}
+
+int cmd_space(const ProblemOptions& po) {
+  const auto space = lntune::gen::search_space(po.query());
+  const Config def = lntune::gen::default_config(po.query());
+  std::cout << "# " << space.size() << " configs for " << lntune::to_string(po.kernel) << ' '
+            << lntune::to_string(po.dtype) << " N=" << po.n << " M=" << po.m << " (sm_count " << po.sm_count << ")\n";
+  std::cout << "block_size num_warps rows_per_cta group_size_m  instance\n";
+  for (const Config& c : space) {
+    const auto key = lntune::gen::make_instance(po.traits(), c, po.n, lntune::gen::max_vec(po.dtype));
+    std::printf("%10d %9d %12d %12d  %s%s\n", c.block_size, c.num_warps, c.rows_per_cta, c.group_size_m,
+                key.name().c_str(), c == def ? "  (default)" : "");
+  }
+  return 0;
+}
+
+int cmd_compile(const ProblemOptions& po, const std::string& arch, bool ptx, const std::string& out) {
+  const Config c = lntune::gen::default_config(po.query());
+  const auto key = lntune::gen::make_instance(po.traits(), c, po.n, lntune::gen::max_vec(po.dtype));
+  const auto src = lntune::gen::render(key);
+  const auto bin = lntune::rt::compile(src, arch, ptx ? lntune::rt::BinaryKind::ptx : lntune::rt::BinaryKind::cubin);
+  std::ofstream f(out, std::ios::binary);
+  if (!f) throw lntune::Error("lntune: cannot write " + out);
+  const std::size_t size = ptx && !bin.binary.empty() ? bin.binary.size() - 1 : bin.binary.size();
+  f.write(bin.binary.data(), static_cast<std::streamsize>(size));
+  if (!f) throw lntune::Error("lntune: cannot write " + out);
+  std::cout << "wrote " << out << " (" << size << " bytes, " << bin.kernel_name << ", " << arch << ")\n";
+  if (!bin.log.empty()) std::cout << bin.log << '\n';
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"lntune: LayerNorm kernels tuned for the GPU they run on"};
+  app.set_version_flag("--version", std::string("lntune ") + lntune::version());
+  app.require_subcommand(1);
+
+  ProblemOptions gen_po;
+  std::optional<int> block, warps, rows, vec;
+  auto* gen = app.add_subcommand("gen", "Print the CUDA source of one kernel instance");
+  gen_po.add(*gen);
+  gen->add_option("--block-size", block, "Columns per tile (power of two)");
+  gen->add_option("--num-warps", warps, "Warps per CTA");
+  gen->add_option("--rows-per-cta", rows, "Rows per CTA");
+  gen->add_option("--vec", vec, "Elements per vector access (default: 16 bytes)");
+  gen->add_option("--group-size-m", [](const CLI::results_t&) { return true; },
+                  "Accepted for symmetry: group_size_m is a launch parameter and does not change the source");
+
+  ProblemOptions space_po;
+  auto* space = app.add_subcommand("space", "List the search space for a kernel, dtype and N");
+  space_po.add(*space);
+
+  ProblemOptions compile_po;
+  std::string arch = "sm_90", out;
+  bool ptx = false;
+  auto* compile = app.add_subcommand("compile", "Compile the default instance with NVRTC (no GPU needed)");
+  compile_po.add(*compile);
+  compile->add_option("--arch", arch, "Target architecture, e.g. sm_80, sm_90");
+  compile->add_flag("--ptx", ptx, "Emit PTX instead of CUBIN");
+  compile->add_option("-o,--output", out, "Output file")->required();
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  try {
+    for (ProblemOptions* po : {&gen_po, &space_po, &compile_po})
+      if (!po->kernel_name.empty()) po->resolve();
+    if (*gen) return cmd_gen(gen_po, block, warps, rows, vec);
+    if (*space) return cmd_space(space_po);
+    if (*compile) return cmd_compile(compile_po, arch, ptx, out);
+  } catch (const std::exception& e) {
+    std::cerr << e.what() << '\n';
+    return 1;
+  }
+  return 0;
+}
