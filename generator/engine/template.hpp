@@ -1,14 +1,37 @@
 // lntune::tmpl — a small Jinja-like template engine for the CUDA kernel
-// templates (*.cu.j2). Include this header; the others are its parts.
+// templates (*.cu.j2). Include this header; the others are its parts
+// (lexer -> parser -> immutable tree -> renderer).
 //
-//   auto t = lntune::tmpl::Template::parse("gemm.cu.j2", source);   // once
-//   std::string cu = t.render({{"tile_m", 64}, {"use_tf32", true}}); // many times
+//   auto t = lntune::tmpl::Template::parse("fwd.cu.j2", source);    // once
+//   std::string cu = t.render({{"block_size", 1024}, {"has_bias", true}});
 //
-// The language is a subset of Jinja2 with trim_blocks and lstrip_blocks always
-// on; see README-style notes in generator/engine/renderer.cpp. Deviations from
-// Jinja: printing a bool gives "true"/"false" (C spelling), printing none, a
-// list or a dict is an error, and so is any undefined name, attribute, key or
-// out-of-range index (except under |default and `is defined`).
+// Language (Jinja2 semantics unless noted):
+//   {{ expr }}  {# comment #}  {% if %}{% elif %}{% else %}{% endif %}
+//   {% for x in seq %}...{% else %}...{% endfor %}   seq: list, dict (keys),
+//       string (chars); loop.index/index0/revindex/revindex0/first/last/length
+//   {% set name = expr %}  (inside a for body it does not leak out)
+//   {% include "name" %}   (through an Environment; sees the current variables)
+//   {% macro name(a, b=default) %}...{% endmacro %}, called as name(1, 2)
+//   literals: 1, 2.5, 1e-3, 'str', "str" (\n \t \r \\ \' \"), true/True,
+//       false/False, none/None, [a, b]
+//   operators, loosest first: a if c else b; or; and; not; == != < <= > >=
+//       in, not in; + -; ~; * / // %; unary - +; then x|filter, x is test,
+//       x.attr, x[i] (negative indexes count from the end)
+//   filters: length upper lower join(sep="") default(v) int string
+//   tests: defined undefined none      functions: range len min max
+// Whitespace: '-' on a tag side strips all whitespace on that side; block and
+// comment tags always behave as with trim_blocks and lstrip_blocks ('{%+' and
+// '+%}' turn that off for one side); {{ }} is never trimmed; a trailing
+// newline of the source is kept.
+//
+// Deviations from Jinja: printing a bool gives "true"/"false" (C spelling);
+// printing none, a list or a dict is an error; any undefined variable,
+// attribute or key and any out-of-range index is an error, except under
+// |default (where a whole chain like a.b[0] may be missing) and `is defined`;
+// ints are 64-bit and overflow is an error; chained comparisons (a < b < c)
+// are rejected; macros are hoisted (callable before their definition), see
+// only their arguments and the render data, and must be at the top level;
+// `loop` cannot be assigned; bool is not a number (true + 1 is an error).
 #pragma once
 
 #include <map>
