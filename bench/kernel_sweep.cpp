@@ -1,0 +1,135 @@
+// Kernel-development harness: for each (dtype, N) at ~512 MiB of x, times
+// every config of the search space (fwd, bwd_dx + default dwdb) against the
+// device-to-device copy measured in the same process. Events, L2 flushed
+// before every repetition, median of 15. Prints one line per shape: default
+// and best config, GB/s and % of copy.
+//   lntune_sweep [fwd|bwd] [dtype] [N...]
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "generator/instance.hpp"
+#include "generator/space.hpp"
+#include "lntune/lntune.hpp"
+#include "runtime/launcher.hpp"
+
+using namespace lntune;
+
+namespace {
+
+struct Timer {
+  CUstream s = nullptr;
+  CUevent a = nullptr, b = nullptr;
+  rt::DeviceBuffer flush;
+  explicit Timer(std::size_t l2) : flush(2 * l2) {
+    const auto& d = rt::driver();
+    rt::check(d.StreamCreate(&s, CU_STREAM_NON_BLOCKING), "stream");
+    rt::check(d.EventCreate(&a, CU_EVENT_DEFAULT), "event");
+    rt::check(d.EventCreate(&b, CU_EVENT_DEFAULT), "event");
+  }
+  double median_us(const std::function<void(CUstream)>& f, int reps = 15) {
+    const auto& d = rt::driver();
+    for (int i = 0; i < 3; ++i) f(s);
+    std::vector<double> t;
+    for (int i = 0; i < reps; ++i) {
+      rt::check(d.MemsetD32Async(flush.get(), static_cast<unsigned>(i), flush.size() / 4, s), "flush");
+      rt::check(d.EventRecord(a, s), "record");
+      f(s);
+      rt::check(d.EventRecord(b, s), "record");
+      rt::check(d.EventSynchronize(b), "sync");
+      float ms = 0;
+      rt::check(d.EventElapsedTime(&ms, a, b), "elapsed");
+      t.push_back(ms * 1e3);
+    }
+    std::nth_element(t.begin(), t.begin() + reps / 2, t.end());
+    return t[static_cast<std::size_t>(reps / 2)];
+  }
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string which = argc > 1 ? argv[1] : "fwd";
+  const DType dt = argc > 2 ? *parse_dtype(argv[2]) : DType::bf16;
+  std::vector<std::int64_t> Ns;
+  for (int i = 3; i < argc; ++i) Ns.push_back(std::atoll(argv[i]));
+  if (Ns.empty()) Ns = {256, 512, 1024, 2048, 4096, 8192, 16384, 65536, 262144};
+  try {
+    CUcontext ctx = nullptr;
+    const rt::DeviceInfo& dev = rt::current_device(&ctx);
+    const auto& d = rt::driver();
+    const std::size_t es = dtype_size(dt), bytes = std::size_t{512} << 20;
+    Timer timer(static_cast<std::size_t>(dev.l2_bytes));
+    rt::DeviceBuffer cs(bytes), cd(bytes);
+    const double copy_us = timer.median_us([&](CUstream s) { rt::check(d.MemcpyDtoDAsync(cd.get(), cs.get(), bytes, s), "copy"); });
+    const double copy_gbps = 2.0 * static_cast<double>(bytes) / copy_us / 1e3;
+    std::printf("%s  copy %.0f GB/s (512 MiB D2D, read+write)\n", dev.name.c_str(), copy_gbps);
+    for (std::int64_t N : Ns) {
+      const std::int64_t M = static_cast<std::int64_t>(bytes / es) / N;
+      rt::DeviceBuffer x(M * N * es), y(M * N * es), dy(M * N * es), w(N * es), b(N * es), dw(N * es), db(N * es),
+          mean(M * 4), rstd(M * 4);
+      rt::check(d.MemsetD8(x.get(), 0x3e, M * N * es), "init");
+      rt::check(d.MemsetD8(dy.get(), 0x3d, M * N * es), "init");
+      rt::check(d.MemsetD8(w.get(), 0x3c, N * es), "init");
+      rt::check(d.MemsetD8(b.get(), 0x01, N * es), "init");
+      ForwardArgs f;
+      f.x = x.ptr(); f.weight = w.ptr(); f.bias = b.ptr(); f.y = y.ptr();
+      f.mean = static_cast<float*>(mean.ptr()); f.rstd = static_cast<float*>(rstd.ptr());
+      f.M = M; f.N = N; f.x_dtype = f.w_dtype = dt;
+      const rt::FwdProblem fp = rt::check_forward(f);
+      BackwardArgs g;
+      g.dy = dy.ptr(); g.x = x.ptr(); g.weight = w.ptr(); g.mean = f.mean; g.rstd = f.rstd; g.dx = y.ptr();
+      g.dweight = dw.ptr(); g.dbias = db.ptr(); g.M = M; g.N = N; g.x_dtype = g.w_dtype = dt;
+      const rt::BwdProblem bp = rt::check_backward(g);
+      forward(f);
+      const bool fwd = which == "fwd";
+      const Kernel k = fwd ? Kernel::fwd : Kernel::bwd_dx;
+      const gen::SpaceQuery q{k, dt, N, M, dev.sm_count};
+      const Config def = gen::default_config(q);
+      Traits rtt = bp.traits;
+      rtt.kernel = Kernel::bwd_dwdb;
+      const Config rc = gen::default_config({Kernel::bwd_dwdb, dt, N, M, dev.sm_count});
+      const auto& rk = rt::get_kernel(ctx, dev.arch(), gen::make_instance(rtt, rc, N, 1));
+      rt::DeviceBuffer ws(std::size_t{1} << 28);
+      g.workspace = ws.ptr();
+      g.workspace_bytes = ws.size();
+      auto time_cfg = [&](const Config& c) {
+        const auto& kern = rt::get_kernel(ctx, dev.arch(), gen::make_instance(fwd ? fp.traits : bp.traits, c, N, fp.vec));
+        if (fwd) return timer.median_us([&](CUstream s) { f.stream = s; rt::launch_forward(kern, c, f, fp); });
+        return timer.median_us([&](CUstream s) { g.stream = s; rt::launch_backward(kern, &rk, c, rc, g, bp); });
+      };
+      const double moved = static_cast<double>(M * N * es) * (fwd ? 2 : 3);
+      auto gbps = [&](double us) { return moved / us / 1e3; };
+      const double t_def = time_cfg(def);
+      double t_best = t_def;
+      Config best = def;
+      int n = 0;
+      for (const Config& c : gen::search_space(q)) {
+        double t = 0;
+        try {
+          t = time_cfg(c);
+        } catch (const std::exception& e) {
+          std::printf("   %s: %s\n", to_string(c).c_str(), e.what());
+          continue;
+        }
+        ++n;
+        if (t < t_best) {
+          t_best = t;
+          best = c;
+        }
+      }
+      std::printf("%-6s %-4s N=%-7lld M=%-8lld default %8.1f us %5.0f GB/s %5.1f%% | best of %3d %8.1f us %5.0f GB/s %5.1f%%  %s\n",
+                  which.c_str(), std::string(to_string(dt)).c_str(), static_cast<long long>(N), static_cast<long long>(M),
+                  t_def, gbps(t_def), 100 * gbps(t_def) / copy_gbps, n, t_best, gbps(t_best), 100 * gbps(t_best) / copy_gbps,
+                  to_string(best).c_str());
+      std::fflush(stdout);
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

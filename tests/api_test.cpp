@@ -1,0 +1,188 @@
+// The public API's argument checking (pinned messages, C statuses) and the
+// no-driver path. Needs no GPU: every check here happens before any launch.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <string>
+
+#include "lntune/lntune.h"
+#include "lntune/lntune.hpp"
+#include "runtime/driver.hpp"
+
+namespace {
+
+// Plausible device pointers (never dereferenced: validation fails first).
+void* fake(std::uintptr_t a) { return reinterpret_cast<void*>(a); }
+
+lntune_forward_args valid_forward() {
+  lntune_forward_args a{};
+  a.x = fake(0x10000);
+  a.y = fake(0x20000);
+  a.weight = fake(0x30000);
+  a.bias = fake(0x40000);
+  a.M = 4;
+  a.N = 8;
+  a.x_dtype = LNTUNE_BF16;
+  a.w_dtype = LNTUNE_BF16;
+  a.eps = 1e-5f;
+  return a;
+}
+
+lntune_backward_args valid_backward() {
+  lntune_backward_args a{};
+  a.dy = fake(0x10000);
+  a.x = fake(0x20000);
+  a.weight = fake(0x30000);
+  a.mean = static_cast<const float*>(fake(0x40000));
+  a.rstd = static_cast<const float*>(fake(0x50000));
+  a.dx = fake(0x60000);
+  a.dweight = fake(0x70000);
+  a.dbias = fake(0x80000);
+  a.M = 4;
+  a.N = 8;
+  a.x_dtype = LNTUNE_FP16;
+  a.w_dtype = LNTUNE_FP32;
+  return a;
+}
+
+void expect_invalid(const lntune_forward_args& a, const std::string& message) {
+  EXPECT_EQ(lntune_forward(&a), LNTUNE_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(std::string(lntune_last_error()), message);
+}
+
+void expect_invalid(const lntune_backward_args& a, const std::string& message) {
+  EXPECT_EQ(lntune_backward(&a), LNTUNE_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(std::string(lntune_last_error()), message);
+}
+
+TEST(ApiForward, RejectsBadShapes) {
+  auto a = valid_forward();
+  a.N = 0;
+  expect_invalid(a, "lntune: forward: N must be >= 1, got 0");
+  a = valid_forward();
+  a.M = -1;
+  expect_invalid(a, "lntune: forward: M must be >= 0, got -1");
+}
+
+TEST(ApiForward, RejectsStridesShorterThanARow) {
+  auto a = valid_forward();
+  a.x_row_stride = 7;
+  expect_invalid(a, "lntune: forward: x_row_stride (7) must be 0 (contiguous) or at least N (8)");
+  a = valid_forward();
+  a.y_row_stride = 3;
+  expect_invalid(a, "lntune: forward: y_row_stride (3) must be 0 (contiguous) or at least N (8)");
+}
+
+TEST(ApiForward, RejectsNullData) {
+  auto a = valid_forward();
+  a.x = nullptr;
+  expect_invalid(a, "lntune: forward: x must not be null");
+  a = valid_forward();
+  a.y = nullptr;
+  expect_invalid(a, "lntune: forward: y must not be null");
+  EXPECT_EQ(lntune_forward(nullptr), LNTUNE_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(std::string(lntune_last_error()), "lntune: lntune_forward: args must not be null");
+}
+
+TEST(ApiForward, RejectsBadEps) {
+  auto a = valid_forward();
+  a.eps = 0.f;
+  expect_invalid(a, "lntune: forward: eps must be a finite number > 0, got 0.000000");
+  a.eps = -1.f;
+  EXPECT_EQ(lntune_forward(&a), LNTUNE_ERROR_INVALID_ARGUMENT);
+  a.eps = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_EQ(lntune_forward(&a), LNTUNE_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(lntune_last_error()).find("eps must be a finite number > 0"), std::string::npos);
+}
+
+TEST(ApiForward, RejectsUnsupportedDtypes) {
+  auto a = valid_forward();
+  const int seven = 7;  // an out-of-range enum value, as FFI callers can pass
+  std::memcpy(&a.x_dtype, &seven, sizeof seven);
+  expect_invalid(a, "lntune: x_dtype is not a valid lntune_dtype: 7");
+  a = valid_forward();
+  a.x_dtype = LNTUNE_BF16;
+  a.w_dtype = LNTUNE_FP16;
+  expect_invalid(a, "lntune: forward: w_dtype must be the x dtype (bf16) or fp32, got fp16");
+}
+
+TEST(ApiForward, RejectsMisalignedPointers) {
+  auto a = valid_forward();
+  a.x = fake(0x10001);
+  expect_invalid(a, "lntune: forward: x is not aligned to its element size (2 bytes)");
+  a = valid_forward();
+  a.x_dtype = LNTUNE_FP32;
+  a.w_dtype = LNTUNE_FP32;
+  a.mean = static_cast<float*>(fake(0x50002));
+  expect_invalid(a, "lntune: forward: mean is not aligned to its element size (4 bytes)");
+}
+
+TEST(ApiBackward, RejectsBadArguments) {
+  auto a = valid_backward();
+  a.weight = nullptr;
+  expect_invalid(a, "lntune: backward: dweight was given but weight is null (a LayerNorm without weight has no dW)");
+  a = valid_backward();
+  a.mean = nullptr;
+  expect_invalid(a, "lntune: backward: mean must not be null");
+  a = valid_backward();
+  a.dx_row_stride = 2;
+  expect_invalid(a, "lntune: backward: dx_row_stride (2) must be 0 (contiguous) or at least N (8)");
+  a = valid_backward();
+  a.workspace = fake(0x90008);
+  a.workspace_bytes = 1 << 20;
+  expect_invalid(a, "lntune: backward: workspace must be 16-byte aligned");
+  a = valid_backward();
+  a.N = -3;
+  expect_invalid(a, "lntune: backward: N must be >= 1, got -3");
+  size_t bytes = 1;
+  EXPECT_EQ(lntune_backward_workspace_size(&a, &bytes), LNTUNE_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(lntune_backward_workspace_size(&a, nullptr), LNTUNE_ERROR_INVALID_ARGUMENT);
+}
+
+TEST(ApiCpp, ThrowsLntuneError) {
+  lntune::ForwardArgs a;
+  a.M = 2;
+  a.N = 0;
+  try {
+    lntune::forward(a);
+    FAIL() << "expected lntune::Error";
+  } catch (const lntune::Error& e) {
+    EXPECT_STREQ(e.what(), "lntune: forward: N must be >= 1, got 0");
+  }
+}
+
+TEST(Api, ZeroRowsForwardIsANoOpEvenWithoutAGpu) {
+  auto a = valid_forward();
+  a.M = 0;
+  a.x = nullptr;  // nothing is read when there are no rows
+  a.y = nullptr;
+  EXPECT_EQ(lntune_forward(&a), LNTUNE_OK) << lntune_last_error();
+  EXPECT_STREQ(lntune_last_error(), "");
+}
+
+TEST(Api, Version) { EXPECT_STREQ(lntune_version(), "0.1.0"); }
+
+// On a machine without a driver (CI), a valid call fails cleanly: a status,
+// a message naming the cause, no crash. On a GPU machine there is nothing to
+// check here (the gpu label covers launches).
+TEST(Api, NoDriverGivesAClearError) {
+  std::string why;
+  if (lntune::rt::gpu_available(&why)) GTEST_SKIP() << "a GPU is present; the no-driver path cannot be exercised";
+  auto a = valid_forward();
+  const lntune_status s = lntune_forward(&a);
+  EXPECT_TRUE(s == LNTUNE_ERROR_NO_DRIVER || s == LNTUNE_ERROR_NO_DEVICE) << s;
+  const std::string msg = lntune_last_error();
+  EXPECT_TRUE(msg.find("no CUDA driver") != std::string::npos || msg.find("no usable CUDA device") != std::string::npos ||
+              msg.find("no CUDA device") != std::string::npos)
+      << msg;
+  std::printf("[ no-gpu   ] lntune_forward -> status %d: %s\n", static_cast<int>(s), msg.c_str());
+  auto b = valid_backward();
+  const lntune_status sb = lntune_backward(&b);
+  EXPECT_TRUE(sb == LNTUNE_ERROR_NO_DRIVER || sb == LNTUNE_ERROR_NO_DEVICE) << sb;
+  EXPECT_THROW(lntune::forward(lntune::ForwardArgs{fake(0x1000), nullptr, nullptr, fake(0x2000), nullptr, nullptr, 1, 4}),
+               lntune::Error);
+}
+
+}  // namespace
