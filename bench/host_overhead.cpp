@@ -20,7 +20,7 @@ static double us_since(Clock::time_point t) {
 
 int main(int argc, char** argv) {
   using namespace lntune;
-  const std::int64_t M = argc > 2 ? std::atoll(argv[1]) : 4096, N = argc > 2 ? std::atoll(argv[2]) : 4096;
+  const std::int64_t M = argc > 2 ? std::atoll(argv[1]) : 64, N = argc > 2 ? std::atoll(argv[2]) : 1024;
   try {
     rt::current_context();
     const auto& d = rt::driver();
@@ -48,9 +48,11 @@ int main(int argc, char** argv) {
     rt::check(d.StreamSynchronize(stream), "sync");
     const auto stats = rt::kernel_cache_stats();
 
-    const int iters = 2000;
+    // Few enough calls that the launch queue never fills (a full queue makes
+    // the host wait for the GPU, which would measure kernel time instead).
+    const int iters = 200;
     std::vector<double> fwd_us, bwd_us;
-    for (int rep = 0; rep < 5; ++rep) {
+    for (int rep = 0; rep < 20; ++rep) {
       t0 = Clock::now();
       for (int i = 0; i < iters; ++i) forward(f);
       fwd_us.push_back(us_since(t0) / iters);
@@ -66,7 +68,7 @@ int main(int argc, char** argv) {
     std::printf("first call: forward %.1f ms, backward %.1f ms (NVRTC compiles %llu, from cache store %llu)\n",
                 first_fwd / 1e3, first_bwd / 1e3, static_cast<unsigned long long>(stats.compiled),
                 static_cast<unsigned long long>(stats.loaded_from_store));
-    std::printf("warm call host time (best of 5 x %d calls, launches queued without sync): forward %.2f us, backward %.2f us (2 launches)\n",
+    std::printf("warm call host time (best of 20 x %d calls, launches queued without sync): forward %.2f us, backward %.2f us (2 launches)\n",
                 iters, best(fwd_us), best(bwd_us));
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s\n", e.what());

@@ -95,6 +95,7 @@ std::string select_records(int version) {
   s += version >= 2 ? "default_median_us, origin"
                     : std::string("0.0 AS default_median_us, '") + schema::kUnknownOrigin +
                           "' AS origin";
+  s += version >= 3 ? ", cluster_size" : ", 1 AS cluster_size";
   s += " FROM tuned";
   return s;
 }
@@ -103,9 +104,10 @@ constexpr const char* kInsertRecord =
     "INSERT OR REPLACE INTO tuned (gpu_name, cc_major, cc_minor, sm_count, kernel, x_dtype,"
     " w_dtype, has_weight, has_bias, m_bucket, n, block_size, num_warps, rows_per_cta,"
     " group_size_m, median_us, p20_us, p80_us, reps, gbps, copy_gbps, template_hash,"
-    " lntune_version, nvrtc_version, driver_version, tuned_at, default_median_us, origin)"
+    " lntune_version, nvrtc_version, driver_version, tuned_at, default_median_us, origin,"
+    " cluster_size)"
     " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,"
-    " ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28)";
+    " ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29)";
 
 constexpr const char* kInsertBinary =
     "INSERT OR REPLACE INTO binaries (source_hash, arch, nvrtc_version, kernel_name, cubin,"
@@ -147,7 +149,8 @@ void bind_record(sql::Statement& st, const TuneRecord& r) {
       .bind_int(25, r.prov.driver_version)
       .bind_text(26, r.prov.tuned_at)
       .bind_double(27, r.default_median_us)
-      .bind_text(28, r.prov.origin);
+      .bind_text(28, r.prov.origin)
+      .bind_int(29, r.config.cluster_size);
 }
 
 TuneRecord read_record(const sql::Statement& st) {
@@ -192,6 +195,9 @@ TuneRecord read_record(const sql::Statement& st) {
   r.prov.tuned_at = st.column_text(25);
   r.default_median_us = st.column_double(26);
   r.prov.origin = st.column_text(27);
+  r.config.cluster_size = st.column_int(28);
+  if (r.config.cluster_size < 1)
+    st.bad_column(28, "holds " + std::to_string(r.config.cluster_size) + ", not a cluster size (>= 1)");
   return r;
 }
 

@@ -64,6 +64,11 @@ ALTER TABLE tuned ADD COLUMN default_median_us REAL NOT NULL DEFAULT 0;
 ALTER TABLE tuned ADD COLUMN origin TEXT NOT NULL DEFAULT 'unknown';
 )sql";
 
+// v3: thread-block cluster size of the tuned config (1: no cluster).
+constexpr const char* kV2toV3 = R"sql(
+ALTER TABLE tuned ADD COLUMN cluster_size INTEGER NOT NULL DEFAULT 1;
+)sql";
+
 struct TableSpec {
   const char* table;
   std::vector<const char*> columns;
@@ -80,6 +85,7 @@ const std::vector<TableSpec>& table_specs() {
         "template_hash", "lntune_version", "nvrtc_version", "driver_version", "tuned_at"},
        1},
       {"tuned", {"default_median_us", "origin"}, 2},
+      {"tuned", {"cluster_size"}, 3},
       {"binaries",
        {"source_hash", "arch", "nvrtc_version", "kernel_name", "cubin", "created_at"},
        1},
@@ -170,6 +176,7 @@ const std::vector<Migration>& migrations() {
   static const std::vector<Migration> list = {
       {0, "create the v1 tables", kV0toV1},
       {1, "add tuned.default_median_us and tuned.origin", kV1toV2},
+      {2, "add tuned.cluster_size", kV2toV3},
   };
   return list;
 }
@@ -183,7 +190,7 @@ int inspect(const sql::Connection& conn, bool check_integrity) {
 }
 
 int upgrade(const sql::Connection& conn) {
-  static_assert(kCurrentVersion == 2, "add the migration step to migrations()");
+  static_assert(kCurrentVersion == 3, "add the migration step to migrations()");
   sql::Transaction txn(conn, sql::Transaction::Kind::immediate, "upgrading cache schema");
   const int found = inspect_in_transaction(conn, false);
   if (found == kCurrentVersion) {

@@ -58,6 +58,7 @@ InstanceKey make_instance(const Traits& traits, const Config& config, std::int64
   key.block_size = config.block_size;
   key.num_warps = config.num_warps;
   key.rows_per_cta = config.rows_per_cta;
+  key.cluster_size = config.cluster_size;
   if (traits.kernel == Kernel::bwd_dwdb) {
     key.vec = 1;
     key.single_tile = true;
@@ -66,7 +67,7 @@ InstanceKey make_instance(const Traits& traits, const Config& config, std::int64
     int v = vec;
     while (v > 1 && tpr > 0 && static_cast<std::int64_t>(tpr) * v > config.block_size) v /= 2;
     key.vec = v;
-    key.single_tile = n <= config.block_size;
+    key.single_tile = n <= static_cast<std::int64_t>(config.block_size) * config.cluster_size;
   }
   validate(key);
   return key;
@@ -80,6 +81,7 @@ void validate(const InstanceKey& key) {
   if (t.kernel == Kernel::bwd_dwdb) {
     if (!t.has_weight && !t.has_bias) invalid(key, "bwd_dwdb needs a weight or a bias");
     if (key.rows_per_cta != 1) invalid(key, "bwd_dwdb takes rows_per_cta = 1");
+    if (key.cluster_size != 1) invalid(key, "bwd_dwdb takes cluster_size = 1");
     if (key.block_size < 32 || key.block_size > 32 * key.num_warps)
       invalid(key, "bwd_dwdb needs 32 <= block_size <= 32 * num_warps (a thread per column at least)");
     return;
@@ -88,6 +90,10 @@ void validate(const InstanceKey& key) {
     invalid(key, "rows_per_cta must be a power of two no larger than the CTA's threads");
   if (key.rows_per_cta > 1 && !key.single_tile)
     invalid(key, "rows_per_cta > 1 needs a row that fits one tile (N <= block_size)");
+  if (key.cluster_size < 1 || key.cluster_size > 8 || !is_pow2(key.cluster_size))
+    invalid(key, "cluster_size must be 1, 2, 4 or 8");
+  if (key.cluster_size > 1 && (key.rows_per_cta != 1 || !key.single_tile))
+    invalid(key, "cluster_size > 1 needs rows_per_cta = 1 and N <= block_size * cluster_size");
   const int tpr = 32 * key.num_warps / key.rows_per_cta;
   if (key.vec < 1 || key.vec > max_vec(t.x_dtype) || !is_pow2(key.vec))
     invalid(key, "vec must be a power of two of at most 16 bytes");
@@ -124,6 +130,7 @@ KernelSource render(const InstanceKey& key) {
   d["vec"] = key.vec;
   d["vecs_per_thread"] = key.block_size / (tpr * key.vec > 0 ? tpr * key.vec : 1);
   d["single_tile"] = key.single_tile;
+  d["cluster"] = key.cluster_size;
   // Shared memory for cross-warp row reductions: one float per warp and row
   // (three for Welford statistics in the tiled forward).
   const int per_warp = (t.kernel == Kernel::fwd && !key.single_tile) ? 3 : 1;

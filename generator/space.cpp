@@ -24,7 +24,8 @@ void add_group_sizes(const SpaceQuery& q, Config c, std::vector<Config>& out) {
   }
   int last = -1;
   for (int mult : {1, 2, 4, 8}) {
-    c.group_size_m = clip_groups(q, c.rows_per_cta, static_cast<std::int64_t>(mult) * q.sm_count);
+    const std::int64_t ctas = static_cast<std::int64_t>(mult) * q.sm_count;
+    c.group_size_m = clip_groups(q, c.rows_per_cta, std::max<std::int64_t>(1, ctas / c.cluster_size));
     if (c.group_size_m != last) out.push_back(c);
     last = c.group_size_m;
   }
@@ -57,6 +58,19 @@ std::vector<Config> search_space(const SpaceQuery& q) {
       add_group_sizes(q, Config{static_cast<int>(single), w, rows, 0}, out);
     }
   }
+  if (q.cc >= 90 && q.n > 2048) {
+    for (int cluster : {2, 4, 8}) {
+      const std::int64_t block = next_pow2((q.n + cluster - 1) / cluster);
+      if ((cluster - 1) * block >= q.n) continue;  // a CTA would get no columns
+      for (int w : kWarpChoices) {
+        const std::int64_t items = block / (32 * w);
+        if (w < 4 || items < 1 || items > max_items_per_thread(q.kernel, w)) continue;
+        Config c{static_cast<int>(block), w, 1, 0};
+        c.cluster_size = cluster;
+        add_group_sizes(q, c, out);
+      }
+    }
+  }
   if (q.n > 1024) {
     for (int block : {1024, 2048, 4096, 8192}) {
       if (block >= single) continue;
@@ -76,14 +90,30 @@ Config default_config(const SpaceQuery& q) {
   auto max_items = [&](int w) { return max_items_per_thread(q.kernel, w); };
   std::int64_t block = next_pow2(q.n);
   int warps = static_cast<int>(std::min<std::int64_t>(std::max<std::int64_t>(block / 256, 1), 8));
-  while (block / (32 * warps) > max_items(warps) && warps < 32) warps *= 2;
-  if (block / (32 * warps) > max_items(warps)) block = 32 * warps * 8;  // tile: 8 items per thread
+  while (block / (32 * warps) > max_items(warps) && warps < 16) warps *= 2;
+  int cluster = 1;
+  if (block / (32 * warps) > max_items(warps) && q.cc >= 90) {
+    // Split the row over a cluster of 512-thread CTAs, the fewest that fit.
+    for (int c : {2, 4, 8}) {
+      const std::int64_t b = next_pow2((q.n + c - 1) / c);
+      if (b / 512 <= max_items(16)) {
+        block = b;
+        cluster = c;
+        break;
+      }
+    }
+  }
+  if (block / (32 * warps) > max_items(warps)) {
+    warps = 32;
+    if (block / (32 * warps) > max_items(warps)) block = 32 * warps * 8;  // tile: 8 items per thread
+  }
   // Tiny rows: a thread per element at most.
   while (warps > 1 && 32 * warps > block) warps /= 2;
   Config c{static_cast<int>(block), warps, 1, 0};
+  c.cluster_size = cluster;
   if (32 * warps > block) c.rows_per_cta = static_cast<int>(32 * warps / block);
   if (q.kernel == Kernel::bwd_dx)
-    c.group_size_m = clip_groups(q, c.rows_per_cta, 2 * static_cast<std::int64_t>(q.sm_count));
+    c.group_size_m = clip_groups(q, c.rows_per_cta, 2 * static_cast<std::int64_t>(q.sm_count) / cluster);
   return c;
 }
 

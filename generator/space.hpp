@@ -8,8 +8,12 @@
 //     (32 fwd, 16 bwd_dx: registers); rows_per_cta * block_size <= 16384.
 //   * tiled (N > 1024 only): block_size in {1024, 2048, 4096, 8192} below
 //     next_pow2(N), rows_per_cta = 1, 4 <= num_warps, 2 <= items <= 16.
-//   * bwd_dx: group_size_m (CTAs of the persistent grid) in
-//     {1, 2, 4, 8} * sm_count, clipped to the number of row groups ceil(M / rows_per_cta).
+//   * clusters (sm_90+, N > 2048): cluster_size C in {2, 4, 8} CTAs share a
+//     row, block_size = next_pow2(ceil(N / C)) columns each (no CTA left
+//     empty), rows_per_cta = 1, items as for a single tile, num_warps >= 4.
+//   * bwd_dx: group_size_m (CTAs, or clusters, of the persistent grid) in
+//     {1, 2, 4, 8} * sm_count / cluster_size, clipped to the number of row
+//     groups ceil(M / rows_per_cta).
 // Rules (bwd_dwdb): block_size (columns per CTA) in {32, 64, 128, 256} with
 // block_size <= 32 * num_warps <= 1024 and at most 16 threads per column.
 #pragma once
@@ -27,6 +31,7 @@ struct SpaceQuery {
   std::int64_t n = 0;
   std::int64_t m = 4096;   // rows; bounds group_size_m
   int sm_count = 132;      // of the target GPU (H100 SXM: 132)
+  int cc = 90;             // compute capability (major * 10 + minor): clusters need 90
 };
 
 std::vector<Config> search_space(const SpaceQuery& q);
@@ -34,7 +39,9 @@ std::vector<Config> search_space(const SpaceQuery& q);
 // The Triton tutorial's heuristic, kept valid for lntune's kernels:
 //   block_size = next_pow2(N) (capped so a thread holds at most max_items; a
 //   longer row is tiled), num_warps = min(max(block_size / 256, 1), 8) raised
-//   until items fit; bwd_dx group_size_m = min(row groups, 2 * sm_count);
+//   until items fit; a row that would need more than 16 warps is split over
+//   a cluster (sm_90+) of 512-thread CTAs, else tiled;
+//   bwd_dx group_size_m = min(row groups, 2 * sm_count / cluster_size);
 //   bwd_dwdb: 64 columns per CTA, 8 warps.
 Config default_config(const SpaceQuery& q);
 

@@ -65,8 +65,10 @@ std::ostream& operator<<(std::ostream& os, const Traits& t) {
 }
 
 std::ostream& operator<<(std::ostream& os, const Config& c) {
-  return os << "block_size=" << c.block_size << " num_warps=" << c.num_warps
-            << " rows_per_cta=" << c.rows_per_cta << " group_size_m=" << c.group_size_m;
+  os << "block_size=" << c.block_size << " num_warps=" << c.num_warps << " rows_per_cta=" << c.rows_per_cta
+     << " group_size_m=" << c.group_size_m;
+  if (c.cluster_size != 1) os << " cluster_size=" << c.cluster_size;
+  return os;
 }
 
 std::string to_string(const Config& c) {
@@ -77,7 +79,8 @@ std::string to_string(const Config& c) {
 
 bool operator==(const InstanceKey& a, const InstanceKey& b) {
   return a.traits == b.traits && a.block_size == b.block_size && a.num_warps == b.num_warps &&
-         a.rows_per_cta == b.rows_per_cta && a.vec == b.vec && a.single_tile == b.single_tile;
+         a.rows_per_cta == b.rows_per_cta && a.vec == b.vec && a.single_tile == b.single_tile &&
+         a.cluster_size == b.cluster_size;
 }
 
 std::string InstanceKey::name() const {
@@ -87,6 +90,7 @@ std::string InstanceKey::name() const {
   os << '_' << (traits.has_weight ? "w" : "") << (traits.has_bias ? "b" : "")
      << (traits.has_weight || traits.has_bias ? "" : "noaffine") << "_b" << block_size << "_w"
      << num_warps << "_r" << rows_per_cta << "_v" << vec << (single_tile ? "_s" : "_t");
+  if (cluster_size != 1) os << "_c" << cluster_size;
   return os.str();
 }
 
@@ -105,5 +109,6 @@ std::size_t std::hash<lntune::InstanceKey>::operator()(const lntune::InstanceKey
   mix(static_cast<std::size_t>(k.num_warps));
   mix(static_cast<std::size_t>(k.rows_per_cta));
   mix(static_cast<std::size_t>(k.vec) * 2 + static_cast<std::size_t>(k.single_tile));
+  mix(static_cast<std::size_t>(k.cluster_size));
   return h;
 }

@@ -143,11 +143,13 @@ const DeviceInfo& current_device(CUcontext* ctx_out) {
   return t.by_ctx.emplace(ctx, std::move(info)).first->second;
 }
 
+// Warm path: cuCtxGetCurrent, a hash lookup under a shared lock, the launch.
+// The device is looked up only when a plan is made.
 const FwdPlan& forward_plan(const FwdProblem& p) {
-  CUcontext ctx = nullptr;
-  const DeviceInfo& dev = current_device(&ctx);
+  CUcontext ctx = current_context();
   const PlanKey key{ctx, p.traits, p.N, log2_floor(p.M), p.vec, false, false};
   return fwd_table().get(key, [&] {
+    const DeviceInfo& dev = current_device();
     FwdPlan plan;
     Selection s = select(dev, p.traits, p.N, p.M, p.vec);
     plan.config = s.config;
@@ -161,10 +163,10 @@ const FwdPlan& forward_plan(const FwdProblem& p) {
 }
 
 const BwdPlan& backward_plan(const BwdProblem& p) {
-  CUcontext ctx = nullptr;
-  const DeviceInfo& dev = current_device(&ctx);
+  CUcontext ctx = current_context();
   const PlanKey key{ctx, p.traits, p.N, log2_floor(p.M), p.vec, p.want_dw, p.want_db};
   return bwd_table().get(key, [&] {
+    const DeviceInfo& dev = current_device();
     BwdPlan plan;
     Selection s = select(dev, p.traits, p.N, p.M, p.vec);
     plan.dx_config = s.config;
@@ -187,10 +189,12 @@ const BwdPlan& backward_plan(const BwdProblem& p) {
   });
 }
 
+// group_size_m CTAs (or clusters) each own rows_per_cta partial rows; a
+// cluster's CTAs write disjoint columns of one partial row.
 std::int64_t partial_rows(const Config& c, std::int64_t M) {
   const std::int64_t groups = (M + c.rows_per_cta - 1) / c.rows_per_cta;
-  const std::int64_t ctas = std::max<std::int64_t>(1, std::min<std::int64_t>(c.group_size_m, groups));
-  return ctas * c.rows_per_cta;
+  const std::int64_t owners = std::max<std::int64_t>(1, std::min<std::int64_t>(c.group_size_m, groups));
+  return owners * c.rows_per_cta;
 }
 
 std::size_t workspace_bytes(const BwdProblem& p, const Config& c) {
@@ -201,7 +205,7 @@ std::size_t workspace_bytes(const BwdProblem& p, const Config& c) {
 
 void launch_forward(const LoadedKernel& k, const Config& c, const ForwardArgs& a, const FwdProblem& p) {
   FwdParams params{a.x, a.weight, a.bias, a.y, a.mean, a.rstd, p.M, p.N, p.x_stride, p.y_stride, a.eps};
-  const std::int64_t ctas = (p.M + c.rows_per_cta - 1) / c.rows_per_cta;
+  const std::int64_t ctas = (p.M + c.rows_per_cta - 1) / c.rows_per_cta * c.cluster_size;
   launch(k, grid_size(ctas, "forward"), static_cast<unsigned>(c.threads()), static_cast<CUstream>(a.stream), &params);
 }
 
@@ -225,7 +229,8 @@ void launch_backward(const LoadedKernel& dx, const LoadedKernel* dwdb, const Con
 
   BwdParams params{a.dy, a.x, a.weight, a.mean, a.rstd, a.dx, dw_partial, db_partial,
                    p.M,  p.N, p.dy_stride, p.x_stride, p.dx_stride};
-  launch(dx, grid_size(P / dc.rows_per_cta, "backward"), static_cast<unsigned>(dc.threads()), stream, &params);
+  launch(dx, grid_size(P / dc.rows_per_cta * dc.cluster_size, "backward"), static_cast<unsigned>(dc.threads()), stream,
+         &params);
   if (dwdb && (p.want_dw || p.want_db)) {
     DwdbParams r{dw_partial, db_partial, a.dweight, a.dbias, P, p.N};
     const std::int64_t ctas = (p.N + rc.block_size - 1) / rc.block_size;

@@ -31,7 +31,8 @@ std::shared_ptr<ConfigSource> config_source() {
 std::uint64_t selection_epoch() { return g_epoch.load(); }
 
 Selection default_selection(const DeviceInfo& dev, const Traits& traits, std::int64_t n, std::int64_t m) {
-  gen::SpaceQuery q{traits.kernel, traits.x_dtype, n, m, dev.sm_count > 0 ? dev.sm_count : 132};
+  gen::SpaceQuery q{traits.kernel, traits.x_dtype, n, m, dev.sm_count > 0 ? dev.sm_count : 132,
+                    dev.cc_major * 10 + dev.cc_minor};
   return Selection{gen::default_config(q), "default heuristic"};
 }
 

@@ -189,3 +189,82 @@ __device__ __forceinline__ Welford row_welford(Welford w, float* scratch) {
 }
 
 }  // namespace lntune
+
+// ---------------------------------------------------------------- clusters
+// A row split over the CTAs of a thread-block cluster (sm_90+): each CTA holds
+// a slab of columns; row sums travel through distributed shared memory.
+namespace lntune {
+
+__device__ __forceinline__ unsigned cluster_rank() {
+  unsigned r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+  return r;
+}
+__device__ __forceinline__ unsigned cluster_index() {
+  unsigned r;
+  asm volatile("mov.u32 %0, %%clusterid.x;" : "=r"(r));
+  return r;
+}
+__device__ __forceinline__ unsigned cluster_count() {
+  unsigned r;
+  asm volatile("mov.u32 %0, %%nclusterid.x;" : "=r"(r));
+  return r;
+}
+
+// All threads of all CTAs of the cluster; orders shared-memory accesses
+// before it (release) against those after it (acquire), cluster-wide.
+__device__ __forceinline__ void cluster_barrier() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+
+// Reads a float at the same shared-memory offset in CTA `rank` of the cluster.
+__device__ __forceinline__ float load_remote(const float* local, unsigned rank) {
+  unsigned long long shared_addr;
+  asm volatile("cvta.to.shared.u64 %0, %1;" : "=l"(shared_addr) : "l"(local));
+  unsigned remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;"
+               : "=r"(remote)
+               : "r"(static_cast<unsigned>(shared_addr)), "r"(rank));
+  float v;
+  asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(remote) : "memory");
+  return v;
+}
+
+__device__ __forceinline__ void cluster_arrive() {
+  asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
+}
+__device__ __forceinline__ void cluster_wait() {
+  asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+
+// Sums per-CTA values (each identical in every thread of its CTA) over the
+// CLUSTER CTAs, in rank order, so every thread of the cluster gets the same
+// bits. `slots` (one float per value, shared memory) must not be rewritten
+// until the cluster has passed another barrier: alternate two buffers, and
+// pass a barrier (cluster_arrive ... cluster_wait) before the CTA exits.
+template <int CLUSTER>
+__device__ __forceinline__ float cluster_sum(float v, float* slots) {
+  if (threadIdx.x == 0) slots[0] = v;
+  cluster_barrier();
+  float s = 0.f;
+#pragma unroll
+  for (int r = 0; r < CLUSTER; ++r) s += load_remote(slots, static_cast<unsigned>(r));
+  return s;
+}
+
+template <int CLUSTER>
+__device__ __forceinline__ void cluster_sum2(float& a, float& b, float* slots) {
+  if (threadIdx.x == 0) {
+    slots[0] = a;
+    slots[1] = b;
+  }
+  cluster_barrier();
+  a = b = 0.f;
+#pragma unroll
+  for (int r = 0; r < CLUSTER; ++r) {
+    a += load_remote(slots, static_cast<unsigned>(r));
+    b += load_remote(slots + 1, static_cast<unsigned>(r));
+  }
+}
+
+}  // namespace lntune

@@ -101,6 +101,7 @@ TuneRecord record(const TuneKey& k, double median_us, int block_size = 1024) {
   r.config.num_warps = 4;
   r.config.rows_per_cta = 1;
   r.config.group_size_m = 0;
+  r.config.cluster_size = block_size >= 4096 ? 4 : 1;  // both values round-trip
   r.timing = {median_us, median_us * 0.9, median_us * 1.1, 100};
   r.gbps = 2500.5;
   r.copy_gbps = 3000.25;
@@ -189,17 +190,17 @@ TEST(Schema, CreatesCurrentSchema) {
   const std::string path = tmp / "c.db";
   {
     Database db = open_rw(path);
-    EXPECT_EQ(db.schema_version(), 2);
-    EXPECT_EQ(Database::kCurrentSchemaVersion, 2);
+    EXPECT_EQ(db.schema_version(), 3);
+    EXPECT_EQ(Database::kCurrentSchemaVersion, 3);
     EXPECT_EQ(db.path(), path);
     EXPECT_FALSE(db.read_only());
     EXPECT_TRUE(db.records().empty());
     EXPECT_EQ(db.binary_count(), 0u);
   }
   EXPECT_EQ(raw_int(path, "PRAGMA application_id"), 0x4C4E5455);
-  EXPECT_EQ(raw_int(path, "PRAGMA user_version"), 2);
+  EXPECT_EQ(raw_int(path, "PRAGMA user_version"), 3);
   EXPECT_EQ(raw_int(path, "SELECT count(*) FROM meta WHERE key = 'application' AND value = 'lntune'"), 1);
-  EXPECT_EQ(raw_int(path, "SELECT count(*) FROM meta WHERE key = 'schema_version' AND value = '2'"), 1);
+  EXPECT_EQ(raw_int(path, "SELECT count(*) FROM meta WHERE key = 'schema_version' AND value = '3'"), 1);
   EXPECT_EQ(raw_int(path, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN "
                           "('meta', 'tuned', 'binaries')"),
             3);
@@ -211,8 +212,8 @@ TEST(Schema, CreatesCurrentSchema) {
     EXPECT_EQ(c.query_text("PRAGMA journal_mode", "test"), "wal");
   }
   // Reopening is a no-op.
-  EXPECT_EQ(open_rw(path).schema_version(), 2);
-  EXPECT_EQ(open_ro(path).schema_version(), 2);
+  EXPECT_EQ(open_rw(path).schema_version(), 3);
+  EXPECT_EQ(open_ro(path).schema_version(), 3);
 }
 
 TEST(Schema, InMemory) {
@@ -587,7 +588,7 @@ TEST(ExportMerge, RoundTripFilteredByGpu) {
   }
   {
     Database e = open_ro(out);
-    EXPECT_EQ(e.schema_version(), 2);
+    EXPECT_EQ(e.schema_version(), 3);
     EXPECT_EQ(e.records(), h100);  // only H100's, all fields (origin kept)
     EXPECT_EQ(e.binary_count(), 2u);
     EXPECT_TRUE(e.get_binary({"h1", "sm_90", 1}).has_value());
@@ -731,13 +732,13 @@ TEST(Migration, ReadOnlyReadsV1WithoutMigrating) {
   EXPECT_EQ(raw_int(path, "PRAGMA user_version"), 1);
 }
 
-TEST(Migration, ReadWriteMigratesV1ToV2) {
+TEST(Migration, ReadWriteMigratesV1ToCurrent) {
   TempDir tmp;
   const std::string path = tmp / "v1.db";
   build_v1_file(path);
   {
     Database db = open_rw(path);
-    EXPECT_EQ(db.schema_version(), 2);
+    EXPECT_EQ(db.schema_version(), 3);
     EXPECT_EQ(*db.find(key(1024, 2)), v1_first_record());
     Traits t;
     t.kernel = Kernel::bwd_dx;
@@ -746,17 +747,17 @@ TEST(Migration, ReadWriteMigratesV1ToV2) {
     t.has_bias = false;
     auto second = db.find(key(4096, 3, kH100, t));
     ASSERT_TRUE(second.has_value());
-    EXPECT_EQ(second->config, (Config{512, 8, 2, 264}));
+    EXPECT_EQ(second->config, (Config{512, 8, 2, 264, 1}));  // v3's cluster_size defaults to 1
     EXPECT_EQ(db.binary_count(), 1u);
     TuneRecord fresh = record(key(2048, 2), 4.0);
     db.upsert(fresh);
     EXPECT_EQ(*db.find(fresh.key), fresh);
   }
-  EXPECT_EQ(raw_int(path, "PRAGMA user_version"), 2);
+  EXPECT_EQ(raw_int(path, "PRAGMA user_version"), 3);
   EXPECT_EQ(raw_int(path, "PRAGMA application_id"), 0x4C4E5455);
-  EXPECT_EQ(raw_int(path, "SELECT count(*) FROM meta WHERE key = 'schema_version' AND value = '2'"), 1);
+  EXPECT_EQ(raw_int(path, "SELECT count(*) FROM meta WHERE key = 'schema_version' AND value = '3'"), 1);
   EXPECT_EQ(raw_int(path, "SELECT count(*) FROM tuned WHERE origin = 'unknown'"), 2);
-  EXPECT_EQ(open_ro(path).schema_version(), 2);
+  EXPECT_EQ(open_ro(path).schema_version(), 3);
 }
 
 // ---------------------------------------------------------------------------
@@ -897,7 +898,7 @@ TEST(Damaged, ZeroLengthFile) {
   expect_cache_error([&] { open_ro(path); }, path, "empty database");
   EXPECT_EQ(fs::file_size(path), 0u);
   // Read-write: an empty database, initialised.
-  EXPECT_EQ(open_rw(path).schema_version(), 2);
+  EXPECT_EQ(open_rw(path).schema_version(), 3);
 }
 
 // ---------------------------------------------------------------------------

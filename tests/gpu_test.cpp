@@ -262,6 +262,13 @@ std::vector<Case> sweep_cases() {
       out.push_back(c);
       ++k;
     }
+  // Rows split over thread-block clusters, with N not a multiple of the vector width.
+  for (std::int64_t N : {40001, 100000}) {
+    Case c = traits[k++ % traits.size()];
+    c.M = 33;
+    c.N = N;
+    out.push_back(c);
+  }
   // Every trait combination at two fixed shapes.
   for (Case c : traits) {
     c.M = 257;

@@ -20,10 +20,11 @@ namespace {
 
 struct Point {
   Kernel kernel;
-  int block, warps, rows;
+  int block, warps, rows, cluster;
   bool single;
   bool operator<(const Point& o) const {
-    return std::tie(kernel, block, warps, rows, single) < std::tie(o.kernel, o.block, o.warps, o.rows, o.single);
+    return std::tie(kernel, block, warps, rows, cluster, single) <
+           std::tie(o.kernel, o.block, o.warps, o.rows, o.cluster, o.single);
   }
 };
 
@@ -45,16 +46,18 @@ std::vector<InstanceKey> default_space_instances() {
   std::map<Point, std::int64_t> points;  // -> an N that produces it
   for (Kernel k : {Kernel::fwd, Kernel::bwd_dx, Kernel::bwd_dwdb})
     for (std::int64_t n : gen::default_n_grid())
-      for (DType d : {DType::f32, DType::f16})  // per-thread item limits differ by dtype only via N; both for safety
-        for (const Config& c : gen::search_space({k, d, n, 4096, 132}))
-          points.emplace(Point{k, c.block_size, c.num_warps, c.rows_per_cta, n <= c.block_size}, n);
+      for (const Config& c : gen::search_space({k, DType::f16, n, 4096, 132, 90}))
+        points.emplace(Point{k, c.block_size, c.num_warps, c.rows_per_cta, c.cluster_size,
+                             n <= static_cast<std::int64_t>(c.block_size) * c.cluster_size},
+                       n);
   std::vector<InstanceKey> keys;
   std::map<Kernel, std::size_t> rot;
   std::set<std::string> seen;
   for (const auto& [pt, n] : points) {
     const auto traits = trait_rotation(pt.kernel);
     const Traits t = traits[rot[pt.kernel]++ % traits.size()];
-    const Config c{pt.block, pt.warps, pt.rows, 0};
+    Config c{pt.block, pt.warps, pt.rows, 0};
+    c.cluster_size = pt.cluster;
     // Every third point also without vector accesses (the misaligned path).
     for (int vec : {gen::max_vec(t.x_dtype), 1}) {
       if (vec == 1 && rot[pt.kernel] % 3 != 0 && pt.kernel != Kernel::bwd_dwdb) continue;
@@ -86,6 +89,15 @@ TEST(Nvrtc, CompileErrorCarriesLogOptionsAndKernel) {
   }
 }
 
+TEST(Nvrtc, ClusterInstancesNeedSm90) {
+  const Traits t{Kernel::fwd, DType::bf16, DType::bf16, true, true};
+  Config c{16384, 16, 1, 0};
+  c.cluster_size = 4;
+  const auto src = gen::render(gen::make_instance(t, c, 65536, 8));
+  EXPECT_THROW(rt::compile(src, "sm_80"), rt::CompileError);
+  EXPECT_NO_THROW(rt::compile(src, "sm_90"));
+}
+
 TEST(Nvrtc, RejectsMalformedArch) { EXPECT_THROW(rt::compile_options("90", rt::BinaryKind::cubin), Error); }
 
 TEST(Nvrtc, PtxOfEachKernel) {
@@ -104,15 +116,19 @@ TEST(Nvrtc, DefaultSpaceCompilesForSm80AndSm90) {
   const auto keys = default_space_instances();
   std::map<Kernel, int> per_kernel;
   for (const auto& k : keys) per_kernel[k.traits.kernel]++;
-  std::printf("[ sweep    ] %zu instances: fwd %d, bwd_dx %d, bwd_dwdb %d; x 2 architectures\n", keys.size(),
-              per_kernel[Kernel::fwd], per_kernel[Kernel::bwd_dx], per_kernel[Kernel::bwd_dwdb]);
+  int clusters = 0;
+  for (const auto& k : keys) clusters += k.cluster_size > 1;
+  std::printf("[ sweep    ] %zu instances: fwd %d, bwd_dx %d, bwd_dwdb %d (%d with clusters, sm_90 only); sm_80 and sm_90\n",
+              keys.size(), per_kernel[Kernel::fwd], per_kernel[Kernel::bwd_dx], per_kernel[Kernel::bwd_dwdb], clusters);
   struct Job {
     const InstanceKey* key;
     const char* arch;
   };
   std::vector<Job> jobs;
   for (const auto& k : keys)
-    for (const char* arch : {"sm_80", "sm_90"}) jobs.push_back({&k, arch});
+    for (const char* arch : {"sm_80", "sm_90"})
+      if (k.cluster_size == 1 || std::string(arch) == "sm_90")  // clusters are sm_90+
+        jobs.push_back({&k, arch});
 
   std::atomic<std::size_t> next{0}, done{0};
   std::mutex mu;

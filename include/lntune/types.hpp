@@ -56,26 +56,33 @@ std::ostream& operator<<(std::ostream& os, const Traits& t);
 //   num_warps    warps per CTA (1..32).
 //   rows_per_cta fwd/bwd_dx: rows processed side by side by one CTA, each by
 //                32*num_warps/rows_per_cta threads (power of two). bwd_dwdb: 1.
-//   group_size_m bwd_dx: number of CTAs of the persistent backward, hence the
-//                number of partial dW/dB rows (times rows_per_cta) that
-//                bwd_dwdb reduces. 0 for the other kernels. It is a launch
-//                parameter: it never changes the compiled code.
+//   group_size_m bwd_dx: number of CTAs (clusters, with cluster_size > 1) of
+//                the persistent backward, hence the number of partial dW/dB
+//                rows (times rows_per_cta) that bwd_dwdb reduces. 0 for the
+//                other kernels. It is a launch parameter: it never changes
+//                the compiled code.
+//   cluster_size fwd/bwd_dx: CTAs of a thread-block cluster (sm_90+) that
+//                share one row, each holding block_size columns of it in
+//                registers; row sums go through distributed shared memory.
+//                1 = no cluster.
 struct Config {
   int block_size = 0;
   int num_warps = 0;
   int rows_per_cta = 1;
   int group_size_m = 0;
+  int cluster_size = 1;
 
   int threads() const { return 32 * num_warps; }
   int threads_per_row() const { return threads() / rows_per_cta; }
   friend bool operator==(const Config& a, const Config& b) {
     return a.block_size == b.block_size && a.num_warps == b.num_warps &&
-           a.rows_per_cta == b.rows_per_cta && a.group_size_m == b.group_size_m;
+           a.rows_per_cta == b.rows_per_cta && a.group_size_m == b.group_size_m &&
+           a.cluster_size == b.cluster_size;
   }
   friend bool operator!=(const Config& a, const Config& b) { return !(a == b); }
 };
 std::ostream& operator<<(std::ostream& os, const Config& c);
-std::string to_string(const Config& c);  // "block_size=1024 num_warps=4 rows_per_cta=1 group_size_m=0"
+std::string to_string(const Config& c);  // "block_size=1024 num_warps=4 rows_per_cta=1 group_size_m=0[ cluster_size=2]"
 
 // Everything that determines a compiled kernel's source: traits, the compile-
 // time parts of the config, and two facts about the call that the code is
@@ -87,7 +94,8 @@ struct InstanceKey {
   int num_warps = 0;
   int rows_per_cta = 1;
   int vec = 1;             // elements per vector access (1, 2, 4, 8)
-  bool single_tile = true; // N <= block_size (fwd/bwd_dx); unused by bwd_dwdb
+  bool single_tile = true; // N <= block_size * cluster_size (fwd/bwd_dx); unused by bwd_dwdb
+  int cluster_size = 1;
 
   friend bool operator==(const InstanceKey& a, const InstanceKey& b);
   friend bool operator!=(const InstanceKey& a, const InstanceKey& b) { return !(a == b); }
