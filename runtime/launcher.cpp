@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <shared_mutex>
 #include <unordered_map>
@@ -103,27 +104,47 @@ unsigned grid_size(std::int64_t ctas, const char* what) {
 
 std::size_t round_up(std::size_t v, std::size_t a) { return (v + a - 1) / a * a; }
 
-// Workspaces lntune manages for callers who pass none: one per (context, stream).
+// Workspaces lntune manages for callers who pass none: one per (context,
+// stream). A backward is two launches that share the workspace, so the
+// workspace stays locked until both are enqueued: two host threads using one
+// stream then cannot interleave their launches (which would let one call's
+// bwd_dx overwrite partials before the other's bwd_dwdb read them).
+struct Workspace {
+  std::mutex mu;
+  DeviceBuffer buffer;
+};
 struct Workspaces {
   std::mutex mu;
-  std::map<std::pair<CUcontext, CUstream>, DeviceBuffer> buffers;
+  std::map<std::pair<CUcontext, CUstream>, std::unique_ptr<Workspace>> by_stream;
 };
 Workspaces& workspaces() {
   static auto* w = new Workspaces;
   return *w;
 }
 
-void* managed_workspace(CUcontext ctx, CUstream stream, std::size_t bytes) {
-  Workspaces& w = workspaces();
-  std::lock_guard<std::mutex> lock(w.mu);
-  DeviceBuffer& b = w.buffers[{ctx, stream}];
-  if (b.size() < bytes) {
+struct LockedWorkspace {
+  std::unique_lock<std::mutex> lock;
+  void* ptr = nullptr;
+};
+
+LockedWorkspace managed_workspace(CUcontext ctx, CUstream stream, std::size_t bytes) {
+  Workspace* ws = nullptr;
+  {
+    Workspaces& all = workspaces();
+    std::lock_guard<std::mutex> lock(all.mu);
+    auto& slot = all.by_stream[{ctx, stream}];
+    if (!slot) slot = std::make_unique<Workspace>();
+    ws = slot.get();
+  }
+  LockedWorkspace out{std::unique_lock<std::mutex>(ws->mu), nullptr};
+  if (ws->buffer.size() < bytes) {
     // Work already queued on this stream may still read the old buffer; the
     // stream is drained before it is freed.
-    if (b.size() > 0) check(driver().StreamSynchronize(stream), "cuStreamSynchronize (growing the workspace)");
-    b = DeviceBuffer(round_up(bytes, 1 << 20));
+    if (ws->buffer.size() > 0) check(driver().StreamSynchronize(stream), "cuStreamSynchronize (growing the workspace)");
+    ws->buffer = DeviceBuffer(round_up(bytes, 1 << 20));
   }
-  return b.ptr();
+  out.ptr = ws->buffer.ptr();
+  return out;
 }
 
 }  // namespace
@@ -215,9 +236,10 @@ void launch_backward(const LoadedKernel& dx, const LoadedKernel* dwdb, const Con
   const std::size_t need = workspace_bytes(p, dc);
   CUstream stream = static_cast<CUstream>(a.stream);
   char* ws = static_cast<char*>(a.workspace);
+  LockedWorkspace managed;  // held until both kernels are enqueued
   if (need > 0 && !ws) {
-    CUcontext ctx = current_context();
-    ws = static_cast<char*>(managed_workspace(ctx, stream, need));
+    managed = managed_workspace(current_context(), stream, need);
+    ws = static_cast<char*>(managed.ptr);
   } else if (need > a.workspace_bytes) {
     throw Error("lntune: backward: workspace_bytes (" + std::to_string(a.workspace_bytes) + ") is smaller than the " +
                 std::to_string(need) + " bytes this call needs (see backward_workspace_size)");

@@ -59,6 +59,7 @@ struct Problem {
   HostTensor x, w, b, dy;
   DeviceTensor dx_in, dw_in, db_in, ddy, dy_out, dmean, drstd;
   std::int64_t off;  // element offset of x/y inside their buffers
+  CUstream stream = nullptr;  // where forward and backward run
 
   Problem(const Case& cs, Rng& rng) : c(cs) {
     xs = c.N + c.pad;
@@ -95,6 +96,7 @@ struct Problem {
     a.y_row_stride = ys;
     a.x_dtype = c.x;
     a.w_dtype = c.w;
+    a.stream = stream;
     return a;
   }
 
@@ -173,6 +175,7 @@ struct Problem {
     a.dx_row_stride = ys;
     a.x_dtype = c.x;
     a.w_dtype = c.w;
+    a.stream = stream;
     rt::DeviceBuffer ws;
     if (c.explicit_ws) {
       const std::size_t bytes = backward_workspace_size(a);
@@ -467,16 +470,44 @@ TEST(Gpu, EightHostThreadsOnSeparateStreams) {
           c.M = 100 + 37 * t;
           c.N = (t % 2) ? 4096 : 777 + 100 * it;
           Problem p(c, rng);
-          ForwardArgs a = p.fwd_args();
-          a.stream = stream;
-          p.dy_out.poison();
-          forward(a);
+          p.stream = stream;
+          p.run_forward();
           rt::check(rt::driver().StreamSynchronize(stream), "cuStreamSynchronize");
           p.check_forward_outputs();
           p.run_and_check_backward();
         }
         rt::driver().StreamSynchronize(stream);
         rt::driver().StreamDestroy(stream);
+      } catch (const std::exception& e) {
+        ADD_FAILURE() << "thread " << t << ": " << e.what();
+        ++failures;
+      }
+    });
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(failures.load(), 0);
+}
+
+// Several host threads submitting backwards to one stream with lntune's
+// managed workspace: their launch pairs must not interleave.
+TEST(Gpu, ThreadsSharingOneStreamAndTheManagedWorkspace) {
+  LNTUNE_REQUIRE_GPU();
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t)
+    threads.emplace_back([t, &failures] {
+      try {
+        rt::current_context();
+        Rng rng;
+        Case c;
+        c.x = DType::bf16;
+        c.w = DType::f32;
+        c.M = 2048;
+        c.N = 1024 + 128 * (t % 2);  // two shapes, so plans and workspace sizes differ
+        for (int it = 0; it < 3; ++it) {
+          Problem p(c, rng);
+          p.run_forward();
+          p.run_and_check_backward();  // legacy default stream, managed workspace
+        }
       } catch (const std::exception& e) {
         ADD_FAILURE() << "thread " << t << ": " << e.what();
         ++failures;

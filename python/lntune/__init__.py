@@ -1,0 +1,45 @@
+"""lntune: fused LayerNorm CUDA kernels compiled at run time, from Python.
+
+``import lntune`` needs neither PyTorch nor a GPU; it loads liblntune.so
+(through ctypes) on first use. The PyTorch binding lives in ``lntune.torch``
+(imported on first access):
+
+    import lntune.torch
+    y = lntune.torch.layer_norm(x, (N,), weight, bias, 1e-5)
+    ln = lntune.torch.LayerNorm(N, device="cuda", dtype=torch.bfloat16)
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from ._ffi import (
+    DType,
+    LibraryNotFoundError,
+    LntuneError,
+    Status,
+    has_set_tuned,
+    last_error,
+    library_path,
+    set_tuned,
+    version,
+)
+
+__all__ = [
+    "DType",
+    "Status",
+    "LntuneError",
+    "LibraryNotFoundError",
+    "version",
+    "last_error",
+    "library_path",
+    "has_set_tuned",
+    "set_tuned",
+]
+
+
+def __getattr__(name):
+    # ``lntune.torch`` on first access, so that ``import lntune`` never imports torch.
+    if name == "torch":
+        return importlib.import_module(".torch", __name__)
+    raise AttributeError("module 'lntune' has no attribute %r" % name)

@@ -1,0 +1,222 @@
+"""GPU-free, torch-free checks of the Python package (runs in CI).
+
+    LNTUNE_LIBRARY=build/lib/liblntune.so python3 tests/python/test_import.py
+
+Prints one line per test and "N passed, N failed, N skipped"; exits non-zero
+on any failure. Also collectable by pytest. Needs only the Python standard
+library and liblntune.so (found through $LNTUNE_LIBRARY, else
+<repo>/build/lib/liblntune.so).
+"""
+
+import ctypes
+import os
+import subprocess
+import sys
+import traceback
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+PYTHON_DIR = os.path.join(REPO, "python")
+if PYTHON_DIR not in sys.path:
+    sys.path.insert(0, PYTHON_DIR)
+
+import lntune  # noqa: E402
+from lntune import _ffi  # noqa: E402
+
+
+class Skip(Exception):
+    pass
+
+
+def _skip(reason):
+    """pytest.skip under pytest, else our own Skip (counted by main())."""
+    if "pytest" in sys.modules:
+        import pytest
+
+        pytest.skip(reason)
+    raise Skip(reason)
+
+
+def _child_env():
+    env = dict(os.environ)
+    env["PYTHONPATH"] = PYTHON_DIR + os.pathsep + env.get("PYTHONPATH", "")
+    return env
+
+
+def _forward_args(**kw):
+    """A valid-looking forward call: M=1, N=4, fp32, fake aligned non-null pointers."""
+    a = _ffi.ForwardArgs()
+    a.x, a.y, a.weight, a.bias = 0x10000, 0x20000, 0x30000, 0x40000
+    a.mean, a.rstd = 0x50000, 0x60000
+    a.M, a.N = 1, 4
+    a.x_row_stride = a.y_row_stride = 0
+    a.x_dtype = a.w_dtype = _ffi.DType.FP32
+    a.eps = 1e-5
+    a.stream = None
+    for k, v in kw.items():
+        setattr(a, k, v)
+    return a
+
+
+def _backward_args():
+    a = _ffi.BackwardArgs()
+    a.dy, a.x, a.weight, a.mean, a.rstd = 0x10000, 0x20000, 0x30000, 0x40000, 0x50000
+    a.dx, a.dweight, a.dbias = 0x60000, 0x70000, 0x80000
+    a.M, a.N = 1, 4
+    a.x_dtype = a.w_dtype = _ffi.DType.FP32
+    return a
+
+
+_GPU_PROBE = []
+
+
+def _gpu_probe():
+    """Status of a call that reaches the driver without launching anything
+    (lntune_backward_workspace_size only plans): OK means a usable GPU."""
+    if not _GPU_PROBE:
+        lib = _ffi.library()
+        n = ctypes.c_size_t(0)
+        st = lib.lntune_backward_workspace_size(ctypes.byref(_backward_args()), ctypes.byref(n))
+        _GPU_PROBE.append((st, _ffi.last_error()))
+    return _GPU_PROBE[0]
+
+
+# ------------------------------------------------------------------ tests
+
+
+def test_import_does_not_import_torch():
+    code = "import sys, lntune; assert 'torch' not in sys.modules, 'import lntune imported torch'; print('ok')"
+    r = subprocess.run([sys.executable, "-c", code], env=_child_env(), capture_output=True, text=True)
+    assert r.returncode == 0 and "ok" in r.stdout, r.stdout + r.stderr
+
+
+def test_version():
+    assert lntune.version() == "0.1.0", lntune.version()
+
+
+def test_struct_layout_matches_header():
+    # Offsets and sizes of include/lntune/lntune.h on LP64 (x86-64, aarch64).
+    if ctypes.sizeof(ctypes.c_void_p) != 8:
+        _skip("not an LP64 platform")
+    fwd = [("x", 0), ("weight", 8), ("bias", 16), ("y", 24), ("mean", 32), ("rstd", 40), ("M", 48),
+           ("N", 56), ("x_row_stride", 64), ("y_row_stride", 72), ("x_dtype", 80), ("w_dtype", 84),
+           ("eps", 88), ("stream", 96)]
+    bwd = [("dy", 0), ("x", 8), ("weight", 16), ("mean", 24), ("rstd", 32), ("dx", 40), ("dweight", 48),
+           ("dbias", 56), ("M", 64), ("N", 72), ("dy_row_stride", 80), ("x_row_stride", 88),
+           ("dx_row_stride", 96), ("x_dtype", 104), ("w_dtype", 108), ("workspace", 112),
+           ("workspace_bytes", 120), ("stream", 128)]
+    assert ctypes.sizeof(_ffi.ForwardArgs) == 104, ctypes.sizeof(_ffi.ForwardArgs)
+    assert ctypes.sizeof(_ffi.BackwardArgs) == 136, ctypes.sizeof(_ffi.BackwardArgs)
+    assert [(n, getattr(_ffi.ForwardArgs, n).offset) for n, _ in fwd] == fwd
+    assert [(n, getattr(_ffi.BackwardArgs, n).offset) for n, _ in bwd] == bwd
+
+
+def test_invalid_argument_reported_before_the_driver():
+    lib = _ffi.library()
+    st = lib.lntune_forward(ctypes.byref(_forward_args(N=0)))
+    assert st == _ffi.Status.ERROR_INVALID_ARGUMENT, st
+    assert "N must be >= 1" in _ffi.last_error(), _ffi.last_error()
+    st = lib.lntune_forward(ctypes.byref(_forward_args(x=None)))
+    assert st == _ffi.Status.ERROR_INVALID_ARGUMENT, st
+    assert "x must not be null" in _ffi.last_error(), _ffi.last_error()
+    st = lib.lntune_forward(ctypes.byref(_forward_args(x_dtype=7)))
+    assert st == _ffi.Status.ERROR_INVALID_ARGUMENT, st
+    st = lib.lntune_forward(None)
+    assert st == _ffi.Status.ERROR_INVALID_ARGUMENT, st
+    assert "args must not be null" in _ffi.last_error(), _ffi.last_error()
+
+
+def test_lntune_error_carries_status_and_message():
+    try:
+        _ffi.forward(_forward_args(eps=0.0))
+    except _ffi.LntuneError as e:
+        assert isinstance(e, RuntimeError)
+        assert e.status == _ffi.Status.ERROR_INVALID_ARGUMENT
+        assert e.status_name == "LNTUNE_ERROR_INVALID_ARGUMENT", e.status_name
+        assert "eps" in e.message, e.message
+        assert "LNTUNE_ERROR_INVALID_ARGUMENT" in str(e) and "lntune_forward" in str(e), str(e)
+    else:
+        raise AssertionError("eps = 0 was accepted")
+
+
+def test_m_zero_is_a_no_op():
+    _ffi.forward(_forward_args(M=0))  # no driver needed, no error
+
+
+def test_no_gpu_is_reported_clearly():
+    st, msg = _gpu_probe()
+    if st == _ffi.Status.OK:
+        _skip("a GPU is present (this test checks the no-GPU error path)")
+    assert st in (_ffi.Status.ERROR_NO_DRIVER, _ffi.Status.ERROR_NO_DEVICE, _ffi.Status.ERROR_CUDA), (st, msg)
+    # Only now is it safe to pass fake pointers: no kernel can be launched.
+    lib = _ffi.library()
+    fst = lib.lntune_forward(ctypes.byref(_forward_args()))
+    fmsg = _ffi.last_error()
+    assert fst == st, (fst, fmsg, st, msg)
+    assert fmsg, "empty lntune_last_error()"
+    if fst == _ffi.Status.ERROR_NO_DRIVER:
+        assert "driver" in fmsg.lower(), fmsg
+    elif fst == _ffi.Status.ERROR_NO_DEVICE:
+        assert "device" in fmsg.lower() or "driver" in fmsg.lower(), fmsg
+    try:
+        _ffi.forward(_forward_args())
+    except _ffi.LntuneError as e:
+        assert e.status == fst and e.message == fmsg, (e.status, e.message)
+        print("    (no GPU here: %s)" % e)
+    else:
+        raise AssertionError("forward succeeded without a GPU")
+
+
+def test_set_tuned_if_present():
+    if not _ffi.has_set_tuned():
+        _skip("this liblntune has no lntune_set_tuned")
+    st, _ = _gpu_probe()
+    # The setting itself needs no GPU; tolerate a driver error where it does.
+    for v in (0, 1):
+        rc = _ffi.library().lntune_set_tuned(v)
+        assert rc in (_ffi.Status.OK, _ffi.Status.ERROR_NO_DRIVER, _ffi.Status.ERROR_NO_DEVICE,
+                      _ffi.Status.ERROR_CACHE), (rc, _ffi.last_error())
+
+
+def test_torch_binding_import():
+    code = (
+        "import importlib.util, sys\n"
+        "has_torch = importlib.util.find_spec('torch') is not None\n"
+        "try:\n"
+        "    import lntune.torch\n"
+        "except ImportError as e:\n"
+        "    assert not has_torch, e\n"
+        "    assert 'PyTorch' in str(e), str(e)\n"
+        "    print('no torch: ' + str(e))\n"
+        "else:\n"
+        "    assert has_torch\n"
+        "    import lntune\n"
+        "    assert lntune.torch.layer_norm and lntune.torch.LayerNorm\n"
+        "    print('torch ' + lntune.torch.torch.__version__)\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], env=_child_env(), capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    print("    (%s)" % r.stdout.strip())
+
+
+def main():
+    tests = [(n, f) for n, f in sorted(globals().items()) if n.startswith("test_") and callable(f)]
+    passed = failed = skipped = 0
+    print("lntune %s from %s" % (lntune.version(), _ffi.library_path()), flush=True)
+    for name, fn in tests:
+        try:
+            fn()
+        except Skip as e:
+            skipped += 1
+            print("SKIP %s: %s" % (name, e), flush=True)
+        except Exception:
+            failed += 1
+            print("FAIL %s\n%s" % (name, traceback.format_exc()), flush=True)
+        else:
+            passed += 1
+            print("PASS %s" % name, flush=True)
+    print("%d passed, %d failed, %d skipped" % (passed, failed, skipped), flush=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
