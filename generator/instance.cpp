@@ -132,8 +132,9 @@ KernelSource render(const InstanceKey& key) {
   d["single_tile"] = key.single_tile;
   d["cluster"] = key.cluster_size;
   // Shared memory for cross-warp row reductions: one float per warp and row
-  // (three for Welford statistics in the tiled forward).
-  const int per_warp = (t.kernel == Kernel::fwd && !key.single_tile) ? 3 : 1;
+  // (two for the backward's pair of sums, three for Welford statistics in the
+  // tiled forward).
+  const int per_warp = t.kernel == Kernel::bwd_dx ? 2 : (t.kernel == Kernel::fwd && !key.single_tile) ? 3 : 1;
   d["scratch_floats"] = per_warp * key.rows_per_cta * (tpr / 32 > 0 ? tpr / 32 : 1);
   out.source = environment().render(template_name(t.kernel), d);
   out.hash = fnv1a(out.source, templates_hash());

@@ -87,33 +87,29 @@ std::vector<Config> search_space(const SpaceQuery& q) {
 Config default_config(const SpaceQuery& q) {
   if (q.n < 1) throw Error("lntune: default config needs N >= 1, got " + std::to_string(q.n));
   if (q.kernel == Kernel::bwd_dwdb) return Config{64, 8, 1, 0};
-  auto max_items = [&](int w) { return max_items_per_thread(q.kernel, w); };
-  std::int64_t block = next_pow2(q.n);
-  int warps = static_cast<int>(std::min<std::int64_t>(std::max<std::int64_t>(block / 256, 1), 8));
-  while (block / (32 * warps) > max_items(warps) && warps < 16) warps *= 2;
-  int cluster = 1;
-  if (block / (32 * warps) > max_items(warps) && q.cc >= 90) {
-    // Split the row over a cluster of 512-thread CTAs, the fewest that fit.
-    for (int c : {2, 4, 8}) {
-      const std::int64_t b = next_pow2((q.n + c - 1) / c);
-      if (b / 512 <= max_items(16)) {
-        block = b;
-        cluster = c;
-        break;
-      }
-    }
+  const bool bwd = q.kernel == Kernel::bwd_dx;
+  // Each thread holds `items` elements of a row: 16 forward (8 backward, which
+  // keeps three arrays per element), in 1024-thread CTAs for the backward and
+  // CTAs of at least 64 threads for the forward; short rows share a CTA.
+  const int items = bwd ? 8 : 16;
+  const std::int64_t single = next_pow2(q.n);
+  const std::int64_t tpr_needed = std::max<std::int64_t>(1, single / items);
+  Config c{static_cast<int>(single), 1, 1, 0};
+  if (tpr_needed <= 1024) {
+    const std::int64_t threads = bwd ? 1024 : std::max<std::int64_t>(64, tpr_needed);
+    c.num_warps = static_cast<int>(threads / 32);
+    c.rows_per_cta = static_cast<int>(std::max<std::int64_t>(1, threads / tpr_needed));
+  } else if (q.cc >= 90 && single / 1024 / items <= 8) {
+    // Longer rows: split over a cluster of 1024-thread CTAs.
+    c.num_warps = 32;
+    c.block_size = 1024 * items;
+    c.cluster_size = static_cast<int>(single / c.block_size);
+  } else {
+    c.num_warps = 32;
+    c.block_size = 32 * 32 * 8;  // tiles of 8 elements per thread
   }
-  if (block / (32 * warps) > max_items(warps)) {
-    warps = 32;
-    if (block / (32 * warps) > max_items(warps)) block = 32 * warps * 8;  // tile: 8 items per thread
-  }
-  // Tiny rows: a thread per element at most.
-  while (warps > 1 && 32 * warps > block) warps /= 2;
-  Config c{static_cast<int>(block), warps, 1, 0};
-  c.cluster_size = cluster;
-  if (32 * warps > block) c.rows_per_cta = static_cast<int>(32 * warps / block);
-  if (q.kernel == Kernel::bwd_dx)
-    c.group_size_m = clip_groups(q, c.rows_per_cta, 2 * static_cast<std::int64_t>(q.sm_count) / cluster);
+  if (bwd)  // one resident wave: a 1024-thread CTA fills an SM's registers
+    c.group_size_m = clip_groups(q, c.rows_per_cta, std::max<std::int64_t>(1, q.sm_count / c.cluster_size));
   return c;
 }
 

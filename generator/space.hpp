@@ -36,13 +36,13 @@ struct SpaceQuery {
 
 std::vector<Config> search_space(const SpaceQuery& q);
 
-// The Triton tutorial's heuristic, kept valid for lntune's kernels:
-//   block_size = next_pow2(N) (capped so a thread holds at most max_items; a
-//   longer row is tiled), num_warps = min(max(block_size / 256, 1), 8) raised
-//   until items fit; a row that would need more than 16 warps is split over
-//   a cluster (sm_90+) of 512-thread CTAs, else tiled;
-//   bwd_dx group_size_m = min(row groups, 2 * sm_count / cluster_size);
-//   bwd_dwdb: 64 columns per CTA, 8 warps.
+// The default config for untuned shapes. It began as the Triton tutorial's
+// heuristic (block_size = next_pow2(N), num_warps = min(max(block_size/256,
+// 1), 8)) and was refit to sweeps of the whole space on an H100
+// (bench/kernel_sweep.cpp): a thread holds 16 elements of a row (backward: 8,
+// in 1024-thread CTAs), short rows share a CTA, rows longer than one CTA holds
+// are split over a cluster (sm_90+), else tiled; bwd_dx runs one wave of
+// persistent CTAs; bwd_dwdb: 64 columns per CTA, 8 warps.
 Config default_config(const SpaceQuery& q);
 
 std::int64_t next_pow2(std::int64_t v);

@@ -108,6 +108,35 @@ __device__ __forceinline__ float row_sum(float v, float* scratch) {
   }
 }
 
+// Two sums at once (one barrier round instead of two); `scratch` holds
+// 2 * ROWS * (THREADS_PER_ROW / 32) floats.
+template <int THREADS_PER_ROW, int ROWS>
+__device__ __forceinline__ void row_sum2(float& a, float& b, float* scratch) {
+  if constexpr (THREADS_PER_ROW <= 32) {
+    a = segment_sum<THREADS_PER_ROW>(a);
+    b = segment_sum<THREADS_PER_ROW>(b);
+  } else {
+    constexpr int kWarps = THREADS_PER_ROW / 32;
+    const int slot = static_cast<int>(threadIdx.x) / THREADS_PER_ROW;
+    const int warp = (static_cast<int>(threadIdx.x) % THREADS_PER_ROW) / 32;
+    a = segment_sum<32>(a);
+    b = segment_sum<32>(b);
+    float* s = scratch + 2 * slot * kWarps;
+    if ((threadIdx.x & 31) == 0) {
+      s[warp] = a;
+      s[kWarps + warp] = b;
+    }
+    __syncthreads();
+    a = b = 0.f;
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w) {
+      a += s[w];
+      b += s[kWarps + w];
+    }
+    __syncthreads();
+  }
+}
+
 // Running statistics of a set of values (count, mean, sum of squared
 // deviations), merged with Chan et al.'s formula. Numerically stable for rows
 // whose mean is large compared to their spread.
@@ -250,6 +279,26 @@ __device__ __forceinline__ float cluster_sum(float v, float* slots) {
 #pragma unroll
   for (int r = 0; r < CLUSTER; ++r) s += load_remote(slots, static_cast<unsigned>(r));
   return s;
+}
+
+// Merges per-CTA statistics (identical in every thread of a CTA) over the
+// cluster, in rank order: one exchange for the row's mean and variance.
+// `slots` holds 3 floats; same lifetime rules as cluster_sum.
+template <int CLUSTER>
+__device__ __forceinline__ Welford cluster_welford(Welford w, float* slots) {
+  if (threadIdx.x == 0) {
+    slots[0] = w.n;
+    slots[1] = w.mean;
+    slots[2] = w.m2;
+  }
+  cluster_barrier();
+  Welford r{0.f, 0.f, 0.f};
+#pragma unroll
+  for (int c = 0; c < CLUSTER; ++c) {
+    const unsigned rank = static_cast<unsigned>(c);
+    r = welford_merge(r, Welford{load_remote(slots, rank), load_remote(slots + 1, rank), load_remote(slots + 2, rank)});
+  }
+  return r;
 }
 
 template <int CLUSTER>
