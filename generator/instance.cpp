@@ -24,9 +24,9 @@ const char* device_type(DType d) {
   return "?";
 }
 
-const char* template_name(Kernel k) {
+const char* template_name(Kernel k, int cluster) {
   switch (k) {
-    case Kernel::fwd: return "fwd.cu.j2";
+    case Kernel::fwd: return cluster > 1 ? "fwd_cluster.cu.j2" : "fwd.cu.j2";
     case Kernel::bwd_dx: return "bwd_dx.cu.j2";
     case Kernel::bwd_dwdb: return "bwd_dwdb.cu.j2";
   }
@@ -136,7 +136,7 @@ KernelSource render(const InstanceKey& key) {
   // tiled forward).
   const int per_warp = t.kernel == Kernel::bwd_dx ? 2 : (t.kernel == Kernel::fwd && !key.single_tile) ? 3 : 1;
   d["scratch_floats"] = per_warp * key.rows_per_cta * (tpr / 32 > 0 ? tpr / 32 : 1);
-  out.source = environment().render(template_name(t.kernel), d);
+  out.source = environment().render(template_name(t.kernel, key.cluster_size), d);
   out.hash = fnv1a(out.source, templates_hash());
   return out;
 }

@@ -17,13 +17,16 @@ int clip_groups(const SpaceQuery& q, int rows_per_cta, std::int64_t g) {
   return static_cast<int>(std::max<std::int64_t>(1, std::min(g, row_groups(q, rows_per_cta))));
 }
 
+// Persistent kernels (bwd_dx; fwd over clusters) take a grid size too.
 void add_group_sizes(const SpaceQuery& q, Config c, std::vector<Config>& out) {
-  if (q.kernel != Kernel::bwd_dx) {
+  const bool persistent = q.kernel == Kernel::bwd_dx || c.cluster_size > 1;
+  if (!persistent) {
     out.push_back(c);
     return;
   }
   int last = -1;
   for (int mult : {1, 2, 4, 8}) {
+    if (q.kernel == Kernel::fwd && mult > 4) break;
     const std::int64_t ctas = static_cast<std::int64_t>(mult) * q.sm_count;
     c.group_size_m = clip_groups(q, c.rows_per_cta, std::max<std::int64_t>(1, ctas / c.cluster_size));
     if (c.group_size_m != last) out.push_back(c);
@@ -95,18 +98,18 @@ Config default_config(const SpaceQuery& q) {
   const std::int64_t single = next_pow2(q.n);
   const std::int64_t tpr_needed = std::max<std::int64_t>(1, single / items);
   Config c{static_cast<int>(single), 1, 1, 0};
-  if (tpr_needed <= 1024) {
+  if (tpr_needed <= (bwd ? 1024 : 512)) {
     const std::int64_t threads = bwd ? 1024 : std::max<std::int64_t>(64, tpr_needed);
     c.num_warps = static_cast<int>(threads / 32);
     c.rows_per_cta = static_cast<int>(std::max<std::int64_t>(1, threads / tpr_needed));
-  } else if (q.cc >= 90 && single / 1024 / items <= 8) {
+  } else if (bwd && q.cc >= 90 && single / 1024 / items <= 8) {
     // Longer rows: split over a cluster of 1024-thread CTAs.
     c.num_warps = 32;
     c.block_size = 1024 * items;
     c.cluster_size = static_cast<int>(single / c.block_size);
   } else {
-    c.num_warps = 32;
-    c.block_size = 32 * 32 * 8;  // tiles of 8 elements per thread
+    c.num_warps = bwd ? 32 : 16;
+    c.block_size = 8192;  // tiles of 8192 columns (16 or 8 elements per thread)
   }
   if (bwd)  // one resident wave: a 1024-thread CTA fills an SM's registers
     c.group_size_m = clip_groups(q, c.rows_per_cta, std::max<std::int64_t>(1, q.sm_count / c.cluster_size));

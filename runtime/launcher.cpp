@@ -226,7 +226,10 @@ std::size_t workspace_bytes(const BwdProblem& p, const Config& c) {
 
 void launch_forward(const LoadedKernel& k, const Config& c, const ForwardArgs& a, const FwdProblem& p) {
   FwdParams params{a.x, a.weight, a.bias, a.y, a.mean, a.rstd, p.M, p.N, p.x_stride, p.y_stride, a.eps};
-  const std::int64_t ctas = (p.M + c.rows_per_cta - 1) / c.rows_per_cta * c.cluster_size;
+  // Clusters are persistent: group_size_m of them walk the rows.
+  const std::int64_t ctas = c.cluster_size > 1
+                                ? std::max<std::int64_t>(1, std::min<std::int64_t>(c.group_size_m, p.M)) * c.cluster_size
+                                : (p.M + c.rows_per_cta - 1) / c.rows_per_cta;
   launch(k, grid_size(ctas, "forward"), static_cast<unsigned>(c.threads()), static_cast<CUstream>(a.stream), &params);
 }
 
