@@ -857,7 +857,8 @@ TEST(Damaged, NewerSchema) {
   TempDir tmp;
   const std::string path = tmp / "new.db";
   build_valid_file(path);
-  raw_exec(path, "PRAGMA user_version = 3; ALTER TABLE tuned ADD COLUMN future TEXT;");
+  raw_exec(path, "PRAGMA user_version = " + std::to_string(Database::kCurrentSchemaVersion + 1) +
+                     "; ALTER TABLE tuned ADD COLUMN future TEXT;");
   expect_refused_untouched(path, "newer than this build", kSqliteCantOpen);
 }
 
