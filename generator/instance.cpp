@@ -131,6 +131,7 @@ KernelSource render(const InstanceKey& key) {
   d["vecs_per_thread"] = key.block_size / (tpr * key.vec > 0 ? tpr * key.vec : 1);
   d["single_tile"] = key.single_tile;
   d["cluster"] = key.cluster_size;
+  d["fused_xhat"] = t.x_dtype != DType::f32;
   // Shared memory for cross-warp row reductions: one float per warp and row
   // (two for the backward's pair of sums, three for Welford statistics in the
   // tiled forward).

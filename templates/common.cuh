@@ -51,14 +51,40 @@ constexpr int piece() {
   return static_cast<int>(sizeof(T)) * VEC > 16 ? 16 / static_cast<int>(sizeof(T)) : VEC;
 }
 
+template <class T> struct is_bf16 { static constexpr bool value = false; };
+template <> struct is_bf16<bf16_t> { static constexpr bool value = true; };
+
+// Two 16-bit values packed in a 32-bit word, converted with one instruction.
+template <class T> __device__ __forceinline__ unsigned pack2(float lo, float hi);
+template <> __device__ __forceinline__ unsigned pack2<half_t>(float lo, float hi) {
+  unsigned r;
+  asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+  return r;
+}
+template <> __device__ __forceinline__ unsigned pack2<bf16_t>(float lo, float hi) {
+  unsigned r;
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+  return r;
+}
+
 template <int VEC, class T>
 __device__ __forceinline__ void load(const T* src, float (&dst)[VEC]) {
   constexpr int kPiece = piece<T, VEC>();
 #pragma unroll
   for (int k = 0; k < VEC; k += kPiece) {
-    const Pack<T, kPiece> p = *reinterpret_cast<const Pack<T, kPiece>*>(src + k);
+    if constexpr (is_bf16<T>::value && kPiece % 2 == 0) {
+      // bf16 -> fp32 is a shift: one instruction per element, none to unpack.
+      const Pack<unsigned, kPiece / 2> p = *reinterpret_cast<const Pack<unsigned, kPiece / 2>*>(src + k);
 #pragma unroll
-    for (int q = 0; q < kPiece; ++q) dst[k + q] = to_float(p.v[q]);
+      for (int q = 0; q < kPiece / 2; ++q) {
+        dst[k + 2 * q] = __uint_as_float(p.v[q] << 16);
+        dst[k + 2 * q + 1] = __uint_as_float(p.v[q] & 0xffff0000u);
+      }
+    } else {
+      const Pack<T, kPiece> p = *reinterpret_cast<const Pack<T, kPiece>*>(src + k);
+#pragma unroll
+      for (int q = 0; q < kPiece; ++q) dst[k + q] = to_float(p.v[q]);
+    }
   }
 }
 
@@ -67,10 +93,18 @@ __device__ __forceinline__ void store(T* dst, const float (&src)[VEC]) {
   constexpr int kPiece = piece<T, VEC>();
 #pragma unroll
   for (int k = 0; k < VEC; k += kPiece) {
-    Pack<T, kPiece> p;
+    if constexpr (sizeof(T) == 2 && kPiece % 2 == 0) {
+      // Two conversions per instruction.
+      Pack<unsigned, kPiece / 2> p;
 #pragma unroll
-    for (int q = 0; q < kPiece; ++q) p.v[q] = from_float<T>(src[k + q]);
-    *reinterpret_cast<Pack<T, kPiece>*>(dst + k) = p;
+      for (int q = 0; q < kPiece / 2; ++q) p.v[q] = pack2<T>(src[k + 2 * q], src[k + 2 * q + 1]);
+      *reinterpret_cast<Pack<unsigned, kPiece / 2>*>(dst + k) = p;
+    } else {
+      Pack<T, kPiece> p;
+#pragma unroll
+      for (int q = 0; q < kPiece; ++q) p.v[q] = from_float<T>(src[k + q]);
+      *reinterpret_cast<Pack<T, kPiece>*>(dst + k) = p;
+    }
   }
 }
 
