@@ -108,6 +108,11 @@ __device__ __forceinline__ void store(T* dst, const float (&src)[VEC]) {
   }
 }
 
+// Asks L2 to fetch the line holding `p` (no registers, no wait).
+__device__ __forceinline__ void prefetch_l2(const void* p) {
+  asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
+}
+
 // Sum over the WIDTH lanes of each aligned WIDTH-lane segment of a warp.
 // Butterfly (xor) order: every lane computes the same additions in an order
 // that differs only by commutation, so all lanes hold bitwise the same sum.
