@@ -91,28 +91,31 @@ Config default_config(const SpaceQuery& q) {
   if (q.n < 1) throw Error("lntune: default config needs N >= 1, got " + std::to_string(q.n));
   if (q.kernel == Kernel::bwd_dwdb) return Config{64, 8, 1, 0};
   const bool bwd = q.kernel == Kernel::bwd_dx;
-  // Each thread holds `items` elements of a row: 16 forward (8 backward, which
-  // keeps three arrays per element), in 1024-thread CTAs for the backward and
-  // CTAs of at least 64 threads for the forward; short rows share a CTA.
-  const int items = bwd ? 8 : 16;
+  // A thread holds 16 elements of a row, in CTAs of at least 64 threads
+  // (short rows share a CTA); rows needing more than 512 threads are split
+  // over a cluster (sm_90+; the backward, where it measured faster) or tiled.
+  constexpr int kItems = 16;
   const std::int64_t single = next_pow2(q.n);
-  const std::int64_t tpr_needed = std::max<std::int64_t>(1, single / items);
+  const std::int64_t tpr_needed = std::max<std::int64_t>(1, single / kItems);
   Config c{static_cast<int>(single), 1, 1, 0};
-  if (tpr_needed <= (bwd ? 1024 : 512)) {
-    const std::int64_t threads = bwd ? 1024 : std::max<std::int64_t>(64, tpr_needed);
+  if (tpr_needed <= 512) {
+    const std::int64_t threads = std::max<std::int64_t>(64, tpr_needed);
     c.num_warps = static_cast<int>(threads / 32);
-    c.rows_per_cta = static_cast<int>(std::max<std::int64_t>(1, threads / tpr_needed));
-  } else if (bwd && q.cc >= 90 && single / 1024 / items <= 8) {
-    // Longer rows: split over a cluster of 1024-thread CTAs.
-    c.num_warps = 32;
-    c.block_size = 1024 * items;
+    c.rows_per_cta = static_cast<int>(threads / tpr_needed);
+  } else if (!bwd && single / 512 <= max_items_per_thread(q.kernel, 16)) {
+    c.num_warps = 16;  // the forward holds up to 32 elements per thread in 512 threads
+  } else if (bwd && q.cc >= 90 && single / (512 * kItems) <= 8) {
+    c.num_warps = 16;
+    c.block_size = 512 * kItems;
     c.cluster_size = static_cast<int>(single / c.block_size);
   } else {
     c.num_warps = bwd ? 32 : 16;
     c.block_size = 8192;  // tiles of 8192 columns (16 or 8 elements per thread)
   }
-  if (bwd)  // one resident wave: a 1024-thread CTA fills an SM's registers
-    c.group_size_m = clip_groups(q, c.rows_per_cta, std::max<std::int64_t>(1, q.sm_count / c.cluster_size));
+  if (bwd) {  // persistent: about 512 threads' worth of CTAs per SM (clusters: one per SM, as measured)
+    const std::int64_t per_sm = std::min<std::int64_t>(8, std::max<std::int64_t>(1, 512 / c.threads()));
+    c.group_size_m = clip_groups(q, c.rows_per_cta, c.cluster_size > 1 ? q.sm_count : q.sm_count * per_sm);
+  }
   return c;
 }
 

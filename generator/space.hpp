@@ -39,10 +39,11 @@ std::vector<Config> search_space(const SpaceQuery& q);
 // The default config for untuned shapes. It began as the Triton tutorial's
 // heuristic (block_size = next_pow2(N), num_warps = min(max(block_size/256,
 // 1), 8)) and was refit to sweeps of the whole space on an H100
-// (bench/kernel_sweep.cpp): a thread holds 16 elements of a row (backward: 8,
-// in 1024-thread CTAs), short rows share a CTA, rows longer than one CTA holds
-// are split over a cluster (sm_90+), else tiled; bwd_dx runs one wave of
-// persistent CTAs; bwd_dwdb: 64 columns per CTA, 8 warps.
+// (bench/kernel_sweep.cpp): a thread holds 16 elements of a row, CTAs have at
+// least 64 threads (short rows share one), rows needing more than 512
+// threads are split over a cluster (backward, sm_90+) or tiled; bwd_dx runs
+// about 512 threads' worth of persistent CTAs per SM; bwd_dwdb: 64 columns per
+// CTA, 8 warps.
 Config default_config(const SpaceQuery& q);
 
 std::int64_t next_pow2(std::int64_t v);
