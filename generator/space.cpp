@@ -89,7 +89,8 @@ std::vector<Config> search_space(const SpaceQuery& q) {
 
 Config default_config(const SpaceQuery& q) {
   if (q.n < 1) throw Error("lntune: default config needs N >= 1, got " + std::to_string(q.n));
-  if (q.kernel == Kernel::bwd_dwdb) return Config{64, 8, 1, 0};
+  // bwd_dwdb: 32 columns per CTA, 16 threads summing each column's partials.
+  if (q.kernel == Kernel::bwd_dwdb) return Config{32, 16, 1, 0};
   const bool bwd = q.kernel == Kernel::bwd_dx;
   // A thread holds 16 elements of a row, in CTAs of at least 64 threads
   // (short rows share a CTA); rows needing more than 512 threads are split
@@ -112,9 +113,14 @@ Config default_config(const SpaceQuery& q) {
     c.num_warps = bwd ? 32 : 16;
     c.block_size = 8192;  // tiles of 8192 columns (16 or 8 elements per thread)
   }
-  if (bwd) {  // persistent: about 512 threads' worth of CTAs per SM (clusters: one per SM, as measured)
+  if (bwd) {
+    // Persistent: about 512 threads' worth of CTAs per SM (clusters: one per
+    // SM, as measured), but at least 8 row groups per CTA, so that the fp32
+    // partial rows stay a small part of the traffic when M is small.
     const std::int64_t per_sm = std::min<std::int64_t>(8, std::max<std::int64_t>(1, 512 / c.threads()));
-    c.group_size_m = clip_groups(q, c.rows_per_cta, c.cluster_size > 1 ? q.sm_count : q.sm_count * per_sm);
+    const std::int64_t wanted = c.cluster_size > 1 ? q.sm_count : q.sm_count * per_sm;
+    const std::int64_t groups = (q.m + c.rows_per_cta - 1) / c.rows_per_cta;
+    c.group_size_m = clip_groups(q, c.rows_per_cta, std::min(wanted, std::max<std::int64_t>(1, groups / 8)));
   }
   return c;
 }

@@ -42,8 +42,8 @@ std::vector<Config> search_space(const SpaceQuery& q);
 // (bench/kernel_sweep.cpp): a thread holds 16 elements of a row, CTAs have at
 // least 64 threads (short rows share one), rows needing more than 512
 // threads are split over a cluster (backward, sm_90+) or tiled; bwd_dx runs
-// about 512 threads' worth of persistent CTAs per SM; bwd_dwdb: 64 columns per
-// CTA, 8 warps.
+// about 512 threads' worth of persistent CTAs per SM, but at least 8 row
+// groups per CTA; bwd_dwdb: 32 columns per CTA, 16 warps.
 Config default_config(const SpaceQuery& q);
 
 std::int64_t next_pow2(std::int64_t v);

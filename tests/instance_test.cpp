@@ -1,0 +1,104 @@
+// Kernel instances: validation rules (pinned messages), rendering (readable,
+// fully substituted, deterministic), naming and hashing.
+#include <gtest/gtest.h>
+
+#include <regex>
+#include <unordered_set>
+
+#include "generator/instance.hpp"
+#include "generator/space.hpp"
+
+namespace lntune::gen {
+namespace {
+
+Traits traits(Kernel k, DType x = DType::bf16, DType w = DType::bf16, bool weight = true, bool bias = true) {
+  return Traits{k, x, w, weight, bias};
+}
+
+void expect_invalid(const Traits& t, const Config& c, std::int64_t n, int vec, const std::string& message) {
+  try {
+    make_instance(t, c, n, vec);
+    FAIL() << "expected an error: " << message;
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
+  }
+}
+
+TEST(Instance, ValidationMessages) {
+  const Traits f = traits(Kernel::fwd);
+  expect_invalid(f, Config{1000, 4, 1, 0}, 1000, 8, "block_size must be a power of two");
+  expect_invalid(f, Config{1024, 3, 1, 0}, 1000, 8, "num_warps must be a power of two in [1, 32]");
+  expect_invalid(f, Config{1024, 64, 1, 0}, 1000, 8, "num_warps must be a power of two in [1, 32]");
+  expect_invalid(f, Config{4096, 1, 1, 0}, 4096, 8, "exceeds 32 elements per thread (registers)");
+  expect_invalid(f, Config{64, 4, 1, 0}, 64, 1, "block_size must be at least threads_per_row * vec");
+  expect_invalid(f, Config{1024, 4, 2, 0}, 4096, 8, "rows_per_cta > 1 needs a row that fits one tile");
+  Config cl{8192, 16, 1, 0};
+  cl.cluster_size = 3;
+  expect_invalid(f, cl, 20000, 8, "cluster_size must be 1, 2, 4 or 8");
+  cl.cluster_size = 2;
+  expect_invalid(f, cl, 20000, 8, "cluster_size > 1 needs rows_per_cta = 1 and N <= block_size * cluster_size");
+  const Traits r = traits(Kernel::bwd_dwdb, DType::f32, DType::f32, false, false);
+  expect_invalid(r, Config{32, 1, 1, 0}, 100, 1, "bwd_dwdb needs a weight or a bias");
+  expect_invalid(traits(Kernel::bwd_dwdb), Config{64, 1, 1, 0}, 100, 1, "bwd_dwdb needs 32 <= block_size <= 32 * num_warps");
+}
+
+TEST(Instance, VecIsLoweredToFitTheTile) {
+  const auto k = make_instance(traits(Kernel::fwd), Config{64, 1, 1, 0}, 64, 8);
+  EXPECT_EQ(k.vec, 2);  // 32 threads * 2 = 64
+  EXPECT_TRUE(k.single_tile);
+  const auto t = make_instance(traits(Kernel::fwd), Config{1024, 4, 1, 0}, 5000, 8);
+  EXPECT_FALSE(t.single_tile);
+}
+
+TEST(Instance, CanonicalTraitsShareAnInstance) {
+  const auto a = make_instance(traits(Kernel::fwd, DType::f16, DType::f32, false, false), Config{1024, 4, 1, 0}, 1000, 8);
+  const auto b = make_instance(traits(Kernel::fwd, DType::f16, DType::f16, false, false), Config{1024, 4, 1, 0}, 1000, 8);
+  EXPECT_EQ(a, b);
+  EXPECT_EQ(std::hash<InstanceKey>{}(a), std::hash<InstanceKey>{}(b));
+  EXPECT_EQ(a.name(), "fwd_fp16_noaffine_b1024_w4_r1_v8_s");
+}
+
+// Rendered sources are readable: no leftover template syntax, no runs of
+// blank lines, no trailing whitespace, and the config appears as constants.
+TEST(Instance, RenderedSourceIsCleanCuda) {
+  std::unordered_set<std::string> names;
+  for (Kernel kernel : {Kernel::fwd, Kernel::bwd_dx, Kernel::bwd_dwdb})
+    for (std::int64_t n : {100, 4096, 20000, 65536})
+      for (bool weight : {true, false})
+        for (bool bias : {true, false}) {
+          if (kernel == Kernel::bwd_dwdb && !weight && !bias) continue;
+          const Traits t = traits(kernel, DType::bf16, DType::f32, weight, bias);
+          for (const Config& c : search_space({kernel, DType::bf16, n, 4096, 132, 90})) {
+            const KernelSource s = render(make_instance(t, c, n, 8));
+            SCOPED_TRACE(s.kernel_name);
+            EXPECT_EQ(s.source.find("{{"), std::string::npos);
+            EXPECT_EQ(s.source.find("{%"), std::string::npos);
+            EXPECT_EQ(s.source.find("\n\n\n"), std::string::npos);
+            EXPECT_FALSE(std::regex_search(s.source, std::regex("[ \t]\n")));
+            EXPECT_NE(s.source.find("extern \"C\" __global__"), std::string::npos);
+            EXPECT_NE(s.source.find(s.kernel_name + "("), std::string::npos);
+            EXPECT_NE(s.source.find("#include \"lntune/common.cuh\""), std::string::npos);
+            if (kernel != Kernel::bwd_dwdb) {
+              EXPECT_NE(s.source.find("kThreads = " + std::to_string(c.threads()) + ";"), std::string::npos);
+              EXPECT_EQ(s.source.find("p.weight") != std::string::npos, weight)
+                  << "a kernel without weight does not mention it";
+            }
+            names.insert(s.kernel_name);
+          }
+        }
+  EXPECT_GT(names.size(), 100u);
+}
+
+TEST(Instance, RenderingIsDeterministicAndHashed) {
+  const auto key = make_instance(traits(Kernel::bwd_dx), default_config({Kernel::bwd_dx, DType::bf16, 4096}), 4096, 8);
+  const KernelSource a = render(key), b = render(key);
+  EXPECT_EQ(a.source, b.source);
+  EXPECT_EQ(a.hash, b.hash);
+  EXPECT_EQ(hex(a.hash).size(), 16u);
+  const auto other = make_instance(traits(Kernel::bwd_dx, DType::f16), default_config({Kernel::bwd_dx, DType::f16, 4096}), 4096, 8);
+  EXPECT_NE(render(other).hash, a.hash);
+  EXPECT_NE(templates_hash(), 0u);
+}
+
+}  // namespace
+}  // namespace lntune::gen

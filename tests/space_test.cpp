@@ -1,0 +1,100 @@
+// The search space and the default heuristic: every config they produce is a
+// valid instance, the rules they document hold, and clusters appear only
+// where the hardware has them.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+
+#include "generator/instance.hpp"
+#include "generator/space.hpp"
+
+namespace lntune::gen {
+namespace {
+
+const std::int64_t kNs[] = {1, 2, 7, 64, 100, 127, 256, 1000, 1024, 3000, 4096, 5120, 8192, 12288,
+                            16384, 40001, 65536, 262144, 1048576};
+
+TEST(Space, EveryConfigIsAValidInstance) {
+  for (Kernel k : {Kernel::fwd, Kernel::bwd_dx, Kernel::bwd_dwdb})
+    for (DType d : {DType::f32, DType::f16, DType::bf16})
+      for (std::int64_t n : kNs)
+        for (int cc : {80, 90}) {
+          const SpaceQuery q{k, d, n, 4096, 132, cc};
+          const auto space = search_space(q);
+          ASSERT_FALSE(space.empty()) << to_string(k) << " N=" << n;
+          const Traits t{k, d, d, true, true};
+          for (const Config& c : space) {
+            SCOPED_TRACE(std::string(to_string(k)) + " N=" + std::to_string(n) + " " + to_string(c));
+            EXPECT_NO_THROW(make_instance(t, c, n, max_vec(d)));
+            EXPECT_NO_THROW(make_instance(t, c, n, 1));
+            if (cc < 90) {
+              EXPECT_EQ(c.cluster_size, 1);
+            }
+            if (k == Kernel::bwd_dx) {
+              EXPECT_GE(c.group_size_m, 1);
+            }
+          }
+          EXPECT_NO_THROW(make_instance(t, default_config(q), n, max_vec(d))) << "default, N=" << n;
+        }
+}
+
+TEST(Space, NoDuplicates) {
+  const auto space = search_space({Kernel::bwd_dx, DType::bf16, 4096, 65536, 132, 90});
+  std::set<std::string> seen;
+  for (const Config& c : space) EXPECT_TRUE(seen.insert(to_string(c)).second) << to_string(c);
+}
+
+TEST(Space, GroupSizesClippedToRowGroups) {
+  for (const Config& c : search_space({Kernel::bwd_dx, DType::f16, 1024, 3, 132, 90})) {
+    const std::int64_t groups = (3 + c.rows_per_cta - 1) / c.rows_per_cta;
+    EXPECT_LE(c.group_size_m, groups) << to_string(c);
+  }
+}
+
+TEST(Space, ClustersForLongRowsOnSm90Only) {
+  auto has_cluster = [](const std::vector<Config>& v) {
+    return std::any_of(v.begin(), v.end(), [](const Config& c) { return c.cluster_size > 1; });
+  };
+  EXPECT_TRUE(has_cluster(search_space({Kernel::fwd, DType::bf16, 65536, 4096, 132, 90})));
+  EXPECT_FALSE(has_cluster(search_space({Kernel::fwd, DType::bf16, 65536, 4096, 132, 80})));
+  EXPECT_FALSE(has_cluster(search_space({Kernel::fwd, DType::bf16, 1024, 4096, 132, 90})));
+}
+
+TEST(Default, ShortRowsShareACtaAndFitRegisters) {
+  const Config c = default_config({Kernel::fwd, DType::bf16, 256, 4096, 132, 90});
+  EXPECT_EQ(c.block_size, 256);
+  EXPECT_GT(c.rows_per_cta, 1);
+  EXPECT_LE(c.block_size / c.threads_per_row(), max_items_per_thread(Kernel::fwd, c.num_warps));
+}
+
+TEST(Default, LongRowsAreTiledOrClustered) {
+  const Config f = default_config({Kernel::fwd, DType::bf16, 262144, 1024, 132, 90});
+  EXPECT_LT(f.block_size, 262144);
+  EXPECT_EQ(f.cluster_size, 1);
+  const Config b = default_config({Kernel::bwd_dx, DType::bf16, 65536, 4096, 132, 90});
+  EXPECT_GT(b.cluster_size, 1);
+  const Config b80 = default_config({Kernel::bwd_dx, DType::bf16, 65536, 4096, 132, 80});
+  EXPECT_EQ(b80.cluster_size, 1);
+}
+
+TEST(Default, PartialRowsStayFewWhenMIsSmall) {
+  const Config c = default_config({Kernel::bwd_dx, DType::f16, 1024, 4096, 132, 90});
+  const std::int64_t groups = 4096 / c.rows_per_cta;
+  EXPECT_LE(c.group_size_m, groups / 8);
+}
+
+TEST(Space, RejectsNonPositiveN) {
+  EXPECT_THROW(search_space({Kernel::fwd, DType::f32, 0, 1, 132, 90}), Error);
+  EXPECT_THROW(default_config({Kernel::fwd, DType::f32, -5, 1, 132, 90}), Error);
+}
+
+TEST(Space, DefaultGridCoversTheTutorialAndModelSizes) {
+  const auto g = default_n_grid();
+  for (std::int64_t n : {1024, 1536, 15872, 32768, 65536, 768, 5120, 12288, 14336})
+    EXPECT_NE(std::find(g.begin(), g.end(), n), g.end()) << n;
+  EXPECT_TRUE(std::is_sorted(g.begin(), g.end()));
+}
+
+}  // namespace
+}  // namespace lntune::gen
