@@ -1,0 +1,398 @@
+"""GPU tests of the PyTorch binding (lntune.torch). Skipped without torch or CUDA.
+
+    LNTUNE_LIBRARY=build/lib/liblntune.so PYTHONPATH=python python3 -m pytest -q tests/python/test_lntune_torch.py
+    python3 tests/python/test_lntune_torch.py   # the same through pytest.main; exits 77
+                                                # (skipped) without pytest, torch or a GPU
+
+Accuracy: every output and gradient is compared with torch.nn.functional.layer_norm
+computed in float64 on upcast copies of the same inputs. The error measure is
+    err = max |out - ref| / max(max |ref|, 1e-3)
+and it must be at most
+    max(TOL[dtype], 2 * the same error of PyTorch run in the input's dtype),
+with TOL = 1e-5 (fp32), 2e-3 (fp16: about two units in the last place of the
+largest value), 1.6e-2 (bf16: likewise). The second term keeps the check fair
+where rounding the output itself dominates (e.g. large dW sums in bf16).
+Where the exact result is zero (N = 1: dx and dW vanish) an absolute error up
+to ATOL (1e-5, 1e-4, 1e-3) passes too: lntune rounds differently from PyTorch
+there, and rstd = 1/sqrt(eps) magnifies the last bit.
+"""
+
+import inspect
+import os
+import sys
+
+if __name__ == "__main__":
+    # As a script (ctest): exit 77 = skipped, with the reason, where this cannot run.
+    import importlib.util
+
+    _missing = [m for m in ("pytest", "torch") if importlib.util.find_spec(m) is None]
+    if _missing:
+        print("SKIPPED: %s not installed" % " and ".join(_missing))
+        sys.exit(77)
+    import torch
+
+    if not torch.cuda.is_available():
+        print("SKIPPED: no CUDA device: the lntune.torch tests need an NVIDIA GPU")
+        sys.exit(77)
+    import pytest
+
+    sys.exit(pytest.main([os.path.abspath(__file__), "-q", "-rs", "-p", "no:cacheprovider"] + sys.argv[1:]))
+
+import pytest  # noqa: E402
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "python"))
+
+torch = pytest.importorskip("torch", reason="PyTorch is not installed")
+if not torch.cuda.is_available():
+    pytest.skip("no CUDA device: the lntune.torch tests need an NVIDIA GPU", allow_module_level=True)
+
+import torch.nn.functional as F  # noqa: E402
+
+import lntune  # noqa: E402
+import lntune.torch as lt  # noqa: E402
+
+DEV = "cuda"
+TOL = {torch.float32: 1e-5, torch.float16: 2e-3, torch.bfloat16: 1.6e-2}
+ATOL = {torch.float32: 1e-5, torch.float16: 1e-4, torch.bfloat16: 1e-3}
+DTYPES = [torch.float32, torch.float16, torch.bfloat16]
+DTYPE_IDS = ["fp32", "fp16", "bf16"]
+
+
+# ------------------------------------------------------------------ helpers
+
+
+def _abs_err(out, ref):
+    return (out.double() - ref).abs().max().item() if ref.numel() else 0.0
+
+
+def _err(out, ref):
+    return _abs_err(out, ref) / max(ref.abs().max().item(), 1e-3) if ref.numel() else 0.0
+
+
+def _inputs(x_shape, shape, dtype, w_dtype=None, affine="wb", seed=0):
+    g = torch.Generator(device=DEV).manual_seed(seed)
+    w_dtype = w_dtype or dtype
+    x = (torch.randn(x_shape, device=DEV, generator=g) * 0.5 - 2.3).to(dtype)
+    dy = (torch.randn(x_shape, device=DEV, generator=g) * 0.1).to(dtype)
+    w = (torch.rand(shape, device=DEV, generator=g) + 0.5).to(w_dtype) if "w" in affine else None
+    b = torch.randn(shape, device=DEV, generator=g).to(w_dtype) if "b" in affine else None
+    return x, w, b, dy
+
+
+def _run(fn, x, shape, w, b, eps, dy, cast=None):
+    """fn on fresh leaves (aliases keeping the strides, or copies cast to
+    `cast`); returns (y, dx, dw, db)."""
+    def leaf(t):
+        if t is None:
+            return None
+        t = t.detach() if cast is None else t.detach().to(cast)
+        return t.requires_grad_()
+    xl, wl, bl = leaf(x), leaf(w), leaf(b)
+    y = fn(xl, shape, wl, bl, eps)
+    y.backward(dy if cast is None else dy.to(cast))
+    return y.detach(), xl.grad, None if wl is None else wl.grad, None if bl is None else bl.grad
+
+
+def _torch_same_dtype(x, shape, w, b, eps, dy):
+    try:
+        return _run(F.layer_norm, x, shape, w, b, eps, dy)
+    except RuntimeError:  # e.g. a mixed-dtype combination PyTorch does not take
+        return (None, None, None, None)
+
+
+def check_layer_norm(x, shape, w, b, eps=1e-5, dy=None, fn=lt.layer_norm):
+    dtype = x.dtype
+    if dy is None:
+        dy = torch.randn_like(x) * 0.1
+    got = _run(fn, x, shape, w, b, eps, dy)
+    ref = _run(F.layer_norm, x, shape, w, b, eps, dy, cast=torch.float64)
+    same = _torch_same_dtype(x, shape, w, b, eps, dy)
+    for name, g, r, t, src in zip(("y", "dx", "dw", "db"), got, ref, same, (x, x, w, b)):
+        if r is None:
+            assert g is None, name
+            continue
+        assert g is not None, "%s missing" % name
+        assert g.shape == src.shape, (name, g.shape, src.shape)
+        assert g.dtype == src.dtype, (name, g.dtype, src.dtype)
+        assert torch.isfinite(g).all(), "%s has non-finite values" % name
+        e = _err(g, r)
+        bound = TOL[dtype]
+        if t is not None:
+            bound = max(bound, 2 * _err(t, r))
+        assert e <= bound or _abs_err(g, r) <= ATOL[dtype], "%s: err %.3e > %.3e (dtype %s, x %s, normalized %s)" % (
+            name, e, bound, dtype, tuple(x.shape), shape)
+    return got
+
+
+# ------------------------------------------------------------------ forward + backward
+
+SHAPES = [
+    ((16, 1), (1,)),
+    ((33, 7), (7,)),
+    ((8, 1000), (1000,)),
+    ((4, 4097), (4097,)),
+    ((2, 3, 64), (64,)),  # 3-D input
+    ((3, 5, 6, 8), (6, 8)),  # two normalized dims
+    ((1024, 4096), (4096,)),
+    ((1, 8192), (8192,)),
+    ((96, 16384), (16384,)),
+]
+
+
+@pytest.mark.parametrize("affine", ["wb", "w", "b", "none"])
+@pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
+@pytest.mark.parametrize("x_shape,shape", SHAPES, ids=[str(s[0]) for s in SHAPES])
+def test_matches_float64_reference(x_shape, shape, dtype, affine):
+    x, w, b, dy = _inputs(x_shape, shape, dtype, affine=affine)
+    check_layer_norm(x, shape, w, b, dy=dy)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=["fp16", "bf16"])
+@pytest.mark.parametrize("affine", ["wb", "w", "b"])
+@pytest.mark.parametrize("N", [7, 1024, 4097])
+def test_fp32_weight_with_half_input(N, affine, dtype):
+    x, w, b, dy = _inputs((64, N), (N,), dtype, w_dtype=torch.float32, affine=affine)
+    check_layer_norm(x, (N,), w, b, dy=dy)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
+@pytest.mark.parametrize("M,N", [(4, 65536), (2, 262144)])
+def test_long_rows(M, N, dtype):
+    x, w, b, dy = _inputs((M, N), (N,), dtype)
+    check_layer_norm(x, (N,), w, b, dy=dy)
+
+
+@pytest.mark.parametrize("eps", [1e-6, 1e-5, 1e-2])
+def test_eps(eps):
+    x, w, b, dy = _inputs((32, 512), (512,), torch.float32)
+    check_layer_norm(x, (512,), w, b, eps=eps, dy=dy)
+
+
+def test_strided_rows_are_used_in_place():
+    big, w, b, dy = _inputs((64, 1536), (1536,), torch.float16)
+    x = big[:, 256:1280]  # row stride 1536, 1024 columns
+    assert not x.is_contiguous()
+    check_layer_norm(x, (1024,), w[:1024].contiguous(), b[:1024].contiguous(), dy=dy[:, :1024].contiguous())
+
+
+def test_non_contiguous_input_and_grad():
+    x, w, b, _ = _inputs((512, 256), (512,), torch.bfloat16, affine="")
+    x = x.t()  # (256, 512), column-major: copied to contiguous rows
+    w = torch.rand(512, device=DEV, dtype=torch.bfloat16) + 0.5
+    b = torch.randn(512, device=DEV, dtype=torch.bfloat16)
+    dy = (torch.randn(512, 256, device=DEV) * 0.1).to(torch.bfloat16).t()
+    check_layer_norm(x, (512,), w, b, dy=dy)
+
+
+def test_expanded_grad():
+    # y.sum().backward() hands the backward a stride-0 dy.
+    x, w, b, _ = _inputs((16, 300), (300,), torch.float32)
+    xl = x.clone().requires_grad_()
+    lt.layer_norm(xl, (300,), w, b).sum().backward()
+    xr = x.double().requires_grad_()
+    F.layer_norm(xr, (300,), w.double(), b.double()).sum().backward()
+    assert _err(xl.grad, xr.grad) <= 1e-5
+
+
+def test_zero_rows():
+    x = torch.empty((0, 64), device=DEV, requires_grad=True)
+    w = torch.rand(64, device=DEV, requires_grad=True)
+    b = torch.rand(64, device=DEV, requires_grad=True)
+    y = lt.layer_norm(x, (64,), w, b)
+    assert y.shape == (0, 64)
+    y.backward(torch.empty_like(y))
+    assert x.grad.shape == (0, 64)
+    assert torch.equal(w.grad, torch.zeros_like(w)) and torch.equal(b.grad, torch.zeros_like(b))
+
+
+def test_only_weight_grads():
+    x, w, b, dy = _inputs((128, 256), (256,), torch.float32)
+    w.requires_grad_()
+    y = lt.layer_norm(x, (256,), w, b)  # x and b need no grad
+    y.backward(dy)
+    wr = w.detach().double().requires_grad_()
+    F.layer_norm(x.double(), (256,), wr, b.double()).backward(dy.double())
+    assert _err(w.grad, wr.grad) <= 1e-5
+    assert b.grad is None and x.grad is None
+
+
+def test_inference_path_matches_autograd_path():
+    x, w, b, _ = _inputs((64, 2048), (2048,), torch.bfloat16)
+    with torch.no_grad():
+        y0 = lt.layer_norm(x, (2048,), w, b)
+    y1 = lt.layer_norm(x.clone().requires_grad_(), (2048,), w, b)
+    assert not y0.requires_grad and y1.requires_grad
+    ref = F.layer_norm(x.double(), (2048,), w.double(), b.double())
+    assert _err(y0, ref) <= TOL[torch.bfloat16] and _err(y1, ref) <= TOL[torch.bfloat16]
+
+
+# ------------------------------------------------------------------ streams, devices, graphs
+
+
+def test_runs_on_the_current_stream():
+    """On a side stream, x and dy are written after a long spin on that stream.
+    Had lntune launched on any other stream, it would read the zeros."""
+    if not hasattr(torch.cuda, "_sleep"):
+        pytest.skip("torch.cuda._sleep is not available")
+    M, N = 2048, 4096
+    src, w, b, dy_src = _inputs((M, N), (N,), torch.float32)
+    x = torch.zeros_like(src)
+    dy = torch.zeros_like(dy_src)
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        torch.cuda._sleep(200_000_000)
+        x.copy_(src)
+        x.requires_grad_()
+        y = lt.layer_norm(x, (N,), w, b)
+        torch.cuda._sleep(200_000_000)
+        dy.copy_(dy_src)
+        y.backward(dy)
+    torch.cuda.synchronize()
+    xr = src.double().requires_grad_()
+    yr = F.layer_norm(xr, (N,), w.double(), b.double())
+    yr.backward(dy_src.double())
+    assert _err(y.detach(), yr.detach()) <= 1e-5
+    assert _err(x.grad, xr.grad) <= 1e-5
+
+
+def test_second_device():
+    if torch.cuda.device_count() < 2:
+        pytest.skip("needs two CUDA devices")
+    assert torch.cuda.current_device() == 0
+    dev = torch.device("cuda", 1)
+    x = (torch.randn(64, 1024, device=dev) * 0.5 - 2.3).requires_grad_()
+    w = (torch.rand(1024, device=dev) + 0.5).requires_grad_()
+    b = torch.randn(1024, device=dev).requires_grad_()
+    y = lt.layer_norm(x, (1024,), w, b)
+    y.backward(torch.ones_like(y))
+    assert y.device == dev and x.grad.device == dev
+    ref = F.layer_norm(x.detach().double(), (1024,), w.detach().double(), b.detach().double())
+    assert _err(y.detach(), ref) <= 1e-5
+
+
+def test_cuda_graph_capture_forward_and_backward():
+    N, M, dtype = 1024, 512, torch.float16
+    ln = lt.LayerNorm(N, device=DEV, dtype=dtype)
+    with torch.no_grad():
+        ln.weight.copy_(torch.rand(N, device=DEV) + 0.5)
+        ln.bias.copy_(torch.randn(N, device=DEV))
+    x = torch.randn(M, N, device=DEV, dtype=dtype, requires_grad=True)
+    dy = torch.randn(M, N, device=DEV, dtype=dtype) * 0.1
+    # Warm up on a side stream (compiles and plans outside the capture).
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for _ in range(3):
+            x.grad = None
+            ln.zero_grad(set_to_none=True)
+            ln(x).backward(dy)
+    torch.cuda.current_stream().wait_stream(s)
+    x.grad = None
+    ln.zero_grad(set_to_none=True)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        y = ln(x)
+        y.backward(dy)
+    for seed in (1, 2):
+        gen = torch.Generator(device=DEV).manual_seed(seed)
+        with torch.no_grad():
+            x.copy_(torch.randn(M, N, device=DEV, generator=gen) * 0.5 - 2.3)
+            dy.copy_(torch.randn(M, N, device=DEV, generator=gen) * 0.1)
+        g.replay()
+        torch.cuda.synchronize()
+        ref = _run(F.layer_norm, x, (N,), ln.weight, ln.bias, ln.eps, dy, cast=torch.float64)
+        for name, got, r in zip(("y", "dx", "dw", "db"), (y, x.grad, ln.weight.grad, ln.bias.grad), ref):
+            assert _err(got.detach(), r) <= 3 * TOL[dtype], name
+
+
+# ------------------------------------------------------------------ nn.Module drop-in
+
+
+def test_module_signature_matches_torch():
+    ours = list(inspect.signature(lt.LayerNorm.__init__).parameters.items())
+    theirs = list(inspect.signature(torch.nn.LayerNorm.__init__).parameters.items())
+    assert [(n, p.default) for n, p in ours] == [(n, p.default) for n, p in theirs]
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"elementwise_affine": False}, {"bias": False}, {"eps": 1e-6}])
+def test_module_is_a_drop_in(kwargs):
+    shape = (4, 96)
+    ref = torch.nn.LayerNorm(shape, device=DEV, dtype=torch.float32, **kwargs)
+    ours = lt.LayerNorm(shape, device=DEV, dtype=torch.float32, **kwargs)
+    assert repr(ours) == repr(ref)
+    assert ours.state_dict().keys() == ref.state_dict().keys()
+    for k, v in ref.state_dict().items():
+        assert torch.equal(ours.state_dict()[k], v), k
+    with torch.no_grad():
+        for p in ref.parameters():
+            p.copy_(torch.rand_like(p) + 0.5)
+    ours.load_state_dict(ref.state_dict())
+    x = torch.randn(8, 3, 4, 96, device=DEV) * 0.5 - 2.3
+    dy = torch.randn_like(x) * 0.1
+    xo = x.clone().requires_grad_()
+    xr = x.double().requires_grad_()
+    yo = ours(xo)
+    ref64 = torch.nn.LayerNorm(shape, dtype=torch.float64, device=DEV, **kwargs)
+    ref64.load_state_dict({k: v.double() for k, v in ref.state_dict().items()})
+    yr = ref64(xr)
+    yo.backward(dy)
+    yr.backward(dy.double())
+    assert _err(yo.detach(), yr.detach()) <= 1e-5
+    assert _err(xo.grad, xr.grad) <= 1e-5
+    for (n, po), (_, pr) in zip(ours.named_parameters(), ref64.named_parameters()):
+        assert po.grad.dtype == po.dtype
+        assert _err(po.grad, pr.grad) <= 1e-5, n
+
+
+def test_module_from_torch_and_half_params():
+    ref = torch.nn.LayerNorm(256, device=DEV, dtype=torch.bfloat16)
+    with torch.no_grad():
+        ref.weight.normal_()
+        ref.bias.normal_()
+    ours = lt.LayerNorm.from_torch(ref)
+    assert ours.weight.dtype == torch.bfloat16 and ours.weight.device == ref.weight.device
+    x, _, _, dy = _inputs((32, 256), (256,), torch.bfloat16, affine="")
+    check_layer_norm(x, (256,), ref.weight.detach(), ref.bias.detach(), dy=dy)
+    y = ours(x)
+    assert _err(y.detach(), F.layer_norm(x.double(), (256,), ref.weight.double(), ref.bias.double())) <= TOL[torch.bfloat16]
+
+
+# ------------------------------------------------------------------ errors
+
+
+def test_cpu_tensor_is_a_type_error():
+    with pytest.raises(TypeError, match="CUDA tensor"):
+        lt.layer_norm(torch.randn(4, 8), (8,))
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.int32])
+def test_unsupported_dtype_is_a_type_error(dtype):
+    with pytest.raises(TypeError, match="float32, float16 or bfloat16"):
+        lt.layer_norm(torch.ones(4, 8, device=DEV, dtype=dtype), (8,))
+
+
+def test_mismatched_shapes():
+    x = torch.randn(4, 8, device=DEV)
+    with pytest.raises(ValueError, match="last dimensions"):
+        lt.layer_norm(x, (4,))
+    with pytest.raises(ValueError, match="must have shape"):
+        lt.layer_norm(x, (8,), torch.ones(4, device=DEV))
+
+
+def test_weight_dtype_rules():
+    x = torch.randn(4, 8, device=DEV, dtype=torch.bfloat16)
+    with pytest.raises(TypeError, match="or float32"):
+        lt.layer_norm(x, (8,), torch.ones(8, device=DEV, dtype=torch.float16))
+    with pytest.raises(TypeError, match="same dtype"):
+        lt.layer_norm(x, (8,), torch.ones(8, device=DEV), torch.zeros(8, device=DEV, dtype=torch.bfloat16))
+    with pytest.raises(TypeError, match="on cpu"):
+        lt.layer_norm(x, (8,), torch.ones(8, dtype=torch.bfloat16))
+
+
+def test_library_errors_carry_status_and_message():
+    x = torch.randn(4, 8, device=DEV)
+    with pytest.raises(lntune.LntuneError) as ei:
+        lt.layer_norm(x, (8,), eps=0.0)
+    assert ei.value.status == lntune.Status.ERROR_INVALID_ARGUMENT
+    assert "eps" in ei.value.message
