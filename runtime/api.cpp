@@ -5,6 +5,7 @@
 #include "generator/space.hpp"
 #include "lntune/lntune.h"
 #include "lntune/lntune.hpp"
+#include "runtime/cache_binding.hpp"
 #include "runtime/launcher.hpp"
 #include "runtime/nvrtc.hpp"
 #include "runtime/selector.hpp"
@@ -170,6 +171,10 @@ lntune_status lntune_backward_workspace_size(const lntune_backward_args* args, s
     if (!bytes) throw lntune::Error("lntune: lntune_backward_workspace_size: bytes must not be null");
     *bytes = lntune::backward_workspace_size(to_cpp(*args));
   });
+}
+
+lntune_status lntune_set_tuned(int enabled) {
+  return guarded([&] { lntune::rt::set_tuned(enabled != 0); });
 }
 
 const char* lntune_last_error(void) { return t_last_error.c_str(); }

@@ -8,6 +8,8 @@
 #include <unordered_map>
 
 #include "generator/instance.hpp"
+#include "cache/cache.hpp"
+#include "runtime/cache_binding.hpp"
 #include "runtime/log.hpp"
 #include "runtime/selector.hpp"
 #include "templates/params.h"
@@ -15,26 +17,18 @@
 namespace lntune::rt {
 namespace {
 
-int log2_floor(std::int64_t v) {
-  int r = 0;
-  while (v > 1) {
-    v >>= 1;
-    ++r;
-  }
-  return r;
-}
-
-// Everything a plan depends on. M enters only through its power-of-two
-// bucket: selection never looks at M more finely than that.
+// Everything a plan depends on. M enters only through the tuning cache's
+// bucket (cache::m_bucket, relative to the SM count): selection never looks
+// at M more finely than that.
 struct PlanKey {
   CUcontext ctx;
   Traits traits;
   std::int64_t n;
-  int m_log2;
+  int m_bucket;
   int vec;
   bool want_dw, want_db;
   bool operator==(const PlanKey& o) const {
-    return ctx == o.ctx && traits == o.traits && n == o.n && m_log2 == o.m_log2 && vec == o.vec &&
+    return ctx == o.ctx && traits == o.traits && n == o.n && m_bucket == o.m_bucket && vec == o.vec &&
            want_dw == o.want_dw && want_db == o.want_db;
   }
 };
@@ -47,7 +41,7 @@ struct PlanKeyHash {
         static_cast<std::size_t>(k.traits.has_bias) << 13 | static_cast<std::size_t>(k.want_dw) << 14 |
         static_cast<std::size_t>(k.want_db) << 15);
     mix(static_cast<std::size_t>(k.n));
-    mix(static_cast<std::size_t>(k.m_log2) << 8 | static_cast<std::size_t>(k.vec));
+    mix(static_cast<std::size_t>(k.m_bucket) << 8 | static_cast<std::size_t>(k.vec));
     return h;
   }
 };
@@ -93,8 +87,9 @@ DeviceTable& devices() {
 
 void launch(const LoadedKernel& k, unsigned grid, unsigned block, CUstream stream, void* params) {
   void* args[] = {params};
-  check(driver().LaunchKernel(k.fn, grid, 1, 1, block, 1, 1, 0, stream, args, nullptr),
-        "cuLaunchKernel(" + k.name + ", grid " + std::to_string(grid) + ", block " + std::to_string(block) + ")");
+  const CUresult r = driver().LaunchKernel(k.fn, grid, 1, 1, block, 1, 1, 0, stream, args, nullptr);
+  if (r != CUDA_SUCCESS)  // the message is built only on failure: warm calls allocate nothing
+    check(r, "cuLaunchKernel(" + k.name + ", grid " + std::to_string(grid) + ", block " + std::to_string(block) + ")");
 }
 
 unsigned grid_size(std::int64_t ctas, const char* what) {
@@ -149,28 +144,44 @@ LockedWorkspace managed_workspace(CUcontext ctx, CUstream stream, std::size_t by
 
 }  // namespace
 
-const DeviceInfo& current_device(CUcontext* ctx_out) {
-  CUdevice dev = 0;
-  CUcontext ctx = current_context(&dev);
-  if (ctx_out) *ctx_out = ctx;
+const DeviceInfo& device_of(CUcontext ctx) {
+  // One entry per thread: the warm path finds its device without a lock.
+  thread_local CUcontext last_ctx = nullptr;
+  thread_local const DeviceInfo* last_dev = nullptr;
+  if (ctx == last_ctx && last_dev) return *last_dev;
   DeviceTable& t = devices();
+  const DeviceInfo* found = nullptr;
   {
     std::shared_lock<std::shared_mutex> lock(t.mu);
     auto it = t.by_ctx.find(ctx);
-    if (it != t.by_ctx.end()) return it->second;
+    if (it != t.by_ctx.end()) found = &it->second;
   }
-  DeviceInfo info = device_info(dev);
-  std::unique_lock<std::shared_mutex> lock(t.mu);
-  return t.by_ctx.emplace(ctx, std::move(info)).first->second;
+  if (!found) {
+    CUdevice dev = 0;
+    check(driver().CtxGetDevice(&dev), "cuCtxGetDevice");
+    DeviceInfo info = device_info(dev);
+    std::unique_lock<std::shared_mutex> lock(t.mu);
+    found = &t.by_ctx.emplace(ctx, std::move(info)).first->second;  // nodes are stable
+  }
+  last_ctx = ctx;
+  last_dev = found;
+  return *found;
 }
 
-// Warm path: cuCtxGetCurrent, a hash lookup under a shared lock, the launch.
-// The device is looked up only when a plan is made.
-const FwdPlan& forward_plan(const FwdProblem& p) {
+const DeviceInfo& current_device(CUcontext* ctx_out) {
   CUcontext ctx = current_context();
-  const PlanKey key{ctx, p.traits, p.N, log2_floor(p.M), p.vec, false, false};
+  if (ctx_out) *ctx_out = ctx;
+  return device_of(ctx);
+}
+
+// Warm path: cuCtxGetCurrent, the thread's cached device, a hash lookup under
+// a shared lock, the launch.
+const FwdPlan& forward_plan(const FwdProblem& p) {
+  install_default_cache();  // once per process; then one atomic load
+  CUcontext ctx = nullptr;
+  const DeviceInfo& dev = current_device(&ctx);
+  const PlanKey key{ctx, p.traits, p.N, cache::m_bucket(p.M, dev.sm_count), p.vec, false, false};
   return fwd_table().get(key, [&] {
-    const DeviceInfo& dev = current_device();
     FwdPlan plan;
     Selection s = select(dev, p.traits, p.N, p.M, p.vec);
     plan.config = s.config;
@@ -184,10 +195,11 @@ const FwdPlan& forward_plan(const FwdProblem& p) {
 }
 
 const BwdPlan& backward_plan(const BwdProblem& p) {
-  CUcontext ctx = current_context();
-  const PlanKey key{ctx, p.traits, p.N, log2_floor(p.M), p.vec, p.want_dw, p.want_db};
+  install_default_cache();
+  CUcontext ctx = nullptr;
+  const DeviceInfo& dev = current_device(&ctx);
+  const PlanKey key{ctx, p.traits, p.N, cache::m_bucket(p.M, dev.sm_count), p.vec, p.want_dw, p.want_db};
   return bwd_table().get(key, [&] {
-    const DeviceInfo& dev = current_device();
     BwdPlan plan;
     Selection s = select(dev, p.traits, p.N, p.M, p.vec);
     plan.dx_config = s.config;

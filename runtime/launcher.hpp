@@ -43,7 +43,8 @@ void launch_forward(const LoadedKernel& k, const Config& c, const ForwardArgs& a
 void launch_backward(const LoadedKernel& dx, const LoadedKernel* dwdb, const Config& dx_config,
                      const Config& dwdb_config, const BackwardArgs& a, const BwdProblem& p);
 
-// The device of the current context.
+// The device of the current context (cached per thread and per context).
 const DeviceInfo& current_device(CUcontext* ctx_out = nullptr);
+const DeviceInfo& device_of(CUcontext ctx);
 
 }  // namespace lntune::rt

@@ -73,6 +73,11 @@ lntune_status lntune_backward(const lntune_backward_args* args);
  * per stream itself. */
 lntune_status lntune_backward_workspace_size(const lntune_backward_args* args, size_t* bytes);
 
+/* Tuned configs on (1: from the tuning cache, LNTUNE_CACHE / LNTUNE_CACHE_PATH;
+ * nothing with LNTUNE_CACHE=off) or off (0: the default heuristic), for shapes
+ * planned after the call. Needs no GPU. */
+lntune_status lntune_set_tuned(int enabled);
+
 /* The message of this thread's last failed call ("" if none). */
 const char* lntune_last_error(void);
 

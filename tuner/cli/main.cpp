@@ -13,6 +13,7 @@
 #include "generator/space.hpp"
 #include "lntune/lntune.hpp"
 #include "runtime/nvrtc.hpp"
+#include "tuner/cli/common.hpp"
 
 namespace {
 
@@ -104,6 +105,7 @@ int cmd_compile(const ProblemOptions& po, const std::string& arch, bool ptx, con
 
 int main(int argc, char** argv) {
   CLI::App app{"lntune: LayerNorm kernels tuned for the GPU they run on"};
+  app.name("lntune");
   app.set_version_flag("--version", std::string("lntune ") + lntune::version());
   app.require_subcommand(1);
 
@@ -131,19 +133,31 @@ int main(int argc, char** argv) {
   compile->add_flag("--ptx", ptx, "Emit PTX instead of CUBIN");
   compile->add_option("-o,--output", out, "Output file")->required();
 
+  std::vector<lntune::cli::Command> commands;
+  lntune::cli::add_tune_commands(app, commands);
+  lntune::cli::add_cache_commands(app, commands);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
   try {
+    for (const auto& c : commands)
+      if (*c.app) return c.run();
     for (ProblemOptions* po : {&gen_po, &space_po, &compile_po})
       if (!po->kernel_name.empty()) po->resolve();
     if (*gen) return cmd_gen(gen_po, block, warps, rows, vec);
     if (*space) return cmd_space(space_po);
     if (*compile) return cmd_compile(compile_po, arch, ptx, out);
+  } catch (const lntune::cli::UsageError& e) {
+    std::cerr << lntune::cli::error_message(e) << '\n';
+    return 2;
   } catch (const std::exception& e) {
-    std::cerr << e.what() << '\n';
+    std::cerr << lntune::cli::error_message(e) << '\n';
+    return 1;
+  } catch (...) {
+    std::cerr << "lntune: unknown error\n";
     return 1;
   }
   return 0;

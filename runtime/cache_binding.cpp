@@ -1,0 +1,190 @@
+#include "runtime/cache_binding.hpp"
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+
+#include "generator/instance.hpp"
+#include "generator/space.hpp"
+#include "runtime/log.hpp"
+
+namespace lntune::rt {
+
+cache::GpuId gpu_id(const DeviceInfo& dev) {
+  cache::GpuId g;
+  g.name = dev.name;
+  g.cc_major = dev.cc_major;
+  g.cc_minor = dev.cc_minor;
+  g.sm_count = dev.sm_count;
+  return g;
+}
+
+cache::TuneKey tune_key(const DeviceInfo& dev, const Traits& traits, std::int64_t n, std::int64_t m) {
+  cache::TuneKey k;
+  k.gpu = gpu_id(dev);
+  k.traits = traits.canonical();
+  k.n = n;
+  k.m_bucket = cache::m_bucket(m, dev.sm_count);
+  return k;
+}
+
+Config adapt_config(const Config& c, Kernel kernel, std::int64_t from_n, std::int64_t to_n) {
+  if (kernel == Kernel::bwd_dwdb || from_n == to_n || c.block_size <= 0 || c.num_warps <= 0 || c.rows_per_cta <= 0)
+    return c;
+  const int cluster = c.cluster_size > 0 ? c.cluster_size : 1;
+  const bool whole_row = from_n <= static_cast<std::int64_t>(c.block_size) * cluster;
+  if (!whole_row) return c;  // tiled: kept as is
+  const std::int64_t share = (to_n + cluster - 1) / cluster;
+  const std::int64_t block = gen::next_pow2(share);
+  Config out = c;
+  out.block_size = static_cast<int>(block);
+  // Same elements per thread: threads per row scale with the block. Rows
+  // per CTA shrink while the CTA breaks a rule of the search space (at most
+  // 1024 threads; registers: gen::max_items_per_thread; rows * block <=
+  // 16384) and grow while it has less than a warp.
+  const std::int64_t items = std::max<std::int64_t>(1, c.block_size / c.threads_per_row());
+  const std::int64_t tpr = std::max<std::int64_t>(1, block / items);
+  auto fits = [&](std::int64_t r) {
+    const std::int64_t t = tpr * r;
+    const int warps = static_cast<int>(std::max<std::int64_t>(1, t / 32));
+    return t <= 1024 && items <= gen::max_items_per_thread(kernel, warps) && r * block <= 16384;
+  };
+  std::int64_t rows = c.rows_per_cta;
+  while (rows > 1 && !fits(rows)) rows /= 2;
+  while (tpr * rows < 32 && fits(rows * 2)) rows *= 2;
+  const std::int64_t threads = std::min<std::int64_t>(1024, std::max<std::int64_t>(32, tpr * rows));
+  out.rows_per_cta = static_cast<int>(rows);
+  out.num_warps = static_cast<int>(threads / 32);
+  return out;
+}
+
+// ------------------------------------------------------------ config source
+CacheConfigSource::CacheConfigSource(std::shared_ptr<cache::CacheStack> stack) : stack_(std::move(stack)) {}
+
+std::optional<Selection> CacheConfigSource::select(const DeviceInfo& dev, const Traits& traits, std::int64_t n,
+                                                   std::int64_t m) {
+  if (!stack_ || n <= 0 || dev.sm_count <= 0) return std::nullopt;
+  const cache::TuneKey key = tune_key(dev, traits, n, m < 0 ? 0 : m);
+  if (auto r = stack_->find(key)) return Selection{r->config, "tuned (exact)"};
+  if (auto r = stack_->find_nearest(key))
+    return Selection{adapt_config(r->config, traits.kernel, r->key.n, n),
+                     "tuned (nearest N=" + std::to_string(r->key.n) + ")"};
+  return std::nullopt;
+}
+
+// ------------------------------------------------------------ binary store
+CacheBinaryStore::CacheBinaryStore(std::shared_ptr<cache::CacheStack> stack) : stack_(std::move(stack)) {}
+
+std::optional<std::vector<char>> CacheBinaryStore::get(const std::string& source_hash, const std::string& arch,
+                                                       int nvrtc_version) {
+  if (!stack_) return std::nullopt;
+  try {
+    return stack_->get_binary(cache::BinaryKey{source_hash, arch, nvrtc_version});
+  } catch (const std::exception& e) {
+    // A cache that cannot be read means compiling: slower, never wrong.
+    if (!get_failed_.exchange(true))
+      log_warn(std::string("could not read compiled kernels from the cache: ") + e.what());
+    return std::nullopt;
+  }
+}
+
+void CacheBinaryStore::put(const std::string& source_hash, const std::string& arch, int nvrtc_version,
+                           const std::vector<char>& cubin, const std::string& kernel_name) {
+  if (!stack_ || put_failed_.load()) return;
+  try {
+    cache::Database* db = stack_->writable();
+    if (!db) return;  // no user cache configured: nothing to write to
+    db->put_binary(cache::BinaryKey{source_hash, arch, nvrtc_version}, cubin, kernel_name);
+  } catch (const std::exception& e) {
+    if (!put_failed_.exchange(true))
+      log_warn(std::string("compiled kernels are not being saved to the cache: ") + e.what());
+  }
+}
+
+// ------------------------------------------------------------ installation
+namespace {
+
+struct DefaultCache {
+  std::mutex mu;
+  std::once_flag once;
+  std::atomic<bool> done{false};
+  std::shared_ptr<cache::CacheStack> stack;
+};
+
+DefaultCache& default_cache() {
+  static auto* d = new DefaultCache;  // never destroyed: used until exit
+  return *d;
+}
+
+bool cache_disabled() {
+  const char* v = std::getenv("LNTUNE_CACHE");
+  return v && std::strcmp(v, "off") == 0;
+}
+
+void install_locked(DefaultCache& d, std::shared_ptr<cache::CacheStack> stack) {
+  d.stack = stack;
+  if (stack) {
+    set_binary_store(std::make_shared<CacheBinaryStore>(stack));
+    set_config_source(std::make_shared<CacheConfigSource>(stack));
+  } else {
+    set_binary_store(nullptr);
+    set_config_source(nullptr);
+  }
+  d.done.store(true, std::memory_order_release);
+}
+
+}  // namespace
+
+void install_default_cache() {
+  DefaultCache& d = default_cache();
+  if (d.done.load(std::memory_order_acquire)) return;
+  std::call_once(d.once, [&d] {
+    std::lock_guard<std::mutex> lock(d.mu);
+    if (d.done.load()) return;  // install_cache() came first
+    if (cache_disabled()) {
+      log_debug("LNTUNE_CACHE=off: no tuned configs, no cached kernels");
+      d.done.store(true, std::memory_order_release);
+      return;
+    }
+    std::shared_ptr<cache::CacheStack> stack;
+    try {
+      stack = std::make_shared<cache::CacheStack>(cache::CacheStack::from_environment());
+      // Files are opened on first lookup, not here: a damaged user cache then
+      // costs warnings, never the shipped caches.
+      log_debug("tuning cache: user cache " + (stack->writable_path() ? *stack->writable_path() : "none") +
+                (std::getenv("LNTUNE_CACHE_PATH") ? std::string(", shipped: ") + std::getenv("LNTUNE_CACHE_PATH") : ""));
+    } catch (const std::exception& e) {
+      log_warn(std::string("the tuning cache is not used (default heuristic only): ") + e.what());
+      stack.reset();
+    }
+    install_locked(d, std::move(stack));
+  });
+}
+
+std::shared_ptr<cache::CacheStack> default_cache_stack() {
+  DefaultCache& d = default_cache();
+  std::lock_guard<std::mutex> lock(d.mu);
+  return d.stack;
+}
+
+void install_cache(std::shared_ptr<cache::CacheStack> stack) {
+  DefaultCache& d = default_cache();
+  std::lock_guard<std::mutex> lock(d.mu);
+  install_locked(d, std::move(stack));
+}
+
+void set_tuned(bool enabled) {
+  install_default_cache();  // so that a later first launch does not undo this
+  DefaultCache& d = default_cache();
+  std::lock_guard<std::mutex> lock(d.mu);
+  if (!enabled) {
+    set_config_source(nullptr);
+    log_debug("tuned configs disabled: the default heuristic everywhere");
+  } else if (d.stack) {
+    set_config_source(std::make_shared<CacheConfigSource>(d.stack));
+    log_debug("tuned configs enabled");
+  }
+}
+
+}  // namespace lntune::rt

@@ -1,0 +1,258 @@
+// lntune show | export | merge | info: the commands over cache files (no GPU
+// needed, except for info's device lines).
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+
+#include "runtime/cache_binding.hpp"
+#include "runtime/driver.hpp"
+#include "runtime/nvrtc.hpp"
+#include "tuner/cli/common.hpp"
+#include "tuner/report.hpp"
+#include "lntune/lntune.hpp"
+
+namespace lntune::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+bool name_matches(const std::string& name, const std::string& pattern) {
+  return pattern.empty() || name == pattern || lower(name).find(lower(pattern)) != std::string::npos;
+}
+
+cache::Database open_existing(const std::string& path, const char* doing) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) throw Error(std::string("lntune: ") + doing + ": " + path + " does not exist");
+  return cache::Database::open(path, cache::Database::Mode::read_only);
+}
+
+// ------------------------------------------------------------ show
+int run_show(const std::string& db_path, const std::string& gpu, bool json) {
+  std::vector<cache::TuneRecord> records;
+  std::vector<std::string> files;
+  auto keep = [&](const cache::TuneRecord& r) { return name_matches(r.key.gpu.name, gpu); };
+  if (!db_path.empty()) {
+    const cache::Database db = open_existing(db_path, "show");
+    for (const auto& r : db.records())
+      if (keep(r)) {
+        records.push_back(r);
+        files.push_back(db.path());
+      }
+  } else {
+    auto stack = cache_stack();
+    if (!stack) {
+      std::cerr << "lntune: LNTUNE_CACHE=off: no cache\n";
+    } else {
+      // What lookups see: of records with the same key, the first layer's.
+      for (const cache::Database* layer : stack->layers())
+        for (const auto& r : layer->records()) {
+          if (!keep(r)) continue;
+          const bool seen = std::any_of(records.begin(), records.end(), [&](const auto& o) { return o.key == r.key; });
+          if (seen) continue;
+          records.push_back(r);
+          files.push_back(layer->path());
+        }
+      if (!json && stack->layers().empty())
+        std::cout << "no cache files yet (user cache: "
+                  << (stack->writable_path() ? *stack->writable_path() : std::string("none")) << ")\n";
+    }
+  }
+  if (json) {
+    std::cout << tune::records_json(records, &files);
+    return 0;
+  }
+  // Table, one section per file.
+  std::vector<std::string> order;
+  for (const auto& f : files)
+    if (std::find(order.begin(), order.end(), f) == order.end()) order.push_back(f);
+  if (order.empty()) tune::print_records(std::cout, {});
+  for (const auto& f : order) {
+    std::vector<cache::TuneRecord> mine;
+    for (std::size_t i = 0; i < records.size(); ++i)
+      if (files[i] == f) mine.push_back(records[i]);
+    std::cout << "== " << f << "\n";
+    tune::print_records(std::cout, mine);
+  }
+  return 0;
+}
+
+// ------------------------------------------------------------ export
+int run_export(const std::string& db_path, const std::string& gpu, const std::string& out) {
+  std::string src = db_path;
+  if (src.empty()) {
+    auto stack = cache_stack();
+    if (!stack || !stack->writable_path())
+      throw Error("lntune: export: no user cache to export from: pass --db PATH");
+    src = *stack->writable_path();
+  }
+  const cache::Database db = open_existing(src, "export");
+  std::optional<cache::GpuId> id;
+  if (!gpu.empty()) {
+    std::vector<cache::GpuId> exact, partial, all;
+    for (const auto& r : db.records()) {
+      const cache::GpuId& g = r.key.gpu;
+      if (std::find(all.begin(), all.end(), g) == all.end()) all.push_back(g);
+      if (g.name == gpu && std::find(exact.begin(), exact.end(), g) == exact.end()) exact.push_back(g);
+      if (name_matches(g.name, gpu) && std::find(partial.begin(), partial.end(), g) == partial.end())
+        partial.push_back(g);
+    }
+    const auto& found = exact.empty() ? partial : exact;
+    auto list = [](const std::vector<cache::GpuId>& v) {
+      std::string s;
+      for (const auto& g : v) s += (s.empty() ? "" : "; ") + g.name + " (" + g.arch() + ", " + std::to_string(g.sm_count) + " SMs)";
+      return s.empty() ? std::string("none") : s;
+    };
+    if (found.empty())
+      throw Error("lntune: export: no records for GPU '" + gpu + "' in " + src + " (GPUs there: " + list(all) + ")");
+    if (found.size() > 1)
+      throw Error("lntune: export: '" + gpu + "' matches several GPUs in " + src + ": " + list(found) +
+                  "; give the full name");
+    id = found.front();
+  }
+  db.export_to(out, id);
+  const cache::Database written = cache::Database::open(out, cache::Database::Mode::read_only);
+  std::cout << "wrote " << out << ": " << written.records().size() << " records, " << written.binary_count()
+            << " compiled kernels";
+  if (id) std::cout << " for " << *id;
+  std::cout << "\n";
+  return 0;
+}
+
+// ------------------------------------------------------------ merge
+int run_merge(const std::vector<std::string>& inputs, const std::string& out) {
+  if (inputs.size() < 2) throw UsageError("lntune: merge: give at least two cache files to merge");
+  std::vector<cache::Database> dbs;
+  for (const auto& p : inputs) dbs.push_back(open_existing(p, "merge"));
+  // Merged in memory (per key, the faster record wins), then written out as
+  // one self-contained file.
+  cache::Database merged = cache::Database::open(":memory:", cache::Database::Mode::read_write_create);
+  for (const auto& d : dbs) merged.merge_from(d);
+  merged.export_to(out);
+  const cache::Database written = cache::Database::open(out, cache::Database::Mode::read_only);
+  std::cout << "wrote " << out << ": " << written.records().size() << " records, " << written.binary_count()
+            << " compiled kernels, from " << inputs.size() << " files\n";
+  return 0;
+}
+
+// ------------------------------------------------------------ info
+void describe_layer(const std::string& role, const cache::Database& db, const std::optional<cache::GpuId>& gpu) {
+  const auto records = db.records();
+  std::size_t mine = 0;
+  std::vector<cache::GpuId> gpus;
+  for (const auto& r : records) {
+    if (gpu && r.key.gpu == *gpu) ++mine;
+    if (std::find(gpus.begin(), gpus.end(), r.key.gpu) == gpus.end()) gpus.push_back(r.key.gpu);
+  }
+  std::cout << "  " << role << " " << db.path() << ": " << records.size() << " records";
+  if (gpu) std::cout << " (" << mine << " for this GPU)";
+  std::cout << ", " << db.binary_count() << " compiled kernels, schema v" << db.schema_version()
+            << (db.read_only() ? ", read-only" : "") << "\n";
+  for (const auto& g : gpus) std::cout << "      records for " << g << "\n";
+}
+
+int run_info() {
+  std::cout << "lntune " << version() << "\n";
+  const auto archs = rt::supported_archs();
+  const int nv = rt::nvrtc_version();
+  std::cout << "NVRTC " << nv / 1000 << "." << (nv % 1000) / 10;
+  if (!archs.empty()) std::cout << " (targets " << archs.front() << " .. " << archs.back() << ")";
+  std::cout << "\n";
+  std::optional<cache::GpuId> this_gpu;
+  std::string why;
+  if (rt::gpu_available(&why)) {
+    const rt::DriverApi& d = rt::driver();
+    int version = 0, count = 0;
+    rt::check(d.DriverGetVersion(&version), "cuDriverGetVersion");
+    rt::check(d.DeviceGetCount(&count), "cuDeviceGetCount");
+    std::cout << "driver: CUDA " << version / 1000 << "." << (version % 1000) / 10 << "\n";
+    for (int i = 0; i < count; ++i) {
+      CUdevice dev = 0;
+      rt::check(d.DeviceGet(&dev, i), "cuDeviceGet");
+      const rt::DeviceInfo info = rt::device_info(dev);
+      if (i == 0) this_gpu = rt::gpu_id(info);
+      std::cout << "gpu " << i << ": " << info.name << " (" << info.arch() << ", " << info.sm_count << " SMs, L2 "
+                << (info.l2_bytes >> 20) << " MiB)\n";
+    }
+  } else {
+    std::cout << "no GPU: " << (why.rfind("lntune: ", 0) == 0 ? why.substr(8) : why) << "\n";
+  }
+  const char* env_cache = std::getenv("LNTUNE_CACHE");
+  const char* env_path = std::getenv("LNTUNE_CACHE_PATH");
+  std::cout << "cache search path (LNTUNE_CACHE=" << (env_cache ? env_cache : "") << ", LNTUNE_CACHE_PATH="
+            << (env_path ? env_path : "") << "):\n";
+  try {
+    auto stack = cache_stack();
+    if (!stack) {
+      std::cout << "  disabled (LNTUNE_CACHE=off): default heuristic only\n";
+      return 0;
+    }
+    const auto layers = stack->layers();
+    const auto& user = stack->writable_path();
+    if (!user)
+      std::cout << "  user    none (set LNTUNE_CACHE, XDG_CACHE_HOME or HOME)\n";
+    else if (layers.empty() || layers.front()->path() != *user)
+      std::cout << "  user    " << *user << ": not created yet\n";
+    for (const cache::Database* l : layers) describe_layer(l->read_only() ? "shipped" : "user   ", *l, this_gpu);
+  } catch (const std::exception& e) {
+    std::cout << "  error: " << error_message(e) << "\n";
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_cache_commands(CLI::App& app, std::vector<Command>& out) {
+  {
+    struct O {
+      std::string db, gpu;
+      bool json = false;
+    };
+    auto o = std::make_shared<O>();
+    CLI::App* sub = app.add_subcommand("show", "List tuned records (the search path, or one file)");
+    sub->add_option("--db", o->db, "One cache file (default: every cache of the search path)");
+    sub->add_option("--gpu", o->gpu, "Only records of GPUs whose name contains this");
+    sub->add_flag("--json", o->json, "JSON array instead of a table");
+    out.push_back({sub, [o] { return run_show(o->db, o->gpu, o->json); }});
+  }
+  {
+    struct O {
+      std::string db, gpu, out;
+    };
+    auto o = std::make_shared<O>();
+    CLI::App* sub = app.add_subcommand("export", "Write a shippable cache file (records and compiled kernels)");
+    sub->add_option("--db", o->db, "Source cache file (default: the user cache)");
+    sub->add_option("--gpu", o->gpu, "Only this GPU's records and kernels (its name, or a unique part of it)");
+    sub->add_option("-o,--output", o->out, "File to create (must not exist)")->required();
+    out.push_back({sub, [o] { return run_export(o->db, o->gpu, o->out); }});
+  }
+  {
+    struct O {
+      std::vector<std::string> inputs;
+      std::string out;
+    };
+    auto o = std::make_shared<O>();
+    CLI::App* sub = app.add_subcommand("merge", "Merge cache files into a new one (per key, the faster record wins)");
+    sub->add_option("inputs", o->inputs, "Cache files to merge (two or more)")->required()->expected(2, 1 << 20);
+    sub->add_option("-o,--output", o->out, "File to create (must not exist)")->required();
+    out.push_back({sub, [o] { return run_merge(o->inputs, o->out); }});
+  }
+  {
+    auto db = std::make_shared<std::string>();
+    CLI::App* sub = app.add_subcommand("info", "GPU, driver, NVRTC, and the cache files in the search path");
+    sub->add_option("--db", *db, "Cache file to use as the user cache");
+    out.push_back({sub, [db] {
+                     use_db(*db);
+                     return run_info();
+                   }});
+  }
+}
+
+}  // namespace lntune::cli

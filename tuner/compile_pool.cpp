@@ -1,0 +1,153 @@
+#include "tuner/compile_pool.hpp"
+
+#include <algorithm>
+#include <chrono>
+
+#include "generator/instance.hpp"
+#include "runtime/log.hpp"
+#include "runtime/nvrtc.hpp"
+
+namespace lntune::tune {
+
+LayeredBinaryStore::LayeredBinaryStore(std::shared_ptr<rt::BinaryStore> backing) : backing_(std::move(backing)) {}
+
+std::optional<std::vector<char>> LayeredBinaryStore::get(const std::string& source_hash, const std::string& arch,
+                                                         int nvrtc_version) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = memory_.find(Key{source_hash, arch, nvrtc_version});
+    if (it != memory_.end()) return it->second;
+  }
+  if (!backing_) return std::nullopt;
+  auto hit = backing_->get(source_hash, arch, nvrtc_version);
+  if (hit) {
+    std::lock_guard<std::mutex> lock(mu_);
+    memory_.emplace(Key{source_hash, arch, nvrtc_version}, *hit);
+  }
+  return hit;
+}
+
+void LayeredBinaryStore::put(const std::string& source_hash, const std::string& arch, int nvrtc_version,
+                             const std::vector<char>& cubin, const std::string& kernel_name) {
+  bool skip_backing = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    memory_[Key{source_hash, arch, nvrtc_version}] = cubin;
+    skip_backing = backing_put_failed_ || !backing_;
+  }
+  if (skip_backing) return;
+  try {
+    backing_->put(source_hash, arch, nvrtc_version, cubin, kernel_name);
+  } catch (const std::exception& e) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!backing_put_failed_)
+      rt::log_warn(std::string("compiled kernels are not being saved to the cache: ") + e.what());
+    backing_put_failed_ = true;
+  }
+}
+
+bool LayeredBinaryStore::in_memory(const std::string& source_hash, const std::string& arch, int nvrtc_version) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return memory_.count(Key{source_hash, arch, nvrtc_version}) > 0;
+}
+
+CompilePool::CompilePool(std::string arch, std::shared_ptr<rt::BinaryStore> store, unsigned threads)
+    : arch_(std::move(arch)), nvrtc_version_(rt::nvrtc_version()), store_(std::move(store)) {
+  if (threads == 0) {
+    const unsigned hw = std::thread::hardware_concurrency();
+    threads = hw > 3 ? hw - 2 : 1;
+  }
+  for (unsigned i = 0; i < threads; ++i) workers_.emplace_back([this] { work(); });
+}
+
+CompilePool::~CompilePool() {
+  cancel();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  for (auto& t : workers_) t.join();
+}
+
+std::shared_future<CompileResult> CompilePool::submit(const InstanceKey& key) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = submitted_.find(key);
+  if (it != submitted_.end()) return it->second;
+  Job job{key, {}};
+  std::shared_future<CompileResult> f = job.promise.get_future().share();
+  submitted_.emplace(key, f);
+  queue_.push_back(std::move(job));
+  cv_.notify_one();
+  return f;
+}
+
+void CompilePool::cancel() {
+  std::deque<Job> dropped;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    dropped.swap(queue_);
+    stats_.cancelled += dropped.size();
+    // A later submit of a cancelled key compiles it afresh.
+    for (const Job& j : dropped) submitted_.erase(j.key);
+  }
+  for (Job& j : dropped) {
+    CompileResult r;
+    r.error = "cancelled";
+    j.promise.set_value(std::move(r));
+  }
+}
+
+CompileStats CompilePool::stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stats_;
+}
+
+CompileResult CompilePool::run(const InstanceKey& key) {
+  CompileResult r;
+  const auto t0 = std::chrono::steady_clock::now();
+  try {
+    const gen::KernelSource src = gen::render(key);
+    const std::string hash = gen::hex(src.hash);
+    if (store_ && store_->get(hash, arch_, nvrtc_version_)) {
+      r.ok = true;
+      r.from_cache = true;
+    } else {
+      rt::CompiledKernel c = rt::compile(src, arch_, rt::BinaryKind::cubin);
+      if (store_) store_->put(hash, arch_, nvrtc_version_, c.binary, src.kernel_name);
+      r.ok = true;
+    }
+  } catch (const std::exception& e) {
+    r.ok = false;
+    r.error = e.what();
+  }
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return r;
+}
+
+void CompilePool::work() {
+  for (;;) {
+    Job job;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // stopping, nothing left
+      job = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    CompileResult r = run(job.key);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!r.ok)
+        ++stats_.failed;
+      else if (r.from_cache)
+        ++stats_.from_cache;
+      else
+        ++stats_.compiled;
+      if (!r.from_cache) stats_.compile_seconds += r.seconds;
+    }
+    job.promise.set_value(std::move(r));
+  }
+}
+
+}  // namespace lntune::tune

@@ -1,0 +1,105 @@
+// lntune::tune — NVRTC compilations on a thread pool, overlapping with the
+// GPU benchmarking that runs on the caller's thread.
+//
+// Workers render an instance, look its CUBIN up in the BinaryStore (the
+// SQLite cache: already-compiled CUBINs are never recompiled), else compile
+// it with NVRTC and put it there. The benchmarking thread then calls
+// rt::get_kernel, which finds the CUBIN in the same store (installed with
+// rt::set_binary_store) and only loads it: loading needs the CUDA context,
+// compiling does not, so workers never touch the driver.
+//
+// Jobs run in submission order (FIFO), so submitting every key's candidates
+// up front compiles the next keys while the current one is being timed. An
+// instance submitted twice is compiled once.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <future>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <tuple>
+#include <unordered_map>
+#include <vector>
+
+#include "lntune/types.hpp"
+#include "runtime/kernel_cache.hpp"
+
+namespace lntune::tune {
+
+// A thread-safe in-memory BinaryStore in front of an optional persistent
+// one: get() tries memory, then the backing store; put() stores in both (a
+// failing backing put is reported once with log_warn and then skipped). It
+// spares the benchmarking thread a SQLite read per candidate, and lets the
+// tuner work without any cache file.
+class LayeredBinaryStore : public rt::BinaryStore {
+ public:
+  explicit LayeredBinaryStore(std::shared_ptr<rt::BinaryStore> backing = nullptr);
+  std::optional<std::vector<char>> get(const std::string& source_hash, const std::string& arch,
+                                       int nvrtc_version) override;
+  void put(const std::string& source_hash, const std::string& arch, int nvrtc_version,
+           const std::vector<char>& cubin, const std::string& kernel_name) override;
+  // True (and no copy) when memory holds it.
+  bool in_memory(const std::string& source_hash, const std::string& arch, int nvrtc_version) const;
+
+ private:
+  using Key = std::tuple<std::string, std::string, int>;
+  mutable std::mutex mu_;
+  std::map<Key, std::vector<char>> memory_;
+  std::shared_ptr<rt::BinaryStore> backing_;
+  bool backing_put_failed_ = false;
+};
+
+struct CompileResult {
+  bool ok = false;
+  bool from_cache = false;  // found in the store, not compiled
+  std::string error;        // NVRTC's message and log when !ok
+  double seconds = 0;
+};
+
+struct CompileStats {
+  std::uint64_t compiled = 0, from_cache = 0, failed = 0, cancelled = 0;
+  double compile_seconds = 0;  // summed over workers
+};
+
+class CompilePool {
+ public:
+  // threads == 0: hardware threads - 2 (one for the benchmarking thread, one
+  // for the reference), at least 1.
+  CompilePool(std::string arch, std::shared_ptr<rt::BinaryStore> store, unsigned threads = 0);
+  ~CompilePool();  // cancels what has not started, joins the workers
+  CompilePool(const CompilePool&) = delete;
+  CompilePool& operator=(const CompilePool&) = delete;
+
+  std::shared_future<CompileResult> submit(const InstanceKey& key);
+  // Jobs not yet started complete with error "cancelled".
+  void cancel();
+  CompileStats stats() const;
+  unsigned threads() const { return static_cast<unsigned>(workers_.size()); }
+
+ private:
+  struct Job {
+    InstanceKey key;
+    std::promise<CompileResult> promise;
+  };
+  void work();
+  CompileResult run(const InstanceKey& key);
+
+  std::string arch_;
+  int nvrtc_version_ = 0;
+  std::shared_ptr<rt::BinaryStore> store_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Job> queue_;
+  std::unordered_map<InstanceKey, std::shared_future<CompileResult>> submitted_;
+  bool stopping_ = false;
+  CompileStats stats_;
+  std::vector<std::thread> workers_;
+};
+
+}  // namespace lntune::tune

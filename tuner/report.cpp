@@ -1,0 +1,268 @@
+#include "tuner/report.hpp"
+
+#include <cmath>
+#include <cstdarg>
+#include <sstream>
+
+namespace lntune::tune {
+
+namespace {
+
+std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+std::string format(const char* fmt, ...) {
+  char buf[512];
+  va_list ap;
+  va_start(ap, fmt);
+  std::vsnprintf(buf, sizeof(buf), fmt, ap);
+  va_end(ap);
+  return buf;
+}
+
+std::string dtype_label(const Traits& t) {
+  std::string s(to_string(t.x_dtype));
+  if ((t.has_weight || t.has_bias) && t.w_dtype != t.x_dtype && t.kernel != Kernel::bwd_dwdb)
+    s += "/w" + std::string(to_string(t.w_dtype));
+  if (!t.has_weight && !t.has_bias) s += " noaffine";
+  else if (!t.has_weight) s += " noW";
+  else if (!t.has_bias) s += " noB";
+  return s;
+}
+
+std::string duration(double s) {
+  if (!(s >= 0) || std::isinf(s)) return "?";
+  const long t = std::lround(s);
+  if (t >= 3600) return format("%ldh%02ldm", t / 3600, (t / 60) % 60);
+  if (t >= 60) return format("%ldm%02lds", t / 60, t % 60);
+  return format("%lds", t);
+}
+
+std::string json_number(double v) {
+  if (!std::isfinite(v)) return "null";
+  std::ostringstream os;
+  os.precision(10);
+  os << v;
+  return os.str();
+}
+
+// Headers through the rows' formats ("µs" is two bytes, one column: %11s).
+std::string summary_header() {
+  return format("%-8s %-12s %7s  %10s  %-22s %11s %10s %7s %11s  %s\n", "kernel", "dtype", "N", "M (bucket)", "winner",
+                "median µs", "GB/s", "% copy", "vs default", "state");
+}
+std::string records_header() {
+  return format("%-8s %-12s %7s  %6s  %-22s %11s %10s %7s %11s  %s\n", "kernel", "dtype", "N", "bucket", "config",
+                "median µs", "GB/s", "% copy", "vs default", "origin, tuned at");
+}
+
+}  // namespace
+
+std::string short_config(const Config& c) {
+  std::string s = format("b%d w%d r%d", c.block_size, c.num_warps, c.rows_per_cta);
+  if (c.group_size_m > 0) s += format(" g%d", c.group_size_m);
+  if (c.cluster_size > 1) s += format(" c%d", c.cluster_size);
+  return s;
+}
+
+std::string key_label(const cache::TuneKey& k) {
+  return std::string(to_string(k.traits.kernel)) + " " + dtype_label(k.traits) + " N=" + std::to_string(k.n) +
+         " M-bucket " + std::to_string(k.m_bucket);
+}
+
+void print_summary(std::ostream& os, const TuneSummary& s) {
+  os << "GPU: " << s.gpu << ", driver " << s.device.driver_version << "; device-to-device copy "
+     << format("%.0f", s.copy_gbps) << " GB/s (read + written)\n";
+  os << summary_header();
+  double log_speedup = 0;
+  int n_speedup = 0;
+  int counts[6] = {};
+  for (const KeyResult& k : s.keys) {
+    ++counts[static_cast<int>(k.state)];
+    std::string winner = "-", median = "-", gbps = "-", pct = "-", speedup = "-";
+    if (k.record) {
+      const cache::TuneRecord& r = *k.record;
+      winner = short_config(r.config);
+      median = format("%.2f", r.timing.median_us);
+      gbps = format("%.0f", r.gbps);
+      const double copy = r.copy_gbps > 0 ? r.copy_gbps : s.copy_gbps;
+      if (copy > 0) pct = format("%.1f", 100.0 * r.gbps / copy);
+      if (r.default_median_us > 0 && r.timing.median_us > 0) {
+        const double x = r.default_median_us / r.timing.median_us;
+        speedup = format("%.2fx", x);
+        if (k.state == KeyResult::State::tuned || k.state == KeyResult::State::partial) {
+          log_speedup += std::log(x);
+          ++n_speedup;
+        }
+      }
+    }
+    std::string state = to_string(k.state);
+    if (!k.message.empty() && k.state != KeyResult::State::tuned && k.state != KeyResult::State::cached)
+      state += ": " + k.message.substr(0, 200);
+    os << format("%-8s %-12s %7lld  %10s  %-22s %10s %10s %7s %11s  %s\n",
+                 std::string(to_string(k.key.traits.kernel)).c_str(), dtype_label(k.key.traits).c_str(),
+                 static_cast<long long>(k.key.n), format("%lld (%d)", static_cast<long long>(k.m), k.key.m_bucket).c_str(),
+                 winner.c_str(),
+                 median.c_str(), gbps.c_str(), pct.c_str(), speedup.c_str(), state.c_str());
+  }
+  os << "\n" << s.keys.size() << " keys: " << counts[0] << " tuned, " << counts[1] << " partial, " << counts[2]
+     << " already cached, " << counts[3] << " skipped (budget), " << counts[4] << " without winner, " << counts[5]
+     << " failed";
+  if (n_speedup > 0) os << format("; geometric-mean speed-up over the default: %.3fx", std::exp(log_speedup / n_speedup));
+  os << "\n";
+  os << "compilations: " << s.compile.compiled << " with NVRTC (" << format("%.1f", s.compile.compile_seconds)
+     << " s on " << s.compile_threads << " threads), " << s.compile.from_cache << " CUBINs from the cache, "
+     << s.compile.failed << " failed\n";
+  os << "wall time: " << format("%.1f", s.wall_s) << " s" << (s.budget_spent ? " (budget spent)" : "") << "\n";
+  if (!s.fatal.empty()) os << "stopped early: " << s.fatal << "\n";
+}
+
+void print_records(std::ostream& os, const std::vector<cache::TuneRecord>& records) {
+  if (records.empty()) {
+    os << "no tuned records\n";
+    return;
+  }
+  std::optional<cache::GpuId> gpu;
+  for (const cache::TuneRecord& r : records) {
+    if (!gpu || *gpu != r.key.gpu) {
+      gpu = r.key.gpu;
+      os << "\n" << *gpu << "\n";
+      os << records_header();
+    }
+    const std::string pct = r.copy_gbps > 0 ? format("%.1f", 100.0 * r.gbps / r.copy_gbps) : "-";
+    const std::string speedup =
+        r.default_median_us > 0 && r.timing.median_us > 0 ? format("%.2fx", r.default_median_us / r.timing.median_us) : "-";
+    os << format("%-8s %-12s %7lld  %6d  %-22s %10.2f %10.0f %7s %11s  %s, %s\n",
+                 std::string(to_string(r.key.traits.kernel)).c_str(), dtype_label(r.key.traits).c_str(),
+                 static_cast<long long>(r.key.n), r.key.m_bucket, short_config(r.config).c_str(), r.timing.median_us,
+                 r.gbps, pct.c_str(), speedup.c_str(), r.prov.origin.c_str(), r.prov.tuned_at.c_str());
+  }
+  os << "\n" << records.size() << " record" << (records.size() == 1 ? "" : "s") << "\n";
+}
+
+std::string json_string(const std::string& s) {
+  std::string o = "\"";
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"': o += "\\\""; break;
+      case '\\': o += "\\\\"; break;
+      case '\n': o += "\\n"; break;
+      case '\r': o += "\\r"; break;
+      case '\t': o += "\\t"; break;
+      default:
+        if (c < 0x20)
+          o += format("\\u%04x", c);
+        else
+          o += static_cast<char>(c);
+    }
+  }
+  return o + "\"";
+}
+
+std::string records_json(const std::vector<cache::TuneRecord>& records, const std::vector<std::string>* files) {
+  std::ostringstream os;
+  os << "[";
+  bool first = true;
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    const cache::TuneRecord& r = records[i];
+    os << (first ? "\n" : ",\n");
+    first = false;
+    if (files && i < files->size()) os << "  {\"file\": " << json_string((*files)[i]) << ",\n   \"gpu\": {";
+    else os << "  {\"gpu\": {";
+    const Traits& t = r.key.traits;
+    const Config& c = r.config;
+    os << "\"name\": " << json_string(r.key.gpu.name) << ", \"arch\": " << json_string(r.key.gpu.arch())
+       << ", \"sm_count\": " << r.key.gpu.sm_count << "},\n"
+       << "   \"kernel\": " << json_string(std::string(to_string(t.kernel)))
+       << ", \"x_dtype\": " << json_string(std::string(to_string(t.x_dtype)))
+       << ", \"w_dtype\": " << json_string(std::string(to_string(t.w_dtype)))
+       << ", \"has_weight\": " << (t.has_weight ? "true" : "false")
+       << ", \"has_bias\": " << (t.has_bias ? "true" : "false") << ", \"n\": " << r.key.n
+       << ", \"m_bucket\": " << r.key.m_bucket << ",\n"
+       << "   \"config\": {\"block_size\": " << c.block_size << ", \"num_warps\": " << c.num_warps
+       << ", \"rows_per_cta\": " << c.rows_per_cta << ", \"group_size_m\": " << c.group_size_m
+       << ", \"cluster_size\": " << c.cluster_size << "},\n"
+       << "   \"timing\": {\"median_us\": " << json_number(r.timing.median_us)
+       << ", \"p20_us\": " << json_number(r.timing.p20_us) << ", \"p80_us\": " << json_number(r.timing.p80_us)
+       << ", \"reps\": " << r.timing.reps << "},\n"
+       << "   \"gbps\": " << json_number(r.gbps) << ", \"copy_gbps\": " << json_number(r.copy_gbps)
+       << ", \"pct_of_copy\": " << (r.copy_gbps > 0 ? json_number(100.0 * r.gbps / r.copy_gbps) : "null")
+       << ", \"default_median_us\": " << json_number(r.default_median_us) << ", \"speedup_vs_default\": "
+       << (r.default_median_us > 0 && r.timing.median_us > 0 ? json_number(r.default_median_us / r.timing.median_us)
+                                                              : "null")
+       << ",\n"
+       << "   \"provenance\": {\"template_hash\": " << json_string(r.prov.template_hash)
+       << ", \"lntune_version\": " << json_string(r.prov.lntune_version)
+       << ", \"nvrtc_version\": " << r.prov.nvrtc_version << ", \"driver_version\": " << r.prov.driver_version
+       << ", \"tuned_at\": " << json_string(r.prov.tuned_at) << ", \"origin\": " << json_string(r.prov.origin)
+       << "}}";
+  }
+  os << (first ? "]\n" : "\n]\n");
+  return os.str();
+}
+
+// ------------------------------------------------------------ progress
+ProgressBar::ProgressBar(std::FILE* out, bool tty) : out_(out), tty_(tty), start_(std::chrono::steady_clock::now()) {}
+
+void ProgressBar::begin(std::size_t keys, std::size_t candidates) {
+  keys_total_ = keys;
+  cand_total_ = candidates;
+  start_ = std::chrono::steady_clock::now();
+  std::fprintf(out_, "tuning %zu key%s, %zu candidate configs\n", keys, keys == 1 ? "" : "s", candidates);
+  std::fflush(out_);
+}
+
+void ProgressBar::key_begin(const cache::TuneKey& key, std::size_t) {
+  current_ = key_label(key);
+  draw();
+}
+
+void ProgressBar::candidate_done(const cache::TuneKey&, std::size_t, const CandidateResult&) {
+  ++cand_done_;
+  draw();
+}
+
+void ProgressBar::key_done(const KeyResult& r) {
+  if (r.state != KeyResult::State::cached) ++keys_done_;
+  clear_line();
+  std::string line = "[" + std::to_string(keys_done_) + "/" + std::to_string(keys_total_) + "] " + key_label(r.key) +
+                     " (M=" + std::to_string(r.m) + "): " + to_string(r.state);
+  if (r.record) {
+    line += " " + short_config(r.record->config) + format(", %.2f us, %.0f GB/s", r.record->timing.median_us, r.record->gbps);
+    if (r.record->default_median_us > 0 && r.record->timing.median_us > 0)
+      line += format(", %.2fx vs default", r.record->default_median_us / r.record->timing.median_us);
+  }
+  if (!r.message.empty() && r.state != KeyResult::State::tuned) line += " — " + r.message.substr(0, 300);
+  if (r.state != KeyResult::State::cached) line += format(" (%.1f s)", r.seconds);
+  std::fprintf(out_, "%s\n", line.c_str());
+  std::fflush(out_);
+  draw();
+}
+
+void ProgressBar::note(const std::string& message) {
+  clear_line();
+  std::fprintf(out_, "%s\n", message.c_str());
+  std::fflush(out_);
+}
+
+void ProgressBar::clear_line() {
+  if (tty_) std::fputs("\r\033[K", out_);
+}
+
+void ProgressBar::draw() {
+  if (!tty_ || cand_total_ == 0) return;
+  const auto now = std::chrono::steady_clock::now();
+  if (now - last_draw_ < std::chrono::milliseconds(100) && cand_done_ < cand_total_) return;
+  last_draw_ = now;
+  const double elapsed = std::chrono::duration<double>(now - start_).count();
+  const double frac = std::min(1.0, static_cast<double>(cand_done_) / static_cast<double>(cand_total_));
+  const int width = 30;
+  const int filled = static_cast<int>(frac * width);
+  std::string bar(static_cast<std::size_t>(filled), '#');
+  bar.append(static_cast<std::size_t>(width - filled), '.');
+  const std::string eta = cand_done_ > 0 ? duration(elapsed / frac - elapsed) : "?";
+  std::fprintf(out_, "\r\033[K[%s] %3.0f%%  %zu/%zu configs  %zu/%zu keys  %s elapsed, ETA %s  %s", bar.c_str(),
+               100 * frac, cand_done_, cand_total_, keys_done_, keys_total_, duration(elapsed).c_str(), eta.c_str(),
+               current_.c_str());
+  std::fflush(out_);
+}
+
+}  // namespace lntune::tune

@@ -1,0 +1,64 @@
+// lntune::tune — reporting: the tune summary table, the cache listing (table
+// and JSON), and the progress bar. Output only; nothing here measures.
+//
+// Compact config notation in tables: "b<block_size> w<num_warps>
+// r<rows_per_cta>", then " g<group_size_m>" when set and " c<cluster_size>"
+// for clusters, e.g. "b4096 w8 r1 g264 c2".
+#pragma once
+
+#include <chrono>
+#include <cstdio>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "cache/cache.hpp"
+#include "tuner/tuner.hpp"
+
+namespace lntune::tune {
+
+std::string short_config(const Config& c);
+
+// Per key: kernel dtype N M-bucket | winner config | median us | GB/s |
+// % of copy | speed-up vs default | state.
+void print_summary(std::ostream& os, const TuneSummary& s);
+
+// The cache's records as a table (`lntune show`).
+void print_records(std::ostream& os, const std::vector<cache::TuneRecord>& records);
+
+// The records as a JSON array of objects, one per record, every field
+// (`lntune show --json`); with `files` (one per record), each object also
+// names the cache file it came from.
+std::string records_json(const std::vector<cache::TuneRecord>& records,
+                         const std::vector<std::string>* files = nullptr);
+
+// A JSON string literal (quotes included) for `s`.
+std::string json_string(const std::string& s);
+
+// Live progress on a stream: a redrawn bar with ETA when `tty`, else one
+// line per finished key.
+class ProgressBar : public Progress {
+ public:
+  ProgressBar(std::FILE* out, bool tty);
+  void begin(std::size_t keys, std::size_t candidates) override;
+  void key_begin(const cache::TuneKey& key, std::size_t candidates) override;
+  void candidate_done(const cache::TuneKey& key, std::size_t index, const CandidateResult& r) override;
+  void key_done(const KeyResult& r) override;
+  void note(const std::string& message) override;
+
+ private:
+  void draw();
+  void clear_line();
+  std::FILE* out_;
+  bool tty_;
+  std::size_t keys_total_ = 0, keys_done_ = 0, cand_total_ = 0, cand_done_ = 0;
+  std::string current_;
+  std::chrono::steady_clock::time_point start_;
+  std::chrono::steady_clock::time_point last_draw_{};
+};
+
+// "fwd bf16 N=4096 M-bucket 4" style label of a key.
+std::string key_label(const cache::TuneKey& k);
+
+}  // namespace lntune::tune

@@ -1,0 +1,140 @@
+#include "tuner/runner.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+namespace lntune::tune {
+
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+// rt::check with a message built only on failure: the repetition loop must
+// not allocate.
+inline void check(CUresult r, const char* what) {
+  if (r != CUDA_SUCCESS) rt::check(r, what);
+}
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+float elapsed_ms(CUevent a, CUevent b) {
+  float ms = 0;
+  check(rt::driver().EventElapsedTime(&ms, a, b), "cuEventElapsedTime");
+  return ms;
+}
+
+}  // namespace
+
+Runner::Runner(const rt::DeviceInfo& dev, RunnerOptions options) : options_(options) {
+  if (options_.batch < 1) options_.batch = 1;
+  if (options_.rule.max_reps < 1) options_.rule.max_reps = 1;
+  const rt::DriverApi& d = rt::driver();
+  rt::check(d.StreamCreate(&stream_, CU_STREAM_NON_BLOCKING), "cuStreamCreate (benchmark stream)");
+  const int events = std::max(options_.batch, options_.rule.prune_after);
+  start_.assign(static_cast<std::size_t>(events), nullptr);
+  end_.assign(static_cast<std::size_t>(events), nullptr);
+  for (int i = 0; i < events; ++i) {
+    rt::check(d.EventCreate(&start_[static_cast<std::size_t>(i)], CU_EVENT_DEFAULT), "cuEventCreate");
+    rt::check(d.EventCreate(&end_[static_cast<std::size_t>(i)], CU_EVENT_DEFAULT), "cuEventCreate");
+  }
+  // Twice the L2 (at least 8 MiB when the driver reports none), whole words.
+  const std::size_t l2 = dev.l2_bytes > 0 ? static_cast<std::size_t>(dev.l2_bytes) : (std::size_t{4} << 20);
+  flush_ = rt::DeviceBuffer((2 * l2 + 3) / 4 * 4);
+  const std::size_t reserve = static_cast<std::size_t>(options_.rule.max_reps + events);
+  samples_.reserve(reserve);
+  scratch_.reserve(reserve);
+}
+
+Runner::~Runner() {
+  // Never throws: results ignored, handles released best-effort.
+  try {
+    const rt::DriverApi& d = rt::driver();
+    if (stream_) d.StreamSynchronize(stream_);
+    for (CUevent e : start_)
+      if (e) d.EventDestroy(e);
+    for (CUevent e : end_)
+      if (e) d.EventDestroy(e);
+    if (stream_) d.StreamDestroy(stream_);
+  } catch (...) {
+  }
+}
+
+void Runner::flush(unsigned value) {
+  check(rt::driver().MemsetD32Async(flush_.get(), value, flush_.size() / 4, stream_), "cuMemsetD32Async (L2 flush)");
+}
+
+void Runner::mark_busy() { last_busy_ = Clock::now(); }
+
+void Runner::warm_up(const std::function<void(CUstream)>& launch) {
+  const rt::DriverApi& d = rt::driver();
+  const bool idle = !last_busy_ || seconds_since(*last_busy_) * 1e3 > options_.idle_rewarm_ms;
+  // The untimed launches, then one timed to size the rest of the warm-up.
+  for (int i = 0; i < options_.warmup_launches; ++i) launch(stream_);
+  rt::check(d.EventRecord(start_[0], stream_), "cuEventRecord (warm-up)");
+  launch(stream_);
+  rt::check(d.EventRecord(end_[0], stream_), "cuEventRecord (warm-up)");
+  rt::check(d.EventSynchronize(end_[0]), "cuEventSynchronize (warm-up)");
+  if (idle && options_.warmup_ms > 0) {
+    const double one_ms = std::max(1e-3, static_cast<double>(elapsed_ms(start_[0], end_[0])));
+    const auto more = static_cast<long>(std::min(20000.0, std::ceil(options_.warmup_ms / one_ms)));
+    for (long i = 0; i < more; ++i) launch(stream_);
+    rt::check(d.StreamSynchronize(stream_), "cuStreamSynchronize (warm-up)");
+  }
+  mark_busy();
+}
+
+Measurement Runner::time(const std::function<void(CUstream)>& launch, std::optional<double> best_median_us) {
+  const rt::DriverApi& d = rt::driver();
+  warm_up(launch);
+  samples_.clear();
+  const StopRule& rule = options_.rule;
+  const auto begin = Clock::now();
+  Measurement m;
+  while (m.stop == StopReason::none) {
+    const int done = static_cast<int>(samples_.size());
+    // The first batch ends at the prune check (when pruning is possible).
+    int want = options_.batch;
+    if (best_median_us && done < rule.prune_after) want = rule.prune_after - done;
+    want = std::max(1, std::min(want, rule.max_reps - done));
+    want = std::min(want, static_cast<int>(start_.size()));
+    for (int i = 0; i < want; ++i) {
+      const auto k = static_cast<std::size_t>(i);
+      flush(++flush_value_);
+      check(d.EventRecord(start_[k], stream_), "cuEventRecord (start)");
+      launch(stream_);
+      check(d.EventRecord(end_[k], stream_), "cuEventRecord (end)");
+    }
+    check(d.EventSynchronize(end_[static_cast<std::size_t>(want - 1)]), "cuEventSynchronize (repetitions)");
+    for (int i = 0; i < want; ++i) {
+      const auto k = static_cast<std::size_t>(i);
+      samples_.push_back(1e3 * static_cast<double>(elapsed_ms(start_[k], end_[k])));
+    }
+    m.stop = should_stop(samples_, seconds_since(begin), best_median_us, rule, &scratch_);
+  }
+  mark_busy();
+  m.stats = summarize(samples_, rule.confidence, &scratch_);
+  return m;
+}
+
+double Runner::copy_gbps() {
+  const rt::DriverApi& d = rt::driver();
+  std::size_t free_bytes = 0, total = 0;
+  rt::check(d.MemGetInfo(&free_bytes, &total), "cuMemGetInfo");
+  std::size_t bytes = std::min(options_.copy_bytes, free_bytes / 4);
+  bytes = bytes / (std::size_t{1} << 20) * (std::size_t{1} << 20);
+  if (bytes < (std::size_t{64} << 20))
+    throw rt::CudaError("lntune: too little free GPU memory to measure the copy bandwidth (" +
+                            std::to_string(free_bytes >> 20) + " MiB free)",
+                        CUDA_ERROR_OUT_OF_MEMORY);
+  rt::DeviceBuffer src(bytes), dst(bytes);
+  rt::check(d.MemsetD32Async(src.get(), 0x3f800000u, bytes / 4, stream_), "cuMemsetD32Async (copy source)");
+  auto copy = [&](CUstream s) { check(d.MemcpyDtoDAsync(dst.get(), src.get(), bytes, s), "cuMemcpyDtoDAsync"); };
+  // A copy of >= 64 MiB dwarfs the L2, so no flush is needed; the runner's
+  // own loop is used for warm-up, repetitions and the stop rule.
+  const Measurement m = time(copy);
+  rt::check(d.StreamSynchronize(stream_), "cuStreamSynchronize (copy)");
+  return 2.0 * static_cast<double>(bytes) / (m.stats.median * 1e-6) / 1e9;
+}
+
+}  // namespace lntune::tune

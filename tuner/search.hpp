@@ -1,0 +1,144 @@
+// lntune::tune — the search over one key's candidates, independent of how
+// they are compiled, timed and checked (the Bench interface: a GPU in the
+// tuner, a fake in tests).
+//
+// The rules, in order:
+//   1. The default heuristic's config is the baseline: prepared, timed to
+//      convergence (never pruned) and verified against the CPU reference.
+//      When it verifies it is the first "best".
+//   2. Every other candidate of the space, in the order given: prepared
+//      (compile failure: compile_error), timed (launch failure, e.g. too many
+//      resources: launch_error), and
+//        - pruned: after `prune_after` repetitions its median exceeds
+//          prune_ratio x the best verified median: it cannot win, timing
+//          stops there;
+//        - slower: timed to convergence, not faster than the best: it cannot
+//          win, so it is not verified (saves a GPU->host copy and a compare);
+//        - faster than the best: verified before it may become the best
+//          (ok), or recorded as wrong and never chosen.
+//   3. The budget is checked before each candidate: when it is spent, the
+//      remaining candidates are recorded as skipped and the outcome is
+//      partial; the best verified so far still wins.
+// A failed candidate is a recorded result, never an abort. Only a FatalError
+// (the GPU context is unusable) ends the search, by propagating.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lntune/types.hpp"
+#include "tuner/stats.hpp"
+
+namespace lntune::tune {
+
+// When the runner stops repeating a candidate.
+struct StopRule {
+  int min_reps = 20;            // never fewer (unless pruned or over max_seconds)
+  int max_reps = 400;           // never more
+  double max_seconds = 2.0;     // wall time of one candidate's repetitions
+  double target_rel_ci = 0.01;  // stop when the median's CI is within +-1%
+  double confidence = 0.95;
+  int prune_after = 5;          // repetitions before the prune check
+  double prune_ratio = 1.5;     // prune when median > prune_ratio x best
+};
+
+enum class StopReason { none, converged, max_reps, time_limit, pruned };
+const char* to_string(StopReason r);
+
+// The stop rule as a pure function of the samples so far (microseconds), the
+// wall time spent on them and the best verified median (none: no pruning).
+// Checks, in order: pruned (n >= prune_after and median > ratio x best),
+// converged (n >= min_reps and the CI half-width <= target), max_reps,
+// time_limit (elapsed >= max_seconds and n >= 3). `scratch` avoids
+// allocating (see summarize).
+StopReason should_stop(const std::vector<double>& samples_us, double elapsed_s,
+                       std::optional<double> best_median_us, const StopRule& rule,
+                       std::vector<double>* scratch = nullptr);
+
+// One candidate's timing.
+struct Measurement {
+  Summary stats;  // over the repetitions, in microseconds
+  StopReason stop = StopReason::none;
+};
+
+enum class Status {
+  ok,             // timed and verified against the reference
+  slower,         // timed, never faster than the best verified: not verified
+  pruned,         // stopped early: cannot win
+  compile_error,  // NVRTC failed, or the config is invalid for this N
+  launch_error,   // the launch failed (e.g. too many resources requested)
+  wrong,          // faster, but its outputs do not match the reference
+  skipped,        // not tried: the budget was spent
+};
+const char* to_string(Status s);
+
+struct CandidateResult {
+  Config config;
+  bool is_default = false;
+  Status status = Status::skipped;
+  std::string message;  // why it failed; empty when ok
+  std::optional<Measurement> timing;
+};
+
+// What the search needs from a machine. Implementations throw:
+//   FatalError          the machine can go on with nothing (propagated);
+//   CandidateError      the candidate failed with the status it carries;
+//   any other exception prepare(): compile_error; time()/verify(): launch_error.
+class Bench {
+ public:
+  virtual ~Bench() = default;
+  // Makes the config runnable (waits for its compilation, loads it).
+  virtual void prepare(const Config& c) = 0;
+  // Times it; with prune_above_us set, the runner may stop early and report
+  // StopReason::pruned.
+  virtual Measurement time(const Config& c, std::optional<double> best_median_us) = 0;
+  // Runs it once on poisoned outputs and compares with the reference: an
+  // empty string when correct, else what is wrong.
+  virtual std::string verify(const Config& c) = 0;
+};
+
+class FatalError : public Error {
+ public:
+  using Error::Error;
+};
+class CandidateError : public Error {
+ public:
+  CandidateError(Status s, const std::string& what) : Error(what), status_(s) {}
+  Status status() const { return status_; }
+
+ private:
+  Status status_;
+};
+
+struct SearchOptions {
+  // Called before each candidate; true means the budget is spent.
+  std::function<bool()> out_of_time;
+  // Called after each candidate (progress reporting): index, result.
+  std::function<void(std::size_t, const CandidateResult&)> on_result;
+};
+
+struct Outcome {
+  std::vector<CandidateResult> candidates;  // [0] is the default (baseline)
+  std::optional<std::size_t> winner;        // index of the best verified
+  bool partial = false;                     // the budget ended the search
+  const CandidateResult* best() const { return winner ? &candidates[*winner] : nullptr; }
+  const CandidateResult& baseline() const { return candidates.front(); }
+  // default median / winner median; 0 when either is unknown.
+  double speedup() const;
+};
+
+// The steps for one candidate, failures classified as described for Bench:
+// each returns false when the candidate failed (r.status and r.message set).
+// verify_candidate sets ok, wrong, or the failure's status.
+bool prepare_candidate(Bench& bench, CandidateResult& r);
+bool prepare_and_time(Bench& bench, CandidateResult& r, std::optional<double> best_median_us);
+bool verify_candidate(Bench& bench, CandidateResult& r);
+
+// Runs the rules above over `space` (duplicates of the default are skipped).
+Outcome search(Bench& bench, const Config& default_config, const std::vector<Config>& space,
+               const SearchOptions& options = {});
+
+}  // namespace lntune::tune

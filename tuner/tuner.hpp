@@ -1,0 +1,169 @@
+// lntune::tune — tuning a list of problems on the current GPU into a cache.
+//
+// For each target (fwd, or bwd = bwd_dx followed by its bwd_dwdb):
+//   * its key (GPU, canonical traits, N, M bucket) is skipped when the
+//     writable cache already holds a complete record for it made with the
+//     current templates (resume; see is_tuned), unless `force`;
+//   * every candidate of gen::search_space (and the default config) is
+//     compiled on the CompilePool, submitted for all targets up front so that
+//     compilation overlaps the GPU work; CUBINs already in the cache are
+//     taken from it;
+//   * a Workload with fresh random inputs is built, and tune::search runs
+//     over a GPU Bench: the Runner times, the Workload verifies against the
+//     CPU reference;
+//   * bwd_dx candidates are timed as the whole backward (bwd_dx + the default
+//     bwd_dwdb config); then bwd_dwdb is tuned as its own key with M = the
+//     partial rows of the bwd_dx winner (what the launcher looks up);
+//   * the winner is upserted at once (so an interrupted run keeps it) with
+//     its timing, GB/s, the copy bandwidth measured at the start of this run,
+//     the default config's time, and provenance. A key cut short by the
+//     budget is stored with origin "tuned-partial" and tuned again on resume.
+// A candidate's failure is recorded in its result; a key's failure (e.g. out
+// of memory) in the key's; only an unusable CUDA context stops the run
+// (TuneSummary::fatal).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cache/cache.hpp"
+#include "runtime/driver.hpp"
+#include "runtime/kernel_cache.hpp"
+#include "tuner/compile_pool.hpp"
+#include "tuner/runner.hpp"
+#include "tuner/search.hpp"
+
+namespace lntune::tune {
+
+inline constexpr const char* kOriginTuned = "tuned";
+inline constexpr const char* kOriginPartial = "tuned-partial";
+
+// One problem: traits.kernel is fwd or bwd_dx (the latter also tunes the
+// bwd_dwdb that follows it).
+struct Target {
+  Traits traits;
+  std::int64_t n = 0, m = 0;
+};
+
+// The cross product, in the order kernels, dtypes, ms, ns. w_dtype: the
+// weights' dtype (none: each x dtype's own). Throws lntune::Error for empty
+// lists, N < 1, M < 1, or kernel bwd_dwdb (tuned with its bwd_dx).
+std::vector<Target> make_targets(const std::vector<std::int64_t>& ns, const std::vector<std::int64_t>& ms,
+                                 const std::vector<DType>& dtypes, const std::vector<Kernel>& kernels,
+                                 std::optional<DType> w_dtype = {}, bool weight = true, bool bias = true);
+
+// A complete record exists for the key (resume skips it): present, not cut
+// short by a budget, and measured with the current kernel templates (a
+// record from other templates is stale: tuned again).
+bool is_tuned(const cache::Database& db, const cache::TuneKey& key);
+
+// The provenance of results measured now.
+cache::Provenance make_provenance(int nvrtc_version, int driver_version, bool partial);
+
+// The record stored for a key's winner (pure). bytes: moved by one call of
+// the winner (see tuner/workload.hpp).
+cache::TuneRecord make_record(const cache::TuneKey& key, const Outcome& outcome, double bytes, double copy_gbps,
+                              const cache::Provenance& prov);
+
+struct KeyResult {
+  enum class State {
+    tuned,           // searched, winner stored
+    partial,         // searched until the budget ran out, best so far stored
+    cached,          // already in the cache (resume): not searched
+    skipped_budget,  // not started: the budget was spent
+    no_winner,       // searched, no candidate verified: nothing stored
+    failed,          // the key could not be tuned (message says why)
+  };
+  cache::TuneKey key;
+  std::int64_t m = 0;  // rows of the timed problem (bwd_dwdb: partial rows)
+  State state = State::failed;
+  std::string message;
+  Outcome outcome;                         // empty unless searched
+  std::optional<cache::TuneRecord> record;  // stored (or found, for cached)
+  double winner_gbps = 0, default_gbps = 0;
+  double seconds = 0;
+};
+const char* to_string(KeyResult::State s);
+
+// Progress reporting (the CLI's progress bar). Called on the tuning thread.
+class Progress {
+ public:
+  virtual ~Progress() = default;
+  virtual void begin(std::size_t keys, std::size_t candidates) { (void)keys, (void)candidates; }
+  virtual void key_begin(const cache::TuneKey& key, std::size_t candidates) { (void)key, (void)candidates; }
+  virtual void candidate_done(const cache::TuneKey& key, std::size_t index, const CandidateResult& r) {
+    (void)key, (void)index, (void)r;
+  }
+  virtual void key_done(const KeyResult& r) { (void)r; }
+  virtual void note(const std::string& message) { (void)message; }
+};
+
+struct TuneOptions {
+  RunnerOptions runner;
+  double budget_s = 0;  // 0: no limit
+  bool force = false;   // re-tune keys already in the cache
+  bool tune_dwdb = true;
+  unsigned jobs = 0;    // compile threads (0: automatic)
+  std::uint64_t seed = 0x6c6e74756e65ULL;
+};
+
+struct TuneSummary {
+  rt::DeviceInfo device;
+  cache::GpuId gpu;
+  double copy_gbps = 0;
+  std::vector<KeyResult> keys;
+  CompileStats compile;
+  unsigned compile_threads = 0;
+  rt::KernelCacheStats kernel_cache;  // of this process, at the end
+  double wall_s = 0;
+  bool budget_spent = false;
+  std::string fatal;  // non-empty: the run stopped early (unusable CUDA context)
+};
+
+class Workload;
+
+// One-off runs of given configs on the current GPU, outside a search
+// (`lntune bench`, `lntune verify`), with the tuner's compilation, timing and
+// checks. Use from one thread.
+class Session {
+ public:
+  explicit Session(std::shared_ptr<rt::BinaryStore> store, RunnerOptions runner = {}, unsigned jobs = 0);
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+  const rt::DeviceInfo& device() const;
+  double copy_gbps();
+  CompileStats compile_stats() const;  // of this session's compile pool
+  // kernel fwd: `config` is the forward's (`other` unused). bwd_dx: the
+  // whole backward, `config` for bwd_dx and `other` for the bwd_dwdb after
+  // it. bwd_dwdb: `config` reducing the partials of bwd_dx config `other`.
+  // time: measure to convergence; verify: compare with the CPU reference.
+  CandidateResult run(Workload& w, Kernel kernel, const Config& config, const Config& other, bool time,
+                      bool verify);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Rows that stand for an M bucket (cache::m_bucket) on a GPU with sm_count
+// SMs: the geometric middle of the bucket (its lower end for the last one,
+// times 2), at least 1.
+std::int64_t representative_m(int bucket, int sm_count);
+
+// Makes device `ordinal`'s primary context current on this thread.
+void use_device(int ordinal);
+
+// Tunes `targets` on the current context's device, writing winners to `db`.
+// `store` (may be null) is where CUBINs are looked up and saved; it is
+// installed (behind an in-memory layer) as the process's binary store for
+// the duration. Throws only for problems before any key is tuned (no
+// driver, no device, the copy measurement failing).
+TuneSummary run_tuning(const std::vector<Target>& targets, cache::Database& db,
+                       std::shared_ptr<rt::BinaryStore> store, const TuneOptions& options,
+                       Progress* progress = nullptr);
+
+}  // namespace lntune::tune

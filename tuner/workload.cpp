@@ -1,0 +1,357 @@
+#include "tuner/workload.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <thread>
+
+#include "runtime/launcher.hpp"
+#include "templates/params.h"
+#include "tuner/compare.hpp"
+#include "tuner/host_dtype.hpp"
+#include "tuner/reference.hpp"
+
+namespace lntune::tune {
+
+namespace {
+
+constexpr float kEps = 1e-5f;
+constexpr double kXOffset = 0.5, kXScale = 2.0;
+
+std::uint64_t splitmix64(std::uint64_t& s) {
+  std::uint64_t z = (s += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+// Approximately N(0, 1): the sum of four 16-bit uniforms, scaled to unit
+// variance (as tests/gpu_util.hpp does, cheaper).
+double normal(std::uint64_t& s) {
+  const std::uint64_t r = splitmix64(s);
+  double sum = 0;
+  for (int i = 0; i < 4; ++i) sum += (static_cast<double>((r >> (16 * i)) & 0xffff) + 0.5) / 65536.0;
+  return (sum - 2.0) * 1.7320508075688772;
+}
+
+unsigned hardware_threads() { return std::max(1u, std::thread::hardware_concurrency()); }
+
+// Fills `count` elements of `dtype` with offset + scale * N(0,1), in parallel
+// chunks with their own streams (results depend on seed and count only).
+// Returns max |value|.
+double fill_random(std::vector<unsigned char>& out, DType dtype, std::int64_t count, double offset, double scale,
+                   std::uint64_t seed) {
+  out.assign(static_cast<std::size_t>(count) * dtype_size(dtype), 0);
+  constexpr std::int64_t kChunk = 1 << 16;
+  const std::int64_t chunks = (count + kChunk - 1) / kChunk;
+  const auto threads = static_cast<std::int64_t>(std::min<unsigned>(hardware_threads(), 64));
+  std::vector<double> maxes(static_cast<std::size_t>(threads), 0.0);
+  std::vector<std::thread> pool;
+  for (std::int64_t t = 0; t < threads; ++t)
+    pool.emplace_back([&, t] {
+      double m = 0;
+      for (std::int64_t c = t; c < chunks; c += threads) {
+        std::uint64_t s = seed ^ (static_cast<std::uint64_t>(c) * 0xd1b54a32d192ed03ULL);
+        const std::int64_t end = std::min(count, (c + 1) * kChunk);
+        for (std::int64_t i = c * kChunk; i < end; ++i) {
+          ref::store_element(dtype, out.data(), i, offset + scale * normal(s));
+          m = std::max(m, std::fabs(ref::load_element(dtype, out.data(), i)));
+        }
+      }
+      maxes[static_cast<std::size_t>(t)] = m;
+    });
+  for (auto& th : pool) th.join();
+  return *std::max_element(maxes.begin(), maxes.end());
+}
+
+rt::DeviceBuffer upload(const void* data, std::size_t bytes) {
+  rt::DeviceBuffer b((bytes + 3) / 4 * 4);
+  if (bytes) rt::check(rt::driver().MemcpyHtoD(b.get(), data, bytes), "cuMemcpyHtoD (" + std::to_string(bytes) + " bytes)");
+  return b;
+}
+
+void download(void* dst, const rt::DeviceBuffer& src, std::size_t bytes) {
+  rt::check(rt::driver().MemcpyDtoH(dst, src.get(), bytes), "cuMemcpyDtoH (" + std::to_string(bytes) + " bytes)");
+}
+
+std::string describe(const char* what, const ref::CompareResult& r) {
+  return std::string(what) + ": " + r.message + " (" + std::to_string(r.mismatches) + " of " +
+         std::to_string(r.checked) + " elements wrong, " + std::to_string(r.unwritten) + " unwritten)";
+}
+
+}  // namespace
+
+struct Workload::Reference {
+  std::vector<unsigned char> main;  // y (fwd) or dx (bwd), x_dtype
+  std::vector<float> mean, rstd;    // fwd
+  std::vector<unsigned char> dw, db;  // bwd, w_dtype
+};
+
+Workload::Workload(const Traits& traits, std::int64_t m, std::int64_t n, std::uint64_t seed)
+    : traits_(traits.canonical()), m_(m), n_(n) {
+  if (traits_.kernel == Kernel::bwd_dwdb)
+    throw Error("lntune: a workload is built for fwd or bwd_dx (bwd_dwdb shares the backward's)");
+  if (m < 1 || n < 1) throw Error("lntune: a workload needs M >= 1 and N >= 1");
+  const DType xd = traits_.x_dtype, wd = traits_.w_dtype;
+  const std::int64_t mn = m * n;
+  x_bytes_ = static_cast<std::size_t>(mn) * dtype_size(xd);
+  w_bytes_ = static_cast<std::size_t>(n) * dtype_size(wd);
+
+  fill_random(hx_, xd, mn, kXOffset, kXScale, seed);
+  if (traits_.has_weight) wmax_ = fill_random(hw_, wd, n, 1.0, 0.5, seed + 1);
+  if (traits_.has_bias && !backward()) bmax_ = fill_random(hb_, wd, n, 0.0, 0.5, seed + 2);
+
+  ref::FwdArgs fa;
+  fa.M = m;
+  fa.N = n;
+  fa.x_stride = n;
+  fa.y_stride = n;
+  fa.x_dtype = xd;
+  fa.w_dtype = wd;
+  fa.x = hx_.data();
+  fa.weight = traits_.has_weight ? hw_.data() : nullptr;
+  fa.bias = hb_.empty() ? nullptr : hb_.data();
+  fa.eps = static_cast<double>(kEps);  // exactly the kernels' eps
+
+  x_ = upload(hx_.data(), x_bytes_);
+  y_or_dx_ = rt::DeviceBuffer((x_bytes_ + 3) / 4 * 4);
+  if (traits_.has_weight) w_ = upload(hw_.data(), w_bytes_);
+
+  if (!backward()) {
+    if (traits_.has_bias) b_ = upload(hb_.data(), w_bytes_);
+    mean_ = rt::DeviceBuffer(static_cast<std::size_t>(m) * 4);
+    rstd_ = rt::DeviceBuffer(static_cast<std::size_t>(m) * 4);
+    fargs_.x = x_.ptr();
+    fargs_.weight = traits_.has_weight ? w_.ptr() : nullptr;
+    fargs_.bias = traits_.has_bias ? b_.ptr() : nullptr;
+    fargs_.y = y_or_dx_.ptr();
+    fargs_.mean = static_cast<float*>(mean_.ptr());
+    fargs_.rstd = static_cast<float*>(rstd_.ptr());
+    fargs_.M = m;
+    fargs_.N = n;
+    fargs_.x_dtype = xd;
+    fargs_.w_dtype = wd;
+    fargs_.eps = kEps;
+    fwd_ = rt::check_forward(fargs_);
+    got_main_.resize(x_bytes_);
+    got_mean_.resize(static_cast<std::size_t>(m));
+    got_rstd_.resize(static_cast<std::size_t>(m));
+    pending_ref_ = std::async(std::launch::async, [fa, xb = x_bytes_, m] {
+      auto r = std::make_shared<Reference>();
+      r->main.resize(xb);
+      r->mean.resize(static_cast<std::size_t>(m));
+      r->rstd.resize(static_cast<std::size_t>(m));
+      ref::layer_norm_forward(fa, r->main.data(), r->mean.data(), r->rstd.data());
+      return r;
+    });
+    return;
+  }
+
+  // Backward: mean and rstd of x as a forward would store them (fp32).
+  dymax_ = fill_random(hdy_, xd, mn, 0.0, 1.0, seed + 3);
+  hmean_.resize(static_cast<std::size_t>(m));
+  hrstd_.resize(static_cast<std::size_t>(m));
+  {
+    std::vector<unsigned char> y_tmp(x_bytes_);
+    ref::layer_norm_forward(fa, y_tmp.data(), hmean_.data(), hrstd_.data());
+  }
+  rstd_max_ = 0;
+  for (float r : hrstd_) rstd_max_ = std::max(rstd_max_, std::fabs(static_cast<double>(r)));
+  dy_ = upload(hdy_.data(), x_bytes_);
+  mean_ = upload(hmean_.data(), hmean_.size() * 4);
+  rstd_ = upload(hrstd_.data(), hrstd_.size() * 4);
+  if (traits_.has_weight) dw_ = rt::DeviceBuffer((w_bytes_ + 3) / 4 * 4);
+  if (traits_.has_bias) db_ = rt::DeviceBuffer((w_bytes_ + 3) / 4 * 4);
+  bargs_.dy = dy_.ptr();
+  bargs_.x = x_.ptr();
+  bargs_.weight = traits_.has_weight ? w_.ptr() : nullptr;
+  bargs_.mean = static_cast<const float*>(mean_.ptr());
+  bargs_.rstd = static_cast<const float*>(rstd_.ptr());
+  bargs_.dx = y_or_dx_.ptr();
+  bargs_.dweight = traits_.has_weight ? dw_.ptr() : nullptr;
+  bargs_.dbias = traits_.has_bias ? db_.ptr() : nullptr;
+  bargs_.M = m;
+  bargs_.N = n;
+  bargs_.x_dtype = xd;
+  bargs_.w_dtype = wd;
+  bwd_ = rt::check_backward(bargs_);
+  got_main_.resize(x_bytes_);
+  got_dw_.resize(w_bytes_);
+  got_db_.resize(w_bytes_);
+
+  ref::BwdArgs ba;
+  ba.M = m;
+  ba.N = n;
+  ba.dy_stride = ba.x_stride = ba.dx_stride = n;
+  ba.x_dtype = xd;
+  ba.w_dtype = wd;
+  ba.dy = hdy_.data();
+  ba.x = hx_.data();
+  ba.weight = traits_.has_weight ? hw_.data() : nullptr;
+  ba.eps = static_cast<double>(kEps);
+  const bool want_dw = bwd_.want_dw, want_db = bwd_.want_db;
+  pending_ref_ = std::async(std::launch::async, [ba, xb = x_bytes_, wb = w_bytes_, want_dw, want_db] {
+    auto r = std::make_shared<Reference>();
+    r->main.resize(xb);
+    if (want_dw) r->dw.resize(wb);
+    if (want_db) r->db.resize(wb);
+    ref::layer_norm_backward(ba, r->main.data(), want_dw ? r->dw.data() : nullptr, want_db ? r->db.data() : nullptr);
+    return r;
+  });
+}
+
+Workload::~Workload() {
+  if (pending_ref_.valid()) pending_ref_.wait();  // the job reads this workload's host inputs
+}
+
+int Workload::vec() const { return backward() ? bwd_.vec : fwd_.vec; }
+
+Traits Workload::dwdb_traits() const {
+  Traits t = bwd_.traits;
+  t.kernel = Kernel::bwd_dwdb;
+  t.has_weight = bwd_.want_dw;
+  t.has_bias = bwd_.want_db;
+  return t.canonical();
+}
+
+double Workload::fwd_bytes() const {
+  const double mn = static_cast<double>(m_) * static_cast<double>(n_);
+  const double sx = static_cast<double>(dtype_size(traits_.x_dtype));
+  const double sw = static_cast<double>(dtype_size(traits_.w_dtype));
+  return 2 * mn * sx + ((traits_.has_weight ? 1 : 0) + (traits_.has_bias ? 1 : 0)) * static_cast<double>(n_) * sw +
+         8.0 * static_cast<double>(m_);
+}
+
+double Workload::dwdb_bytes(std::int64_t partial_rows) const {
+  const int grads = (bwd_.want_dw ? 1 : 0) + (bwd_.want_db ? 1 : 0);
+  const double sw = static_cast<double>(dtype_size(traits_.w_dtype));
+  return grads * (static_cast<double>(partial_rows) * static_cast<double>(n_) * 4 + static_cast<double>(n_) * sw);
+}
+
+double Workload::bwd_bytes(const Config& dx_config) const {
+  const double mn = static_cast<double>(m_) * static_cast<double>(n_);
+  const double sx = static_cast<double>(dtype_size(traits_.x_dtype));
+  const double sw = static_cast<double>(dtype_size(traits_.w_dtype));
+  const std::int64_t P = rt::partial_rows(dx_config, m_);
+  const int grads = (bwd_.want_dw ? 1 : 0) + (bwd_.want_db ? 1 : 0);
+  // bwd_dx writes the partials; dwdb_bytes counts reading them and writing dW/dB.
+  return 3 * mn * sx + (traits_.has_weight ? static_cast<double>(n_) * sw : 0.0) + 8.0 * static_cast<double>(m_) +
+         grads * static_cast<double>(P) * static_cast<double>(n_) * 4 + dwdb_bytes(P);
+}
+
+void Workload::reserve_workspace(const Config& dx_config) {
+  const std::size_t need = rt::workspace_bytes(bwd_, dx_config);
+  if (need > ws_.size()) {
+    rt::check(rt::driver().CtxSynchronize(), "cuCtxSynchronize (before growing the workspace)");
+    ws_ = rt::DeviceBuffer(need);
+  }
+}
+
+void Workload::launch_forward(const rt::LoadedKernel& k, const Config& c, CUstream stream) const {
+  ForwardArgs a = fargs_;
+  a.stream = stream;
+  rt::launch_forward(k, c, a, fwd_);
+}
+
+void Workload::launch_backward(const rt::LoadedKernel& dx, const Config& dx_config, const rt::LoadedKernel& dwdb,
+                               const Config& dwdb_config, CUstream stream) const {
+  BackwardArgs a = bargs_;
+  a.stream = stream;
+  a.workspace = ws_.ptr();
+  a.workspace_bytes = ws_.size();
+  if (rt::workspace_bytes(bwd_, dx_config) > ws_.size())
+    throw Error("lntune: internal: workspace not reserved for " + to_string(dx_config));
+  rt::launch_backward(dx, has_dwdb() ? &dwdb : nullptr, dx_config, dwdb_config, a, bwd_);
+}
+
+void Workload::launch_dwdb(const rt::LoadedKernel& dwdb, const Config& rc, const Config& dx_config,
+                           CUstream stream) const {
+  // The layout rt::launch_backward uses: the dW partials, then the dB
+  // partials, each workspace_bytes / (number of gradients) bytes.
+  const std::size_t need = rt::workspace_bytes(bwd_, dx_config);
+  if (need == 0 || need > ws_.size())
+    throw Error("lntune: internal: no backward partials for " + to_string(dx_config));
+  const int grads = (bwd_.want_dw ? 1 : 0) + (bwd_.want_db ? 1 : 0);
+  const std::size_t one = need / static_cast<std::size_t>(grads);
+  char* ws = static_cast<char*>(ws_.ptr());
+  DwdbParams params{bwd_.want_dw ? reinterpret_cast<const float*>(ws) : nullptr,
+                    bwd_.want_db ? reinterpret_cast<const float*>(ws + (bwd_.want_dw ? one : 0)) : nullptr,
+                    bargs_.dweight,
+                    bargs_.dbias,
+                    rt::partial_rows(dx_config, m_),
+                    n_};
+  void* args[] = {&params};
+  const auto grid = static_cast<unsigned>((n_ + rc.block_size - 1) / rc.block_size);
+  const CUresult r = rt::driver().LaunchKernel(dwdb.fn, grid, 1, 1, static_cast<unsigned>(rc.threads()), 1, 1, 0,
+                                               stream, args, nullptr);
+  if (r != CUDA_SUCCESS)
+    rt::check(r, "cuLaunchKernel(" + dwdb.name + ", grid " + std::to_string(grid) + ", block " +
+                     std::to_string(rc.threads()) + ")");
+}
+
+void Workload::poison(const rt::DeviceBuffer& b, DType d, std::size_t bytes, CUstream stream) const {
+  if (!b.get() || bytes == 0) return;
+  std::uint32_t bits = ref::poison_bits(d);
+  if (dtype_size(d) == 2) bits = (bits & 0xffffu) | ((bits & 0xffffu) << 16);
+  rt::check(rt::driver().MemsetD32Async(b.get(), bits, (bytes + 3) / 4, stream), "cuMemsetD32Async (poison)");
+}
+
+const Workload::Reference& Workload::reference() {
+  if (!ref_) ref_ = pending_ref_.get();  // rethrows the reference's exception, if any
+  return *ref_;
+}
+
+std::string Workload::verify(const std::function<void(CUstream)>& launch, CUstream stream, bool gradients_only) {
+  const rt::DriverApi& d = rt::driver();
+  const DType xd = traits_.x_dtype, wd = traits_.w_dtype;
+  if (!backward()) {
+    poison(y_or_dx_, xd, x_bytes_, stream);
+    poison(mean_, DType::f32, static_cast<std::size_t>(m_) * 4, stream);
+    poison(rstd_, DType::f32, static_cast<std::size_t>(m_) * 4, stream);
+  } else {
+    if (!gradients_only) poison(y_or_dx_, xd, x_bytes_, stream);
+    if (bwd_.want_dw) poison(dw_, wd, w_bytes_, stream);
+    if (bwd_.want_db) poison(db_, wd, w_bytes_, stream);
+  }
+  launch(stream);
+  rt::check(d.StreamSynchronize(stream), "cuStreamSynchronize (verification run)");
+  const Reference& r = reference();
+  std::string out;
+  auto add = [&out](const std::string& s) { out += (out.empty() ? "" : "; ") + s; };
+  if (!backward()) {
+    download(got_main_.data(), y_or_dx_, x_bytes_);
+    download(got_mean_.data(), mean_, got_mean_.size() * 4);
+    download(got_rstd_.data(), rstd_, got_rstd_.size() * 4);
+    const double mag = std::max({1.0, wmax_, bmax_});
+    const auto ty = ref::default_tolerance(xd, ref::Quantity::y, n_, m_, mag);
+    const auto cy = ref::compare(xd, got_main_.data(), r.main.data(), m_, n_, n_, n_, ty, ref::poison_bits(xd));
+    if (!cy.ok) add(describe("y", cy));
+    const auto ts = ref::default_tolerance(DType::f32, ref::Quantity::mean_rstd, n_, m_, kXScale);
+    const auto cm = ref::compare(DType::f32, got_mean_.data(), r.mean.data(), 1, m_, m_, m_, ts,
+                                 ref::poison_bits(DType::f32));
+    if (!cm.ok) add(describe("mean", cm));
+    const auto cr = ref::compare(DType::f32, got_rstd_.data(), r.rstd.data(), 1, m_, m_, m_, ts,
+                                 ref::poison_bits(DType::f32));
+    if (!cr.ok) add(describe("rstd", cr));
+    return out;
+  }
+  if (!gradients_only) {
+    download(got_main_.data(), y_or_dx_, x_bytes_);
+    const auto tdx = ref::default_tolerance(xd, ref::Quantity::dx, n_, m_, rstd_max_ * wmax_ * dymax_);
+    const auto cdx = ref::compare(xd, got_main_.data(), r.main.data(), m_, n_, n_, n_, tdx, ref::poison_bits(xd));
+    if (!cdx.ok) add(describe("dx", cdx));
+  }
+  const auto tw = ref::default_tolerance(wd, ref::Quantity::dweight, n_, m_, dymax_);
+  if (bwd_.want_dw) {
+    download(got_dw_.data(), dw_, w_bytes_);
+    const auto c = ref::compare(wd, got_dw_.data(), r.dw.data(), 1, n_, n_, n_, tw, ref::poison_bits(wd));
+    if (!c.ok) add(describe("dweight", c));
+  }
+  if (bwd_.want_db) {
+    download(got_db_.data(), db_, w_bytes_);
+    const auto c = ref::compare(wd, got_db_.data(), r.db.data(), 1, n_, n_, n_, tw, ref::poison_bits(wd));
+    if (!c.ok) add(describe("dbias", c));
+  }
+  return out;
+}
+
+}  // namespace lntune::tune

@@ -1,0 +1,115 @@
+// lntune::tune — the data one key is tuned on: device buffers for one
+// (traits, M, N) with fresh random inputs, the CPU reference's outputs for
+// them, launchers for any config, and the correctness check.
+//
+// Inputs (contiguous rows, cuMemAlloc'd, so 16-byte vector access applies
+// whenever N allows): x ~ 0.5 + 2 N(0,1), weight ~ 1 + 0.5 N(0,1),
+// bias ~ 0.5 N(0,1), dy ~ N(0,1) (N(0,1) approximated by a sum of four
+// uniforms). The backward's mean and rstd come from the CPU reference
+// forward, rounded to fp32, as a forward kernel would store them.
+//
+// Correctness: every output is compared with the CPU reference
+// (tuner/reference.hpp), computed once per workload on a background thread
+// while the GPU benchmarks, with ref::default_tolerance for its dtype, N, M
+// and the inputs' actual magnitudes (see tuner/compare.hpp). Outputs are
+// poisoned before each checked run, so unwritten elements fail.
+//
+// Bytes moved by one call (for GB/s; every tensor counted once per access):
+//   fwd:      x read + y written (M N sx each) + weight, bias read (N sw each)
+//             + mean, rstd written (4 M each)
+//   bwd:      x, dy read + dx written (3 M N sx) + weight read (N sw)
+//             + mean, rstd read (8 M) + partial dW/dB rows written by bwd_dx
+//             and read by bwd_dwdb (2 P N 4 per gradient) + dW, dB written
+//             (N sw each)
+//   bwd_dwdb: partials read (P N 4 per gradient) + dW, dB written (N sw each)
+#pragma once
+
+#include <cuda.h>
+
+#include <cstdint>
+#include <functional>
+#include <future>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "lntune/lntune.hpp"
+#include "runtime/driver.hpp"
+#include "runtime/kernel_cache.hpp"
+#include "runtime/problem.hpp"
+
+namespace lntune::tune {
+
+class Workload {
+ public:
+  // traits.kernel: fwd or bwd_dx (whose workload also serves bwd_dwdb).
+  // Allocates and uploads; needs the device's context current. Throws
+  // rt::CudaError (e.g. out of memory) or lntune::Error.
+  Workload(const Traits& traits, std::int64_t m, std::int64_t n, std::uint64_t seed);
+  ~Workload();
+  Workload(const Workload&) = delete;
+  Workload& operator=(const Workload&) = delete;
+
+  bool backward() const { return traits_.kernel != Kernel::fwd; }
+  const Traits& traits() const { return traits_; }
+  std::int64_t m() const { return m_; }
+  std::int64_t n() const { return n_; }
+  int vec() const;  // the vector width the launcher would use for these buffers
+  // The call's arguments (stream: null), for the public API (explain_*).
+  const ForwardArgs& forward_args() const { return fargs_; }
+  const BackwardArgs& backward_args() const { return bargs_; }
+  const rt::FwdProblem& fwd_problem() const { return fwd_; }
+  const rt::BwdProblem& bwd_problem() const { return bwd_; }
+  // The bwd_dwdb traits (canonical) the launcher uses after this backward;
+  // has_weight/has_bias false when no gradient is wanted.
+  Traits dwdb_traits() const;
+  bool has_dwdb() const { return bwd_.want_dw || bwd_.want_db; }
+
+  double fwd_bytes() const;
+  double bwd_bytes(const Config& dx_config) const;
+  double dwdb_bytes(std::int64_t partial_rows) const;
+
+  // Grows the backward workspace for this dx config (outside timed regions).
+  void reserve_workspace(const Config& dx_config);
+
+  // Enqueue one call on `stream` (no synchronisation, no allocation).
+  void launch_forward(const rt::LoadedKernel& k, const Config& c, CUstream stream) const;
+  void launch_backward(const rt::LoadedKernel& dx, const Config& dx_config, const rt::LoadedKernel& dwdb,
+                       const Config& dwdb_config, CUstream stream) const;
+  // The second kernel alone, reducing the partials that the last backward
+  // with `dx_config` left in the workspace (same layout as the launcher's).
+  void launch_dwdb(const rt::LoadedKernel& dwdb, const Config& dwdb_config, const Config& dx_config,
+                   CUstream stream) const;
+
+  // Poisons the outputs `launch` writes, runs it on `stream`, waits, and
+  // compares with the reference: "" when correct, else "y: <first mismatch>".
+  // Forward: y, mean, rstd. Backward: dx, dW, dB (gradients_only: dW, dB).
+  std::string verify(const std::function<void(CUstream)>& launch, CUstream stream, bool gradients_only = false);
+
+  struct Reference;
+
+ private:
+  void poison(const rt::DeviceBuffer& b, DType d, std::size_t bytes, CUstream stream) const;
+  const Reference& reference();
+
+  Traits traits_;
+  std::int64_t m_ = 0, n_ = 0;
+  std::size_t x_bytes_ = 0, w_bytes_ = 0;
+  // Host inputs (kept for the reference) and their magnitudes.
+  std::vector<unsigned char> hx_, hdy_, hw_, hb_;
+  std::vector<float> hmean_, hrstd_;
+  double wmax_ = 1, bmax_ = 0, dymax_ = 1, rstd_max_ = 1;
+  // Device buffers.
+  rt::DeviceBuffer x_, y_or_dx_, dy_, w_, b_, mean_, rstd_, dw_, db_, ws_;
+  ForwardArgs fargs_;
+  BackwardArgs bargs_;
+  rt::FwdProblem fwd_;
+  rt::BwdProblem bwd_;
+  // Host copies of downloaded outputs (reused by every verify).
+  std::vector<unsigned char> got_main_, got_dw_, got_db_;
+  std::vector<float> got_mean_, got_rstd_;
+  std::future<std::shared_ptr<Reference>> pending_ref_;
+  std::shared_ptr<Reference> ref_;
+};
+
+}  // namespace lntune::tune
