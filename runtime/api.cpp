@@ -91,14 +91,18 @@ lntune_status guarded(F&& f) {
   }
 }
 
-lntune::DType to_dtype(lntune_dtype d, const char* name) {
+lntune::DType to_dtype(const lntune_dtype& field, const char* name) {
+  // FFI callers can store any integer in the field: read it as one (loading
+  // an out-of-range value as the enum would be undefined behaviour).
+  int d = 0;
+  static_assert(sizeof(d) == sizeof(field), "lntune_dtype is int-sized");
+  std::memcpy(&d, &field, sizeof d);
   switch (d) {
     case LNTUNE_FP32: return lntune::DType::f32;
     case LNTUNE_FP16: return lntune::DType::f16;
     case LNTUNE_BF16: return lntune::DType::bf16;
   }
-  throw lntune::Error(std::string("lntune: ") + name + " is not a valid lntune_dtype: " +
-                      std::to_string(static_cast<int>(d)));
+  throw lntune::Error(std::string("lntune: ") + name + " is not a valid lntune_dtype: " + std::to_string(d));
 }
 
 lntune::ForwardArgs to_cpp(const lntune_forward_args& a) {
