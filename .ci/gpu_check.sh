@@ -17,5 +17,12 @@ done
 for i in "${!pids[@]}"; do
   wait "${pids[$i]}" || { rc=1; echo "--- shard $i failed:"; tail -c 6000 "${OUT:-/tmp}/shard$i.log"; }
 done
-cat "${OUT:-/tmp}"/shard*.log | grep -E "^\[  (PASSED|FAILED|SKIPPED) \]|tests? ran" | sort | uniq -c
+# Totals over the shards.
+cat "${OUT:-/tmp}"/shard*.log | sed 's/\x1b\[[0-9;]*m//g' | awk '
+  /tests? from .* ran/ { ran += $2 }
+  /\[  PASSED  \] [0-9]+ test/ { passed += $4 }
+  /\[  SKIPPED \] [0-9]+ test/ { skipped += $4 }
+  /\[  FAILED  \] [0-9]+ test/ { failed += $4 }
+  END { printf "gpu_test: %d ran, %d passed, %d failed, %d skipped\n", ran, passed, failed, skipped }'
+
 exit $rc
