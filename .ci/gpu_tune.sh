@@ -15,12 +15,12 @@ echo "=== tune, cold (empty cache)"
 "$lntune" tune --db "$db" --budget "${COLD_BUDGET:-300}" ${TUNE_ARGS:-} >"$out/tune_cold.log" 2>&1
 t1=$(date +%s.%N)
 tail -n "${SUMMARY_LINES:-80}" "$out/tune_cold.log"
-echo "cold wall: $(echo "$t1 - $t0" | bc) s"
+echo "cold wall: $(python3 -c "print(round($t1 - $t0, 1))") s"
 echo "=== tune, warm (--force; CUBINs from the cache)"
 "$lntune" tune --db "$db" --force --budget "${WARM_BUDGET:-90}" ${WARM_ARGS:-} >"$out/tune_warm.log" 2>&1
 t2=$(date +%s.%N)
 tail -n 12 "$out/tune_warm.log"
-echo "warm wall: $(echo "$t2 - $t1" | bc) s"
+echo "warm wall: $(python3 -c "print(round($t2 - $t1, 1))") s"
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 echo "=== export for \"$gpu\""
 "$lntune" export --db "$db" --gpu "$gpu" -o "$out/shipped.db" 2>&1 | tail -3
