@@ -20,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "temp_dir.hpp"
 #include "cache/cache.hpp"
 #include "cache/sqlite.hpp"  // raw SQL for building old, foreign and damaged files
 
@@ -32,34 +33,7 @@ using namespace lntune::cache;
 constexpr int kSqliteReadOnly = 8, kSqliteCorrupt = 11, kSqliteCantOpen = 14,
               kSqliteMismatch = 20, kSqliteNotADb = 26;
 
-// A fresh directory under $TMPDIR (or /tmp), removed with its contents.
-class TempDir {
- public:
-  TempDir() {
-    const char* base = std::getenv("TMPDIR");
-    std::string templ = std::string(base && *base ? base : "/tmp") + "/lntune_cache_test.XXXXXX";
-    std::vector<char> buf(templ.begin(), templ.end());
-    buf.push_back('\0');
-    if (!::mkdtemp(buf.data())) throw std::runtime_error("mkdtemp failed");
-    path_ = buf.data();
-  }
-  ~TempDir() {
-    std::error_code ec;
-    // Make read-only subdirectories removable again.
-    for (auto it = fs::recursive_directory_iterator(path_, ec);
-         !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-      if (it->is_directory(ec)) fs::permissions(it->path(), fs::perms::owner_all, fs::perm_options::add, ec);
-    }
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
+using lntune::testing::TempDir;
 
 std::string read_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

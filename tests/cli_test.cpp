@@ -14,6 +14,7 @@
 #include <sstream>
 #include <string>
 
+#include "temp_dir.hpp"
 #include "cache/cache.hpp"
 #include "runtime/driver.hpp"
 
@@ -26,26 +27,7 @@ namespace {
 namespace fs = std::filesystem;
 using namespace lntune;
 
-class TempDir {
- public:
-  TempDir() {
-    const char* base = std::getenv("TMPDIR");
-    std::string templ = std::string(base && *base ? base : "/tmp") + "/lntune_cli_test.XXXXXX";
-    std::vector<char> buf(templ.begin(), templ.end());
-    buf.push_back('\0');
-    if (!::mkdtemp(buf.data())) throw std::runtime_error("mkdtemp failed");
-    path_ = buf.data();
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
+using lntune::testing::TempDir;
 
 struct Result {
   int code = -1;

@@ -8,6 +8,7 @@
 
 #include <filesystem>
 
+#include "temp_dir.hpp"
 #include "gpu_util.hpp"
 #include "lntune/lntune.hpp"
 #include "runtime/cache_binding.hpp"
@@ -22,25 +23,7 @@ namespace {
 namespace fs = std::filesystem;
 using namespace lntune;
 
-class TempDir {
- public:
-  TempDir() {
-    const char* base = std::getenv("TMPDIR");
-    std::string templ = std::string(base && *base ? base : "/tmp") + "/lntune_tuner_gpu_test.XXXXXX";
-    std::vector<char> buf(templ.begin(), templ.end());
-    buf.push_back('\0');
-    if (!::mkdtemp(buf.data())) throw std::runtime_error("mkdtemp failed");
-    path_ = buf.data();
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
+using lntune::testing::TempDir;
 
 tune::TuneOptions quick_options() {
   tune::TuneOptions o;

@@ -14,6 +14,7 @@
 #include <random>
 #include <set>
 
+#include "temp_dir.hpp"
 #include "cache/cache.hpp"
 #include "generator/instance.hpp"
 #include "generator/space.hpp"
@@ -33,27 +34,7 @@ namespace fs = std::filesystem;
 using namespace lntune;
 using namespace lntune::tune;
 
-class TempDir {
- public:
-  TempDir() {
-    const char* base = std::getenv("TMPDIR");
-    std::string templ = std::string(base && *base ? base : "/tmp") + "/lntune_tuner_test.XXXXXX";
-    std::vector<char> buf(templ.begin(), templ.end());
-    buf.push_back('\0');
-    if (!::mkdtemp(buf.data())) throw std::runtime_error("mkdtemp failed");
-    path_ = buf.data();
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
+using lntune::testing::TempDir;
 
 // ------------------------------------------------------------ statistics
 TEST(Stats, QuantilesInterpolateLinearly) {
