@@ -30,10 +30,12 @@ std::shared_ptr<ConfigSource> config_source() {
 
 std::uint64_t selection_epoch() { return g_epoch.load(); }
 
+gen::SpaceQuery space_query(const DeviceInfo& dev, Kernel kernel, DType dtype, std::int64_t n, std::int64_t m) {
+  return gen::SpaceQuery{kernel, dtype, n, m, dev.sm_count > 0 ? dev.sm_count : 132, dev.cc_major * 10 + dev.cc_minor};
+}
+
 Selection default_selection(const DeviceInfo& dev, const Traits& traits, std::int64_t n, std::int64_t m) {
-  gen::SpaceQuery q{traits.kernel, traits.x_dtype, n, m, dev.sm_count > 0 ? dev.sm_count : 132,
-                    dev.cc_major * 10 + dev.cc_minor};
-  return Selection{gen::default_config(q), "default heuristic"};
+  return Selection{gen::default_config(space_query(dev, traits.kernel, traits.x_dtype, n, m)), "default heuristic"};
 }
 
 Selection select(const DeviceInfo& dev, const Traits& traits, std::int64_t n, std::int64_t m, int vec) {

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "generator/space.hpp"
 #include "lntune/types.hpp"
 #include "runtime/driver.hpp"
 
@@ -29,6 +30,9 @@ class ConfigSource {
 // the previous one. Plans memoised before the change are dropped.
 std::shared_ptr<ConfigSource> set_config_source(std::shared_ptr<ConfigSource> source);
 std::shared_ptr<ConfigSource> config_source();
+
+// The search-space query for a problem on this device.
+gen::SpaceQuery space_query(const DeviceInfo& dev, Kernel kernel, DType dtype, std::int64_t n, std::int64_t m);
 
 // The default heuristic for this device.
 Selection default_selection(const DeviceInfo& dev, const Traits& traits, std::int64_t n, std::int64_t m);

@@ -48,39 +48,33 @@ double Outcome::speedup() const {
   return d.timing->stats.median / w->timing->stats.median;
 }
 
-bool prepare_candidate(Bench& bench, CandidateResult& r) {
+// Runs one step of a candidate; a candidate's failure becomes its recorded
+// status (CandidateError's own, else `otherwise`), never an abort. Only a
+// FatalError (the context is unusable) ends the run.
+template <class Step>
+bool attempt(CandidateResult& r, Status otherwise, Step&& step) {
   try {
-    bench.prepare(r.config);
+    step();
+    return true;
   } catch (const FatalError&) {
     throw;
   } catch (const CandidateError& e) {
     r.status = e.status();
     r.message = e.what();
-    return false;
   } catch (const std::exception& e) {
-    r.status = Status::compile_error;
+    r.status = otherwise;
     r.message = e.what();
-    return false;
   }
-  return true;
+  return false;
+}
+
+bool prepare_candidate(Bench& bench, CandidateResult& r) {
+  return attempt(r, Status::compile_error, [&] { bench.prepare(r.config); });
 }
 
 bool prepare_and_time(Bench& bench, CandidateResult& r, std::optional<double> best) {
-  if (!prepare_candidate(bench, r)) return false;
-  try {
-    r.timing = bench.time(r.config, best);
-  } catch (const FatalError&) {
-    throw;
-  } catch (const CandidateError& e) {
-    r.status = e.status();
-    r.message = e.what();
-    return false;
-  } catch (const std::exception& e) {
-    r.status = Status::launch_error;
-    r.message = e.what();
-    return false;
-  }
-  return true;
+  return prepare_candidate(bench, r) &&
+         attempt(r, Status::launch_error, [&] { r.timing = bench.time(r.config, best); });
 }
 
 bool verify_candidate(Bench& bench, CandidateResult& r) {

@@ -1,3 +1,4 @@
+#include "runtime/selector.hpp"
 #include "tuner/tuner.hpp"
 
 #include <algorithm>
@@ -295,16 +296,6 @@ int expected_vec(const Traits& t, std::int64_t n) {
   return v;
 }
 
-gen::SpaceQuery query(const rt::DeviceInfo& dev, Kernel k, DType d, std::int64_t n, std::int64_t m) {
-  gen::SpaceQuery q;
-  q.kernel = k;
-  q.dtype = d;
-  q.n = n;
-  q.m = m;
-  q.sm_count = dev.sm_count;
-  q.cc = dev.cc_major * 10 + dev.cc_minor;
-  return q;
-}
 
 Traits dwdb_traits_of(const Traits& bwd) {
   Traits t = bwd;
@@ -325,7 +316,7 @@ KeyPlan plan_key(const rt::DeviceInfo& dev, const Traits& traits, std::int64_t n
   p.key = rt::tune_key(dev, traits, n, m);
   p.m = m;
   const DType d = traits.kernel == Kernel::bwd_dwdb ? traits.w_dtype : traits.x_dtype;
-  const gen::SpaceQuery q = query(dev, traits.kernel, d, n, m);
+  const gen::SpaceQuery q = rt::space_query(dev, traits.kernel, d, n, m);
   p.default_config = gen::default_config(q);
   p.space = gen::search_space(q);
   return p;
@@ -486,7 +477,7 @@ CandidateResult Session::run(Workload& w, Kernel kernel, const Config& config, c
       bench = std::make_unique<BwdDxBench>(env, w, other);
     else
       bench = std::make_unique<DwdbBench>(env, w, other,
-                                          gen::default_config(query(impl_->dev, Kernel::bwd_dwdb, w.traits().w_dtype,
+                                          gen::default_config(rt::space_query(impl_->dev, Kernel::bwd_dwdb, w.traits().w_dtype,
                                                                     w.n(), w.m())));
   } catch (const FatalError&) {
     throw;
@@ -615,7 +606,7 @@ TuneSummary run_tuning(const std::vector<Target>& targets, cache::Database& db,
         } else {
           const Config dwdb_default = p.dwdb_default.block_size > 0
                                           ? p.dwdb_default
-                                          : gen::default_config(query(dev, Kernel::bwd_dwdb, t.traits.w_dtype, t.n, t.m));
+                                          : gen::default_config(rt::space_query(dev, Kernel::bwd_dwdb, t.traits.w_dtype, t.n, t.m));
           BwdDxBench bench(env, w, dwdb_default);
           kr = tuning.search_key(p.main, bench, [&](const Config& c) { return w.bwd_bytes(c); });
         }

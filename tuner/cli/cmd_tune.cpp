@@ -113,16 +113,6 @@ int run_tune(const ProblemOptions& po, const GpuOptions& go, double budget, bool
 }
 
 // ------------------------------------------------------------ bench
-gen::SpaceQuery query(const rt::DeviceInfo& dev, Kernel k, DType d, std::int64_t n, std::int64_t m) {
-  gen::SpaceQuery q;
-  q.kernel = k;
-  q.dtype = d;
-  q.n = n;
-  q.m = m;
-  q.sm_count = dev.sm_count;
-  q.cc = dev.cc_major * 10 + dev.cc_minor;
-  return q;
-}
 
 struct Configs {
   Config main, other;  // fwd: config; bwd: dx config and dwdb config
@@ -154,7 +144,7 @@ int run_bench(const ProblemOptions& po, const GpuOptions& go, std::uint64_t seed
     tune::Workload w(t.traits, t.m, t.n, seed);
     const bool bwd = t.traits.kernel == Kernel::bwd_dx;
     Configs def, tuned;
-    def.main = gen::default_config(query(dev, t.traits.kernel, t.traits.x_dtype, t.n, t.m));
+    def.main = gen::default_config(rt::space_query(dev, t.traits.kernel, t.traits.x_dtype, t.n, t.m));
     // The launcher's own choice (exact -> nearest -> default), through the
     // public API: this is what a call with these buffers would run.
     const Choice ch = bwd ? explain_backward(w.backward_args()) : explain_forward(w.forward_args());
@@ -162,7 +152,7 @@ int run_bench(const ProblemOptions& po, const GpuOptions& go, std::uint64_t seed
     tuned.reason = ch.reason;
     if (bwd) {
       const Traits dt = w.dwdb_traits();
-      def.other = gen::default_config(query(dev, Kernel::bwd_dwdb, dt.w_dtype, t.n, rt::partial_rows(def.main, t.m)));
+      def.other = gen::default_config(rt::space_query(dev, Kernel::bwd_dwdb, dt.w_dtype, t.n, rt::partial_rows(def.main, t.m)));
       tuned.other = w.has_dwdb() ? rt::select(dev, dt, t.n, rt::partial_rows(tuned.main, t.m), 1).config : def.other;
     }
     const Kernel k = t.traits.kernel;
@@ -234,10 +224,10 @@ int run_verify(const GpuOptions& go, std::uint64_t seed) {
         tune::Workload w(bt, m, r.key.n, seed);
         if (t.kernel == Kernel::bwd_dx) {
           const Config rc = gen::default_config(
-              query(dev, Kernel::bwd_dwdb, t.w_dtype, r.key.n, rt::partial_rows(r.config, m)));
+              rt::space_query(dev, Kernel::bwd_dwdb, t.w_dtype, r.key.n, rt::partial_rows(r.config, m)));
           c = session.run(w, Kernel::bwd_dx, r.config, rc, false, true);
         } else {
-          const Config dc = gen::default_config(query(dev, Kernel::bwd_dx, bt.x_dtype, r.key.n, m));
+          const Config dc = gen::default_config(rt::space_query(dev, Kernel::bwd_dx, bt.x_dtype, r.key.n, m));
           c = session.run(w, Kernel::bwd_dwdb, r.config, dc, false, true);
         }
       }
