@@ -62,11 +62,12 @@ struct ProblemOptions {
 };
 
 int cmd_gen(const ProblemOptions& po, const std::optional<int>& block, const std::optional<int>& warps,
-            const std::optional<int>& rows, const std::optional<int>& vec) {
+            const std::optional<int>& rows, const std::optional<int>& cluster, const std::optional<int>& vec) {
   Config c = lntune::gen::default_config(po.query());
   if (block) c.block_size = *block;
   if (warps) c.num_warps = *warps;
   if (rows) c.rows_per_cta = *rows;
+  if (cluster) c.cluster_size = *cluster;
   const auto key = lntune::gen::make_instance(po.traits(), c, po.n, vec.value_or(lntune::gen::max_vec(po.dtype)));
   std::cout << lntune::gen::render(key).source;
   return 0;
@@ -77,10 +78,11 @@ int cmd_space(const ProblemOptions& po) {
   const Config def = lntune::gen::default_config(po.query());
   std::cout << "# " << space.size() << " configs for " << lntune::to_string(po.kernel) << ' '
             << lntune::to_string(po.dtype) << " N=" << po.n << " M=" << po.m << " (sm_count " << po.sm_count << ")\n";
-  std::cout << "block_size num_warps rows_per_cta group_size_m  instance\n";
+  std::cout << "block_size num_warps rows_per_cta group_size_m cluster_size  instance\n";
   for (const Config& c : space) {
     const auto key = lntune::gen::make_instance(po.traits(), c, po.n, lntune::gen::max_vec(po.dtype));
-    std::printf("%10d %9d %12d %12d  %s%s\n", c.block_size, c.num_warps, c.rows_per_cta, c.group_size_m,
+    std::printf("%10d %9d %12d %12d %12d  %s%s\n", c.block_size, c.num_warps, c.rows_per_cta, c.group_size_m,
+                c.cluster_size,
                 key.name().c_str(), c == def ? "  (default)" : "");
   }
   return 0;
@@ -110,15 +112,18 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
 
   ProblemOptions gen_po;
-  std::optional<int> block, warps, rows, vec;
+  std::optional<int> block, warps, rows, cluster, vec;
   auto* gen = app.add_subcommand("gen", "Print the CUDA source of one kernel instance");
   gen_po.add(*gen);
   gen->add_option("--block-size", block, "Columns per tile (power of two)");
   gen->add_option("--num-warps", warps, "Warps per CTA");
   gen->add_option("--rows-per-cta", rows, "Rows per CTA");
   gen->add_option("--vec", vec, "Elements per vector access (default: 16 bytes)");
-  gen->add_option("--group-size-m", [](const CLI::results_t&) { return true; },
-                  "Accepted for symmetry: group_size_m is a launch parameter and does not change the source");
+  gen->add_option("--cluster-size", cluster, "CTAs of a thread-block cluster sharing a row (sm_90+)");
+  int group_size_m = 0;
+  gen->add_option("--group-size-m", group_size_m,
+                  "Accepted for symmetry with tune: a launch parameter, it does not change the source")
+      ->check(CLI::NonNegativeNumber);
 
   ProblemOptions space_po;
   auto* space = app.add_subcommand("space", "List the search space for a kernel, dtype and N");
@@ -147,7 +152,7 @@ int main(int argc, char** argv) {
       if (*c.app) return c.run();
     for (ProblemOptions* po : {&gen_po, &space_po, &compile_po})
       if (!po->kernel_name.empty()) po->resolve();
-    if (*gen) return cmd_gen(gen_po, block, warps, rows, vec);
+    if (*gen) return cmd_gen(gen_po, block, warps, rows, cluster, vec);
     if (*space) return cmd_space(space_po);
     if (*compile) return cmd_compile(compile_po, arch, ptx, out);
   } catch (const lntune::cli::UsageError& e) {
