@@ -35,6 +35,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <set>
 #include <ostream>
 #include <stdexcept>
 #include <string>
@@ -226,8 +227,11 @@ class Database {
   // can be read from a read-only directory) with the records of `gpu` (all
   // records if none) and the binaries for gpu->arch() ("sm_XY" and suffixed
   // variants such as "sm_XYa"; all binaries if no gpu). Refuses (CacheError)
-  // if `out_path` exists; on failure no file is left behind.
-  void export_to(const std::string& out_path, const std::optional<GpuId>& gpu = {}) const;
+  // if `out_path` exists; on failure no file is left behind. With
+  // `only_binaries`, just the binaries whose source hash it holds (e.g. the
+  // tuned winners' kernels, not every candidate compiled while tuning).
+  void export_to(const std::string& out_path, const std::optional<GpuId>& gpu = {},
+                 const std::set<std::string>* only_binaries = nullptr) const;
 
   // Merges `other` into this cache in one transaction: each of its records is
   // stored unless this cache has one for the same key with a lower or equal

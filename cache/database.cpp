@@ -465,7 +465,8 @@ std::size_t Database::binary_count() const {
   return static_cast<std::size_t>(n);
 }
 
-void Database::export_to(const std::string& out_path, const std::optional<GpuId>& gpu) const {
+void Database::export_to(const std::string& out_path, const std::optional<GpuId>& gpu,
+                         const std::set<std::string>* only_binaries) const {
   const std::string doing = "exporting cache " + path();
   // Claim the name atomically: never overwrite anything.
   const int fd = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
@@ -509,6 +510,7 @@ void Database::export_to(const std::string& out_path, const std::optional<GpuId>
     sql::Statement ib(out, kInsertBinary, doing + " (writing binaries)");
     while (rb.step()) {
       const Binary b = read_binary(rb);
+      if (only_binaries && !only_binaries->count(b.key.source_hash)) continue;
       if (!gpu || arch_matches(b.key.arch, arch)) insert_binary(ib, b);
     }
     rtxn.commit();

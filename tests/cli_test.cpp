@@ -14,6 +14,7 @@
 #include <sstream>
 #include <string>
 
+#include "generator/instance.hpp"
 #include "temp_dir.hpp"
 #include "cache/cache.hpp"
 #include "runtime/driver.hpp"
@@ -262,11 +263,28 @@ TEST(Cli, ShowMissingOrBrokenFileFails) {
 }
 
 // ------------------------------------------------------------ export / merge
+// By default an export ships only the kernels the winners need, not every
+// candidate compiled while tuning.
+TEST(Cli, ExportShipsOnlyTheWinnersKernels) {
+  TempDir tmp;
+  const cache::TuneRecord rec = record(kH100, 4096, 10);
+  const std::string winner =
+      gen::hex(gen::render(gen::make_instance(rec.key.traits, rec.config, rec.key.n, 8)).hash);
+  make_db(tmp / "src.db", {rec}, {{winner, "sm_90"}, {"loser", "sm_90"}});
+  Result r = run(tmp, "export --db '" + (tmp / "src.db") + "' --gpu h100 -o '" + (tmp / "ship.db") + "'");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "1 records, 1 compiled kernels")) << r.out;
+  cache::Database out = cache::Database::open(tmp / "ship.db", cache::Database::Mode::read_only);
+  EXPECT_TRUE(out.get_binary({winner, "sm_90", 12040}));
+  EXPECT_FALSE(out.get_binary({"loser", "sm_90", 12040}));
+}
+
 TEST(Cli, ExportRoundTripFilteredByGpu) {
   TempDir tmp;
   make_db(tmp / "src.db", {record(kH100, 4096, 10), record(kH100, 8192, 12), record(kA100, 4096, 15)},
           {{"h1", "sm_90"}, {"a1", "sm_80"}});
-  Result r = run(tmp, "export --db '" + (tmp / "src.db") + "' --gpu 'NVIDIA H100 80GB HBM3' -o '" + (tmp / "h100.db") + "'");
+  Result r = run(tmp, "export --all-kernels --db '" + (tmp / "src.db") + "' --gpu 'NVIDIA H100 80GB HBM3' -o '" +
+                         (tmp / "h100.db") + "'");
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_TRUE(contains(r.out, "2 records, 1 compiled kernels")) << r.out;
   {

@@ -1,5 +1,7 @@
 // lntune show | export | merge | info: the commands over cache files (no GPU
 // needed, except for info's device lines).
+#include "generator/instance.hpp"
+#include <set>
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
@@ -84,7 +86,24 @@ int run_show(const std::string& db_path, const std::string& gpu, bool json) {
 }
 
 // ------------------------------------------------------------ export
-int run_export(const std::string& db_path, const std::string& gpu, const std::string& out) {
+// The kernels the launcher loads for the records' winners (with the vector
+// width an aligned call of that N gets): what a deployment needs shipped.
+std::set<std::string> winners_kernels(const std::vector<cache::TuneRecord>& records) {
+  std::set<std::string> hashes;
+  for (const auto& r : records) {
+    int vec = gen::max_vec(r.key.traits.x_dtype);
+    while (vec > 1 && r.key.n % vec) vec /= 2;
+    try {
+      hashes.insert(gen::hex(gen::render(gen::make_instance(r.key.traits, r.config, r.key.n, vec)).hash));
+    } catch (const Error&) {
+      // A record this build cannot instantiate ships no kernel; the launcher
+      // will not use its config either.
+    }
+  }
+  return hashes;
+}
+
+int run_export(const std::string& db_path, const std::string& gpu, const std::string& out, bool all_kernels) {
   std::string src = db_path;
   if (src.empty()) {
     auto stack = cache_stack();
@@ -116,7 +135,9 @@ int run_export(const std::string& db_path, const std::string& gpu, const std::st
                   "; give the full name");
     id = found.front();
   }
-  db.export_to(out, id);
+  std::set<std::string> winners;
+  if (!all_kernels) winners = winners_kernels(db.records(id));
+  db.export_to(out, id, all_kernels ? nullptr : &winners);
   const cache::Database written = cache::Database::open(out, cache::Database::Mode::read_only);
   std::cout << "wrote " << out << ": " << written.records().size() << " records, " << written.binary_count()
             << " compiled kernels";
@@ -225,13 +246,15 @@ void add_cache_commands(CLI::App& app, std::vector<Command>& out) {
   {
     struct O {
       std::string db, gpu, out;
+      bool all_kernels = false;
     };
     auto o = std::make_shared<O>();
-    CLI::App* sub = app.add_subcommand("export", "Write a shippable cache file (records and compiled kernels)");
+    CLI::App* sub = app.add_subcommand("export", "Write a shippable cache file (records and the winners' compiled kernels)");
     sub->add_option("--db", o->db, "Source cache file (default: the user cache)");
     sub->add_option("--gpu", o->gpu, "Only this GPU's records and kernels (its name, or a unique part of it)");
     sub->add_option("-o,--output", o->out, "File to create (must not exist)")->required();
-    out.push_back({sub, [o] { return run_export(o->db, o->gpu, o->out); }});
+    sub->add_flag("--all-kernels", o->all_kernels, "Ship every compiled kernel, not only the tuned winners'");
+    out.push_back({sub, [o] { return run_export(o->db, o->gpu, o->out, o->all_kernels); }});
   }
   {
     struct O {
