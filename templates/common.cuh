@@ -194,19 +194,6 @@ __device__ __forceinline__ Welford welford_merge(Welford a, Welford b) {
   return Welford{n, a.mean + delta * f, a.m2 + b.m2 + delta * delta * a.n * f};
 }
 
-// Statistics of VEC values in registers.
-template <int VEC>
-__device__ __forceinline__ Welford welford_of(const float (&v)[VEC]) {
-  float s = 0.f;
-#pragma unroll
-  for (int k = 0; k < VEC; ++k) s += v[k];
-  const float m = s * (1.0f / VEC);
-  float q = 0.f;
-#pragma unroll
-  for (int k = 0; k < VEC; ++k) q += (v[k] - m) * (v[k] - m);
-  return Welford{static_cast<float>(VEC), m, q};
-}
-
 template <int WIDTH>
 __device__ __forceinline__ Welford segment_welford(Welford w) {
   // Tree towards lane 0 of the segment, then broadcast, so that every lane
@@ -305,24 +292,29 @@ __device__ __forceinline__ void cluster_wait() {
   asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
 }
 
-// Sums per-CTA values (each identical in every thread of its CTA) over the
-// CLUSTER CTAs, in rank order, so every thread of the cluster gets the same
-// bits. `slots` (one float per value, shared memory) must not be rewritten
+// Sums two per-CTA values (each identical in every thread of its CTA) over
+// the CLUSTER CTAs, in rank order, so every thread of the cluster gets the
+// same bits. `slots` (two floats of shared memory) must not be rewritten
 // until the cluster has passed another barrier: alternate two buffers, and
 // pass a barrier (cluster_arrive ... cluster_wait) before the CTA exits.
 template <int CLUSTER>
-__device__ __forceinline__ float cluster_sum(float v, float* slots) {
-  if (threadIdx.x == 0) slots[0] = v;
+__device__ __forceinline__ void cluster_sum2(float& a, float& b, float* slots) {
+  if (threadIdx.x == 0) {
+    slots[0] = a;
+    slots[1] = b;
+  }
   cluster_barrier();
-  float s = 0.f;
+  a = b = 0.f;
 #pragma unroll
-  for (int r = 0; r < CLUSTER; ++r) s += load_remote(slots, static_cast<unsigned>(r));
-  return s;
+  for (int r = 0; r < CLUSTER; ++r) {
+    a += load_remote(slots, static_cast<unsigned>(r));
+    b += load_remote(slots + 1, static_cast<unsigned>(r));
+  }
 }
 
 // Merges per-CTA statistics (identical in every thread of a CTA) over the
 // cluster, in rank order: one exchange for the row's mean and variance.
-// `slots` holds 3 floats; same lifetime rules as cluster_sum.
+// `slots` holds 3 floats; same lifetime rules as cluster_sum2.
 template <int CLUSTER>
 __device__ __forceinline__ Welford cluster_welford(Welford w, float* slots) {
   if (threadIdx.x == 0) {
@@ -338,21 +330,6 @@ __device__ __forceinline__ Welford cluster_welford(Welford w, float* slots) {
     r = welford_merge(r, Welford{load_remote(slots, rank), load_remote(slots + 1, rank), load_remote(slots + 2, rank)});
   }
   return r;
-}
-
-template <int CLUSTER>
-__device__ __forceinline__ void cluster_sum2(float& a, float& b, float* slots) {
-  if (threadIdx.x == 0) {
-    slots[0] = a;
-    slots[1] = b;
-  }
-  cluster_barrier();
-  a = b = 0.f;
-#pragma unroll
-  for (int r = 0; r < CLUSTER; ++r) {
-    a += load_remote(slots, static_cast<unsigned>(r));
-    b += load_remote(slots + 1, static_cast<unsigned>(r));
-  }
 }
 
 }  // namespace lntune

@@ -78,24 +78,15 @@ bool prepare_and_time(Bench& bench, CandidateResult& r, std::optional<double> be
 }
 
 bool verify_candidate(Bench& bench, CandidateResult& r) {
-  try {
-    std::string why = bench.verify(r.config);
-    if (why.empty()) {
-      r.status = Status::ok;
-      return true;
-    }
+  std::string why;
+  if (!attempt(r, Status::launch_error, [&] { why = bench.verify(r.config); })) return false;
+  if (!why.empty()) {
     r.status = Status::wrong;
     r.message = std::move(why);
-  } catch (const FatalError&) {
-    throw;
-  } catch (const CandidateError& e) {
-    r.status = e.status();
-    r.message = e.what();
-  } catch (const std::exception& e) {
-    r.status = Status::launch_error;
-    r.message = e.what();
+    return false;
   }
-  return false;
+  r.status = Status::ok;
+  return true;
 }
 
 Outcome search(Bench& bench, const Config& default_config, const std::vector<Config>& space,
