@@ -22,12 +22,16 @@ void forward(const ForwardArgs& a) {
 void backward(const BackwardArgs& a) {
   const rt::BwdProblem p = rt::check_backward(a);
   if (p.M == 0) {
-    // dW and dB of zero rows are zero.
+    // dW and dB of zero rows are zero: written on the caller's stream, in
+    // order with its other work.
+    if (!a.dweight && !a.dbias) return;
     const rt::DriverApi& d = rt::driver();
     rt::current_context();
     const std::size_t bytes = static_cast<std::size_t>(p.N) * dtype_size(a.w_dtype);
     for (void* g : {a.dweight, a.dbias})
-      if (g) rt::check(d.MemsetD8(reinterpret_cast<CUdeviceptr>(g), 0, bytes), "cuMemsetD8 (zero-row backward)");
+      if (g)
+        rt::check(d.MemsetD8Async(reinterpret_cast<CUdeviceptr>(g), 0, bytes, static_cast<CUstream>(a.stream)),
+                  "cuMemsetD8Async (zero-row backward)");
     return;
   }
   const rt::BwdPlan& plan = rt::backward_plan(p);

@@ -58,6 +58,7 @@ const Loaded& loaded() {
     resolve(lib, "cuMemcpyDtoH_v2", a.MemcpyDtoH, err);
     resolve(lib, "cuMemcpyDtoDAsync_v2", a.MemcpyDtoDAsync, err);
     resolve(lib, "cuMemsetD8_v2", a.MemsetD8, err);
+    resolve(lib, "cuMemsetD8Async", a.MemsetD8Async, err);
     resolve(lib, "cuMemsetD32Async", a.MemsetD32Async, err);
     resolve(lib, "cuMemGetInfo_v2", a.MemGetInfo, err);
     resolve(lib, "cuStreamCreate", a.StreamCreate, err);

@@ -56,6 +56,7 @@ struct DriverApi {
   decltype(&::cuMemcpyDtoH) MemcpyDtoH;
   decltype(&::cuMemcpyDtoDAsync) MemcpyDtoDAsync;
   decltype(&::cuMemsetD8) MemsetD8;
+  decltype(&::cuMemsetD8Async) MemsetD8Async;
   decltype(&::cuMemsetD32Async) MemsetD32Async;
   decltype(&::cuMemGetInfo) MemGetInfo;
   decltype(&::cuStreamCreate) StreamCreate;
