@@ -128,6 +128,13 @@ struct TuneRecord {
   friend bool operator!=(const TuneRecord& a, const TuneRecord& b) { return !(a == b); }
 };
 
+// The fleet's deterministic order of winners (pure): configs compare by
+// (block_size, num_warps, rows_per_cta, group_size_m, cluster_size); record a
+// wins over b for the same key when its median is lower, or equal with a
+// config earlier in that order. Equal medians and configs: neither wins.
+bool config_before(const Config& a, const Config& b);
+bool record_wins(const TuneRecord& a, const TuneRecord& b);
+
 struct BinaryKey {
   std::string source_hash;
   std::string arch;  // "sm_90", "sm_90a", ...
@@ -234,9 +241,11 @@ class Database {
                  const std::set<std::string>* only_binaries = nullptr) const;
 
   // Merges `other` into this cache in one transaction: each of its records is
-  // stored unless this cache has one for the same key with a lower or equal
-  // median time. A stored record whose origin was "tuned" gets the origin
-  // "merged:<file name of other>". Binaries this cache lacks are copied.
+  // stored when this cache has none for the same key or it wins over this
+  // cache's (record_wins: faster median, ties by config order), so merging
+  // files in any order keeps the same winners. A stored record whose origin
+  // was "tuned" gets the origin "merged:<file name of other>". Binaries this
+  // cache lacks are copied.
   void merge_from(const Database& other);
 
   const std::string& path() const;

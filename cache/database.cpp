@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <utility>
 
 #include "cache/cache.hpp"
@@ -521,6 +522,16 @@ void Database::export_to(const std::string& out_path, const std::optional<GpuId>
   }
 }
 
+bool config_before(const Config& a, const Config& b) {
+  return std::tie(a.block_size, a.num_warps, a.rows_per_cta, a.group_size_m, a.cluster_size) <
+         std::tie(b.block_size, b.num_warps, b.rows_per_cta, b.group_size_m, b.cluster_size);
+}
+
+bool record_wins(const TuneRecord& a, const TuneRecord& b) {
+  if (a.timing.median_us != b.timing.median_us) return a.timing.median_us < b.timing.median_us;
+  return config_before(a.config, b.config);
+}
+
 void Database::merge_from(const Database& other) {
   if (&other == this) return;
   const std::string doing = "merging " + other.path() + " into cache";
@@ -533,8 +544,7 @@ void Database::merge_from(const Database& other) {
 
   sql::Statement rd(other.impl_->conn, select_records(other.impl_->version) + kOrderByKey,
                     doing + " (reading records)");
-  sql::Statement cur(impl_->conn, std::string("SELECT median_us FROM tuned") + kWhereKeyButN +
-                                      " AND n = ?11",
+  sql::Statement cur(impl_->conn, select_records(impl_->version) + kWhereKeyButN + " AND n = ?11",
                      doing + " (comparing records)");
   sql::Statement ins(impl_->conn, kInsertRecord, doing + " (writing records)");
   while (rd.step()) {
@@ -542,7 +552,7 @@ void Database::merge_from(const Database& other) {
     cur.reset();
     bind_key(cur, r.key);
     cur.bind_int(11, r.key.n);
-    if (cur.step() && cur.column_double(0) <= r.timing.median_us) continue;  // ours is as fast
+    if (cur.step() && !record_wins(r, read_record(cur))) continue;  // ours wins or is the same
     cur.reset();
     if (r.prov.origin == "tuned") r.prov.origin = origin;
     ins.reset();

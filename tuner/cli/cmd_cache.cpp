@@ -12,6 +12,7 @@
 #include "runtime/driver.hpp"
 #include "runtime/nvrtc.hpp"
 #include "tuner/cli/common.hpp"
+#include "tuner/fleet.hpp"
 #include "tuner/report.hpp"
 #include "lntune/lntune.hpp"
 
@@ -147,10 +148,17 @@ int run_export(const std::string& db_path, const std::string& gpu, const std::st
 }
 
 // ------------------------------------------------------------ merge
-int run_merge(const std::vector<std::string>& inputs, const std::string& out) {
+int run_merge(const std::vector<std::string>& inputs, const std::string& out, bool check) {
   if (inputs.size() < 2) throw UsageError("lntune: merge: give at least two cache files to merge");
+  if (out.empty() && !check) throw UsageError("lntune: merge: -o/--output FILE is required (or --check to only report)");
   std::vector<cache::Database> dbs;
   for (const auto& p : inputs) dbs.push_back(open_existing(p, "merge"));
+  if (check) {
+    std::vector<std::pair<std::string, std::vector<cache::TuneRecord>>> files;
+    for (std::size_t i = 0; i < dbs.size(); ++i) files.emplace_back(inputs[i], dbs[i].records());
+    tune::print_merge_check(std::cout, tune::check_merge(files));
+    if (out.empty()) return 0;
+  }
   // Merged in memory (per key, the faster record wins), then written out as
   // one self-contained file.
   cache::Database merged = cache::Database::open(":memory:", cache::Database::Mode::read_write_create);
@@ -260,12 +268,17 @@ void add_cache_commands(CLI::App& app, std::vector<Command>& out) {
     struct O {
       std::vector<std::string> inputs;
       std::string out;
+      bool check = false;
     };
     auto o = std::make_shared<O>();
-    CLI::App* sub = app.add_subcommand("merge", "Merge cache files into a new one (per key, the faster record wins)");
+    CLI::App* sub = app.add_subcommand(
+        "merge", "Merge cache files into a new one (per key, the faster median wins; ties: config order)");
     sub->add_option("inputs", o->inputs, "Cache files to merge (two or more)")->required()->expected(2, 1 << 20);
-    sub->add_option("-o,--output", o->out, "File to create (must not exist)")->required();
-    out.push_back({sub, [o] { return run_merge(o->inputs, o->out); }});
+    sub->add_option("-o,--output", o->out, "File to create (must not exist; optional with --check)");
+    sub->add_flag("--check", o->check,
+                  "Report keys whose files disagree on the winner (same GPU model, different configs) and the timing "
+                  "spread");
+    out.push_back({sub, [o] { return run_merge(o->inputs, o->out, o->check); }});
   }
   {
     auto db = std::make_shared<std::string>();

@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <fstream>
 #include <iostream>
 #include <map>
 
@@ -80,8 +81,17 @@ struct ProblemOptions {
 };
 
 // ------------------------------------------------------------ tune
-int run_tune(const ProblemOptions& po, const GpuOptions& go, double budget, bool force, bool no_dwdb,
-             std::uint64_t seed) {
+struct TuneFlags {
+  double budget = 0;
+  bool force = false, no_dwdb = false, full = false;
+  std::uint64_t seed = tune::TuneOptions{}.seed;
+  std::string devices;  // --devices: "all" or a list; empty: --device
+  std::string trace;    // --trace FILE
+  int screen_reps = tune::TuneOptions{}.screen_reps;
+  double screen_margin = tune::TuneOptions{}.screen_margin;
+};
+
+int run_tune(const ProblemOptions& po, const GpuOptions& go, const TuneFlags& f) {
   const auto targets = po.targets(gen::default_n_grid());
   require_gpu();
   use_db(go.db);
@@ -90,26 +100,53 @@ int run_tune(const ProblemOptions& po, const GpuOptions& go, double budget, bool
   cache::Database* db = stack->writable();
   if (!db)
     throw Error("lntune: tune: no cache file to write: pass --db PATH (or set LNTUNE_CACHE, XDG_CACHE_HOME or HOME)");
-  tune::use_device(go.device);
+  std::vector<int> devices;
+  if (!f.devices.empty()) {
+    int count = 0;
+    rt::check(rt::driver().DeviceGetCount(&count), "cuDeviceGetCount");
+    devices = tune::parse_devices(f.devices, count);
+  } else {
+    tune::use_device(go.device);
+  }
 
   tune::TuneOptions o;
   o.runner = go.runner();
-  o.budget_s = budget;
-  o.force = force;
-  o.tune_dwdb = !no_dwdb;
+  o.budget_s = f.budget;
+  o.force = f.force;
+  o.full = f.full;
+  o.tune_dwdb = !f.no_dwdb;
   o.jobs = go.jobs;
-  o.seed = seed;
-  tune::ProgressBar progress(stderr, ::isatty(::fileno(stderr)) != 0);
+  o.seed = f.seed;
+  o.screen_reps = f.screen_reps;
+  o.screen_margin = f.screen_margin;
+  tune::ProgressBar bar(stderr, ::isatty(::fileno(stderr)) != 0);
+  bar.set_devices(devices);
+  std::ofstream trace_file;
+  std::unique_ptr<tune::TraceWriter> trace;
+  tune::Progress* progress = &bar;
+  if (!f.trace.empty()) {
+    trace_file.open(f.trace, std::ios::out | std::ios::trunc);
+    if (!trace_file) throw Error("lntune: tune: --trace: cannot write " + f.trace);
+    trace = std::make_unique<tune::TraceWriter>(trace_file, &bar);
+    progress = trace.get();
+  }
   std::fprintf(stderr, "cache: %s\n", db->path().c_str());
-  const tune::TuneSummary s =
-      tune::run_tuning(targets, *db, std::make_shared<rt::CacheBinaryStore>(stack), o, &progress);
+  auto store = std::make_shared<rt::CacheBinaryStore>(stack);
+  std::vector<tune::TuneSummary> summaries;
+  if (devices.empty())
+    summaries.push_back(tune::run_tuning(targets, *db, store, o, progress));
+  else
+    summaries = tune::run_tuning_on(devices, targets, *db, store, o, progress);
   std::cout << "\n";
-  tune::print_summary(std::cout, s);
+  int rc = 0;
+  for (const tune::TuneSummary& s : summaries) {
+    tune::print_summary(std::cout, s);
+    if (!s.fatal.empty()) rc = 1;
+    for (const auto& k : s.keys)
+      if (k.state == tune::KeyResult::State::failed || k.state == tune::KeyResult::State::no_winner) rc = 1;
+  }
   std::cout << "cache: " << db->path() << "\n";
-  if (!s.fatal.empty()) return 1;
-  for (const auto& k : s.keys)
-    if (k.state == tune::KeyResult::State::failed || k.state == tune::KeyResult::State::no_winner) return 1;
-  return 0;
+  return rc;
 }
 
 // ------------------------------------------------------------ bench
@@ -255,18 +292,28 @@ void add_tune_commands(CLI::App& app, std::vector<Command>& out) {
   {
     auto po = std::make_shared<ProblemOptions>();
     auto go = std::make_shared<GpuOptions>();
-    auto budget = std::make_shared<double>(0);
-    auto flags = std::make_shared<std::pair<bool, bool>>(false, false);  // force, no-dwdb
-    auto seed = std::make_shared<std::uint64_t>(tune::TuneOptions{}.seed);
+    auto f = std::make_shared<TuneFlags>();
     CLI::App* sub = app.add_subcommand("tune", "Tune kernels on this GPU into the cache (resumable)");
     po->add(*sub, "fp16,bf16,fp32", "Row lengths N: LIST or START:STOP:STEP (default: the built-in grid of common hidden sizes)");
     go->add(*sub);
-    sub->add_option("--budget", *budget, "Time budget in seconds for the whole run (default: none)")
+    sub->add_option("--budget", f->budget, "Time budget in seconds for the whole run (default: none)")
         ->check(CLI::NonNegativeNumber);
-    sub->add_flag("--force", flags->first, "Re-tune keys already in the cache");
-    sub->add_flag("--no-dwdb", flags->second, "Do not tune the backward's dW/dB reduction kernel");
-    sub->add_option("--seed", *seed, "Seed of the random inputs");
-    out.push_back({sub, [=] { return run_tune(*po, *go, *budget, flags->first, flags->second, *seed); }});
+    sub->add_flag("--force", f->force,
+                  "Re-tune keys already in the cache (warm: the previous winner and its rivals, unless --full)");
+    sub->add_flag("--full", f->full, "Exhaustive search: every candidate timed to convergence, no warm re-tune");
+    sub->add_flag("--no-dwdb", f->no_dwdb, "Do not tune the backward's dW/dB reduction kernel");
+    sub->add_option("--seed", f->seed, "Seed of the random inputs");
+    sub->add_option("--devices", f->devices,
+                    "Tune on several GPUs: 'all' or ordinals such as 0,1 (one worker per GPU, keys split between them)")
+        ->excludes(sub->get_option("--device"));
+    sub->add_option("--trace", f->trace, "Write every candidate's result as JSON lines to this file");
+    sub->add_option("--screen-reps", f->screen_reps,
+                    "Repetitions of the screening stage (default 5; 0: no screening, every candidate timed carefully)")
+        ->check(CLI::NonNegativeNumber);
+    sub->add_option("--screen-margin", f->screen_margin,
+                    "Time carefully the candidates screened within this fraction of the best (default 0.10)")
+        ->check(CLI::NonNegativeNumber);
+    out.push_back({sub, [=] { return run_tune(*po, *go, *f); }});
   }
   // bench
   {
