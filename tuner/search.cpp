@@ -128,7 +128,7 @@ std::optional<std::string> reuse_reason(const Outcome& prev, std::int64_t prev_n
   if (mine->status == Status::compile_error || mine->status == Status::launch_error)
     return std::string(to_string(mine->status)) + at;
   const CandidateResult* w = prev.best();
-  if (!w || w == mine) return std::nullopt;
+  if (!w || w == mine || mine->status == Status::wrong) return std::nullopt;
   double ratio = 0;
   if (mine->screen && w->screen && w->screen->stats.median > 0)
     ratio = mine->screen->stats.median / w->screen->stats.median;
