@@ -309,6 +309,10 @@ void ProgressBar::key_done(const KeyResult& r) {
       line += format(", %.2fx vs default", r.record->default_median_us / r.record->timing.median_us);
   }
   if (!r.message.empty() && r.state != KeyResult::State::tuned) line += " — " + r.message.substr(0, 300);
+  if (!r.outcome.candidates.empty()) {
+    const SearchCounts c = r.outcome.counts();
+    line += ", " + std::to_string(c.careful) + "/" + std::to_string(c.candidates) + " timed carefully";
+  }
   if (r.warm) line += " [warm]";
   if (r.state != KeyResult::State::cached) line += format(" (%.1f s)", r.seconds);
   if (multi_ && r.device >= 0) {

@@ -14,6 +14,9 @@
 //     event), so the GPU never waits for the host inside a timed interval;
 //     after each batch the stop rule (tuner/search.hpp) decides: median's 95%
 //     CI within +-1%, or max_reps, or max_seconds, or pruned.
+//   * screen(): the staged search's first look at a candidate: the same
+//     warm-up and flushed repetitions, a fixed small number of them, no stop
+//     rule.
 //   * No allocation per repetition: samples and scratch are reserved for
 //     max_reps, events for one batch.
 //   * copy_gbps(): cuMemcpyDtoDAsync between two large buffers (1 GiB each,

@@ -525,7 +525,7 @@ class Worker {
   std::size_t searched() const { return searched_; }
 
   // Tunes one target (its main key, then its bwd_dwdb), reporting each key.
-  // Throws FatalError when the context is unusable (after reporting the key).
+  // Throws FatalOut, with the target's results, when the context is unusable.
   std::vector<KeyResult> run(const TargetPlan& p) {
     std::vector<KeyResult> out;
     const Target& t = p.target;
