@@ -151,6 +151,17 @@ SearchOptions staged(int reps = 5, double margin = 0.10) {
   return so;
 }
 
+// Every candidate is reported exactly once (progress counts them).
+void expect_each_reported_once(Bench& b, const Config& def, const std::vector<Config>& space, SearchOptions so) {
+  std::vector<std::size_t> seen;
+  so.on_result = [&](std::size_t i, const CandidateResult&) { seen.push_back(i); };
+  const Outcome o = search(b, def, space, so);
+  std::sort(seen.begin(), seen.end());
+  std::vector<std::size_t> want(o.candidates.size());
+  for (std::size_t i = 0; i < want.size(); ++i) want[i] = i;
+  EXPECT_EQ(seen, want);
+}
+
 Status status_of(const Outcome& o, int block) {
   for (const auto& c : o.candidates)
     if (c.config.block_size == block) return c.status;
@@ -188,6 +199,8 @@ TEST(StagedSearch, ScreensAllCarefullyTimesOnlyThoseWithinTheMargin) {
   EXPECT_EQ(c.failed, 1u);
   EXPECT_EQ(c.roofline + c.reused + c.pruned + c.skipped, 0u);
   EXPECT_NEAR(o.speedup(), 10.0 / 8.0, 1e-12);
+  StagedBench again = b;
+  expect_each_reported_once(again, cfg(1), {cfg(2), cfg(3), cfg(4), cfg(5), cfg(6)}, staged());
 }
 
 TEST(StagedSearch, CandidatesWithinTheMarginAreTimedFastestFirst) {
@@ -238,6 +251,27 @@ TEST(StagedSearch, RooflineRemovesBeforeAnythingRuns) {
   EXPECT_EQ(status_of(o, 3), Status::roofline);  // second check, against the new best
   EXPECT_EQ(std::count(b.timed.begin(), b.timed.end(), 3), 0);
   EXPECT_EQ(o.counts().roofline, 2u);
+  StagedBench again = b;
+  expect_each_reported_once(again, cfg(1), {cfg(2), cfg(3), cfg(4)}, so);
+}
+
+TEST(StagedSearch, AWrongBaselineVoidsItsRooflineBound) {
+  StagedBench b;
+  b.by_block[1] = {10, 0, false, false, true};  // fast enough to bound the others, but wrong
+  b.by_block[2] = {12};  // floor 11 >= 10: removed provisionally, screened after all; the winner
+  b.by_block[3] = {14};
+  SearchOptions so = staged(5, 0.5);
+  so.floor_us = [](const Config& c) { return c.block_size == 2 ? 11.0 : 1.0; };
+  const Outcome o = search(b, cfg(1), {cfg(2), cfg(3)}, so);
+  EXPECT_EQ(status_of(o, 1), Status::wrong);
+  ASSERT_TRUE(o.winner);
+  EXPECT_EQ(o.best()->config.block_size, 2);
+  EXPECT_EQ(status_of(o, 3), Status::slower);
+  EXPECT_EQ(o.counts().roofline, 0u);
+  EXPECT_EQ(b.screened, (std::vector<int>{1, 3, 2}));
+  EXPECT_EQ(b.verified, (std::vector<int>{1, 2}));
+  StagedBench again = b;
+  expect_each_reported_once(again, cfg(1), {cfg(2), cfg(3)}, so);
 }
 
 TEST(StagedSearch, ReuseSkipsWhatTheNeighbourRuledOut) {
@@ -274,6 +308,9 @@ TEST(StagedSearch, BudgetSkipsTheRestAndKeepsTheBest) {
   EXPECT_EQ(status_of(o, 3), Status::skipped);
   EXPECT_EQ(o.best()->config.block_size, 1);
   EXPECT_EQ(o.counts().skipped, 2u);
+  StagedBench again = b;
+  calls = 0;
+  expect_each_reported_once(again, cfg(1), {cfg(2), cfg(3)}, so);
 }
 
 TEST(StagedSearch, ZeroRepsIsTheExhaustiveSearch) {

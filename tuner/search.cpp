@@ -260,77 +260,99 @@ Outcome search_staged(Bench& bench, const Config& default_config, const std::vec
     if (!out.winner || !out.candidates[*out.winner].screen) return std::nullopt;
     return out.candidates[*out.winner].screen->stats.median;
   };
-  auto skip_rest = [&](const std::vector<std::size_t>& rest) {
-    for (std::size_t j : rest) {
-      out.candidates[j].status = Status::skipped;
-      out.candidates[j].message = "the time budget was spent";
-      report(j);
-    }
+  auto skip = [&](std::size_t j) {
+    out.candidates[j].status = Status::skipped;
+    out.candidates[j].message = "the time budget was spent";
+    report(j);
     out.partial = true;
   };
-  auto roofline_check = [&](CandidateResult& r) {
+  auto roofline_check = [&](CandidateResult& r, std::optional<double> bound) {
     if (!options.floor_us) return false;
     const double floor = options.floor_us(r.config);
-    const std::optional<double> best = best_median();
-    if (!roofline_prunes(floor, best)) return false;
+    if (!roofline_prunes(floor, bound)) return false;
     r.status = Status::roofline;
     r.message = "needs at least " + std::to_string(floor) + " us at copy speed; the best takes " +
-                std::to_string(*best) + " us";
+                std::to_string(*bound) + " us";
+    return true;
+  };
+  std::vector<std::optional<double>> screen_us(n);
+  // S2 for one candidate: prepare and screen; false when it failed.
+  auto screen_one = [&](std::size_t i) {
+    CandidateResult& r = out.candidates[i];
+    if (!prepare_candidate(bench, r) ||
+        !attempt(r, Status::launch_error, [&] { r.screen = bench.screen(r.config, options.screen_reps); }))
+      return false;
+    screen_us[i] = r.screen->stats.median;
     return true;
   };
 
-  // The baseline: careful, verified, and screened (the S3 reference).
-  {
-    CandidateResult& d = out.candidates[0];
-    if (careful_step(bench, d, std::nullopt, false)) {
-      out.winner = 0;
-      attempt(d, Status::launch_error, [&] { d.screen = bench.screen(d.config, options.screen_reps); });
-      if (d.status != Status::ok) {  // the screening failed after a verified run: keep it, unscreened
-        d.status = Status::ok;
-        d.message.clear();
-      }
-    }
-    report(0);
+  // The baseline: timed carefully and screened first; verified after S2, so
+  // that the CPU reference (computed in the background) overlaps the
+  // screening. Until then its median bounds S1 provisionally.
+  CandidateResult& d = out.candidates[0];
+  const bool base_timed = prepare_and_time(bench, d, std::nullopt);
+  if (base_timed) {
+    CandidateResult scratch;  // a failed screening leaves the baseline unscreened, nothing else
+    attempt(scratch, Status::launch_error, [&] { d.screen = bench.screen(d.config, options.screen_reps); });
   }
+  const std::optional<double> provisional =
+      base_timed ? std::optional<double>(d.timing->stats.median) : std::nullopt;
 
   // S0-S2.
-  std::vector<std::optional<double>> screen_us(n);
-  for (std::size_t i = 1; i < n; ++i) {
-    CandidateResult& r = out.candidates[i];
+  std::vector<std::size_t> provisional_roofline;
+  std::size_t next = 1;
+  bool out_of_time = false;
+  for (; next < n; ++next) {
+    CandidateResult& r = out.candidates[next];
     if (spent()) {
-      std::vector<std::size_t> rest;
-      for (std::size_t j = i; j < n; ++j) rest.push_back(j);
-      skip_rest(rest);
-      return out;
+      out_of_time = true;
+      break;
     }
     if (options.reuse) {
       if (auto why = options.reuse(r.config)) {
         r.status = Status::reused;
         r.message = *why;
-        report(i);
+        report(next);
         continue;
       }
     }
-    if (roofline_check(r)) {
-      report(i);
-      continue;
+    if (roofline_check(r, provisional)) {
+      provisional_roofline.push_back(next);
+      continue;  // reported once the baseline is verified
     }
-    if (!prepare_candidate(bench, r) ||
-        !attempt(r, Status::launch_error, [&] { r.screen = bench.screen(r.config, options.screen_reps); })) {
-      report(i);
-      continue;
-    }
-    screen_us[i] = r.screen->stats.median;
+    if (!screen_one(next)) report(next);
   }
+
+  // The baseline's verification; when it fails, the provisional roofline
+  // decisions are void and those candidates are screened after all.
+  if (base_timed && verify_candidate(bench, d)) out.winner = 0;
+  report(0);
+  for (std::size_t i : provisional_roofline) {
+    CandidateResult& r = out.candidates[i];
+    if (out.winner) {
+      report(i);
+      continue;
+    }
+    r.status = Status::skipped;
+    r.message.clear();
+    if (out_of_time || spent()) {
+      out_of_time = true;
+      skip(i);
+    } else if (!screen_one(i)) {
+      report(i);
+    }
+  }
+  for (std::size_t j = next; j < n; ++j) skip(j);
 
   // S3, fastest screening first.
   const std::vector<std::size_t> order = careful_order(screen_us);
   for (std::size_t k = 0; k < order.size(); ++k) {
     const std::size_t i = order[k];
     CandidateResult& r = out.candidates[i];
-    if (spent()) {
-      skip_rest(std::vector<std::size_t>(order.begin() + static_cast<std::ptrdiff_t>(k), order.end()));
-      break;
+    if (out_of_time || spent()) {
+      out_of_time = true;
+      skip(i);
+      continue;
     }
     const std::optional<double> ref = best_screen();
     if (!within_screen_margin(*screen_us[i], ref, options.screen_margin)) {
@@ -339,7 +361,7 @@ Outcome search_staged(Bench& bench, const Config& default_config, const std::vec
       report(i);
       continue;
     }
-    if (roofline_check(r)) {
+    if (roofline_check(r, best_median())) {
       report(i);
       continue;
     }

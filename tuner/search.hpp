@@ -22,13 +22,17 @@
 //      remaining candidates are recorded as skipped and the outcome is
 //      partial; the best verified so far still wins.
 //
-// Staged (screen_reps > 0, the default of `lntune tune`): the baseline as in
-// 1 (and also screened), then
+// Staged (screen_reps > 0, the default of `lntune tune`): the baseline is
+// timed to convergence and screened first, but verified only after S2, so
+// that the CPU reference (computed in the background) overlaps the
+// screening; then
 //   S0. reuse: a candidate that failed, or was plainly dominated, at a
 //       neighbouring N (SearchOptions::reuse says so) is not run: reused;
 //   S1. roofline: a candidate whose floor_us (bytes it moves at copy speed,
-//       see roofline_floor_us) is not below the best verified median cannot
-//       win even at copy speed: roofline, never run;
+//       see roofline_floor_us) is not below the best median cannot win even
+//       at copy speed: roofline, never run. During S2 the bound is the
+//       baseline's median, provisionally: should the baseline then fail its
+//       verification, those candidates are screened after all;
 //   S2. screening: every remaining candidate is prepared and timed with
 //       screen_reps repetitions (L2 flushed, no stop rule);
 //   S3. careful stage: the screened candidates in order of their screening
