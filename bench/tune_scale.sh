@@ -23,6 +23,7 @@
 #             slow step is cut short (its log says "budget spent") instead of
 #             overrunning
 #   SAMPLE_N  the sample's N list (default 1024,2048,3072,4096,6144,8192,12288,16384)
+#   STEPS     which steps to run (default "1 2 3 4"; 2 needs 1; 4's ratio needs 1)
 set -uo pipefail
 dir=${1:?usage: tune_scale.sh DIR (holding lntune)}
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
@@ -58,46 +59,63 @@ now() { date +%s.%N; }
 secs() { python3 -c "print(f'{$2 - $1:.1f}')"; }
 fresh() { rm -f "$1" "$1"-wal "$1"-shm; }
 # The tuner's own summary lines of a log.
-keys_line() { grep -E '^[0-9]+ keys: ' "$1" | tail -1; }
-search_line() { grep -E '^search: ' "$1" | tail -1; }
-spent() { grep -q '(budget spent)' "$1" && echo " (budget spent)" || true; }
+keys_line() { grep -E '^[0-9]+ keys: ' "$1" 2>/dev/null | tail -1; }
+search_line() { grep -E '^search: ' "$1" 2>/dev/null | tail -1; }
+spent() { grep -q '(budget spent)' "$1" 2>/dev/null && echo " (budget spent)" || true; }
 
-r_dual=$([ $dual = 1 ] && echo 150 || echo 0)
+steps=" ${STEPS:-1 2 3 4} "
+want() { [[ "$steps" == *" $1 "* ]]; }
+# What the later steps need at least (seconds), for budget().
+r2=0; want 2 && r2=40
+r3=0; want 3 && r3=150
+r4=0; want 4 && [ $dual = 1 ] && r4=120
+cold_s="-"; warm_s="-"; pruned_s="-"; full_s="-"; dual_s="-"
+touch "$out/compare.txt"
 
-echo "=== 1. cold tune, one GPU, grid: $grid"
-fresh "$out/cold.db"
-b=$(budget 240 $((45 + 45 + 120 + r_dual)))
-t0=$(now)
-"$lntune" tune --db "$out/cold.db" --budget "$b" --trace "$out/cold.trace" ${grid_args[@]+"${grid_args[@]}"} >"$out/cold.log" 2>"$out/cold.err"
-t1=$(now)
-cold_s=$(secs "$t0" "$t1")
-tail -n 8 "$out/cold.log"
+if want 1; then
+  echo "=== 1. cold tune, one GPU, grid: $grid"
+  fresh "$out/cold.db"
+  b=$(budget 240 $((r2 + r3 + r4)))
+  t0=$(now)
+  "$lntune" tune --db "$out/cold.db" --budget "$b" --trace "$out/cold.trace" ${grid_args[@]+"${grid_args[@]}"} >"$out/cold.log" 2>"$out/cold.err"
+  t1=$(now)
+  cold_s=$(secs "$t0" "$t1")
+  tail -n 8 "$out/cold.log"
+fi
 
-echo "=== 2. warm re-tune (--force: the previous winners and their rivals)"
-b=$(budget 60 $((45 + 120 + r_dual)))
-"$lntune" tune --db "$out/cold.db" --force --budget "$b" --trace "$out/warm.trace" ${grid_args[@]+"${grid_args[@]}"} >"$out/warm.log" 2>"$out/warm.err"
-t2=$(now)
-warm_s=$(secs "$t1" "$t2")
-tail -n 8 "$out/warm.log"
+if want 2; then
+  echo "=== 2. warm re-tune (--force: the previous winners and their rivals)"
+  b=$(budget 60 $((r3 + r4)))
+  t1=$(now)
+  "$lntune" tune --db "$out/cold.db" --force --budget "$b" --trace "$out/warm.trace" ${grid_args[@]+"${grid_args[@]}"} >"$out/warm.log" 2>"$out/warm.err"
+  t2=$(now)
+  warm_s=$(secs "$t1" "$t2")
+  tail -n 8 "$out/warm.log"
+fi
 
-echo "=== 3. pruned vs exhaustive, N = $sample_n, bf16 and fp32, fwd and bwd"
-sample=(--n "$sample_n" --dtype bf16,fp32 --kernel fwd,bwd)
-fresh "$out/sample_pruned.db"
-fresh "$out/sample_full.db"
-b=$(budget 45 $((120 + r_dual)))
-LNTUNE_CACHE_PATH="$out/cold.db" "$lntune" tune --db "$out/sample_pruned.db" --budget "$b" --trace "$out/sample_pruned.trace" \
-  "${sample[@]}" >"$out/sample_pruned.log" 2>"$out/sample_pruned.err"
-t3=$(now)
-b=$(budget 150 "$r_dual")
-LNTUNE_CACHE_PATH="$out/cold.db" "$lntune" tune --db "$out/sample_full.db" --full --budget "$b" --trace "$out/sample_full.trace" \
-  "${sample[@]}" >"$out/sample_full.log" 2>"$out/sample_full.err"
-t4=$(now)
-pruned_s=$(secs "$t2" "$t3")
-full_s=$(secs "$t3" "$t4")
-python3 "$here/compare_winners.py" "$out/sample_pruned.trace" "$out/sample_full.trace" | tee "$out/compare.txt"
+if want 3; then
+  echo "=== 3. pruned vs exhaustive, N = $sample_n, bf16 and fp32, fwd and bwd"
+  sample=(--n "$sample_n" --dtype bf16,fp32 --kernel fwd,bwd)
+  fresh "$out/sample_pruned.db"
+  fresh "$out/sample_full.db"
+  # The CUBINs of step 1, when there are any (compiling them again is no part of the comparison).
+  shipped=""
+  [ -f "$out/cold.db" ] && shipped="$out/cold.db"
+  b=$(budget 45 $((110 + r4)))
+  t2=$(now)
+  LNTUNE_CACHE_PATH="$shipped" "$lntune" tune --db "$out/sample_pruned.db" --budget "$b" --trace "$out/sample_pruned.trace" \
+    "${sample[@]}" >"$out/sample_pruned.log" 2>"$out/sample_pruned.err"
+  t3=$(now)
+  b=$(budget 150 "$r4")
+  LNTUNE_CACHE_PATH="$shipped" "$lntune" tune --db "$out/sample_full.db" --full --budget "$b" --trace "$out/sample_full.trace" \
+    "${sample[@]}" >"$out/sample_full.log" 2>"$out/sample_full.err"
+  t4=$(now)
+  pruned_s=$(secs "$t2" "$t3")
+  full_s=$(secs "$t3" "$t4")
+  python3 "$here/compare_winners.py" "$out/sample_pruned.trace" "$out/sample_full.trace" | tee "$out/compare.txt"
+fi
 
-dual_s="-"
-if [ $dual = 1 ]; then
+if want 4 && [ $dual = 1 ]; then
   echo "=== 4. cold tune on 2 GPUs (--devices 0,1)"
   fresh "$out/dual.db"
   b=$(budget 240 5)
@@ -108,7 +126,7 @@ if [ $dual = 1 ]; then
   dual_s=$(secs "$t5" "$t6")
   grep -E '^gpu [0-9]+: ' "$out/dual.log" | tail -4
   tail -n 6 "$out/dual.log"
-else
+elif want 4; then
   echo "=== 4. skipped: $gpus GPU(s) of $same_model model(s); the 2-GPU run needs two of one model"
 fi
 
@@ -120,11 +138,11 @@ printf '%-26s %9s  %-10s  %s\n' "" "" "" "$(search_line "$out/cold.log")"
 printf '%-26s %9s  %-10s  %s%s\n' "2. warm re-tune" "$warm_s" "<= 30" "$(keys_line "$out/warm.log")" "$(spent "$out/warm.log")"
 printf '%-26s %9s  %-10s  %s%s\n' "3a. sample, staged" "$pruned_s" "-" "$(keys_line "$out/sample_pruned.log")" "$(spent "$out/sample_pruned.log")"
 printf '%-26s %9s  %-10s  %s%s\n' "3b. sample, --full" "$full_s" "-" "$(keys_line "$out/sample_full.log")" "$(spent "$out/sample_full.log")"
-if [ $dual = 1 ]; then
-  ratio=$(python3 -c "print(f'{$dual_s / $cold_s:.2f}x of step 1')")
+if [ "$dual_s" != "-" ]; then
+  ratio=$([ "$cold_s" != "-" ] && python3 -c "print(f'{$dual_s / $cold_s:.2f}x of step 1')" || echo "step 1 not run")
   printf '%-26s %9s  %-10s  %s%s\n' "4. cold, 2 GPUs" "$dual_s" "<= 0.6x" "$ratio; $(keys_line "$out/dual.log")" "$(spent "$out/dual.log")"
 else
-  printf '%-26s %9s  %-10s  %s\n' "4. cold, 2 GPUs" "-" "<= 0.6x" "not run: needs two GPUs of one model"
+  printf '%-26s %9s  %-10s  %s\n' "4. cold, 2 GPUs" "-" "<= 0.6x" "not run ($gpus GPU(s) of $same_model model(s); STEPS=\"${STEPS:-1 2 3 4}\")"
 fi
 tail -n 1 "$out/compare.txt"
 echo "logs, traces and caches: $out; total $(( $(date +%s) - start )) s"
