@@ -139,7 +139,7 @@ printf '%-26s %9s  %-10s  %s%s\n' "2. warm re-tune" "$warm_s" "<= 30" "$(keys_li
 printf '%-26s %9s  %-10s  %s%s\n' "3a. sample, staged" "$pruned_s" "-" "$(keys_line "$out/sample_pruned.log")" "$(spent "$out/sample_pruned.log")"
 printf '%-26s %9s  %-10s  %s%s\n' "3b. sample, --full" "$full_s" "-" "$(keys_line "$out/sample_full.log")" "$(spent "$out/sample_full.log")"
 if [ "$dual_s" != "-" ]; then
-  ratio=$([ "$cold_s" != "-" ] && python3 -c "print(f'{$dual_s / $cold_s:.2f}x of step 1')" || echo "step 1 not run")
+  ratio=$([ "$cold_s" != "-" ] && python3 -c "c = $cold_s; print(f'{$dual_s / c:.2f}x of step 1' if c > 0 else '-')" || echo "step 1 not run")
   printf '%-26s %9s  %-10s  %s%s\n' "4. cold, 2 GPUs" "$dual_s" "<= 0.6x" "$ratio; $(keys_line "$out/dual.log")" "$(spent "$out/dual.log")"
 else
   printf '%-26s %9s  %-10s  %s\n' "4. cold, 2 GPUs" "-" "<= 0.6x" "not run ($gpus GPU(s) of $same_model model(s); STEPS=\"${STEPS:-1 2 3 4}\")"
