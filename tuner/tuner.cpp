@@ -709,7 +709,7 @@ class Worker {
   }
 
   void finish(std::vector<KeyResult>& out, KeyResult kr) {
-    if (kr.state != KeyResult::State::cached) kr.device = ordinal_;
+    if (kr.state != KeyResult::State::cached && kr.state != KeyResult::State::skipped_budget) kr.device = ordinal_;
     sh_.report([&](Progress& p) { p.key_done(kr); });
     out.push_back(std::move(kr));
   }
