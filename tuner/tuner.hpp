@@ -3,8 +3,10 @@
 // For each target (fwd, or bwd = bwd_dx followed by its bwd_dwdb):
 //   * its key (GPU, canonical traits, N, M bucket) is skipped when the
 //     writable cache already holds a complete record for it made with the
-//     current templates (resume; see is_tuned), unless `force`;
-//   * every candidate of gen::search_space (and the default config) is
+//     current templates (resume; see retune_mode), unless `force`; a record
+//     from other templates is re-tuned warm (below);
+//   * every candidate of gen::search_space (or of warm_space) and the
+//     default config is
 //     compiled on the CompilePool, submitted for all targets up front so that
 //     compilation overlaps the GPU work; CUBINs already in the cache are
 //     taken from it;
@@ -39,7 +41,10 @@
 // (partition_keys); one compile pool for all; every winner goes into the
 // same Database through its own transaction. A record does not say which GPU
 // measured it. GPUs of different models are tuned one model after another,
-// each into its own records (the GPU is part of the key).
+// each into its own records (the GPU is part of the key). State: a worker
+// owns its runner, workloads and neighbour history; the process-wide kernel
+// cache is keyed by context; the binary store is installed once per call
+// (not per worker) — where a caller-owned runtime object would take over.
 #pragma once
 
 #include <cstdint>
