@@ -62,14 +62,16 @@ struct ProblemOptions {
 };
 
 int cmd_gen(const ProblemOptions& po, const std::optional<int>& block, const std::optional<int>& warps,
-            const std::optional<int>& rows, const std::optional<int>& cluster, const std::optional<int>& vec) {
+            const std::optional<int>& rows, const std::optional<int>& cluster, const std::optional<int>& vec,
+            bool flatten) {
   Config c = lntune::gen::default_config(po.query());
   if (block) c.block_size = *block;
   if (warps) c.num_warps = *warps;
   if (rows) c.rows_per_cta = *rows;
   if (cluster) c.cluster_size = *cluster;
   const auto key = lntune::gen::make_instance(po.traits(), c, po.n, vec.value_or(lntune::gen::max_vec(po.dtype)));
-  std::cout << lntune::gen::render(key).source;
+  const std::string source = lntune::gen::render(key).source;
+  std::cout << (flatten ? lntune::gen::flatten(source) : source);
   return 0;
 }
 
@@ -113,13 +115,16 @@ int main(int argc, char** argv) {
 
   ProblemOptions gen_po;
   std::optional<int> block, warps, rows, cluster, vec;
-  auto* gen = app.add_subcommand("gen", "Print the CUDA source of one kernel instance");
+  bool flatten = false;
+  auto* gen = app.add_subcommand("gen", "Print the CUDA source of one kernel instance (its constants and entry point)");
   gen_po.add(*gen);
   gen->add_option("--block-size", block, "Columns per tile (power of two)");
   gen->add_option("--num-warps", warps, "Warps per CTA");
   gen->add_option("--rows-per-cta", rows, "Rows per CTA");
   gen->add_option("--vec", vec, "Elements per vector access (default: 16 bytes)");
   gen->add_option("--cluster-size", cluster, "CTAs of a thread-block cluster sharing a row (sm_90+)");
+  gen->add_flag("--flatten", flatten,
+                "Inline the lntune headers: one complete translation unit that NVRTC compiles by itself");
   int group_size_m = 0;
   gen->add_option("--group-size-m", group_size_m,
                   "Accepted for symmetry with tune: a launch parameter, it does not change the source")
@@ -152,7 +157,7 @@ int main(int argc, char** argv) {
       if (*c.app) return c.run();
     for (ProblemOptions* po : {&gen_po, &space_po, &compile_po})
       if (!po->kernel_name.empty()) po->resolve();
-    if (*gen) return cmd_gen(gen_po, block, warps, rows, cluster, vec);
+    if (*gen) return cmd_gen(gen_po, block, warps, rows, cluster, vec, flatten);
     if (*space) return cmd_space(space_po);
     if (*compile) return cmd_compile(compile_po, arch, ptx, out);
   } catch (const lntune::cli::UsageError& e) {
