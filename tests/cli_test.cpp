@@ -143,6 +143,19 @@ TEST(Cli, GenPrintsCuda) {
   EXPECT_TRUE(contains(r.out, "extern \"C\"")) << r.out.substr(0, 400);
 }
 
+TEST(Cli, GenFlattenInlinesTheHeaders) {
+  TempDir tmp;
+  const Result plain = run(tmp, "gen --kernel bwd_dx --dtype bf16 --n 4096");
+  EXPECT_EQ(plain.code, 0) << plain.err;
+  EXPECT_TRUE(contains(plain.out, "#include \"lntune/kernels/bwd_dx.cuh\"")) << plain.out;
+  const Result r = run(tmp, "gen --kernel bwd_dx --dtype bf16 --n 4096 --flatten");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_FALSE(contains(r.out, "#include")) << r.out.substr(0, 400);
+  EXPECT_TRUE(contains(r.out, "struct RowShape"));
+  EXPECT_TRUE(contains(r.out, "layer_norm_bwd_dx_single_tile"));
+  EXPECT_TRUE(contains(r.out, "extern \"C\" __global__"));
+}
+
 TEST(Cli, SpaceListsConfigsAndMarksTheDefault) {
   TempDir tmp;
   const Result r = run(tmp, "space --kernel fwd --dtype bf16 --n 4096");
