@@ -214,8 +214,17 @@ __device__ __forceinline__ float part_squares(const float (&v)[S::kVecsPerThread
   return sq;
 }
 
+// The factor that forms xhat = (x - mean) * scale in the forward: rstd, or 0
+// for a row of variance 0 (N = 1, a constant row), whose xhat is exactly 0,
+// so that y is exactly the bias. (With rstd = 1/sqrt(eps) the FMA form would
+// magnify the rounding of x * rstd - mean * rstd.) The rstd saved for the
+// backward stays 1/sqrt(var + eps), as PyTorch's. Once per row: costs
+// nothing per element.
+__device__ __forceinline__ float xhat_scale(float var, float rstd) { return var == 0.f ? 0.f : rstd; }
+
 // y = xhat * w + b for one access of kVec columns from `col` on, with the
-// weight and bias the shape has; xhat as S::kFusedXhat says (shift = -mean * rstd).
+// weight and bias the shape has; xhat as S::kFusedXhat says, with `rstd` the
+// row's xhat_scale and shift = -mean * rstd.
 template <class S>
 __device__ __forceinline__ void normalize_store(typename S::T* y, const typename S::W* weight,
                                                 const typename S::W* bias, i64 col, const float (&x)[S::kVec],

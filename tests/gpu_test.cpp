@@ -674,5 +674,77 @@ TEST(Gpu, WarmCallCompilesNothing) {
   EXPECT_FALSE(ch.instance.empty());
 }
 
+// Degenerate rows are exact where the exact result is zero (issue 9): at
+// N = 1, y is the bias and dx and dW are 0, bit for bit, for every dtype, as
+// PyTorch's are (the FMA form of xhat with rstd = 1/sqrt(eps) used to leave
+// dx of about 3e-5); a constant row (variance 0) gives y = bias exactly, in
+// one tile and in a long row.
+TEST(Gpu, DegenerateRowsAreExact) {
+  LNTUNE_REQUIRE_GPU();
+  Rng rng;
+  SCOPED_TRACE("seed " + std::to_string(rng.seed()));
+  for (DType d : {DType::f32, DType::f16, DType::bf16})
+    for (std::int64_t N : {std::int64_t{1}, std::int64_t{256}, std::int64_t{20000}}) {
+      SCOPED_TRACE(std::string(to_string(d)) + " N=" + std::to_string(N));
+      const std::int64_t M = N > 256 ? 64 : 1000;
+      HostTensor x = rng.tensor(d, M * N, 0.5, 2.0);
+      const HostTensor dy = rng.tensor(d, M * N, 0.0, 1.0), w = rng.tensor(d, N, 1.0, 0.5),
+                       b = rng.tensor(d, N, 0.0, 0.5);
+      // N > 1: constant rows of values whose sums are exact in fp32 (variance exactly 0).
+      if (N > 1)
+        for (std::int64_t i = 0; i < M * N; ++i) x.set(i, 0.25 * static_cast<double>((i / N) % 17 - 8));
+      const DeviceTensor dx_in(x), ddy(dy), dw_in(w), db_in(b);
+      DeviceTensor y(d, M * N), mean(DType::f32, M), rstd(DType::f32, M);
+      y.poison();
+      ForwardArgs f;
+      f.x = dx_in.ptr();
+      f.weight = dw_in.ptr();
+      f.bias = db_in.ptr();
+      f.y = y.ptr();
+      f.mean = static_cast<float*>(mean.ptr());
+      f.rstd = static_cast<float*>(rstd.ptr());
+      f.M = M;
+      f.N = N;
+      f.x_dtype = f.w_dtype = d;
+      forward(f);
+      const HostTensor yh = y.download();
+      std::int64_t wrong = 0;
+      for (std::int64_t i = 0; i < M * N; ++i) wrong += yh.get(i) != b.get(i % N);
+      EXPECT_EQ(wrong, 0) << "y != bias; y[0] = " << yh.get(0) << ", bias[0] = " << b.get(0);
+      if (N != 1) continue;  // the backward sees only mean and rstd: exact zeros need N = 1
+
+      DeviceTensor dx(d, M * N), dw(d, N), db(d, N);
+      dx.poison();
+      dw.poison();
+      db.poison();
+      BackwardArgs a;
+      a.dy = ddy.ptr();
+      a.x = dx_in.ptr();
+      a.weight = dw_in.ptr();
+      a.mean = static_cast<const float*>(mean.ptr());
+      a.rstd = static_cast<const float*>(rstd.ptr());
+      a.dx = dx.ptr();
+      a.dweight = dw.ptr();
+      a.dbias = db.ptr();
+      a.M = M;
+      a.N = N;
+      a.x_dtype = a.w_dtype = d;
+      backward(a);
+      const HostTensor dxh = dx.download(), dwh = dw.download(), dbh = db.download();
+      wrong = 0;
+      double worst = 0;
+      for (std::int64_t i = 0; i < M; ++i)
+        if (dxh.get(i) != 0.0) {
+          ++wrong;
+          worst = std::max(worst, std::fabs(dxh.get(i)));
+        }
+      EXPECT_EQ(wrong, 0) << "dx != 0 at N = 1 in " << wrong << " rows; largest |dx| " << worst;
+      EXPECT_EQ(dwh.get(0), 0.0) << "dW at N = 1";
+      double sum = 0;
+      for (std::int64_t i = 0; i < M; ++i) sum += dy.get(i);
+      EXPECT_NEAR(dbh.get(0), sum, 1e-2 * (std::fabs(sum) + 1.0)) << "dB at N = 1 is the sum of dy";
+    }
+}
+
 }  // namespace
 }  // namespace lntune

@@ -71,7 +71,8 @@ __device__ __forceinline__ void layer_norm_fwd(const FwdParams& p) {
     var = stats.m2 / static_cast<float>(n);
   }
   const float rstd = 1.0f / sqrtf(var + p.eps);
-  const float shift = -mean * rstd;
+  const float scale = xhat_scale(var, rstd);
+  const float shift = -mean * scale;
   if (!active) return;  // no barrier follows
   if (t == 0) {
     if (p.mean) p.mean[row] = mean;
@@ -83,7 +84,7 @@ __device__ __forceinline__ void layer_norm_fwd(const FwdParams& p) {
     for (int j = 0; j < S::kVecsPerThread; ++j) {
       const i64 col = static_cast<i64>(j * S::kThreadsPerRow + t) * S::kVec;
       if (col >= n) continue;
-      normalize_store<S>(y, weight, bias, col, v[j], mean, rstd, shift);
+      normalize_store<S>(y, weight, bias, col, v[j], mean, scale, shift);
     }
   } else {
     for (i64 base = 0; base < n; base += S::kBlockSize) {
@@ -93,7 +94,7 @@ __device__ __forceinline__ void layer_norm_fwd(const FwdParams& p) {
         if (col >= n) continue;
         float in[S::kVec];
         load<S::kVec>(x + col, in);
-        normalize_store<S>(y, weight, bias, col, in, mean, rstd, shift);
+        normalize_store<S>(y, weight, bias, col, in, mean, scale, shift);
       }
     }
   }

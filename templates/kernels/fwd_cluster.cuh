@@ -47,8 +47,10 @@ __device__ __forceinline__ void layer_norm_fwd_cluster(const FwdParams& p) {
     const Welford stats = cluster_welford<S::kCluster>(Welford{count, part_mean, sq}, slots[parity]);
     parity ^= 1;
     const float mean = stats.mean;
-    const float rstd = 1.0f / sqrtf(stats.m2 / static_cast<float>(p.N) + p.eps);
-    const float shift = -mean * rstd;
+    const float var = stats.m2 / static_cast<float>(p.N);
+    const float rstd = 1.0f / sqrtf(var + p.eps);
+    const float scale = xhat_scale(var, rstd);
+    const float shift = -mean * scale;
     if (t == 0 && slab == 0) {
       if (p.mean) p.mean[row] = mean;
       if (p.rstd) p.rstd[row] = rstd;
@@ -59,7 +61,7 @@ __device__ __forceinline__ void layer_norm_fwd_cluster(const FwdParams& p) {
     for (int j = 0; j < S::kVecsPerThread; ++j) {
       const i64 col = static_cast<i64>(j * S::kThreads + t) * S::kVec;
       if (col >= n) continue;
-      normalize_store<S>(out_row, weight, bias, col, v[j], mean, rstd, shift);
+      normalize_store<S>(out_row, weight, bias, col, v[j], mean, scale, shift);
     }
 #pragma unroll
     for (int j = 0; j < S::kVecsPerThread; ++j)
