@@ -26,20 +26,23 @@ namespace lntune::rt {
 // by every caller that looked it up, and a change of config source publishes
 // new plans instead of touching this one. Its kernels belong to the Runtime
 // that built it and live as long as that Runtime.
-struct FwdPlan {
+// One kernel of a plan: its config, its instance, the loaded kernel.
+struct PlannedKernel {
   Config config;
   InstanceKey key;
   const LoadedKernel* kernel = nullptr;
-  std::string reason;
+};
+
+struct FwdPlan {
+  PlannedKernel fwd;
+  std::string reason;  // why this config ("tuned (exact)", "default heuristic", ...)
 };
 
 // One plan per backward: dx and the dW/dB reduction, chosen together.
 struct BwdPlan {
-  Config dx_config, dwdb_config;
-  InstanceKey dx_key, dwdb_key;
-  const LoadedKernel* dx = nullptr;
-  const LoadedKernel* dwdb = nullptr;  // null when neither dW nor dB is wanted
-  std::string reason;
+  PlannedKernel dx;
+  PlannedKernel dwdb;  // kernel null when neither dW nor dB is wanted
+  std::string reason;  // of the dx config
 };
 
 // Everything a plan depends on. M enters only through the tuning cache's

@@ -77,49 +77,64 @@ const DeviceInfo& Runtime::current_device(CUcontext* ctx_out) {
 }
 
 // ------------------------------------------------------------ plans
-// Warm path: cuCtxGetCurrent, the thread's cached device, one atomic load, a
-// hash lookup under a shared lock.
+namespace {
+
+void log_plan(const Log& log, const char* what, std::int64_t m, std::int64_t n, const PlannedKernel& k,
+              const std::string& reason) {
+  if (log.debug_enabled())
+    log.debug(std::string(what) + " M=" + std::to_string(m) + " N=" + std::to_string(n) + ": " + k.key.name() +
+              " (" + to_string(k.config) + "), " + reason);
+}
+
+}  // namespace
+
+PlannedKernel Runtime::choose(CUcontext ctx, const DeviceInfo& dev, const Traits& traits, std::int64_t n,
+                              std::int64_t m, int vec, ConfigSource* source, std::string* reason) {
+  Selection s = rt::select(dev, traits, n, m, vec, source, log_);
+  PlannedKernel k;
+  k.config = s.config;
+  k.key = gen::make_instance(traits, k.config, n, vec);
+  k.kernel = &kernel(ctx, dev.arch(), k.key);
+  if (reason) *reason = std::move(s.reason);
+  return k;
+}
+
+// Warm path: the published plan of the current generation (one atomic load,
+// a hash lookup under a shared lock). Cold: built from one snapshot of the
+// source, outside every lock (it may compile), then published.
+template <class Plan, class Build>
+std::shared_ptr<const Plan> Runtime::plan(PlanTable<Plan>& table, const PlanKey& key, Build&& build) {
+  if (auto found = table.find(key, generation())) return found;
+  const Source src = source_snapshot();
+  return table.publish(key, src.generation, build(src.source.get()));
+}
+
 std::shared_ptr<const FwdPlan> Runtime::forward_plan(const FwdProblem& p) {
   CUcontext ctx = nullptr;
   const DeviceInfo& dev = current_device(&ctx);
   const PlanKey key{ctx, p.traits, p.N, cache::m_bucket(p.M, dev.sm_count), p.vec, false, false};
-  if (auto plan = fwd_plans_.find(key, generation())) return plan;
-  // Cold: built from one snapshot of the source, outside every lock (it may compile).
-  const Source src = source_snapshot();
-  auto plan = std::make_shared<FwdPlan>();
-  Selection s = rt::select(dev, p.traits, p.N, p.M, p.vec, src.source.get(), log_);
-  plan->config = s.config;
-  plan->reason = std::move(s.reason);
-  plan->key = gen::make_instance(p.traits, plan->config, p.N, p.vec);
-  plan->kernel = &kernel(ctx, dev.arch(), plan->key);
-  if (log_.debug_enabled())
-    log_.debug("forward M=" + std::to_string(p.M) + " N=" + std::to_string(p.N) + ": " + plan->key.name() + " (" +
-               to_string(plan->config) + "), " + plan->reason);
-  return fwd_plans_.publish(key, src.generation, std::move(plan));
+  return plan(fwd_plans_, key, [&](ConfigSource* source) {
+    auto out = std::make_shared<FwdPlan>();
+    out->fwd = choose(ctx, dev, p.traits, p.N, p.M, p.vec, source, &out->reason);
+    log_plan(log_, "forward", p.M, p.N, out->fwd, out->reason);
+    return std::shared_ptr<const FwdPlan>(std::move(out));
+  });
 }
 
 std::shared_ptr<const BwdPlan> Runtime::backward_plan(const BwdProblem& p) {
   CUcontext ctx = nullptr;
   const DeviceInfo& dev = current_device(&ctx);
   const PlanKey key{ctx, p.traits, p.N, cache::m_bucket(p.M, dev.sm_count), p.vec, p.want_dw, p.want_db};
-  if (auto plan = bwd_plans_.find(key, generation())) return plan;
-  const Source src = source_snapshot();
-  auto plan = std::make_shared<BwdPlan>();
-  Selection s = rt::select(dev, p.traits, p.N, p.M, p.vec, src.source.get(), log_);
-  plan->dx_config = s.config;
-  plan->reason = std::move(s.reason);
-  plan->dx_key = gen::make_instance(p.traits, plan->dx_config, p.N, p.vec);
-  plan->dx = &kernel(ctx, dev.arch(), plan->dx_key);
-  if (p.want_dw || p.want_db) {
-    const DwdbProblem r = dwdb_problem(p.traits, p.want_dw, p.want_db, plan->dx_config, p.M);
-    plan->dwdb_config = rt::select(dev, r.traits, p.N, r.rows, 1, src.source.get(), log_).config;
-    plan->dwdb_key = gen::make_instance(r.traits, plan->dwdb_config, p.N, 1);
-    plan->dwdb = &kernel(ctx, dev.arch(), plan->dwdb_key);
-  }
-  if (log_.debug_enabled())
-    log_.debug("backward M=" + std::to_string(p.M) + " N=" + std::to_string(p.N) + ": " + plan->dx_key.name() + " (" +
-               to_string(plan->dx_config) + "), " + plan->reason);
-  return bwd_plans_.publish(key, src.generation, std::move(plan));
+  return plan(bwd_plans_, key, [&](ConfigSource* source) {
+    auto out = std::make_shared<BwdPlan>();
+    out->dx = choose(ctx, dev, p.traits, p.N, p.M, p.vec, source, &out->reason);
+    if (p.want_dw || p.want_db) {
+      const DwdbProblem r = dwdb_problem(p.traits, p.want_dw, p.want_db, out->dx.config, p.M);
+      out->dwdb = choose(ctx, dev, r.traits, p.N, r.rows, 1, source, nullptr);
+    }
+    log_plan(log_, "backward", p.M, p.N, out->dx, out->reason);
+    return std::shared_ptr<const BwdPlan>(std::move(out));
+  });
 }
 
 // ------------------------------------------------------------ launches
@@ -141,7 +156,7 @@ void Runtime::forward(const ForwardArgs& a) {
   const FwdProblem p = check_forward(a);
   if (p.M == 0) return;
   const auto plan = forward_plan(p);
-  launch_forward(*plan->kernel, plan->config, a, p);
+  launch_forward(*plan->fwd.kernel, plan->fwd.config, a, p);
 }
 
 void Runtime::backward(const BackwardArgs& a) {
@@ -160,23 +175,23 @@ void Runtime::backward(const BackwardArgs& a) {
     return;
   }
   const auto plan = backward_plan(p);
-  launch_backward(*plan->dx, plan->dwdb, plan->dx_config, plan->dwdb_config, a, p);
+  launch_backward(*plan->dx.kernel, plan->dwdb.kernel, plan->dx.config, plan->dwdb.config, a, p);
 }
 
 std::size_t Runtime::backward_workspace_size(const BackwardArgs& a) {
   const BwdProblem p = check_backward(a);
   if (p.M == 0 || (!p.want_dw && !p.want_db)) return 0;
-  return workspace_bytes(p, backward_plan(p)->dx_config);
+  return workspace_bytes(p, backward_plan(p)->dx.config);
 }
 
 Choice Runtime::explain_forward(const ForwardArgs& a) {
   const auto plan = forward_plan(check_forward(a));
-  return Choice{plan->config, plan->key.name(), plan->reason};
+  return Choice{plan->fwd.config, plan->fwd.key.name(), plan->reason};
 }
 
 Choice Runtime::explain_backward(const BackwardArgs& a) {
   const auto plan = backward_plan(check_backward(a));
-  return Choice{plan->dx_config, plan->dx_key.name(), plan->reason};
+  return Choice{plan->dx.config, plan->dx.key.name(), plan->reason};
 }
 
 // ------------------------------------------------------------ the default

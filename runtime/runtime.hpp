@@ -89,6 +89,11 @@ class Runtime {
     std::uint64_t generation = 0;
   };
   Source source_snapshot() const;
+  template <class Plan, class Build>
+  std::shared_ptr<const Plan> plan(PlanTable<Plan>& table, const PlanKey& key, Build&& build);
+  // One kernel of a plan: selected with `source`, instantiated, loaded.
+  PlannedKernel choose(CUcontext ctx, const DeviceInfo& dev, const Traits& traits, std::int64_t n, std::int64_t m,
+                       int vec, ConfigSource* source, std::string* reason);
   void set_source_locked(std::shared_ptr<ConfigSource> source);
 
   const Log log_;

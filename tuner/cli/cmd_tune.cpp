@@ -150,12 +150,12 @@ int run_bench(const ProblemOptions& po, const GpuOptions& go, std::uint64_t seed
     if (bwd) {
       const auto plan = launcher.backward_plan(w.bwd_problem());
       def.other = rt::default_dwdb_config(dev, w.dwdb(def.main), t.n);
-      tuned.main = plan->dx_config;
-      tuned.other = w.has_dwdb() ? plan->dwdb_config : def.other;
+      tuned.main = plan->dx.config;
+      tuned.other = w.has_dwdb() ? plan->dwdb.config : def.other;
       tuned.reason = plan->reason;
     } else {
       const auto plan = launcher.forward_plan(w.fwd_problem());
-      tuned.main = plan->config;
+      tuned.main = plan->fwd.config;
       tuned.reason = plan->reason;
     }
     const Kernel k = t.traits.kernel;
