@@ -14,7 +14,7 @@
 #include "generator/instance.hpp"
 #include "generator/space.hpp"
 #include "lntune/lntune.hpp"
-#include "runtime/launcher.hpp"
+#include "runtime/runtime.hpp"
 
 using namespace lntune;
 
@@ -58,8 +58,9 @@ int main(int argc, char** argv) {
   for (int i = 3; i < argc; ++i) Ns.push_back(std::atoll(argv[i]));
   if (Ns.empty()) Ns = {256, 512, 1024, 2048, 4096, 8192, 16384, 65536, 262144};
   try {
+    rt::Runtime& runtime = rt::default_runtime();  // its binary store: the user cache's CUBINs
     CUcontext ctx = nullptr;
-    const rt::DeviceInfo& dev = rt::current_device(&ctx);
+    const rt::DeviceInfo& dev = runtime.current_device(&ctx);
     const auto& d = rt::driver();
     const std::size_t es = dtype_size(dt), bytes = std::size_t{512} << 20;
     Timer timer(static_cast<std::size_t>(dev.l2_bytes));
@@ -92,12 +93,12 @@ int main(int argc, char** argv) {
       Traits rtt = bp.traits;
       rtt.kernel = Kernel::bwd_dwdb;
       const Config rc = gen::default_config({Kernel::bwd_dwdb, dt, N, M, dev.sm_count});
-      const auto& rk = rt::get_kernel(ctx, dev.arch(), gen::make_instance(rtt, rc, N, 1));
+      const auto& rk = runtime.kernel(ctx, dev.arch(), gen::make_instance(rtt, rc, N, 1));
       rt::DeviceBuffer ws(std::size_t{1} << 28);
       g.workspace = ws.ptr();
       g.workspace_bytes = ws.size();
       auto time_cfg = [&](const Config& c) {
-        const auto& kern = rt::get_kernel(ctx, dev.arch(), gen::make_instance(fwd ? fp.traits : bp.traits, c, N, fp.vec));
+        const auto& kern = runtime.kernel(ctx, dev.arch(), gen::make_instance(fwd ? fp.traits : bp.traits, c, N, fp.vec));
         if (fwd) return timer.median_us([&](CUstream s) { f.stream = s; rt::launch_forward(kern, c, f, fp); });
         return timer.median_us([&](CUstream s) { g.stream = s; rt::launch_backward(kern, &rk, c, rc, g, bp); });
       };

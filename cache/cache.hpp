@@ -39,6 +39,7 @@
 #include <ostream>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "lntune/types.hpp"
@@ -98,17 +99,31 @@ struct Timing {
   friend bool operator!=(const Timing& a, const Timing& b) { return !(a == b); }
 };
 
+// Where a record came from. Stored as text (origin_text): "tuned",
+// "tuned-partial", "merged:<file name>", "unknown".
+enum class Origin {
+  tuned,    // measured here, the whole search
+  partial,  // measured here, the search cut short by the time budget
+  merged,   // won a merge_from from another file (Provenance::merged_from)
+  unknown,  // migrated from schema v1, which did not record it (or unreadable text)
+};
+std::string_view to_string(Origin o);  // "tuned", "tuned-partial", "merged", "unknown"
+// The stored text of an origin; `merged_from` is used for Origin::merged only.
+std::string origin_text(Origin o, const std::string& merged_from = {});
+// Parses stored text (sets *merged_from for "merged:<file>"); anything else is unknown.
+Origin parse_origin(std::string_view text, std::string* merged_from);
+
 struct Provenance {
   std::string template_hash, lntune_version;
   int nvrtc_version = 0, driver_version = 0;
   std::string tuned_at;  // ISO-8601 UTC, e.g. "2024-05-01T12:00:00Z"
-  // "tuned" (measured here), "merged:<file name>" (won a merge_from from that
-  // file), "unknown" (migrated from schema v1, which did not record it).
-  std::string origin = "tuned";
+  Origin origin = Origin::tuned;
+  std::string merged_from;  // the file name, with Origin::merged; else empty
+  std::string origin_text() const { return cache::origin_text(origin, merged_from); }
   friend bool operator==(const Provenance& a, const Provenance& b) {
     return a.template_hash == b.template_hash && a.lntune_version == b.lntune_version &&
            a.nvrtc_version == b.nvrtc_version && a.driver_version == b.driver_version &&
-           a.tuned_at == b.tuned_at && a.origin == b.origin;
+           a.tuned_at == b.tuned_at && a.origin == b.origin && a.merged_from == b.merged_from;
   }
   friend bool operator!=(const Provenance& a, const Provenance& b) { return !(a == b); }
 };
@@ -235,8 +250,8 @@ class Database {
 
   // Merges `other` into this cache in one transaction: each of its records is
   // stored unless this cache has one for the same key with a lower or equal
-  // median time. A stored record whose origin was "tuned" gets the origin
-  // "merged:<file name of other>". Binaries this cache lacks are copied.
+  // median time. A stored record whose origin was Origin::tuned gets the origin
+  // Origin::merged from the file name of `other`. Binaries this cache lacks are copied.
   void merge_from(const Database& other);
 
   const std::string& path() const;

@@ -149,7 +149,7 @@ void bind_record(sql::Statement& st, const TuneRecord& r) {
       .bind_int(25, r.prov.driver_version)
       .bind_text(26, r.prov.tuned_at)
       .bind_double(27, r.default_median_us)
-      .bind_text(28, r.prov.origin)
+      .bind_text(28, r.prov.origin_text())
       .bind_int(29, r.config.cluster_size);
 }
 
@@ -194,7 +194,7 @@ TuneRecord read_record(const sql::Statement& st) {
   r.prov.driver_version = st.column_int(24);
   r.prov.tuned_at = st.column_text(25);
   r.default_median_us = st.column_double(26);
-  r.prov.origin = st.column_text(27);
+  r.prov.origin = parse_origin(st.column_text(27), &r.prov.merged_from);
   r.config.cluster_size = st.column_int(28);
   if (r.config.cluster_size < 1)
     st.bad_column(28, "holds " + std::to_string(r.config.cluster_size) + ", not a cluster size (>= 1)");
@@ -526,7 +526,7 @@ void Database::merge_from(const Database& other) {
   const std::string doing = "merging " + other.path() + " into cache";
   std::scoped_lock lock(impl_->mu, other.impl_->mu);
   impl_->require_writable(doing);
-  const std::string origin = "merged:" + base_name(other.path());
+  const std::string merged_from = base_name(other.path());
 
   sql::Transaction wtxn(impl_->conn, sql::Transaction::Kind::immediate, doing);
   sql::Transaction rtxn(other.impl_->conn, sql::Transaction::Kind::deferred, doing);
@@ -544,7 +544,10 @@ void Database::merge_from(const Database& other) {
     cur.bind_int(11, r.key.n);
     if (cur.step() && cur.column_double(0) <= r.timing.median_us) continue;  // ours is as fast
     cur.reset();
-    if (r.prov.origin == "tuned") r.prov.origin = origin;
+    if (r.prov.origin == Origin::tuned) {
+      r.prov.origin = Origin::merged;
+      r.prov.merged_from = merged_from;
+    }
     ins.reset();
     bind_record(ins, r);
     ins.run();

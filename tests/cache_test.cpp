@@ -85,7 +85,7 @@ TuneRecord record(const TuneKey& k, double median_us, int block_size = 1024) {
   r.prov.nvrtc_version = 12040;
   r.prov.driver_version = 12050;
   r.prov.tuned_at = "2024-05-01T12:00:00Z";
-  r.prov.origin = "tuned";
+  r.prov.origin = Origin::tuned;
   return r;
 }
 
@@ -202,7 +202,7 @@ TEST(Records, RoundTripAllFields) {
   r.config.num_warps = 8;
   r.config.rows_per_cta = 2;
   r.config.group_size_m = 264;
-  r.prov.origin = "tuned";
+  r.prov.origin = Origin::tuned;
   db.upsert(r);
   auto got = db.find(r.key);
   ASSERT_TRUE(got.has_value());
@@ -582,7 +582,8 @@ TEST(ExportMerge, RoundTripFilteredByGpu) {
   ASSERT_EQ(merged.size(), h100.size());
   for (std::size_t i = 0; i < merged.size(); ++i) {
     TuneRecord expect = h100[i];
-    expect.prov.origin = "merged:h100.db";
+    expect.prov.origin = Origin::merged;
+    expect.prov.merged_from = "h100.db";
     EXPECT_EQ(merged[i], expect);
   }
   EXPECT_EQ(d.binary_count(), 2u);
@@ -622,7 +623,8 @@ TEST(ExportMerge, MergeKeepsFasterAndCopiesBinaries) {
   b.upsert(record(key(4096), 7.0, 222));
   b.upsert(record(key(8192), 3.0, 222));  // only in b
   TuneRecord mergedish = record(key(16384), 3.0, 222);
-  mergedish.prov.origin = "merged:elsewhere.db";
+  mergedish.prov.origin = Origin::merged;
+  mergedish.prov.merged_from = "elsewhere.db";
   b.upsert(mergedish);
   a.put_binary({"h", "sm_90", 1}, blob(5, 1), "mine");
   b.put_binary({"h", "sm_90", 1}, blob(5, 2), "theirs");
@@ -630,12 +632,12 @@ TEST(ExportMerge, MergeKeepsFasterAndCopiesBinaries) {
   a.merge_from(b);
   a.merge_from(a);  // no-op
   EXPECT_EQ(a.find(key(1024))->config.block_size, 111);
-  EXPECT_EQ(a.find(key(1024))->prov.origin, "tuned");
+  EXPECT_EQ(a.find(key(1024))->prov.origin_text(), "tuned");
   EXPECT_EQ(a.find(key(2048))->config.block_size, 222);
-  EXPECT_EQ(a.find(key(2048))->prov.origin, "merged::memory:");
+  EXPECT_EQ(a.find(key(2048))->prov.origin_text(), "merged::memory:");
   EXPECT_EQ(a.find(key(4096))->config.block_size, 111);
   EXPECT_EQ(a.find(key(8192))->config.block_size, 222);
-  EXPECT_EQ(a.find(key(16384))->prov.origin, "merged:elsewhere.db");  // kept
+  EXPECT_EQ(a.find(key(16384))->prov.origin_text(), "merged:elsewhere.db");  // kept
   EXPECT_EQ(a.records().size(), 5u);
   EXPECT_EQ(a.binary_count(), 2u);
   EXPECT_EQ(a.get_binary({"h", "sm_90", 1}), blob(5, 1));  // ours kept
@@ -684,7 +686,7 @@ TuneRecord v1_first_record() {
   r.gbps = 2000.0;
   r.copy_gbps = 3000.0;
   r.default_median_us = 0;  // unknown in v1
-  r.prov = {"th", "0.0.9", 12040, 12050, "2023-01-01T00:00:00Z", "unknown"};
+  r.prov = {"th", "0.0.9", 12040, 12050, "2023-01-01T00:00:00Z", Origin::unknown, ""};
   return r;
 }
 

@@ -18,6 +18,7 @@
 #include "temp_dir.hpp"
 #include "cache/cache.hpp"
 #include "runtime/driver.hpp"
+#include "runtime/nvrtc.hpp"
 
 #ifndef LNTUNE_CLI
 #error "LNTUNE_CLI must be the path of the lntune binary"
@@ -74,7 +75,7 @@ cache::TuneRecord record(const cache::GpuId& gpu, std::int64_t n, double median_
   r.gbps = 2500;
   r.copy_gbps = 3000;
   r.default_median_us = median_us * 1.25;
-  r.prov = {"0123456789abcdef", "0.1.0", 12040, 12040, "2024-05-01T12:00:00Z", "tuned"};
+  r.prov = {"0123456789abcdef", "0.1.0", 12040, 12040, "2024-05-01T12:00:00Z", cache::Origin::tuned, ""};
   return r;
 }
 
@@ -282,7 +283,7 @@ TEST(Cli, ExportShipsOnlyTheWinnersKernels) {
   TempDir tmp;
   const cache::TuneRecord rec = record(kH100, 4096, 10);
   const std::string winner =
-      gen::hex(gen::render(gen::make_instance(rec.key.traits, rec.config, rec.key.n, 8)).hash);
+      rt::binary_hash(gen::render(gen::make_instance(rec.key.traits, rec.config, rec.key.n, 8)), "sm_90");
   make_db(tmp / "src.db", {rec}, {{winner, "sm_90"}, {"loser", "sm_90"}});
   Result r = run(tmp, "export --db '" + (tmp / "src.db") + "' --gpu h100 -o '" + (tmp / "ship.db") + "'");
   EXPECT_EQ(r.code, 0) << r.err;
@@ -342,7 +343,7 @@ TEST(Cli, MergeKeepsTheFasterRecordPerKey) {
   EXPECT_DOUBLE_EQ(m.find(record(kH100, 4096, 0).key)->timing.median_us, 10);
   EXPECT_DOUBLE_EQ(m.find(record(kH100, 8192, 0).key)->timing.median_us, 20);
   EXPECT_TRUE(m.find(record(kA100, 1024, 0).key));
-  EXPECT_EQ(m.find(record(kH100, 8192, 0).key)->prov.origin, "merged:b.db");
+  EXPECT_EQ(m.find(record(kH100, 8192, 0).key)->prov.origin_text(), "merged:b.db");
   // Round trip: show reads the merged file.
   r = run(tmp, "show --json --db '" + (tmp / "m.db") + "'");
   EXPECT_TRUE(contains(r.out, "\"origin\": \"merged:b.db\"")) << r.out;

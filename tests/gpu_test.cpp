@@ -19,7 +19,7 @@
 #include "gpu_util.hpp"
 #include "lntune/lntune.hpp"
 #include "runtime/cache_binding.hpp"
-#include "runtime/launcher.hpp"
+#include "runtime/runtime.hpp"
 #include "tuner/reference.hpp"
 
 namespace lntune {
@@ -49,9 +49,12 @@ struct Case {
                     (bias ? "B" : "noB") + "_M" + std::to_string(M) + "_N" + std::to_string(N);
     if (pad) s += "_pad" + std::to_string(pad);
     if (misalign) s += "_misaligned";
+    if (explicit_ws) s += "_ws";
     return s;
   }
 };
+// What gtest prints for a failing parameter (instead of the bytes of the struct).
+void PrintTo(const Case& c, std::ostream* os) { *os << c.name(); }
 
 // Everything one forward+backward check needs, on host and device.
 struct Problem {
@@ -356,12 +359,12 @@ BwdOut backward_with(Problem& p, const Config& dc, const Config& rc) {
   a.x_dtype = c.x;
   a.w_dtype = c.w;
   const rt::BwdProblem bp = rt::check_backward(a);
+  rt::Runtime& runtime = rt::default_runtime();
   CUcontext ctx = nullptr;
-  const rt::DeviceInfo& dev = rt::current_device(&ctx);
-  const auto& kdx = rt::get_kernel(ctx, dev.arch(), gen::make_instance(bp.traits, dc, c.N, bp.vec));
-  Traits rt_traits = bp.traits;
-  rt_traits.kernel = Kernel::bwd_dwdb;
-  const auto& kr = rt::get_kernel(ctx, dev.arch(), gen::make_instance(rt_traits, rc, c.N, 1));
+  const rt::DeviceInfo& dev = runtime.current_device(&ctx);
+  const auto& kdx = runtime.kernel(ctx, dev.arch(), gen::make_instance(bp.traits, dc, c.N, bp.vec));
+  const rt::DwdbProblem r = rt::dwdb_problem(bp.traits, bp.want_dw, bp.want_db, dc, c.M);
+  const auto& kr = runtime.kernel(ctx, dev.arch(), gen::make_instance(r.traits, rc, c.N, 1));
   rt::DeviceBuffer ws(rt::workspace_bytes(bp, dc));
   a.workspace = ws.ptr();
   a.workspace_bytes = ws.size();
@@ -406,8 +409,9 @@ TEST(Gpu, EverySearchSpaceConfigIsCorrect) {
   LNTUNE_REQUIRE_GPU();
   Rng rng;
   SCOPED_TRACE("seed " + std::to_string(rng.seed()));
+  rt::Runtime& runtime = rt::default_runtime();
   CUcontext ctx = nullptr;
-  const rt::DeviceInfo& dev = rt::current_device(&ctx);
+  const rt::DeviceInfo& dev = runtime.current_device(&ctx);
   int checked = 0;
   for (std::int64_t N : {64, 1000, 4096, 12288}) {
     Case c;
@@ -423,7 +427,7 @@ TEST(Gpu, EverySearchSpaceConfigIsCorrect) {
       p.drstd.poison();
       const ForwardArgs a = p.fwd_args();
       const rt::FwdProblem fp = rt::check_forward(a);
-      const auto& k = rt::get_kernel(ctx, dev.arch(), gen::make_instance(fp.traits, cfg, N, fp.vec));
+      const auto& k = runtime.kernel(ctx, dev.arch(), gen::make_instance(fp.traits, cfg, N, fp.vec));
       rt::launch_forward(k, cfg, a, fp);
       p.check_forward_outputs();
       ++checked;
@@ -654,7 +658,8 @@ TEST(Gpu, ZeroRowsIsANoOpAndZeroesGradients) {
 
 TEST(Gpu, WarmCallCompilesNothing) {
   LNTUNE_REQUIRE_GPU();
-  rt::set_tuned(false);  // whatever the user cache holds, this checks the default path
+  rt::Runtime& runtime = rt::default_runtime();
+  runtime.set_tuned(false);  // whatever the user cache holds, this checks the default path
   Rng rng;
   Case c;
   c.x = DType::bf16;
@@ -663,9 +668,9 @@ TEST(Gpu, WarmCallCompilesNothing) {
   c.N = 2048;
   Problem p(c, rng);
   p.run_forward();
-  const auto before = rt::kernel_cache_stats();
+  const auto before = runtime.kernel_cache_stats();
   for (int i = 0; i < 10; ++i) forward(p.fwd_args());
-  const auto after = rt::kernel_cache_stats();
+  const auto after = runtime.kernel_cache_stats();
   EXPECT_EQ(after.compiled, before.compiled);
   EXPECT_EQ(after.loaded, before.loaded);
   p.check_forward_outputs();

@@ -10,6 +10,7 @@
 #include "generator/space.hpp"
 #include "lntune/lntune.hpp"
 #include "runtime/cache_binding.hpp"
+#include "runtime/runtime.hpp"
 #include "runtime/launcher.hpp"
 #include "runtime/nvrtc.hpp"
 #include "tuner/workload.hpp"
@@ -44,7 +45,7 @@ std::vector<Target> make_targets(const std::vector<std::int64_t>& ns, const std:
 
 bool is_tuned(const cache::Database& db, const cache::TuneKey& key) {
   const auto r = db.find(key);
-  return r && r->prov.origin != kOriginPartial && r->prov.template_hash == gen::hex(gen::templates_hash());
+  return r && r->prov.origin != cache::Origin::partial && !rt::is_stale(*r);
 }
 
 cache::Provenance make_provenance(int nvrtc_version, int driver_version, bool partial) {
@@ -54,7 +55,7 @@ cache::Provenance make_provenance(int nvrtc_version, int driver_version, bool pa
   p.nvrtc_version = nvrtc_version;
   p.driver_version = driver_version;
   p.tuned_at = cache::utc_now_iso8601();
-  p.origin = partial ? kOriginPartial : kOriginTuned;
+  p.origin = partial ? cache::Origin::partial : cache::Origin::tuned;
   return p;
 }
 
@@ -107,20 +108,10 @@ void use_device(int ordinal) {
 // ------------------------------------------------------------ the GPU bench
 namespace {
 
-// Installs a binary store for a scope, restoring the previous one.
-class BinaryStoreScope {
- public:
-  explicit BinaryStoreScope(std::shared_ptr<rt::BinaryStore> s) : previous_(rt::set_binary_store(std::move(s))) {}
-  ~BinaryStoreScope() { rt::set_binary_store(std::move(previous_)); }
-  BinaryStoreScope(const BinaryStoreScope&) = delete;
-  BinaryStoreScope& operator=(const BinaryStoreScope&) = delete;
-
- private:
-  std::shared_ptr<rt::BinaryStore> previous_;
-};
-
-// What every GPU bench shares.
+// What every GPU bench shares. The runtime is the tuner's own: its binary
+// store is the compile pool's, and it has no config source.
 struct Env {
+  rt::Runtime* runtime = nullptr;
   CUcontext ctx = nullptr;
   const rt::DeviceInfo* dev = nullptr;
   CompilePool* pool = nullptr;
@@ -159,7 +150,7 @@ class Kernels {
     if (!r.ok) throw CandidateError(Status::compile_error, r.error);
     const rt::LoadedKernel* k = nullptr;
     try {
-      k = &rt::get_kernel(env_.ctx, env_.dev->arch(), key);
+      k = &env_.runtime->kernel(env_.ctx, env_.dev->arch(), key);
     } catch (const rt::CudaError& e) {
       rethrow_cuda(e, "loading " + key.name());
     }
@@ -297,12 +288,6 @@ int expected_vec(const Traits& t, std::int64_t n) {
 }
 
 
-Traits dwdb_traits_of(const Traits& bwd) {
-  Traits t = bwd;
-  t.kernel = Kernel::bwd_dwdb;
-  return t.canonical();
-}
-
 // One key's plan: what to search.
 struct KeyPlan {
   cache::TuneKey key;
@@ -436,26 +421,27 @@ struct Session::Impl {
   rt::DeviceInfo dev;
   CUcontext ctx = nullptr;
   std::shared_ptr<LayeredBinaryStore> store;
-  std::unique_ptr<BinaryStoreScope> scope;
+  std::unique_ptr<rt::Runtime> runtime;
   std::unique_ptr<CompilePool> pool;
   std::unique_ptr<Runner> runner;
-  Env env() { return Env{ctx, &dev, pool.get(), runner.get()}; }
+  Env env() { return Env{runtime.get(), ctx, &dev, pool.get(), runner.get()}; }
 };
 
 Session::Session(std::shared_ptr<rt::BinaryStore> store, RunnerOptions runner, unsigned jobs)
     : impl_(std::make_unique<Impl>()) {
-  impl_->dev = rt::current_device(&impl_->ctx);
+  impl_->runtime = std::make_unique<rt::Runtime>();
+  impl_->dev = impl_->runtime->current_device(&impl_->ctx);
   impl_->store = std::make_shared<LayeredBinaryStore>(std::move(store));
-  impl_->scope = std::make_unique<BinaryStoreScope>(impl_->store);
+  impl_->runtime->set_binary_store(impl_->store);
   impl_->pool = std::make_unique<CompilePool>(impl_->dev.arch(), impl_->store, jobs);
   impl_->runner = std::make_unique<Runner>(impl_->dev, runner);
 }
 
 Session::~Session() {
-  // The runner and the pool go before the store scope is restored.
+  // The runner and the pool go before the runtime (and its modules).
   impl_->runner.reset();
   impl_->pool.reset();
-  impl_->scope.reset();
+  impl_->runtime.reset();
 }
 
 const rt::DeviceInfo& Session::device() const { return impl_->dev; }
@@ -476,9 +462,7 @@ CandidateResult Session::run(Workload& w, Kernel kernel, const Config& config, c
     else if (kernel == Kernel::bwd_dx)
       bench = std::make_unique<BwdDxBench>(env, w, other);
     else
-      bench = std::make_unique<DwdbBench>(env, w, other,
-                                          gen::default_config(rt::space_query(impl_->dev, Kernel::bwd_dwdb, w.traits().w_dtype,
-                                                                    w.n(), w.m())));
+      bench = std::make_unique<DwdbBench>(env, w, other, rt::default_dwdb_config(impl_->dev, w.dwdb(other), w.n()));
   } catch (const FatalError&) {
     throw;
   } catch (const CandidateError& e) {
@@ -517,17 +501,18 @@ TuneSummary run_tuning(const std::vector<Target>& targets, cache::Database& db,
                        std::shared_ptr<rt::BinaryStore> store, const TuneOptions& options, Progress* progress) {
   const auto t0 = Clock::now();
   TuneSummary summary;
+  rt::Runtime runtime;  // the tuner's own: it never touches the default runtime
   CUcontext ctx = nullptr;
-  summary.device = rt::current_device(&ctx);
+  summary.device = runtime.current_device(&ctx);
   summary.gpu = rt::gpu_id(summary.device);
   const rt::DeviceInfo& dev = summary.device;
 
   auto layered = std::make_shared<LayeredBinaryStore>(std::move(store));
-  BinaryStoreScope scope(layered);
+  runtime.set_binary_store(layered);
   CompilePool pool(dev.arch(), layered, options.jobs);
   summary.compile_threads = pool.threads();
   Runner runner(dev, options.runner);
-  Env env{ctx, &summary.device, &pool, &runner};
+  Env env{&runtime, ctx, &summary.device, &pool, &runner};
   Tuning tuning(env, db, options, progress, summary);
 
   // Plans, resume decisions and compilations, all up front.
@@ -541,7 +526,8 @@ TuneSummary run_tuning(const std::vector<Target>& targets, cache::Database& db,
   };
   // The bwd_dwdb key depends on the bwd_dx config (its partial rows).
   auto dwdb_plan = [&dev](const Target& t, const Config& dx_config) {
-    return plan_key(dev, dwdb_traits_of(t.traits), t.n, rt::partial_rows(dx_config, t.m));
+    const rt::DwdbProblem r = rt::dwdb_problem(t.traits, t.traits.has_weight, t.traits.has_bias, dx_config, t.m);
+    return plan_key(dev, r.traits, t.n, r.rows);
   };
   std::vector<TargetPlan> plans;
   std::size_t keys = 0, candidates = 0;
@@ -604,9 +590,8 @@ TuneSummary run_tuning(const std::vector<Target>& targets, cache::Database& db,
           FwdBench bench(env, w);
           kr = tuning.search_key(p.main, bench, [&](const Config&) { return w.fwd_bytes(); });
         } else {
-          const Config dwdb_default = p.dwdb_default.block_size > 0
-                                          ? p.dwdb_default
-                                          : gen::default_config(rt::space_query(dev, Kernel::bwd_dwdb, t.traits.w_dtype, t.n, t.m));
+          const Config dwdb_default = p.dwdb_default.block_size > 0 ? p.dwdb_default
+                                                                     : dwdb_plan(t, p.main.default_config).default_config;
           BwdDxBench bench(env, w, dwdb_default);
           kr = tuning.search_key(p.main, bench, [&](const Config& c) { return w.bwd_bytes(c); });
         }
@@ -653,7 +638,7 @@ TuneSummary run_tuning(const std::vector<Target>& targets, cache::Database& db,
     }
   }
   summary.compile = pool.stats();
-  summary.kernel_cache = rt::kernel_cache_stats();
+  summary.kernel_cache = runtime.kernel_cache_stats();
   summary.wall_s = std::chrono::duration<double>(Clock::now() - t0).count();
   return summary;
 }

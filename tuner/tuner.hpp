@@ -38,9 +38,6 @@
 
 namespace lntune::tune {
 
-inline constexpr const char* kOriginTuned = "tuned";
-inline constexpr const char* kOriginPartial = "tuned-partial";
-
 // One problem: traits.kernel is fwd or bwd_dx (the latter also tunes the
 // bwd_dwdb that follows it).
 struct Target {
@@ -56,8 +53,7 @@ std::vector<Target> make_targets(const std::vector<std::int64_t>& ns, const std:
                                  std::optional<DType> w_dtype = {}, bool weight = true, bool bias = true);
 
 // A complete record exists for the key (resume skips it): present, not cut
-// short by a budget, and measured with the current kernel templates (a
-// record from other templates is stale: tuned again).
+// short by a budget, and not stale (rt::is_stale: the launcher's rule too).
 bool is_tuned(const cache::Database& db, const cache::TuneKey& key);
 
 // The provenance of results measured now.
@@ -117,7 +113,7 @@ struct TuneSummary {
   std::vector<KeyResult> keys;
   CompileStats compile;
   unsigned compile_threads = 0;
-  rt::KernelCacheStats kernel_cache;  // of this process, at the end
+  rt::KernelCacheStats kernel_cache;  // of the tuner's own runtime, at the end
   double wall_s = 0;
   bool budget_spent = false;
   std::string fatal;  // non-empty: the run stopped early (unusable CUDA context)
@@ -158,9 +154,9 @@ std::int64_t representative_m(int bucket, int sm_count);
 void use_device(int ordinal);
 
 // Tunes `targets` on the current context's device, writing winners to `db`.
-// `store` (may be null) is where CUBINs are looked up and saved; it is
-// installed (behind an in-memory layer) as the process's binary store for
-// the duration. Throws only for problems before any key is tuned (no
+// `store` (may be null) is where CUBINs are looked up and saved, behind an
+// in-memory layer, by the run's own rt::Runtime (the process's default
+// runtime is not touched). Throws only for problems before any key is tuned (no
 // driver, no device, the copy measurement failing).
 TuneSummary run_tuning(const std::vector<Target>& targets, cache::Database& db,
                        std::shared_ptr<rt::BinaryStore> store, const TuneOptions& options,

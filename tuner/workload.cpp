@@ -205,12 +205,10 @@ Workload::~Workload() {
 
 int Workload::vec() const { return backward() ? bwd_.vec : fwd_.vec; }
 
-Traits Workload::dwdb_traits() const {
-  Traits t = bwd_.traits;
-  t.kernel = Kernel::bwd_dwdb;
-  t.has_weight = bwd_.want_dw;
-  t.has_bias = bwd_.want_db;
-  return t.canonical();
+Traits Workload::dwdb_traits() const { return rt::dwdb_traits(bwd_.traits, bwd_.want_dw, bwd_.want_db); }
+
+rt::DwdbProblem Workload::dwdb(const Config& dx_config) const {
+  return rt::dwdb_problem(bwd_.traits, bwd_.want_dw, bwd_.want_db, dx_config, m_);
 }
 
 double Workload::fwd_bytes() const {

@@ -112,6 +112,11 @@ class Error : public std::runtime_error {
 }  // namespace lntune
 
 template <>
+struct std::hash<lntune::Config> {
+  std::size_t operator()(const lntune::Config& c) const noexcept;
+};
+
+template <>
 struct std::hash<lntune::InstanceKey> {
   std::size_t operator()(const lntune::InstanceKey& k) const noexcept;
 };

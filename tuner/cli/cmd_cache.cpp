@@ -94,7 +94,8 @@ std::set<std::string> winners_kernels(const std::vector<cache::TuneRecord>& reco
     int vec = gen::max_vec(r.key.traits.x_dtype);
     while (vec > 1 && r.key.n % vec) vec /= 2;
     try {
-      hashes.insert(gen::hex(gen::render(gen::make_instance(r.key.traits, r.config, r.key.n, vec)).hash));
+      hashes.insert(rt::binary_hash(gen::render(gen::make_instance(r.key.traits, r.config, r.key.n, vec)),
+                                    r.key.gpu.arch()));
     } catch (const Error&) {
       // A record this build cannot instantiate ships no kernel; the launcher
       // will not use its config either.

@@ -8,7 +8,7 @@
 #include "generator/space.hpp"
 #include "lntune/lntune.hpp"
 #include "runtime/cache_binding.hpp"
-#include "runtime/launcher.hpp"
+#include "runtime/runtime.hpp"
 #include "runtime/selector.hpp"
 #include "tuner/cli/common.hpp"
 #include "tuner/report.hpp"
@@ -130,8 +130,8 @@ int run_bench(const ProblemOptions& po, const GpuOptions& go, std::uint64_t seed
   require_gpu();
   use_db(go.db);
   tune::use_device(go.device);
-  rt::install_default_cache();  // the launcher's own selection, from the same search path
-  auto stack = rt::default_cache_stack();
+  rt::Runtime& launcher = rt::default_runtime();  // the launcher's own selection, from the same search path
+  auto stack = launcher.cache_stack();
   tune::Session session(stack ? std::make_shared<rt::CacheBinaryStore>(stack) : nullptr, go.runner(), go.jobs);
   const rt::DeviceInfo& dev = session.device();
   const double copy = session.copy_gbps();
@@ -144,16 +144,19 @@ int run_bench(const ProblemOptions& po, const GpuOptions& go, std::uint64_t seed
     tune::Workload w(t.traits, t.m, t.n, seed);
     const bool bwd = t.traits.kernel == Kernel::bwd_dx;
     Configs def, tuned;
-    def.main = gen::default_config(rt::space_query(dev, t.traits.kernel, t.traits.x_dtype, t.n, t.m));
-    // The launcher's own choice (exact -> nearest -> default), through the
-    // public API: this is what a call with these buffers would run.
-    const Choice ch = bwd ? explain_backward(w.backward_args()) : explain_forward(w.forward_args());
-    tuned.main = ch.config;
-    tuned.reason = ch.reason;
+    def.main = rt::default_selection(dev, t.traits, t.n, t.m).config;
+    // The launcher's own plan (exact -> nearest -> default): what a call with
+    // these buffers would run.
     if (bwd) {
-      const Traits dt = w.dwdb_traits();
-      def.other = gen::default_config(rt::space_query(dev, Kernel::bwd_dwdb, dt.w_dtype, t.n, rt::partial_rows(def.main, t.m)));
-      tuned.other = w.has_dwdb() ? rt::select(dev, dt, t.n, rt::partial_rows(tuned.main, t.m), 1).config : def.other;
+      const auto plan = launcher.backward_plan(w.bwd_problem());
+      def.other = rt::default_dwdb_config(dev, w.dwdb(def.main), t.n);
+      tuned.main = plan->dx.config;
+      tuned.other = w.has_dwdb() ? plan->dwdb.config : def.other;
+      tuned.reason = plan->reason;
+    } else {
+      const auto plan = launcher.forward_plan(w.fwd_problem());
+      tuned.main = plan->fwd.config;
+      tuned.reason = plan->reason;
     }
     const Kernel k = t.traits.kernel;
     const tune::CandidateResult d = session.run(w, k, def.main, def.other, true, false);
@@ -181,7 +184,7 @@ int run_bench(const ProblemOptions& po, const GpuOptions& go, std::uint64_t seed
   }
   // The zero-compilation check: a process running only cached kernels
   // prints "0 NVRTC compilations".
-  const rt::KernelCacheStats ks = rt::kernel_cache_stats();
+  const rt::KernelCacheStats ks = launcher.kernel_cache_stats();
   const tune::CompileStats cs = session.compile_stats();
   std::cout << "kernels in this process: " << ks.compiled + cs.compiled << " NVRTC compilations ("
             << cs.compiled << " by the benchmark, " << ks.compiled << " by the launcher), "
@@ -223,11 +226,10 @@ int run_verify(const GpuOptions& go, std::uint64_t seed) {
         bt.kernel = Kernel::bwd_dx;
         tune::Workload w(bt, m, r.key.n, seed);
         if (t.kernel == Kernel::bwd_dx) {
-          const Config rc = gen::default_config(
-              rt::space_query(dev, Kernel::bwd_dwdb, t.w_dtype, r.key.n, rt::partial_rows(r.config, m)));
+          const Config rc = rt::default_dwdb_config(dev, w.dwdb(r.config), r.key.n);
           c = session.run(w, Kernel::bwd_dx, r.config, rc, false, true);
         } else {
-          const Config dc = gen::default_config(rt::space_query(dev, Kernel::bwd_dx, bt.x_dtype, r.key.n, m));
+          const Config dc = rt::default_selection(dev, bt, r.key.n, m).config;
           c = session.run(w, Kernel::bwd_dwdb, r.config, dc, false, true);
         }
       }
