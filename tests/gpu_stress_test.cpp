@@ -289,27 +289,43 @@ TEST(GpuStress, EightThreadsLaunchWhileConfigsChange) {
 
   // Warm up: every state's plans for every shape, built by 8 threads at once
   // (compilations in parallel), so that the stress below is mostly warm.
-  auto warm = [&] {
+  std::mutex warm_mu;
+  std::vector<std::string> warm_failures;
+  auto warm = [&](const char* state) {
     std::vector<std::thread> ts;
     for (std::size_t t = 0; t < 8; ++t)
-      ts.emplace_back([t] {
-        Rng rng;
+      ts.emplace_back([&, t] {
         for (std::size_t i = t; i < shapes().size(); i += 8) {
-          Work w(shapes()[i], rng);
-          DeviceTensor ws;
-          (void)w.run(nullptr, false, ws);
+          std::string bad;
+          try {
+            Rng rng;
+            Work w(shapes()[i], rng);
+            DeviceTensor ws;
+            bad = w.run(nullptr, false, ws);
+          } catch (const std::exception& e) {
+            bad = e.what();
+          }
+          if (!bad.empty()) {
+            std::lock_guard<std::mutex> lock(warm_mu);
+            warm_failures.push_back(std::string(state) + ", " + shapes()[i].name() + ": " + bad);
+          }
         }
       });
     for (auto& th : ts) th.join();
   };
   ASSERT_EQ(lntune_set_tuned(1), LNTUNE_OK) << lntune_last_error();
-  for (const TunedCache* c : {&a, &b}) {
-    runtime.install_cache(c->stack);
-    ASSERT_NO_THROW(warm());
-  }
+  runtime.install_cache(a.stack);
+  warm("cache A");
+  runtime.install_cache(b.stack);
+  warm("cache B");
   ASSERT_EQ(lntune_set_tuned(0), LNTUNE_OK) << lntune_last_error();
-  ASSERT_NO_THROW(warm());
+  warm("tuning off");
   ASSERT_EQ(lntune_set_tuned(1), LNTUNE_OK) << lntune_last_error();
+  for (const std::string& f : warm_failures) ADD_FAILURE() << "warm-up: " << f;
+  if (!warm_failures.empty()) {
+    runtime.install_cache(original);
+    return;
+  }
 
   std::atomic<bool> stop{false};
   std::mutex mu;

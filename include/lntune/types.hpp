@@ -30,6 +30,8 @@ std::string_view to_string(DType d);    // "fp32", "fp16", "bf16"
 std::string_view to_string(Kernel k);   // "fwd", "bwd_dx", "bwd_dwdb"
 std::optional<DType> parse_dtype(std::string_view s);   // accepts fp32/f32/float32, ...
 std::optional<Kernel> parse_kernel(std::string_view s);
+std::ostream& operator<<(std::ostream& os, DType d);   // to_string (also what gtest prints)
+std::ostream& operator<<(std::ostream& os, Kernel k);
 
 // What the problem is, independent of how it is run.
 struct Traits {
