@@ -56,7 +56,8 @@ Choice explain_backward(const BackwardArgs& a) {
   return Choice{plan.dx_config, plan.dx_key.name(), plan.reason};
 }
 
-const char* version() { return "0.1.0"; }
+// From project(VERSION), through the generated lntune/version.h.
+const char* version() { return LNTUNE_VERSION; }
 
 }  // namespace lntune
 
