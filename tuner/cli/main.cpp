@@ -164,6 +164,20 @@ int main(int argc, char** argv) {
   lntune::cli::add_tune_commands(app, commands);
   lntune::cli::add_cache_commands(app, commands);
 
+  // An unknown command: CLI11 would only say "A subcommand is required".
+  if (argc > 1 && argv[1][0] != '-') {
+    std::string names;
+    bool known = false;
+    for (CLI::App* sub : app.get_subcommands({})) {
+      names += (names.empty() ? "" : ", ") + sub->get_name();
+      known = known || sub->check_name(argv[1]);
+    }
+    if (!known) {
+      std::cerr << "lntune: unknown command '" << argv[1] << "' (commands: " << names << ")\n"
+                << "Run with --help for more information.\n";
+      return kExitUsage;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
