@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include "generator/space.hpp"
@@ -108,17 +109,18 @@ void write_tune_json(std::ostream& os, const tune::TuneSummary& s, const std::st
     write_key_fields(j, k.key);
     j.field("m", static_cast<long long>(k.m)).field("state", state_id(k.state)).field("message", k.message);
     j.key("config");
-    if (k.record)
-      write_config(j, k.record->config);
-    else
-      j.null();
     if (k.record) {
       const cache::TuneRecord& r = *k.record;
-      j.field("median_us", r.timing.median_us).field("gbps", r.gbps).field("copy_gbps", r.copy_gbps);
-      j.key("default_median_us");
-      if (r.default_median_us > 0) j.value(r.default_median_us); else j.null();
-      j.key("speedup_vs_default");
-      if (r.default_median_us > 0 && r.timing.median_us > 0) j.value(r.default_median_us / r.timing.median_us); else j.null();
+      write_config(j, r.config);
+      const bool known = r.default_median_us > 0 && r.timing.median_us > 0;
+      j.field("median_us", r.timing.median_us)
+          .field("gbps", r.gbps)
+          .field("copy_gbps", r.copy_gbps)
+          .field("default_median_us", known ? std::optional<double>(r.default_median_us) : std::nullopt)
+          .field("speedup_vs_default",
+                 known ? std::optional<double>(r.default_median_us / r.timing.median_us) : std::nullopt);
+    } else {
+      j.null();  // no record: nothing stored for this key
     }
     j.field("seconds", k.seconds).end_object();
   }
@@ -140,8 +142,7 @@ void write_tune_json(std::ostream& os, const tune::TuneSummary& s, const std::st
       .field("failed", s.compile.failed)
       .end_object();
   j.field("wall_s", s.wall_s).field("budget_spent", s.budget_spent);
-  j.key("fatal");
-  if (s.fatal.empty()) j.null(); else j.value(s.fatal);
+  j.field("fatal", s.fatal.empty() ? std::nullopt : std::optional<std::string>(s.fatal));
   j.end_object().finish();
 }
 
@@ -215,9 +216,9 @@ int run_bench(const ProblemOptions& po, const GpuOptions& go, std::uint64_t seed
     j.field("copy_gbps", copy).key("rows").begin_array();
   } else {
     std::cout << "GPU: " << rt::gpu_id(dev) << "; device-to-device copy " << fmt("%.0f", copy)
-            << " GB/s (read + written)\n"
-            << "kernel  dtype        N      M  default config        µs    GB/s  tuned config          µs    GB/s  "
-               "% copy  speed-up  check  selection\n";
+              << " GB/s (read + written)\n"
+              << "kernel  dtype        N      M  default config        µs    GB/s  tuned config          µs    GB/s  "
+                 "% copy  speed-up  check  selection\n";
   }
   int bad = 0;
   for (const tune::Target& t : targets) {
@@ -254,11 +255,11 @@ int run_bench(const ProblemOptions& po, const GpuOptions& go, std::uint64_t seed
           j.key("dwdb_config");
           write_config(j, cs.other);
         }
-        j.key("median_us");
-        if (c.timing) j.value(us(c)); else j.null();
-        j.key("gbps");
-        if (c.timing) j.value(g); else j.null();
-        j.field("status", tune::to_string(c.status)).field("message", c.message).end_object();
+        j.field("median_us", c.timing ? std::optional<double>(us(c)) : std::nullopt)
+            .field("gbps", c.timing ? std::optional<double>(g) : std::nullopt)
+            .field("status", tune::to_string(c.status))
+            .field("message", c.message)
+            .end_object();
       };
       j.begin_object()
           .field("kernel", bwd ? "bwd" : "fwd")
@@ -270,11 +271,11 @@ int run_bench(const ProblemOptions& po, const GpuOptions& go, std::uint64_t seed
           .field("m", static_cast<long long>(t.m));
       run("default", d, def, dg);
       run("tuned", r, tuned, tg);
-      j.field("selection", tuned.reason).key("pct_of_copy");
-      if (copy > 0 && tg > 0) j.value(100 * tg / copy); else j.null();
-      j.key("speedup");
-      if (us(d) > 0 && us(r) > 0) j.value(us(d) / us(r)); else j.null();
-      j.field("ok", r.status == tune::Status::ok).end_object();
+      j.field("selection", tuned.reason)
+          .field("pct_of_copy", copy > 0 && tg > 0 ? std::optional<double>(100 * tg / copy) : std::nullopt)
+          .field("speedup", us(d) > 0 && us(r) > 0 ? std::optional<double>(us(d) / us(r)) : std::nullopt)
+          .field("ok", r.status == tune::Status::ok)
+          .end_object();
       continue;
     }
     char line[512];
