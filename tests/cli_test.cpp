@@ -450,6 +450,7 @@ TEST(Cli, ShowJsonOnEmptyAndFilledCaches) {
                            "\"speedup_vs_default\": 1.25", "\"block_size\": 4096", "\"file\": "})
     EXPECT_TRUE(contains(r.out, part)) << part << " in " << r.out;
   r = run(tmp, "show --json --gpu a100 --db '" + (tmp / "c.db") + "'");
+  EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_FALSE(contains(r.out, "\"n\": 4096")) << r.out;
   EXPECT_TRUE(contains(r.out, "\"n\": 8192")) << r.out;
   // The table.
@@ -549,6 +550,7 @@ TEST(Cli, MergeKeepsTheFasterRecordPerKey) {
   EXPECT_EQ(m.find(record(kH100, 8192, 0).key)->prov.origin, "merged:b.db");
   // Round trip: show reads the merged file.
   r = run(tmp, "show --json --db '" + (tmp / "m.db") + "'");
+  EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_TRUE(contains(r.out, "\"origin\": \"merged:b.db\"")) << r.out;
   // Errors.
   r = run(tmp, "merge '" + (tmp / "a.db") + "' -o '" + (tmp / "m2.db") + "'");
