@@ -16,7 +16,8 @@ std::size_t backward_workspace_size(const BackwardArgs& a) { return rt::default_
 Choice explain_forward(const ForwardArgs& a) { return rt::default_runtime().explain_forward(a); }
 Choice explain_backward(const BackwardArgs& a) { return rt::default_runtime().explain_backward(a); }
 
-const char* version() { return "0.1.0"; }
+// From project(VERSION), through the generated lntune/version.h.
+const char* version() { return LNTUNE_VERSION; }
 
 }  // namespace lntune
 

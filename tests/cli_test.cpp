@@ -8,6 +8,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cctype>
+#include <cmath>
+#include <optional>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -17,8 +20,10 @@
 #include "generator/instance.hpp"
 #include "temp_dir.hpp"
 #include "cache/cache.hpp"
+#include "lntune/version.h"
 #include "runtime/driver.hpp"
 #include "runtime/nvrtc.hpp"
+#include "tuner/cli/json.hpp"
 
 #ifndef LNTUNE_CLI
 #error "LNTUNE_CLI must be the path of the lntune binary"
@@ -88,6 +93,107 @@ void make_db(const std::string& path, const std::vector<cache::TuneRecord>& reco
 
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
+// A strict JSON checker (RFC 8259 grammar; one value, then only whitespace):
+// enough to tell that --json output parses, without a JSON library.
+class JsonChecker {
+ public:
+  explicit JsonChecker(const std::string& s) : s_(s) {}
+  bool valid() {
+    ws();
+    if (!value()) return false;
+    ws();
+    return i_ == s_.size();
+  }
+
+ private:
+  bool value() {
+    if (i_ >= s_.size()) return false;
+    switch (s_[i_]) {
+      case '{': return container('}', true);
+      case '[': return container(']', false);
+      case '"': return string();
+      case 't': return word("true");
+      case 'f': return word("false");
+      case 'n': return word("null");
+      default: return number();
+    }
+  }
+  bool container(char close, bool object) {
+    ++i_;
+    ws();
+    if (peek(close)) return ++i_, true;
+    for (;;) {
+      if (object) {
+        if (!string()) return false;
+        ws();
+        if (!peek(':')) return false;
+        ++i_;
+        ws();
+      }
+      if (!value()) return false;
+      ws();
+      if (peek(close)) return ++i_, true;
+      if (!peek(',')) return false;
+      ++i_;
+      ws();
+    }
+  }
+  bool string() {
+    if (!peek('"')) return false;
+    for (++i_; i_ < s_.size(); ++i_) {
+      const unsigned char c = static_cast<unsigned char>(s_[i_]);
+      if (c == '"') return ++i_, true;
+      if (c < 0x20) return false;
+      if (c == '\\') {
+        if (++i_ >= s_.size()) return false;
+        const char e = s_[i_];
+        if (e == 'u') {
+          for (int k = 0; k < 4; ++k)
+            if (++i_ >= s_.size() || !std::isxdigit(static_cast<unsigned char>(s_[i_]))) return false;
+        } else if (std::string("\"\\/bfnrt").find(e) == std::string::npos) {
+          return false;
+        }
+      }
+    }
+    return false;
+  }
+  bool number() {
+    const std::size_t start = i_;
+    if (peek('-')) ++i_;
+    if (peek('0')) {
+      ++i_;
+    } else if (!digits()) {
+      return false;
+    }
+    if (peek('.') && (++i_, !digits())) return false;
+    if (peek('e') || peek('E')) {
+      ++i_;
+      if (peek('+') || peek('-')) ++i_;
+      if (!digits()) return false;
+    }
+    return i_ > start;
+  }
+  bool digits() {
+    const std::size_t start = i_;
+    while (i_ < s_.size() && std::isdigit(static_cast<unsigned char>(s_[i_]))) ++i_;
+    return i_ > start;
+  }
+  bool word(const char* w) {
+    const std::string t(w);
+    if (s_.compare(i_, t.size(), t) != 0) return false;
+    i_ += t.size();
+    return true;
+  }
+  bool peek(char c) const { return i_ < s_.size() && s_[i_] == c; }
+  void ws() {
+    while (i_ < s_.size() && std::string(" \t\r\n").find(s_[i_]) != std::string::npos) ++i_;
+  }
+  const std::string& s_;
+  std::size_t i_ = 0;
+};
+
+bool valid_json(const std::string& s) { return JsonChecker(s).valid(); }
+
 // What lntune says without a driver ("no CUDA driver: ...") or with one but
 // no device (e.g. the toolkit's stub libcuda: "no usable CUDA device: ...").
 bool no_gpu_message(const std::string& err) {
@@ -107,32 +213,69 @@ TEST(Cli, HelpListsEverySubcommand) {
     EXPECT_TRUE(contains(t.out, o)) << o;
 }
 
+// One version, from project(VERSION) through lntune/version.h.
 TEST(Cli, Version) {
   TempDir tmp;
   const Result r = run(tmp, "--version");
   EXPECT_EQ(r.code, 0);
-  EXPECT_TRUE(contains(r.out, "lntune 0.1.0")) << r.out;
+  EXPECT_EQ(r.out, std::string("lntune ") + LNTUNE_VERSION + "\n");
+}
+
+// Exit codes: 0 success, 1 failure, 2 usage error (CLI11's parse errors
+// included), 3 some items failed; --help lists them.
+TEST(Cli, HelpDocumentsExitCodes) {
+  TempDir tmp;
+  const Result r = run(tmp, "--help");
+  EXPECT_EQ(r.code, 0);
+  for (const char* part : {"Exit codes:", "  0  success", "  1  failure", "  2  usage error", "  3  the command ran"})
+    EXPECT_TRUE(contains(r.out, part)) << part << " in " << r.out;
 }
 
 TEST(Cli, NoSubcommandIsAnError) {
   TempDir tmp;
   const Result r = run(tmp, "");
-  EXPECT_NE(r.code, 0);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_TRUE(contains(r.err, "subcommand")) << r.err;
+}
+
+TEST(Cli, ParseErrorsAreUsageErrors) {
+  TempDir tmp;
+  // CLI11's own exit codes (105, 106, 109, 114, ...) never leak out.
+  Result r = run(tmp, "frobnicate");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_TRUE(contains(r.err, "frobnicate")) << r.err;
+  r = run(tmp, "show --no-such-option");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_TRUE(contains(r.err, "--no-such-option")) << r.err;
+  r = run(tmp, "space --kernel fwd --dtype bf16 --n notanumber");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_TRUE(contains(r.err, "--n")) << r.err;
+  r = run(tmp, "space --kernel fwd --dtype bf16 --n 0");
+  EXPECT_EQ(r.code, 2) << r.err;
+  r = run(tmp, "tune --device -1");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_TRUE(contains(r.err, "--device")) << r.err;
+  r = run(tmp, "compile --kernel fwd --dtype bf16 --n 1024");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_TRUE(contains(r.err, "--output")) << r.err;
+  r = run(tmp, "info --json extra");
+  EXPECT_EQ(r.code, 2) << r.err;
 }
 
 TEST(Cli, GenBadArgumentsNameTheOption) {
   TempDir tmp;
   Result r = run(tmp, "gen --kernel fwd --dtype bf16");
-  EXPECT_NE(r.code, 0);
+  EXPECT_EQ(r.code, 2);
   EXPECT_TRUE(contains(r.err, "--n")) << r.err;
   r = run(tmp, "gen --kernel nope --dtype bf16 --n 1024");
-  EXPECT_NE(r.code, 0);
+  EXPECT_EQ(r.code, 2);
   EXPECT_TRUE(contains(r.err, "--kernel")) << r.err;
   r = run(tmp, "gen --kernel fwd --dtype fp8 --n 1024");
-  EXPECT_NE(r.code, 0);
+  EXPECT_EQ(r.code, 2);
   EXPECT_TRUE(contains(r.err, "--dtype")) << r.err;
+  // A config the kernel cannot have is a bad option value: a usage error.
   r = run(tmp, "gen --kernel fwd --dtype bf16 --n 1024 --num-warps 3");
-  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.code, 2);
   EXPECT_TRUE(contains(r.err, "lntune: ") && contains(r.err, "num_warps")) << r.err;
   EXPECT_TRUE(r.out.empty());
 }
@@ -185,8 +328,11 @@ TEST(Cli, TuneBadListsExitWithUsageError) {
   EXPECT_EQ(r.code, 2);
   EXPECT_TRUE(contains(r.err, "--w-dtype")) << r.err;
   r = run(tmp, "tune --budget -3");
-  EXPECT_NE(r.code, 0);
+  EXPECT_EQ(r.code, 2);
   EXPECT_TRUE(contains(r.err, "--budget")) << r.err;
+  r = run(tmp, "bench --n 0");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_TRUE(contains(r.err, "--n")) << r.err;
 }
 
 // ------------------------------------------------------------ no GPU
@@ -203,6 +349,14 @@ TEST(Cli, TuneWithoutGpuSaysWhyAndFails) {
     EXPECT_EQ(b.code, 1) << cmd;
     EXPECT_TRUE(no_gpu_message(b.err)) << cmd << ": " << b.err;
   }
+  // --json: the error still goes to stderr, and stdout stays empty (never
+  // half a document).
+  for (const char* cmd : {"tune --json --n 1024 --kernel fwd", "bench --json --n 1024", "verify --json"}) {
+    const Result b = run(tmp, cmd);
+    EXPECT_EQ(b.code, 1) << cmd;
+    EXPECT_TRUE(no_gpu_message(b.err)) << cmd << ": " << b.err;
+    EXPECT_EQ(b.out, "") << cmd;
+  }
 }
 
 TEST(Cli, InfoWithoutGpu) {
@@ -210,7 +364,7 @@ TEST(Cli, InfoWithoutGpu) {
   make_db(tmp / "user.db", {record(kH100, 4096, 10)}, {{"h1", "sm_90"}});
   const Result r = run(tmp, "info");
   EXPECT_EQ(r.code, 0) << r.err;
-  EXPECT_TRUE(contains(r.out, "lntune 0.1.0"));
+  EXPECT_TRUE(contains(r.out, std::string("lntune ") + LNTUNE_VERSION + "\n")) << r.out;
   EXPECT_TRUE(contains(r.out, "NVRTC "));
   if (has_gpu()) {
     EXPECT_TRUE(contains(r.out, "\ngpu 0: ")) << r.out;
@@ -225,6 +379,69 @@ TEST(Cli, InfoWithoutGpu) {
   const Result off = run(tmp, "info", "LNTUNE_CACHE=off");
   EXPECT_EQ(off.code, 0);
   EXPECT_TRUE(contains(off.out, "disabled (LNTUNE_CACHE=off)")) << off.out;
+}
+
+TEST(Cli, InfoJson) {
+  TempDir tmp;
+  make_db(tmp / "user.db", {record(kH100, 4096, 10), record(kA100, 1024, 5)}, {{"h1", "sm_90"}});
+  make_db(tmp / "shipped.db", {record(kH100, 8192, 12)});
+  const Result r = run(tmp, "info --json", "LNTUNE_CACHE_PATH='" + (tmp / "shipped.db") + "'");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(valid_json(r.out)) << r.out;
+  for (const std::string& part :
+       {std::string("\"lntune_version\": \"") + LNTUNE_VERSION + "\"", std::string("\"nvrtc\": {\"version\": "),
+        std::string("\"archs\": [\""), "\"path\": \"" + (tmp / "user.db") + "\", \"role\": \"user\", \"records\": 2",
+        "\"path\": \"" + (tmp / "shipped.db") + "\", \"role\": \"shipped\", \"records\": 1",
+        std::string("\"compiled_kernels\": 1"), std::string("\"name\": \"NVIDIA A100-SXM4-80GB\"")})
+    EXPECT_TRUE(contains(r.out, part)) << part << " in " << r.out;
+  if (has_gpu()) {
+    EXPECT_TRUE(contains(r.out, "\"no_gpu\": null")) << r.out;
+  } else {
+    EXPECT_TRUE(contains(r.out, "\"driver\": null, \"no_gpu\": \"no ")) << r.out;
+    EXPECT_TRUE(contains(r.out, "\"gpus\": []")) << r.out;
+  }
+  const Result off = run(tmp, "info --json", "LNTUNE_CACHE=off");
+  EXPECT_EQ(off.code, 0) << off.err;
+  EXPECT_TRUE(valid_json(off.out)) << off.out;
+  EXPECT_TRUE(contains(off.out, "\"LNTUNE_CACHE\": \"off\"") && contains(off.out, "\"disabled\": true")) << off.out;
+  // A broken cache file: exit 1, the reason on stderr, nothing on stdout.
+  std::ofstream(tmp / "broken.db") << "not a database at all, just text\n";
+  const Result bad = run(tmp, "info --json", "LNTUNE_CACHE_PATH='" + (tmp / "broken.db") + "'");
+  EXPECT_EQ(bad.code, 1);
+  EXPECT_EQ(bad.out, "");
+  EXPECT_TRUE(contains(bad.err, "lntune: ")) << bad.err;
+}
+
+// tune/bench/verify --json need a GPU; the writer they share is checked
+// here: nesting, empty containers, escapes, null for NaN/Inf and absent values.
+TEST(Cli, JsonWriterOutputIsValidJson) {
+  std::ostringstream os;
+  cli::JsonWriter j(os);
+  j.begin_object().field("s", std::string("quote\" backslash\\ newline\n tab\t bell\a")).field("n", 42);
+  j.field("x", 2.5).field("nan", std::nan("")).field("inf", HUGE_VAL);
+  j.field("none", nullptr).field("opt", std::optional<std::string>{}).field("yes", true);
+  j.key("empty").begin_array().end_array().key("obj").begin_object().end_object();
+  j.key("rows").begin_array();
+  for (int i = 0; i < 3; ++i) {
+    j.begin_object().key("config");
+    cli::write_config(j, Config{1024, 4, 1, 0, 1});
+    j.key("gpu");
+    cli::write_gpu(j, kH100);
+    j.end_object();
+  }
+  j.end_array().end_object().finish();
+  const std::string out = os.str();
+  EXPECT_TRUE(valid_json(out)) << out;
+  EXPECT_TRUE(contains(out, "\"nan\": null, \"inf\": null, \"none\": null, \"opt\": null")) << out;
+  EXPECT_TRUE(contains(out, "\\n tab\\t bell\\u0007")) << out;
+  EXPECT_TRUE(contains(out, "\"block_size\": 1024, \"num_warps\": 4")) << out;
+}
+
+TEST(Cli, JsonCheckerRejectsWhatIsNotJson) {
+  // The checker the --json tests rely on can fail.
+  EXPECT_TRUE(valid_json("{\"a\": [1, -2.5e3, true, null, \"x\\n\"], \"b\": {}}\n"));
+  for (const char* bad : {"", "{", "{\"a\": 1,}", "[1 2]", "{a: 1}", "[01]", "\"\t\"", "[nan]", "{} {}", "[1.]"})
+    EXPECT_FALSE(valid_json(bad)) << bad;
 }
 
 // ------------------------------------------------------------ show
@@ -247,6 +464,7 @@ TEST(Cli, ShowJsonOnEmptyAndFilledCaches) {
                            "\"speedup_vs_default\": 1.25", "\"block_size\": 4096", "\"file\": "})
     EXPECT_TRUE(contains(r.out, part)) << part << " in " << r.out;
   r = run(tmp, "show --json --gpu a100 --db '" + (tmp / "c.db") + "'");
+  EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_FALSE(contains(r.out, "\"n\": 4096")) << r.out;
   EXPECT_TRUE(contains(r.out, "\"n\": 8192")) << r.out;
   // The table.
@@ -328,7 +546,7 @@ TEST(Cli, ExportRoundTripFilteredByGpu) {
   EXPECT_TRUE(contains(r.out, "1 records")) << r.out;
   // -o is required.
   r = run(tmp, "export --gpu a100");
-  EXPECT_NE(r.code, 0);
+  EXPECT_EQ(r.code, 2);
   EXPECT_TRUE(contains(r.err, "--output")) << r.err;
 }
 
@@ -346,10 +564,11 @@ TEST(Cli, MergeKeepsTheFasterRecordPerKey) {
   EXPECT_EQ(m.find(record(kH100, 8192, 0).key)->prov.origin_text(), "merged:b.db");
   // Round trip: show reads the merged file.
   r = run(tmp, "show --json --db '" + (tmp / "m.db") + "'");
+  EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_TRUE(contains(r.out, "\"origin\": \"merged:b.db\"")) << r.out;
   // Errors.
   r = run(tmp, "merge '" + (tmp / "a.db") + "' -o '" + (tmp / "m2.db") + "'");
-  EXPECT_NE(r.code, 0);
+  EXPECT_EQ(r.code, 2);
   r = run(tmp, "merge '" + (tmp / "a.db") + "' '" + (tmp / "b.db") + "' -o '" + (tmp / "m.db") + "'");
   EXPECT_EQ(r.code, 1);
   EXPECT_TRUE(contains(r.err, "exists")) << r.err;

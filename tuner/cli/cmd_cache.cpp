@@ -7,11 +7,13 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <sstream>
 
 #include "runtime/cache_binding.hpp"
 #include "runtime/driver.hpp"
 #include "runtime/nvrtc.hpp"
 #include "tuner/cli/common.hpp"
+#include "tuner/cli/json.hpp"
 #include "tuner/report.hpp"
 #include "lntune/lntune.hpp"
 
@@ -229,6 +231,78 @@ int run_info() {
   return 0;
 }
 
+// `info --json`: the same facts as one JSON object.
+int run_info_json() {
+  std::ostringstream buf;  // printed whole at the end: an error leaves stdout empty
+  JsonWriter j(buf);
+  j.begin_object().field("lntune_version", version());
+  const int nv = rt::nvrtc_version();
+  j.key("nvrtc").begin_object().field("version", std::to_string(nv / 1000) + "." + std::to_string((nv % 1000) / 10));
+  j.key("archs").begin_array();
+  for (const auto& a : rt::supported_archs()) j.value(a);
+  j.end_array().end_object();
+  std::optional<cache::GpuId> this_gpu;
+  std::string why;
+  if (rt::gpu_available(&why)) {
+    const rt::DriverApi& d = rt::driver();
+    int version = 0, count = 0;
+    rt::check(d.DriverGetVersion(&version), "cuDriverGetVersion");
+    rt::check(d.DeviceGetCount(&count), "cuDeviceGetCount");
+    j.field("driver", std::to_string(version / 1000) + "." + std::to_string((version % 1000) / 10)).field("no_gpu", nullptr);
+    j.key("gpus").begin_array();
+    for (int i = 0; i < count; ++i) {
+      CUdevice dev = 0;
+      rt::check(d.DeviceGet(&dev, i), "cuDeviceGet");
+      const rt::DeviceInfo info = rt::device_info(dev);
+      if (i == 0) this_gpu = rt::gpu_id(info);
+      j.begin_object()
+          .field("index", i)
+          .field("name", info.name)
+          .field("arch", info.arch())
+          .field("sm_count", info.sm_count)
+          .field("l2_bytes", static_cast<long long>(info.l2_bytes))
+          .end_object();
+    }
+    j.end_array();
+  } else {
+    j.field("driver", nullptr).field("no_gpu", why.rfind("lntune: ", 0) == 0 ? why.substr(8) : why);
+    j.key("gpus").begin_array().end_array();
+  }
+  const char* env_cache = std::getenv("LNTUNE_CACHE");
+  const char* env_path = std::getenv("LNTUNE_CACHE_PATH");
+  j.key("cache").begin_object().field("LNTUNE_CACHE", env_cache).field("LNTUNE_CACHE_PATH", env_path);
+  auto stack = cache_stack();  // a broken cache file: the error goes to stderr, exit 1
+  j.field("disabled", !stack);
+  if (stack) {
+    const auto& user = stack->writable_path();
+    j.field("user", user);
+    j.key("files").begin_array();
+    for (const cache::Database* l : stack->layers()) {
+      const auto records = l->records();
+      std::vector<cache::GpuId> gpus;
+      std::size_t mine = 0;
+      for (const auto& r : records) {
+        if (this_gpu && r.key.gpu == *this_gpu) ++mine;
+        if (std::find(gpus.begin(), gpus.end(), r.key.gpu) == gpus.end()) gpus.push_back(r.key.gpu);
+      }
+      j.begin_object()
+          .field("path", l->path())
+          .field("role", l->read_only() ? "shipped" : "user")
+          .field("records", records.size());
+      j.key("records_for_this_gpu");
+      if (this_gpu) j.value(mine); else j.null();
+      j.field("compiled_kernels", l->binary_count()).field("schema_version", l->schema_version()).field("read_only", l->read_only());
+      j.key("gpus").begin_array();
+      for (const auto& g : gpus) write_gpu(j, g);
+      j.end_array().end_object();
+    }
+    j.end_array();
+  }
+  j.end_object().end_object().finish();
+  std::cout << buf.str();
+  return kExitOk;
+}
+
 }  // namespace
 
 void add_cache_commands(CLI::App& app, std::vector<Command>& out) {
@@ -270,11 +344,13 @@ void add_cache_commands(CLI::App& app, std::vector<Command>& out) {
   }
   {
     auto db = std::make_shared<std::string>();
+    auto json = std::make_shared<bool>(false);
     CLI::App* sub = app.add_subcommand("info", "GPU, driver, NVRTC, and the cache files in the search path");
     sub->add_option("--db", *db, "Cache file to use as the user cache");
-    out.push_back({sub, [db] {
+    sub->add_flag("--json", *json, "One JSON object instead of text");
+    out.push_back({sub, [db, json] {
                      use_db(*db);
-                     return run_info();
+                     return *json ? run_info_json() : run_info();
                    }});
   }
 }

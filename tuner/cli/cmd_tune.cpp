@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <iostream>
 #include <map>
+#include <optional>
+#include <sstream>
 
 #include "generator/space.hpp"
 #include "lntune/lntune.hpp"
@@ -11,6 +13,7 @@
 #include "runtime/runtime.hpp"
 #include "runtime/selector.hpp"
 #include "tuner/cli/common.hpp"
+#include "tuner/cli/json.hpp"
 #include "tuner/report.hpp"
 #include "tuner/tuner.hpp"
 #include "tuner/workload.hpp"
@@ -80,8 +83,71 @@ struct ProblemOptions {
 };
 
 // ------------------------------------------------------------ tune
+// A key's state as an identifier, for tools.
+const char* state_id(tune::KeyResult::State st) {
+  using S = tune::KeyResult::State;
+  switch (st) {
+    case S::tuned: return "tuned";
+    case S::partial: return "partial";
+    case S::cached: return "cached";
+    case S::skipped_budget: return "skipped_budget";
+    case S::no_winner: return "no_winner";
+    case S::failed: return "failed";
+  }
+  return "unknown";
+}
+
+// `tune --json`: the summary as one JSON object.
+void write_tune_json(std::ostream& os, const tune::TuneSummary& s, const std::string& cache_path) {
+  JsonWriter j(os);
+  j.begin_object().field("lntune_version", version()).key("gpu");
+  write_gpu(j, s.gpu);
+  j.field("driver_version", s.device.driver_version).field("copy_gbps", s.copy_gbps).field("cache", cache_path);
+  j.key("keys").begin_array();
+  for (const tune::KeyResult& k : s.keys) {
+    j.begin_object();
+    write_key_fields(j, k.key);
+    j.field("m", static_cast<long long>(k.m)).field("state", state_id(k.state)).field("message", k.message);
+    j.key("config");
+    if (k.record) {
+      const cache::TuneRecord& r = *k.record;
+      write_config(j, r.config);
+      const bool known = r.default_median_us > 0 && r.timing.median_us > 0;
+      j.field("median_us", r.timing.median_us)
+          .field("gbps", r.gbps)
+          .field("copy_gbps", r.copy_gbps)
+          .field("default_median_us", known ? std::optional<double>(r.default_median_us) : std::nullopt)
+          .field("speedup_vs_default",
+                 known ? std::optional<double>(r.default_median_us / r.timing.median_us) : std::nullopt);
+    } else {
+      j.null();  // no record: nothing stored for this key
+    }
+    j.field("seconds", k.seconds).end_object();
+  }
+  j.end_array();
+  j.key("counts").begin_object();
+  using S = tune::KeyResult::State;
+  for (S st : {S::tuned, S::partial, S::cached, S::skipped_budget, S::no_winner, S::failed}) {
+    int count = 0;
+    for (const tune::KeyResult& k : s.keys) count += k.state == st;
+    j.field(state_id(st), count);
+  }
+  j.end_object();
+  j.key("compile")
+      .begin_object()
+      .field("nvrtc", s.compile.compiled)
+      .field("seconds", s.compile.compile_seconds)
+      .field("threads", s.compile_threads)
+      .field("from_cache", s.compile.from_cache)
+      .field("failed", s.compile.failed)
+      .end_object();
+  j.field("wall_s", s.wall_s).field("budget_spent", s.budget_spent);
+  j.field("fatal", s.fatal.empty() ? std::nullopt : std::optional<std::string>(s.fatal));
+  j.end_object().finish();
+}
+
 int run_tune(const ProblemOptions& po, const GpuOptions& go, double budget, bool force, bool no_dwdb,
-             std::uint64_t seed) {
+             std::uint64_t seed, bool json) {
   const auto targets = po.targets(gen::default_n_grid());
   require_gpu();
   use_db(go.db);
@@ -103,13 +169,18 @@ int run_tune(const ProblemOptions& po, const GpuOptions& go, double budget, bool
   std::fprintf(stderr, "cache: %s\n", db->path().c_str());
   const tune::TuneSummary s =
       tune::run_tuning(targets, *db, std::make_shared<rt::CacheBinaryStore>(stack), o, &progress);
-  std::cout << "\n";
-  tune::print_summary(std::cout, s);
-  std::cout << "cache: " << db->path() << "\n";
-  if (!s.fatal.empty()) return 1;
+  if (json) {
+    write_tune_json(std::cout, s, db->path());
+  } else {
+    std::cout << "\n";
+    tune::print_summary(std::cout, s);
+    std::cout << "cache: " << db->path() << "\n";
+  }
+  if (!s.fatal.empty()) return kExitFailure;  // stopped early
   for (const auto& k : s.keys)
-    if (k.state == tune::KeyResult::State::failed || k.state == tune::KeyResult::State::no_winner) return 1;
-  return 0;
+    if (k.state == tune::KeyResult::State::failed || k.state == tune::KeyResult::State::no_winner)
+      return kExitSomeFailed;  // finished, but some keys have no winner
+  return kExitOk;
 }
 
 // ------------------------------------------------------------ bench
@@ -125,7 +196,7 @@ std::string fmt(const char* f, double v) {
   return b;
 }
 
-int run_bench(const ProblemOptions& po, const GpuOptions& go, std::uint64_t seed) {
+int run_bench(const ProblemOptions& po, const GpuOptions& go, std::uint64_t seed, bool json) {
   const auto targets = po.targets({1024, 4096, 8192});
   require_gpu();
   use_db(go.db);
@@ -135,10 +206,20 @@ int run_bench(const ProblemOptions& po, const GpuOptions& go, std::uint64_t seed
   tune::Session session(stack ? std::make_shared<rt::CacheBinaryStore>(stack) : nullptr, go.runner(), go.jobs);
   const rt::DeviceInfo& dev = session.device();
   const double copy = session.copy_gbps();
-  std::cout << "GPU: " << rt::gpu_id(dev) << "; device-to-device copy " << fmt("%.0f", copy)
-            << " GB/s (read + written)\n"
-            << "kernel  dtype        N      M  default config        µs    GB/s  tuned config          µs    GB/s  "
-               "% copy  speed-up  check  selection\n";
+  // --json: built in memory, printed whole at the end (an error on the way
+  // leaves stdout empty, never half a document).
+  std::ostringstream jbuf;
+  JsonWriter j(jbuf);
+  if (json) {
+    j.begin_object().field("lntune_version", version()).key("gpu");
+    write_gpu(j, rt::gpu_id(dev));
+    j.field("copy_gbps", copy).key("rows").begin_array();
+  } else {
+    std::cout << "GPU: " << rt::gpu_id(dev) << "; device-to-device copy " << fmt("%.0f", copy)
+              << " GB/s (read + written)\n"
+              << "kernel  dtype        N      M  default config        µs    GB/s  tuned config          µs    GB/s  "
+                 "% copy  speed-up  check  selection\n";
+  }
   int bad = 0;
   for (const tune::Target& t : targets) {
     tune::Workload w(t.traits, t.m, t.n, seed);
@@ -169,6 +250,37 @@ int run_bench(const ProblemOptions& po, const GpuOptions& go, std::uint64_t seed
     const double dg = gbps(d, def.main), tg = gbps(r, tuned.main);
     const std::string check = r.status == tune::Status::ok ? "ok" : tune::to_string(r.status);
     if (r.status != tune::Status::ok) ++bad;
+    if (json) {
+      auto run = [&](const char* name, const tune::CandidateResult& c, const Configs& cs, double g) {
+        j.key(name).begin_object().key("config");
+        write_config(j, cs.main);
+        if (bwd) {
+          j.key("dwdb_config");
+          write_config(j, cs.other);
+        }
+        j.field("median_us", c.timing ? std::optional<double>(us(c)) : std::nullopt)
+            .field("gbps", c.timing ? std::optional<double>(g) : std::nullopt)
+            .field("status", tune::to_string(c.status))
+            .field("message", c.message)
+            .end_object();
+      };
+      j.begin_object()
+          .field("kernel", bwd ? "bwd" : "fwd")
+          .field("x_dtype", std::string(to_string(t.traits.x_dtype)))
+          .field("w_dtype", std::string(to_string(t.traits.w_dtype)))
+          .field("has_weight", t.traits.has_weight)
+          .field("has_bias", t.traits.has_bias)
+          .field("n", static_cast<long long>(t.n))
+          .field("m", static_cast<long long>(t.m));
+      run("default", d, def, dg);
+      run("tuned", r, tuned, tg);
+      j.field("selection", tuned.reason)
+          .field("pct_of_copy", copy > 0 && tg > 0 ? std::optional<double>(100 * tg / copy) : std::nullopt)
+          .field("speedup", us(d) > 0 && us(r) > 0 ? std::optional<double>(us(d) / us(r)) : std::nullopt)
+          .field("ok", r.status == tune::Status::ok)
+          .end_object();
+      continue;
+    }
     char line[512];
     std::snprintf(line, sizeof(line), "%-6s  %-5s %7lld %6lld  %-20s %7s %7s  %-20s %7s %7s  %6s  %8s  %-5s  %s\n",
                   k == Kernel::fwd ? "fwd" : "bwd", std::string(to_string(t.traits.x_dtype)).c_str(),
@@ -186,14 +298,29 @@ int run_bench(const ProblemOptions& po, const GpuOptions& go, std::uint64_t seed
   // prints "0 NVRTC compilations".
   const rt::KernelCacheStats ks = launcher.kernel_cache_stats();
   const tune::CompileStats cs = session.compile_stats();
+  if (json) {
+    j.end_array()
+        .key("compilations")
+        .begin_object()
+        .field("nvrtc_benchmark", cs.compiled)
+        .field("nvrtc_launcher", ks.compiled)
+        .field("cubins_from_cache", ks.loaded_from_store)
+        .field("modules_loaded", ks.loaded)
+        .end_object()
+        .field("failed_checks", bad)
+        .end_object()
+        .finish();
+    std::cout << jbuf.str();
+    return bad ? kExitSomeFailed : kExitOk;
+  }
   std::cout << "kernels in this process: " << ks.compiled + cs.compiled << " NVRTC compilations ("
             << cs.compiled << " by the benchmark, " << ks.compiled << " by the launcher), "
             << ks.loaded_from_store << " CUBINs loaded from the cache, " << ks.loaded << " modules loaded\n";
-  return bad ? 1 : 0;
+  return bad ? kExitSomeFailed : kExitOk;
 }
 
 // ------------------------------------------------------------ verify
-int run_verify(const GpuOptions& go, std::uint64_t seed) {
+int run_verify(const GpuOptions& go, std::uint64_t seed, bool json) {
   require_gpu();
   use_db(go.db);
   tune::use_device(go.device);
@@ -210,8 +337,16 @@ int run_verify(const GpuOptions& go, std::uint64_t seed) {
       for (const auto& p : records) seen = seen || p.first.key == r.key;
       if (!seen) records.emplace_back(r, layer->path());
     }
-  std::cout << "GPU: " << gpu << "; " << records.size() << " cached winner" << (records.size() == 1 ? "" : "s")
-            << " to check against the CPU reference\n";
+  std::ostringstream jbuf;  // --json: printed whole at the end
+  JsonWriter j(jbuf);
+  if (json) {
+    j.begin_object().field("lntune_version", version()).key("gpu");
+    write_gpu(j, gpu);
+    j.key("records").begin_array();
+  } else {
+    std::cout << "GPU: " << gpu << "; " << records.size() << " cached winner" << (records.size() == 1 ? "" : "s")
+              << " to check against the CPU reference\n";
+  }
   int bad = 0;
   for (const auto& [r, file] : records) {
     const Traits t = r.key.traits.canonical();
@@ -241,13 +376,31 @@ int run_verify(const GpuOptions& go, std::uint64_t seed) {
     }
     const bool ok = c.status == tune::Status::ok;
     if (!ok) ++bad;
+    if (json) {
+      j.begin_object();
+      write_key_fields(j, r.key);
+      j.field("m", static_cast<long long>(m)).key("config");
+      write_config(j, r.config);
+      j.field("file", file).field("ok", ok).field("status", tune::to_string(c.status)).field("message", c.message);
+      j.end_object();
+      continue;
+    }
     std::cout << (ok ? "ok     " : "FAILED ") << tune::key_label(r.key) << " (M=" << m << ") "
               << tune::short_config(r.config) << "  [" << file << "]";
     if (!ok) std::cout << "\n       " << tune::to_string(c.status) << ": " << c.message.substr(0, 600);
     std::cout << "\n";
   }
-  std::cout << (records.size() - static_cast<std::size_t>(bad)) << " of " << records.size() << " correct\n";
-  return bad ? 1 : 0;
+  if (json) {
+    j.end_array()
+        .field("correct", records.size() - static_cast<std::size_t>(bad))
+        .field("total", records.size())
+        .end_object()
+        .finish();
+    std::cout << jbuf.str();
+  } else {
+    std::cout << (records.size() - static_cast<std::size_t>(bad)) << " of " << records.size() << " correct\n";
+  }
+  return bad ? kExitSomeFailed : kExitOk;
 }
 
 }  // namespace
@@ -260,6 +413,7 @@ void add_tune_commands(CLI::App& app, std::vector<Command>& out) {
     auto budget = std::make_shared<double>(0);
     auto flags = std::make_shared<std::pair<bool, bool>>(false, false);  // force, no-dwdb
     auto seed = std::make_shared<std::uint64_t>(tune::TuneOptions{}.seed);
+    auto json = std::make_shared<bool>(false);
     CLI::App* sub = app.add_subcommand("tune", "Tune kernels on this GPU into the cache (resumable)");
     po->add(*sub, "fp16,bf16,fp32", "Row lengths N: LIST or START:STOP:STEP (default: the built-in grid of common hidden sizes)");
     go->add(*sub);
@@ -268,29 +422,34 @@ void add_tune_commands(CLI::App& app, std::vector<Command>& out) {
     sub->add_flag("--force", flags->first, "Re-tune keys already in the cache");
     sub->add_flag("--no-dwdb", flags->second, "Do not tune the backward's dW/dB reduction kernel");
     sub->add_option("--seed", *seed, "Seed of the random inputs");
-    out.push_back({sub, [=] { return run_tune(*po, *go, *budget, flags->first, flags->second, *seed); }});
+    sub->add_flag("--json", *json, "Print the summary as JSON (progress still goes to stderr)");
+    out.push_back({sub, [=] { return run_tune(*po, *go, *budget, flags->first, flags->second, *seed, *json); }});
   }
   // bench
   {
     auto po = std::make_shared<ProblemOptions>();
     auto go = std::make_shared<GpuOptions>();
     auto seed = std::make_shared<std::uint64_t>(1);
+    auto json = std::make_shared<bool>(false);
     CLI::App* sub = app.add_subcommand("bench", "Time the tuned config against the default heuristic and the copy bandwidth");
     po->add(*sub, "bf16", "Row lengths N: LIST or START:STOP:STEP (default 1024,4096,8192)");
     go->add(*sub);
     sub->add_option("--seed", *seed, "Seed of the random inputs");
-    out.push_back({sub, [=] { return run_bench(*po, *go, *seed); }});
+    sub->add_flag("--json", *json, "Print the results as JSON");
+    out.push_back({sub, [=] { return run_bench(*po, *go, *seed, *json); }});
   }
   // verify
   {
     auto go = std::make_shared<GpuOptions>();
     auto seed = std::make_shared<std::uint64_t>(2);
+    auto json = std::make_shared<bool>(false);
     CLI::App* sub = app.add_subcommand("verify", "Re-check this GPU's cached winners against the CPU reference");
     sub->add_option("--db", go->db, "Cache file to check (default: the whole search path)");
     sub->add_option("--device", go->device, "CUDA device ordinal")->check(CLI::NonNegativeNumber);
     sub->add_option("--jobs", go->jobs, "NVRTC compile threads (default: CPUs - 2)");
     sub->add_option("--seed", *seed, "Seed of the random inputs");
-    out.push_back({sub, [=] { return run_verify(*go, *seed); }});
+    sub->add_flag("--json", *json, "Print the results as JSON");
+    out.push_back({sub, [=] { return run_verify(*go, *seed, *json); }});
   }
 }
 

@@ -25,6 +25,14 @@ struct Command {
 void add_tune_commands(CLI::App& app, std::vector<Command>& out);   // tune, bench, verify
 void add_cache_commands(CLI::App& app, std::vector<Command>& out);  // show, export, merge, info
 
+// The exit codes of every command (main.cpp lists them in --help).
+enum ExitCode : int {
+  kExitOk = 0,
+  kExitFailure = 1,     // could not do the job: no GPU, a cache that cannot be read, ...
+  kExitUsage = 2,       // the command line is wrong (CLI11's parse errors included)
+  kExitSomeFailed = 3,  // ran to the end, but some items failed (tune: keys; verify, bench: checks)
+};
+
 // A bad option value found after parsing: exit code 2, like a parse error.
 class UsageError : public Error {
  public:
