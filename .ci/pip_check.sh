@@ -21,7 +21,6 @@ git -C "$repo" archive HEAD | tar -x -C "$work/src"
 echo "=== pip install (scikit-build-core over CMake) into a fresh venv"
 python3 -m venv "$work/venv"
 py="$work/venv/bin/python"
-"$py" -m pip install -q --upgrade pip
 CMAKE_BUILD_PARALLEL_LEVEL=$(nproc) "$py" -m pip install -q "$work/src"
 cd "$work"  # outside the source tree; no PYTHONPATH, no LNTUNE_LIBRARY
 unset PYTHONPATH LNTUNE_LIBRARY

@@ -70,7 +70,7 @@ def _load():
 
 def failure() -> "_ffi.LntuneError":
     """The LntuneError of this thread's last failed forward on the C++ path."""
-    status, function, message = ext.error()
+    status, function, message = ext.last_failure()
     return _ffi.LntuneError(status, message, function)
 
 

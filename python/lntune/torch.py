@@ -125,17 +125,23 @@ def layer_norm(
         and not _dispatch_stack_len()
         and not _functorch_active()
     ):
+        if _ext is not None:
+            try:
+                y = _ext.layer_norm(x, (normalized_shape,) if type(normalized_shape) is int else normalized_shape,
+                                    weight, bias, eps)
+            except TypeError:  # arguments the C++ entry cannot take: the checked path below says why
+                y = None
+            if y is not None:
+                return y
+            if _ext.last_failure()[0] > 0:
+                raise _torch_ext.failure()
+            # Not taken by the fast path (a bad argument, N = 0): the checked path.
         sig, dev = _ops.check(x, normalized_shape, weight, bias)
         grad = _is_grad_enabled() and (
             x.requires_grad
             or (weight is not None and weight.requires_grad)
             or (bias is not None and bias.requires_grad)
         )
-        if _ext is not None and sig.N:
-            y = _ext.layer_norm(x, weight, bias, sig.N, sig.w_dtype, float(eps), grad)
-            if y is None:
-                raise _torch_ext.failure()
-            return y
         if grad:
             return _LayerNormFunction.apply(x, weight, bias, float(eps), sig, dev)
         return _ops.forward_plain(x, weight, bias, float(eps), sig, dev)

@@ -9,8 +9,8 @@
 // function pointers handed over by Python (the library ctypes loaded), so it
 // links against nothing of lntune's.
 //
-// Python validates every call first (dtypes, shapes, devices: lntune._torch_ops.check);
-// here: allocation, rows, the C call, and errors as "[lntune status S] function: message".
+// The fast path takes a call only after its own checks (eligible()); every
+// other call goes to the checked Python path, which raises the right error.
 #include <torch/extension.h>
 
 #include <c10/cuda/CUDAGuard.h>
@@ -52,7 +52,7 @@ void set_api(int64_t forward, int64_t backward, int64_t workspace_size, int64_t 
 }
 
 // A failed forward is reported in-band (the entry returns None and Python
-// raises lntune.LntuneError from error()), not by a C++ exception: no
+// raises lntune.LntuneError from last_failure()), not by a C++ exception: no
 // exception crosses this module on the forward path.
 struct Failure {
   int status = 0;
@@ -67,8 +67,8 @@ void record(lntune_status status, const char* function) {
   t_failure.message = message ? message : "";
 }
 
-std::tuple<int64_t, std::string, std::string> error() {
-  return {t_failure.status, t_failure.function, t_failure.message};
+std::tuple<int64_t, std::string, std::string> last_failure() {
+  return std::make_tuple(static_cast<int64_t>(t_failure.status), t_failure.function, t_failure.message);
 }
 
 // The backward runs inside autograd's engine, which expects an exception.
@@ -233,18 +233,65 @@ struct LayerNormFunction : public torch::autograd::Function<LayerNormFunction> {
   }
 };
 
-// The eager entry: y = LayerNorm(x) over its last dimensions (N elements),
-// with an autograd node when `grad`; None when the library failed (then
-// error() says why). Arguments are validated in Python.
-at::Tensor eager_layer_norm(const at::Tensor& x, const std::optional<at::Tensor>& weight,
-                      const std::optional<at::Tensor>& bias, int64_t N, int64_t w_dtype, double eps, bool grad) {
-  std::optional<at::Tensor> w = dense(weight), b = dense(bias);
+// Whether the fast path takes this call (what lntune._torch_ops.check
+// accepts, minus the edge cases): x a CUDA fp32/fp16/bf16 tensor whose last
+// dimensions are normalized_shape (N > 0 elements); weight and bias absent or
+// on x's device, of normalized_shape, in x's dtype or fp32 (both the same).
+// Anything else goes to the checked Python path, which explains the error.
+bool eligible(const at::Tensor& x, const std::vector<int64_t>& normalized_shape,
+              const std::optional<at::Tensor>& weight, const std::optional<at::Tensor>& bias, int64_t* N,
+              int* w_dtype) {
+  if (!x.defined() || !x.is_cuda()) return false;
+  const at::ScalarType xt = x.scalar_type();
+  if (xt != at::kFloat && xt != at::kHalf && xt != at::kBFloat16) return false;
+  const int64_t k = static_cast<int64_t>(normalized_shape.size());
+  const int64_t dims = x.dim();
+  if (k == 0 || dims < k) return false;
+  const at::IntArrayRef sizes = x.sizes();
+  int64_t n = 1;
+  for (int64_t i = 0; i < k; ++i) {
+    if (sizes[static_cast<size_t>(dims - k + i)] != normalized_shape[static_cast<size_t>(i)]) return false;
+    n *= normalized_shape[static_cast<size_t>(i)];
+  }
+  if (n <= 0) return false;
+  std::optional<at::ScalarType> wt;
+  for (const std::optional<at::Tensor>* p : {&weight, &bias}) {
+    if (!p->has_value()) continue;
+    const at::Tensor& t = p->value();
+    if (!t.defined() || !t.is_cuda() || t.device() != x.device()) return false;
+    if (!t.sizes().equals(normalized_shape)) return false;
+    const at::ScalarType d = t.scalar_type();
+    if (d != xt && d != at::kFloat) return false;
+    if (wt && *wt != d) return false;
+    wt = d;
+  }
+  *N = n;
+  *w_dtype = static_cast<int>(dtype_of(wt ? *wt : xt));
+  return true;
+}
+
+// The eager entry: y = LayerNorm(x) over its last dimensions, with an
+// autograd node when grad mode is on and an input requires grad. Returns None
+// when it does not take the call (last_failure() status -1: the caller's
+// checked path takes it) or when the library failed (status > 0).
+at::Tensor eager_layer_norm(const at::Tensor& x, const std::vector<int64_t>& normalized_shape,
+                            const std::optional<at::Tensor>& weight, const std::optional<at::Tensor>& bias,
+                            double eps) {
   t_failure.status = 0;
+  int64_t N = 0;
+  int w_dtype = 0;
+  if (!eligible(x, normalized_shape, weight, bias, &N, &w_dtype)) {
+    t_failure.status = -1;
+    return at::Tensor();
+  }
+  const bool grad = at::GradMode::is_enabled() && (x.requires_grad() || (weight && weight->requires_grad()) ||
+                                                    (bias && bias->requires_grad()));
+  std::optional<at::Tensor> w = dense(weight), b = dense(bias);
   if (grad) {
-    at::Tensor y = LayerNormFunction::apply(x, w, b, N, w_dtype, eps);
+    at::Tensor y = LayerNormFunction::apply(x, w, b, N, static_cast<int64_t>(w_dtype), eps);
     return t_failure.status ? at::Tensor() : y;
   }
-  return forward_impl(x, w, b, N, static_cast<int>(w_dtype), eps, false).y;
+  return forward_impl(x, w, b, N, w_dtype, eps, false).y;
 }
 
 }  // namespace
@@ -252,5 +299,5 @@ at::Tensor eager_layer_norm(const at::Tensor& x, const std::optional<at::Tensor>
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("set_api", &set_api, "hand over liblntune's C functions (addresses)");
   m.def("layer_norm", &eager_layer_norm, "LayerNorm forward, with an autograd node when grad is true");
-  m.def("error", &error, "(status, function, message) of this thread's last failed forward");
+  m.def("last_failure", &last_failure, "(status, function, message) of this thread's last failed forward");
 }
