@@ -595,11 +595,13 @@ def test_compile_fullgraph_no_graph_break(dtype, no_tf32):
     assert any("lntune.layer_norm_fwd" in t for t in targets), targets
     eager = _step(blk, x, g)
     compiled = _step(torch.compile(blk, fullgraph=True), x, g)
+    # Outputs: y, x.grad, then the Linear's and the LayerNorm's parameter grads.
+    # Inductor generates the residual add and the Linear bias grad's row sum
+    # itself (another summation order than eager's), so fp32 results agree to
+    # rounding of those sums (~1e-5 relative), bf16 ones to about one ulp.
+    tol = dict(rtol=1e-4, atol=1e-4) if dtype == torch.float32 else dict(rtol=2e-2, atol=2e-2)
     for i, (c, e) in enumerate(zip(compiled, eager)):
-        if dtype == torch.float32:
-            torch.testing.assert_close(c, e, msg=lambda m: "output %d: %s" % (i, m))
-        else:  # bf16: inductor may round the residual add differently (one bf16 ulp)
-            torch.testing.assert_close(c, e, rtol=2e-2, atol=2e-2, msg=lambda m: "output %d: %s" % (i, m))
+        torch.testing.assert_close(c, e, **tol, msg=lambda m: "output %d: %s" % (i, m))
 
 
 def test_compile_reduce_overhead_matches_eager(no_tf32):
@@ -614,7 +616,10 @@ def test_compile_reduce_overhead_matches_eager(no_tf32):
         got = [t.clone() for t in _step(cblk, x, g)]
         ref = _step(blk, x, g)
         for i, (c, e) in enumerate(zip(got, ref)):
-            torch.testing.assert_close(c, e, msg=lambda m: "seed %d output %d: %s" % (seed, i, m))
+            # fp32 with inductor's own sums for the Linear bias grad (see above):
+            # seen 1.3e-5 absolute on one of 512 elements of magnitude ~1.
+            torch.testing.assert_close(c, e, rtol=1e-4, atol=1e-4,
+                                       msg=lambda m: "seed %d output %d: %s" % (seed, i, m))
 
 
 @pytest.mark.parametrize("affine", ["wb", "w", "b", "none"])
