@@ -75,7 +75,8 @@ FwdProblem check_forward(const ForwardArgs& a) {
   check_dtype(op, "x_dtype", a.x_dtype);
   check_dtype(op, "w_dtype", a.w_dtype);
   check_shape(op, a.M, a.N);
-  if (!(a.eps > 0.f) || !std::isfinite(a.eps)) fail(op, "eps must be a finite number > 0, got " + std::to_string(a.eps));
+  // Any finite eps, as torch allows (a negative one gives NaN where variance + eps < 0, as in torch).
+  if (!std::isfinite(a.eps)) fail(op, "eps must be a finite number, got " + std::to_string(a.eps));
   FwdProblem p;
   p.M = a.M;
   p.N = a.N;

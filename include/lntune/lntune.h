@@ -27,7 +27,7 @@ typedef enum { LNTUNE_FP32 = 0, LNTUNE_FP16 = 1, LNTUNE_BF16 = 2 } lntune_dtype;
 
 typedef enum {
   LNTUNE_OK = 0,
-  LNTUNE_ERROR_INVALID_ARGUMENT = 1, /* shapes, strides, null pointers, dtypes, eps, alignment */
+  LNTUNE_ERROR_INVALID_ARGUMENT = 1, /* shapes, strides, null pointers, dtypes, non-finite eps, alignment */
   LNTUNE_ERROR_NO_DRIVER = 2,        /* libcuda.so.1 could not be loaded */
   LNTUNE_ERROR_NO_DEVICE = 3,        /* no CUDA device */
   LNTUNE_ERROR_COMPILE = 4,          /* NVRTC failed (the message holds the log) */
@@ -46,7 +46,7 @@ typedef struct {
   int64_t M, N;
   int64_t x_row_stride, y_row_stride;
   lntune_dtype x_dtype, w_dtype; /* w_dtype: x_dtype or LNTUNE_FP32 */
-  float eps;                     /* > 0 */
+  float eps;                     /* finite (0 and negative allowed, as in torch) */
   void* stream;                  /* CUstream */
 } lntune_forward_args;
 
