@@ -34,7 +34,7 @@ status=0
 for f in $fuzzers; do
   mkdir -p "$build/corpus/$f"
   echo "=== fuzz_$f for ${secs}s"
-  max_len=4096
+  max_len=8192
   [ "$f" = cache ] && max_len=65536
   if ! ASAN_OPTIONS=detect_leaks=1 "$build/fuzz_$f" -max_total_time="$secs" -timeout=30 -rss_limit_mb=2048 \
       -max_len=$max_len -print_final_stats=1 -artifact_prefix="$build/artifacts/$f-" \
