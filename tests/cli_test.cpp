@@ -416,6 +416,9 @@ TEST(CliHardening, ListOverflowIsAClearUsageError) {
       {"tune --n -5:10:1", "lntune: --n: -5 is out of range (1 .. 2147483648)"},
       {"tune --n 1:3000:1 --m 1:100:1", "lntune: --n x --m x --dtype x --kernel gives 1800000 problems; at most 100000"},
       {"tune --n 1024 --m 1:2:0", "lntune: --m: 0 is out of range"},
+      {"tune --n 2147483648 --m 1099511627776",
+       "lntune: --n x --m: M = 1099511627776 rows of N = 2147483648 elements is too large for one workload (at most "
+       "2^40 elements)"},
   };
   for (const Case& c : cases) {
     const Result r = hardening::run_limited(tmp, c.args);

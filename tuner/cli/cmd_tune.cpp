@@ -77,6 +77,7 @@ struct ProblemOptions {
                            std::string(to_string(d)) + ")");
     const auto kernels = parse_kernel_list(kernel, "--kernel");
     check_problem_count(ns.size(), ms.size(), dtypes.size(), kernels.size());
+    check_workload_size(ns, ms);
     return tune::make_targets(ns, ms, dtypes, kernels, wd, !no_weight, !no_bias);
   }
 };

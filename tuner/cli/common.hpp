@@ -57,6 +57,11 @@ std::vector<DType> parse_dtype_list(const std::string& text, const std::string& 
 std::vector<Kernel> parse_kernel_list(const std::string& text, const std::string& option);
 // Throws UsageError if the lists name more than kMaxProblems problems.
 void check_problem_count(std::size_t ns, std::size_t ms, std::size_t dtypes, std::size_t kernels);
+// Throws UsageError if one workload of M x N elements (the largest of each
+// list) exceeds kMaxElements: more than any GPU holds, and the bound that
+// keeps every byte count of a workload far from 64-bit overflow.
+inline constexpr std::int64_t kMaxElements = std::int64_t{1} << 40;
+void check_workload_size(const std::vector<std::int64_t>& ns, const std::vector<std::int64_t>& ms);
 
 // CLI11 validators that check the option's text before it is converted:
 // an integer in lo .. hi (CLI11's own conversion clamps out-of-range values

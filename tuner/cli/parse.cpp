@@ -1,6 +1,7 @@
 // lntune CLI: the parsers of list options and the numeric validators. Pure
 // functions over the option text (no GPU, no cache), so that they can be
 // fuzzed on their own (tests/fuzz/fuzz_cli_list.cpp).
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -119,6 +120,16 @@ void check_problem_count(std::size_t ns, std::size_t ms, std::size_t dtypes, std
   if (total > kMaxProblems)
     throw UsageError("lntune: --n x --m x --dtype x --kernel gives " + std::to_string(total) +
                      " problems; at most " + std::to_string(kMaxProblems));
+}
+
+void check_workload_size(const std::vector<std::int64_t>& ns, const std::vector<std::int64_t>& ms) {
+  std::int64_t n = 0, m = 0;
+  for (std::int64_t v : ns) n = std::max(n, v);
+  for (std::int64_t v : ms) m = std::max(m, v);
+  std::int64_t elements = 0;
+  if (__builtin_mul_overflow(n, m, &elements) || elements > kMaxElements)
+    throw UsageError("lntune: --n x --m: M = " + std::to_string(m) + " rows of N = " + std::to_string(n) +
+                     " elements is too large for one workload (at most 2^40 elements)");
 }
 
 CLI::Validator int_range(std::int64_t lo, std::int64_t hi) {
