@@ -143,7 +143,11 @@ lntune_status lntune_backward_workspace_size(const lntune_backward_args* args, s
 }
 
 lntune_status lntune_set_tuned(int enabled) {
-  return guarded([&] { lntune::rt::default_runtime().set_tuned(enabled != 0); });
+  return guarded([&] {
+    if (enabled != 0 && enabled != 1)
+      throw lntune::Error("lntune: lntune_set_tuned: enabled must be 0 or 1, got " + std::to_string(enabled));
+    lntune::rt::default_runtime().set_tuned(enabled != 0);
+  });
 }
 
 const char* lntune_last_error(void) { return t_last_error.c_str(); }

@@ -578,3 +578,221 @@ TEST(Cli, MergeKeepsTheFasterRecordPerKey) {
 }
 
 }  // namespace
+
+// ------------------------------------------------------------ hardening (issue 14)
+namespace hardening {
+
+// `cmd` as user 'nobody' when running as root (root reads anything).
+std::string as_nobody() { return ::geteuid() == 0 ? "setpriv --reuid=65534 --regid=65534 --clear-groups " : ""; }
+
+// Runs with a time limit: a hang shows as code 124.
+// `prefix` goes before the command (e.g. as_nobody()).
+Result run_limited(const TempDir& tmp, const std::string& args, const std::string& env = "",
+                   const std::string& prefix = "") {
+  const std::string err = tmp / "stderr.txt";
+  const std::string cmd = prefix + "env -u LNTUNE_CACHE_PATH -u XDG_CACHE_HOME HOME='" + tmp.path() +
+                          "' LNTUNE_CACHE='" + (tmp / "user.db") + "' " + env + " timeout 60 '" + LNTUNE_CLI + "' " +
+                          args + " 2>'" + err + "' </dev/null";
+  Result r;
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (!p) return r;
+  char buf[4096];
+  std::size_t n;
+  while ((n = std::fread(buf, 1, sizeof(buf), p)) > 0) r.out.append(buf, n);
+  const int status = ::pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  r.err = slurp(err);
+  return r;
+}
+
+// True if `s` is valid UTF-8 (no overlongs, surrogates or code points past
+// U+10FFFF).
+bool valid_utf8(const std::string& s) {
+  for (std::size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    std::size_t len = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
+    if (len == 0 || i + len > s.size()) return false;
+    std::uint32_t cp = len == 1 ? c : len == 2 ? (c & 0x1fu) : len == 3 ? (c & 0x0fu) : (c & 0x07u);
+    for (std::size_t k = 1; k < len; ++k) {
+      const auto b = static_cast<unsigned char>(s[i + k]);
+      if ((b & 0xc0) != 0x80) return false;
+      cp = (cp << 6) | (b & 0x3fu);
+    }
+    const std::uint32_t min = len == 1 ? 0 : len == 2 ? 0x80 : len == 3 ? 0x800 : 0x10000;
+    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return false;
+    i += len;
+  }
+  return true;
+}
+
+}  // namespace hardening
+
+// Integer overflow in list parsing used to trip UBSan (and, in a release
+// build, allocate until memory ran out).
+TEST(CliHardening, ListOverflowIsAClearUsageError) {
+  TempDir tmp;
+  struct Case {
+    const char* args;
+    const char* message;
+  };
+  const Case cases[] = {
+      {"tune --n 9223372036854775800:9223372036854775807:5",
+       "lntune: --n: 9223372036854775800 is out of range (1 .. 2147483648)"},
+      {"tune --n 1024 --m 9223372036854775800:9223372036854775807:5",
+       "lntune: --m: 9223372036854775800 is out of range (1 .. 1099511627776)"},
+      {"bench --n 1:9223372036854775807:1", "lntune: --n: 9223372036854775807 is out of range (1 .. 2147483648)"},
+      {"tune --n 99999999999999999999", "lntune: --n: 99999999999999999999 is out of range (1 .. 2147483648)"},
+      {"tune --n 1024 --m 1:1099511627776:1",
+       "lntune: --m: '1:1099511627776:1' gives 1099511627776 values; at most 10000 in all"},
+      {"tune --n 1:9999:1,1:9999:1", "lntune: --n: '1:9999:1' gives 9999 values; at most 10000 in all"},
+      {"tune --n 0", "lntune: --n: 0 is out of range (1 .. 2147483648)"},
+      {"tune --n -5:10:1", "lntune: --n: -5 is out of range (1 .. 2147483648)"},
+      {"tune --n 1:3000:1 --m 1:100:1", "lntune: --n x --m x --dtype x --kernel gives 1800000 problems; at most 100000"},
+      {"tune --n 1024 --m 1:2:0", "lntune: --m: 0 is out of range"},
+      {"tune --n 2147483648 --m 1099511627776",
+       "lntune: --n x --m: M = 1099511627776 rows of N = 2147483648 elements is too large for one workload (at most "
+       "2^40 elements)"},
+  };
+  for (const Case& c : cases) {
+    const Result r = hardening::run_limited(tmp, c.args);
+    EXPECT_EQ(r.code, 2) << c.args << "\n" << r.err;
+    EXPECT_TRUE(contains(r.err, c.message)) << c.args << "\n" << r.err;
+  }
+  // Large in-range steps are fine: 1024 only.
+  const Result ok = hardening::run_limited(tmp, "tune --n 1024:2048:9223372036854775807 --m 1");
+  EXPECT_FALSE(contains(ok.err, "--n:")) << ok.err;
+}
+
+// Numeric options: no 309-digit bounds, nan and inf refused, no silent clamp.
+TEST(CliHardening, NumericOptionsAreChecked) {
+  TempDir tmp;
+  struct Case {
+    const char* args;
+    const char* message;
+  };
+  const Case cases[] = {
+      {"tune --n 1024 --budget nan", "--budget: nan is not a finite number"},
+      {"tune --n 1024 --budget -3", "--budget: -3 must be >= 0"},
+      {"tune --n 1024 --rel-ci nan", "--rel-ci: nan is not a finite number"},
+      {"tune --n 1024 --rel-ci 0", "--rel-ci: 0 must be > 0"},
+      {"bench --max-seconds inf", "--max-seconds: inf is not a finite number"},
+      {"tune --n 1024 --min-reps 99999999999", "--min-reps: 99999999999 is out of range (1 .. 1000000)"},
+      {"tune --n 1024 --jobs -1", "--jobs: -1 is out of range (0 .. 1024)"},
+      {"space --kernel fwd --dtype bf16 --n 1024 --m 99999999999999999999",
+       "--m: 99999999999999999999 is out of range (1 .. 1099511627776)"},
+      {"space --kernel fwd --dtype bf16 --n 0", "--n: 0 is out of range (1 .. 2147483648)"},
+      {"gen --kernel fwd --dtype bf16 --n 1024 --sm-count 0", "--sm-count: 0 is out of range (1 .. 4096)"},
+  };
+  for (const Case& c : cases) {
+    const Result r = hardening::run_limited(tmp, c.args);
+    EXPECT_NE(r.code, 0) << c.args;
+    EXPECT_TRUE(contains(r.err, c.message)) << c.args << "\n" << r.err;
+    EXPECT_FALSE(contains(r.err, "1797693134862315")) << c.args << "\n" << r.err;
+  }
+}
+
+// Text from a cache is escaped on the terminal, and JSON output is valid
+// UTF-8 whatever the cache holds.
+TEST(CliHardening, CacheTextIsEscaped) {
+  TempDir tmp;
+  const std::string evil = "EVIL\x1b]0;pwned\x07\x1b[2J\x9b" "31m\xc2\x9b\xe2\x80\xae\n";
+  auto r = record(cache::GpuId{evil, 9, 0, 132}, 4096, 10.0);
+  r.prov.origin = "merged:\xff\xfe\xc0\xaf.db";
+  r.prov.tuned_at = "2024\x1b[1m";
+  make_db(tmp / "evil.db", {r});
+  const Result show = run(tmp, "show --db '" + (tmp / "evil.db") + "'");
+  EXPECT_EQ(show.code, 0) << show.err;
+  EXPECT_FALSE(contains(show.out, "\x1b")) << show.out;
+  EXPECT_FALSE(contains(show.out, "\x07"));
+  EXPECT_FALSE(contains(show.out, "\xc2\x9b"));
+  EXPECT_FALSE(contains(show.out, "\xe2\x80\xae"));
+  EXPECT_TRUE(contains(show.out, "EVIL\\x1b]0;pwned\\x07\\x1b[2J\\x9b31m\\u009b\\u202e\\x0a")) << show.out;
+  EXPECT_TRUE(contains(show.out, "merged:\\xff\\xfe\\xc0\\xaf.db")) << show.out;
+  EXPECT_TRUE(hardening::valid_utf8(show.out));
+
+  const Result json = run(tmp, "show --json --db '" + (tmp / "evil.db") + "'");
+  EXPECT_EQ(json.code, 0) << json.err;
+  EXPECT_TRUE(hardening::valid_utf8(json.out)) << json.out;
+  EXPECT_FALSE(contains(json.out, "\x1b"));
+  EXPECT_TRUE(contains(json.out, "merged:\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd.db")) << json.out;
+
+  const Result info = run(tmp, "info", "LNTUNE_CACHE_PATH='" + (tmp / "evil.db") + "'");
+  EXPECT_TRUE(contains(info.out, "records for EVIL\\x1b]0;pwned")) << info.out;
+  EXPECT_FALSE(contains(info.out, "\x1b"));
+}
+
+// Clear errors for files that are not what they seem.
+TEST(CliHardening, FileErrorsNameTheProblem) {
+  TempDir tmp;
+  const std::string a = tmp / "a.db", b = tmp / "b.db";
+  ASSERT_EQ(::symlink(b.c_str(), a.c_str()), 0);
+  ASSERT_EQ(::symlink(a.c_str(), b.c_str()), 0);
+  Result r = run(tmp, "show --db '" + a + "'");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_TRUE(contains(r.err, "symbolic link loop")) << r.err;
+  EXPECT_FALSE(contains(r.err, "does not exist")) << r.err;
+
+  r = run(tmp, "show --db /dev/null");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_TRUE(contains(r.err, "/dev/null: not a regular file (a character device)")) << r.err;
+  r = run(tmp, "info --db /dev/null");
+  EXPECT_TRUE(contains(r.out, "/dev/null: not a regular file (a character device)")) << r.out;
+  EXPECT_FALSE(contains(r.out + r.err, "disk I/O error")) << r.out;
+
+  // A FIFO is refused at once (opening it would block).
+  ASSERT_EQ(::mkfifo((tmp / "fifo.db").c_str(), 0644), 0);
+  r = hardening::run_limited(tmp, "show --db '" + (tmp / "fifo.db") + "'");
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_TRUE(contains(r.err, "not a regular file (a FIFO)")) << r.err;
+  r = hardening::run_limited(tmp, "info", "LNTUNE_CACHE_PATH='" + (tmp / "fifo.db") + "'");
+  EXPECT_NE(r.code, 124);
+  EXPECT_TRUE(contains(r.out, "not a regular file (a FIFO)")) << r.out;
+
+  // info --db on an empty file only reads it.
+  { std::ofstream(tmp / "empty.db"); }
+  r = run(tmp, "info --db '" + (tmp / "empty.db") + "'");
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_TRUE(contains(r.out, "empty.db: empty, not a cache yet")) << r.out;
+  EXPECT_EQ(fs::file_size(tmp / "empty.db"), 0u);
+
+  // Permission denied, not "unable to open database file".
+  fs::permissions(tmp.path(), fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                                  fs::perms::others_read | fs::perms::others_exec);
+  make_db(tmp / "secret.db", {record(kH100, 4096, 10.0)});
+  fs::permissions(tmp / "secret.db", fs::perms::owner_read | fs::perms::owner_write);
+  r = hardening::run_limited(tmp, "show --db '" + (tmp / "secret.db") + "'", "", hardening::as_nobody());
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_TRUE(contains(r.err, "permission denied (the file is not readable)")) << r.err;
+  EXPECT_FALSE(contains(r.err, "unable to open database file")) << r.err;
+}
+
+// A hostile cache (the issue's recursive view) is refused promptly by every
+// command instead of hanging; merge and export leave no output behind.
+TEST(CliHardening, HostileCacheIsRefusedPromptly) {
+  TempDir tmp;
+  make_db(tmp / "good.db", {record(kH100, 4096, 10.0)});
+  make_db(tmp / "hostile.db", {record(kH100, 8192, 10.0)});
+  {
+    cache::Database db = cache::Database::open(tmp / "hostile.db", cache::Database::Mode::read_write_create);
+  }
+  const std::string sql =
+      "ALTER TABLE tuned RENAME TO t2; CREATE VIEW tuned AS WITH RECURSIVE c(i) AS "
+      "(SELECT 1 UNION ALL SELECT i+1 FROM c) SELECT t2.* FROM t2,c;";
+  // Through python's sqlite3 (the cache API refuses to build such a file).
+  ASSERT_EQ(std::system(("python3 -c \"import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.executescript(sys.argv[2]); "
+                         "c.commit()\" '" + (tmp / "hostile.db") + "' '" + sql + "'")
+                            .c_str()),
+            0);
+  const std::string h = "'" + (tmp / "hostile.db") + "'";
+  for (const std::string& args : {"show --db " + h, "export --db " + h + " -o '" + (tmp / "out1.db") + "'",
+                                  "merge " + h + " '" + (tmp / "good.db") + "' -o '" + (tmp / "out2.db") + "'"}) {
+    const Result r = hardening::run_limited(tmp, args);
+    EXPECT_EQ(r.code, 1) << args << "\n" << r.err;
+    EXPECT_TRUE(contains(r.err, "not an lntune cache: unexpected table 't2'")) << args << "\n" << r.err;
+  }
+  EXPECT_FALSE(fs::exists(tmp / "out1.db"));
+  EXPECT_FALSE(fs::exists(tmp / "out2.db"));
+  const Result info = hardening::run_limited(tmp, "info", "LNTUNE_CACHE_PATH=" + h);
+  EXPECT_EQ(info.code, 1);
+  EXPECT_TRUE(contains(info.out, "not an lntune cache")) << info.out;
+}

@@ -31,11 +31,20 @@ bool name_matches(const std::string& name, const std::string& pattern) {
   return pattern.empty() || name == pattern || lower(name).find(lower(pattern)) != std::string::npos;
 }
 
+// Opens a cache file read-only. A missing file is "does not exist"; anything
+// else that is not a readable regular file (symbolic link loop, permission,
+// FIFO, device) gets the cache layer's own message, checked before SQLite
+// opens it.
 cache::Database open_existing(const std::string& path, const char* doing) {
   std::error_code ec;
-  if (!fs::exists(path, ec)) throw Error(std::string("lntune: ") + doing + ": " + path + " does not exist");
+  const auto st = fs::symlink_status(path, ec);
+  if (ec && st.type() == fs::file_type::not_found)
+    throw Error(std::string("lntune: ") + doing + ": " + path + " does not exist");
   return cache::Database::open(path, cache::Database::Mode::read_only);
 }
+
+// A path or other text for the terminal.
+std::string shown(const std::string& s) { return terminal_text(s); }
 
 // ------------------------------------------------------------ show
 int run_show(const std::string& db_path, const std::string& gpu, bool json) {
@@ -65,13 +74,19 @@ int run_show(const std::string& db_path, const std::string& gpu, bool json) {
         }
       if (!json && stack->layers().empty())
         std::cout << "no cache files yet (user cache: "
-                  << (stack->writable_path() ? *stack->writable_path() : std::string("none")) << ")\n";
+                  << (stack->writable_path() ? shown(*stack->writable_path()) : std::string("none")) << ")\n";
     }
   }
   if (json) {
+    // Valid UTF-8 whatever the cache holds.
+    for (auto& r : records) r = printable(r, true);
+    for (auto& f : files) f = utf8_text(f);
     std::cout << tune::records_json(records, &files);
     return 0;
   }
+  // Cache text is printed escaped: no terminal control sequences.
+  for (auto& r : records) r = printable(r, false);
+  for (auto& f : files) f = shown(f);
   // Table, one section per file.
   std::vector<std::string> order;
   for (const auto& f : files)
@@ -128,7 +143,7 @@ int run_export(const std::string& db_path, const std::string& gpu, const std::st
     const auto& found = exact.empty() ? partial : exact;
     auto list = [](const std::vector<cache::GpuId>& v) {
       std::string s;
-      for (const auto& g : v) s += (s.empty() ? "" : "; ") + g.name + " (" + g.arch() + ", " + std::to_string(g.sm_count) + " SMs)";
+      for (const auto& g : v) s += (s.empty() ? "" : "; ") + shown(g.name) + " (" + g.arch() + ", " + std::to_string(g.sm_count) + " SMs)";
       return s.empty() ? std::string("none") : s;
     };
     if (found.empty())
@@ -142,9 +157,9 @@ int run_export(const std::string& db_path, const std::string& gpu, const std::st
   if (!all_kernels) winners = winners_kernels(db.records(id));
   db.export_to(out, id, all_kernels ? nullptr : &winners);
   const cache::Database written = cache::Database::open(out, cache::Database::Mode::read_only);
-  std::cout << "wrote " << out << ": " << written.records().size() << " records, " << written.binary_count()
+  std::cout << "wrote " << shown(out) << ": " << written.records().size() << " records, " << written.binary_count()
             << " compiled kernels";
-  if (id) std::cout << " for " << *id;
+  if (id) std::cout << " for " << shown(id->name) << " (" << id->arch() << ", " << id->sm_count << " SMs)";
   std::cout << "\n";
   return 0;
 }
@@ -160,13 +175,16 @@ int run_merge(const std::vector<std::string>& inputs, const std::string& out) {
   for (const auto& d : dbs) merged.merge_from(d);
   merged.export_to(out);
   const cache::Database written = cache::Database::open(out, cache::Database::Mode::read_only);
-  std::cout << "wrote " << out << ": " << written.records().size() << " records, " << written.binary_count()
+  std::cout << "wrote " << shown(out) << ": " << written.records().size() << " records, " << written.binary_count()
             << " compiled kernels, from " << inputs.size() << " files\n";
   return 0;
 }
 
 // ------------------------------------------------------------ info
 void describe_layer(const std::string& role, const cache::Database& db, const std::optional<cache::GpuId>& gpu) {
+  auto gpu_text = [](const cache::GpuId& g) {
+    return shown(g.name) + " (" + g.arch() + ", " + std::to_string(g.sm_count) + " SMs)";
+  };
   const auto records = db.records();
   std::size_t mine = 0;
   std::vector<cache::GpuId> gpus;
@@ -174,11 +192,11 @@ void describe_layer(const std::string& role, const cache::Database& db, const st
     if (gpu && r.key.gpu == *gpu) ++mine;
     if (std::find(gpus.begin(), gpus.end(), r.key.gpu) == gpus.end()) gpus.push_back(r.key.gpu);
   }
-  std::cout << "  " << role << " " << db.path() << ": " << records.size() << " records";
+  std::cout << "  " << role << " " << shown(db.path()) << ": " << records.size() << " records";
   if (gpu) std::cout << " (" << mine << " for this GPU)";
   std::cout << ", " << db.binary_count() << " compiled kernels, schema v" << db.schema_version()
             << (db.read_only() ? ", read-only" : "") << "\n";
-  for (const auto& g : gpus) std::cout << "      records for " << g << "\n";
+  for (const auto& g : gpus) std::cout << "      records for " << gpu_text(g) << "\n";
 }
 
 int run_info() {
@@ -209,8 +227,8 @@ int run_info() {
   }
   const char* env_cache = std::getenv("LNTUNE_CACHE");
   const char* env_path = std::getenv("LNTUNE_CACHE_PATH");
-  std::cout << "cache search path (LNTUNE_CACHE=" << (env_cache ? env_cache : "") << ", LNTUNE_CACHE_PATH="
-            << (env_path ? env_path : "") << "):\n";
+  std::cout << "cache search path (LNTUNE_CACHE=" << shown(env_cache ? env_cache : "") << ", LNTUNE_CACHE_PATH="
+            << shown(env_path ? env_path : "") << "):\n";
   try {
     auto stack = cache_stack();
     if (!stack) {
@@ -222,8 +240,10 @@ int run_info() {
     if (!user)
       std::cout << "  user    none (set LNTUNE_CACHE, XDG_CACHE_HOME or HOME)\n";
     else if (layers.empty() || layers.front()->path() != *user)
-      std::cout << "  user    " << *user << ": not created yet\n";
-    for (const cache::Database* l : layers) describe_layer(l->read_only() ? "shipped" : "user   ", *l, this_gpu);
+      std::cout << "  user    " << shown(*user) << ": " << ([&] { std::error_code ec; return fs::exists(*user, ec); }() ? "empty, not a cache yet" : "not created yet")
+                << "\n";
+    // info only reads: the user cache is opened read-only, like any lookup.
+    for (const cache::Database* l : layers) describe_layer(user && l->path() == *user ? "user   " : "shipped", *l, this_gpu);
   } catch (const std::exception& e) {
     std::cout << "  error: " << error_message(e) << "\n";
     return 1;

@@ -31,13 +31,13 @@ struct GpuOptions {
 
   void add(CLI::App& app) {
     app.add_option("--db", db, "Cache file to use (default: $LNTUNE_CACHE, else ~/.cache/lntune/lntune.db)");
-    app.add_option("--device", device, "CUDA device ordinal")->check(CLI::NonNegativeNumber);
-    app.add_option("--min-reps", min_reps, "Fewest timed repetitions per config")->check(CLI::PositiveNumber);
-    app.add_option("--max-reps", max_reps, "Most timed repetitions per config")->check(CLI::PositiveNumber);
-    app.add_option("--max-seconds", max_seconds, "Most seconds of repetitions per config")->check(CLI::PositiveNumber);
+    app.add_option("--device", device, "CUDA device ordinal")->check(int_range(0, 1023));
+    app.add_option("--min-reps", min_reps, "Fewest timed repetitions per config")->check(int_range(1, 1000000));
+    app.add_option("--max-reps", max_reps, "Most timed repetitions per config")->check(int_range(1, 1000000));
+    app.add_option("--max-seconds", max_seconds, "Most seconds of repetitions per config")->check(finite_number(false));
     app.add_option("--rel-ci", rel_ci, "Stop when the median's 95% CI is within +-this fraction (default 0.01)")
-        ->check(CLI::PositiveNumber);
-    app.add_option("--jobs", jobs, "NVRTC compile threads (default: CPUs - 2)");
+        ->check(finite_number(false));
+    app.add_option("--jobs", jobs, "NVRTC compile threads (default: CPUs - 2)")->check(int_range(0, 1024));
   }
   tune::RunnerOptions runner() const {
     tune::RunnerOptions r;
@@ -65,8 +65,8 @@ struct ProblemOptions {
     app.add_flag("--no-bias", no_bias, "LayerNorm without bias");
   }
   std::vector<tune::Target> targets(const std::vector<std::int64_t>& default_ns) const {
-    const auto ns = n.empty() ? default_ns : parse_int_list(n, "--n");
-    const auto ms = parse_int_list(m, "--m");
+    const auto ns = n.empty() ? default_ns : parse_int_list(n, "--n", kMaxN);
+    const auto ms = parse_int_list(m, "--m", kMaxM);
     std::optional<DType> wd;
     if (!w_dtype.empty()) {
       wd = parse_dtype(w_dtype);
@@ -78,7 +78,10 @@ struct ProblemOptions {
         if (*wd != d && *wd != DType::f32)
           throw UsageError("lntune: --w-dtype: weights must be fp32 or the row dtype (" +
                            std::string(to_string(d)) + ")");
-    return tune::make_targets(ns, ms, dtypes, parse_kernel_list(kernel, "--kernel"), wd, !no_weight, !no_bias);
+    const auto kernels = parse_kernel_list(kernel, "--kernel");
+    check_problem_count(ns.size(), ms.size(), dtypes.size(), kernels.size());
+    check_workload_size(ns, ms);
+    return tune::make_targets(ns, ms, dtypes, kernels, wd, !no_weight, !no_bias);
   }
 };
 
@@ -418,7 +421,7 @@ void add_tune_commands(CLI::App& app, std::vector<Command>& out) {
     po->add(*sub, "fp16,bf16,fp32", "Row lengths N: LIST or START:STOP:STEP (default: the built-in grid of common hidden sizes)");
     go->add(*sub);
     sub->add_option("--budget", *budget, "Time budget in seconds for the whole run (default: none)")
-        ->check(CLI::NonNegativeNumber);
+        ->check(finite_number(true));
     sub->add_flag("--force", flags->first, "Re-tune keys already in the cache");
     sub->add_flag("--no-dwdb", flags->second, "Do not tune the backward's dW/dB reduction kernel");
     sub->add_option("--seed", *seed, "Seed of the random inputs");
@@ -445,8 +448,8 @@ void add_tune_commands(CLI::App& app, std::vector<Command>& out) {
     auto json = std::make_shared<bool>(false);
     CLI::App* sub = app.add_subcommand("verify", "Re-check this GPU's cached winners against the CPU reference");
     sub->add_option("--db", go->db, "Cache file to check (default: the whole search path)");
-    sub->add_option("--device", go->device, "CUDA device ordinal")->check(CLI::NonNegativeNumber);
-    sub->add_option("--jobs", go->jobs, "NVRTC compile threads (default: CPUs - 2)");
+    sub->add_option("--device", go->device, "CUDA device ordinal")->check(int_range(0, 1023));
+    sub->add_option("--jobs", go->jobs, "NVRTC compile threads (default: CPUs - 2)")->check(int_range(0, 1024));
     sub->add_option("--seed", *seed, "Seed of the random inputs");
     sub->add_flag("--json", *json, "Print the results as JSON");
     out.push_back({sub, [=] { return run_verify(*go, *seed, *json); }});

@@ -42,11 +42,12 @@ struct ProblemOptions {
         ->check(CLI::IsMember(kDTypeNames));
     app.add_option("--w-dtype", w_dtype_name, "Element type of weight and bias (default: --dtype; or fp32)")
         ->check(CLI::IsMember(kDTypeNames));
-    app.add_option("--n", n, "Row length N (elements)")->required()->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 31));
-    app.add_option("--m", m, "Rows M (bounds group_size_m)")->check(CLI::PositiveNumber);
+    app.add_option("--n", n, "Row length N (elements)")->required()->check(lntune::cli::int_range(1, lntune::cli::kMaxN));
+    app.add_option("--m", m, "Rows M (bounds group_size_m)")->check(lntune::cli::int_range(1, lntune::cli::kMaxM));
     app.add_flag("--no-weight", no_weight, "LayerNorm without weight");
     app.add_flag("--no-bias", no_bias, "LayerNorm without bias (PaLM-style)");
-    app.add_option("--sm-count", sm_count, "SM count of the target GPU (default: H100's 132)")->check(CLI::PositiveNumber);
+    app.add_option("--sm-count", sm_count, "SM count of the target GPU (default: H100's 132)")
+        ->check(lntune::cli::int_range(1, 4096));
   }
   // After parsing: names -> enums (the checks above guarantee they parse).
   void resolve() {
