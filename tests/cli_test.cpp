@@ -697,7 +697,8 @@ TEST(CliHardening, CacheTextIsEscaped) {
   TempDir tmp;
   const std::string evil = "EVIL\x1b]0;pwned\x07\x1b[2J\x9b" "31m\xc2\x9b\xe2\x80\xae\n";
   auto r = record(cache::GpuId{evil, 9, 0, 132}, 4096, 10.0);
-  r.prov.origin = "merged:\xff\xfe\xc0\xaf.db";
+  r.prov.origin = cache::Origin::merged;
+  r.prov.merged_from = "\xff\xfe\xc0\xaf.db";
   r.prov.tuned_at = "2024\x1b[1m";
   make_db(tmp / "evil.db", {r});
   const Result show = run(tmp, "show --db '" + (tmp / "evil.db") + "'");

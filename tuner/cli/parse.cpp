@@ -255,7 +255,7 @@ cache::TuneRecord printable(const cache::TuneRecord& r, bool for_json) {
   o.prov.template_hash = f(r.prov.template_hash);
   o.prov.lntune_version = f(r.prov.lntune_version);
   o.prov.tuned_at = f(r.prov.tuned_at);
-  o.prov.origin = f(r.prov.origin);
+  o.prov.merged_from = f(r.prov.merged_from);  // the only free text of an origin
   return o;
 }
 
