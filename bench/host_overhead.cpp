@@ -10,7 +10,7 @@
 
 #include "lntune/lntune.hpp"
 #include "runtime/driver.hpp"
-#include "runtime/kernel_cache.hpp"
+#include "runtime/runtime.hpp"
 
 using Clock = std::chrono::steady_clock;
 
@@ -46,7 +46,7 @@ int main(int argc, char** argv) {
     backward(g);
     const double first_bwd = us_since(t0);
     rt::check(d.StreamSynchronize(stream), "sync");
-    const auto stats = rt::kernel_cache_stats();
+    const auto stats = rt::default_runtime().kernel_cache_stats();
 
     // Few enough calls that the launch queue never fills (a full queue makes
     // the host wait for the GPU, which would measure kernel time instead).

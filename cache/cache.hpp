@@ -22,7 +22,21 @@
 //     never modified. (A zero-length file counts as an empty database: opened
 //     read-write it is initialised, opened read-only it is refused.)
 //   * Read-only opening never modifies the file, not even to migrate an older
-//     schema: records of an older schema are read as they are.
+//     schema: records of an older schema are read as they are. It never
+//     ignores a journal: a hot rollback journal left by an interrupted write
+//     is an error naming it (a read-only open cannot roll it back), and the
+//     immutable fallback (a WAL file in a directory lntune cannot write) is
+//     taken only where no -wal or -journal file exists beside it.
+//   * Hostile files: only lntune's own objects are accepted -- the tables
+//     meta, tuned and binaries with exactly their columns (none generated),
+//     the indexes SQLite makes for their keys and SQLite's statistics tables;
+//     a view, trigger, virtual table, other table or index is "not an lntune
+//     cache: <what>" (SQLITE_NOTADB). Every statement step runs under a
+//     budget of SQLite VM instructions (sql::kDefaultStepBudget): a runaway
+//     query is a CacheError, never a hang. Only regular files are opened: a
+//     FIFO, device, socket or directory is refused (checked with stat(2), so
+//     nothing blocks), as are symbolic link loops and unreadable files, each
+//     with its own message.
 //   * Read-write files are in WAL mode with a 10 s busy timeout, and every
 //     write is one BEGIN IMMEDIATE transaction, so several processes (and
 //     threads) writing one file lose nothing.
@@ -39,6 +53,7 @@
 #include <ostream>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "lntune/types.hpp"
@@ -98,17 +113,31 @@ struct Timing {
   friend bool operator!=(const Timing& a, const Timing& b) { return !(a == b); }
 };
 
+// Where a record came from. Stored as text (origin_text): "tuned",
+// "tuned-partial", "merged:<file name>", "unknown".
+enum class Origin {
+  tuned,    // measured here, the whole search
+  partial,  // measured here, the search cut short by the time budget
+  merged,   // won a merge_from from another file (Provenance::merged_from)
+  unknown,  // migrated from schema v1, which did not record it (or unreadable text)
+};
+std::string_view to_string(Origin o);  // "tuned", "tuned-partial", "merged", "unknown"
+// The stored text of an origin; `merged_from` is used for Origin::merged only.
+std::string origin_text(Origin o, const std::string& merged_from = {});
+// Parses stored text (sets *merged_from for "merged:<file>"); anything else is unknown.
+Origin parse_origin(std::string_view text, std::string* merged_from);
+
 struct Provenance {
   std::string template_hash, lntune_version;
   int nvrtc_version = 0, driver_version = 0;
   std::string tuned_at;  // ISO-8601 UTC, e.g. "2024-05-01T12:00:00Z"
-  // "tuned" (measured here), "merged:<file name>" (won a merge_from from that
-  // file), "unknown" (migrated from schema v1, which did not record it).
-  std::string origin = "tuned";
+  Origin origin = Origin::tuned;
+  std::string merged_from;  // the file name, with Origin::merged; else empty
+  std::string origin_text() const { return cache::origin_text(origin, merged_from); }
   friend bool operator==(const Provenance& a, const Provenance& b) {
     return a.template_hash == b.template_hash && a.lntune_version == b.lntune_version &&
            a.nvrtc_version == b.nvrtc_version && a.driver_version == b.driver_version &&
-           a.tuned_at == b.tuned_at && a.origin == b.origin;
+           a.tuned_at == b.tuned_at && a.origin == b.origin && a.merged_from == b.merged_from;
   }
   friend bool operator!=(const Provenance& a, const Provenance& b) { return !(a == b); }
 };
@@ -234,7 +263,13 @@ class Database {
   // can be read from a read-only directory) with the records of `gpu` (all
   // records if none) and the binaries for gpu->arch() ("sm_XY" and suffixed
   // variants such as "sm_XYa"; all binaries if no gpu). Refuses (CacheError)
-  // if `out_path` exists; on failure no file is left behind. With
+  // if `out_path` exists (a dangling symbolic link included; there is no
+  // overwrite). Atomic: the file is built in memory and appears complete or
+  // not at all -- written to an unnamed O_TMPFILE file in the destination
+  // directory, fsync'ed, linked into place (which never replaces a file that
+  // appeared meanwhile), and the directory fsync'ed; a killed export leaves
+  // nothing (where O_TMPFILE is unsupported, a hidden ".<name>.lntune-tmp-*"
+  // temporary is used and a kill -9 can leave it). With
   // `only_binaries`, just the binaries whose source hash it holds (e.g. the
   // tuned winners' kernels, not every candidate compiled while tuning).
   void export_to(const std::string& out_path, const std::optional<GpuId>& gpu = {},
@@ -244,8 +279,8 @@ class Database {
   // stored when this cache has none for the same key or it wins over this
   // cache's (record_wins: faster median, ties by config order), so merging
   // files in any order keeps the same winners. A stored record whose origin
-  // was "tuned" gets the origin "merged:<file name of other>". Binaries this
-  // cache lacks are copied.
+  // was Origin::tuned gets the origin Origin::merged with merged_from the file
+  // name of `other`. Binaries this cache lacks are copied.
   void merge_from(const Database& other);
 
   const std::string& path() const;
@@ -274,8 +309,10 @@ class Database {
 // skipped. Shipped files are opened read-only when the stack is built; one
 // that cannot be opened (corrupt, foreign, newer schema) throws CacheError.
 //
-// Lookups consult the user cache first (only if its file exists: reading
-// never creates it), then the shipped caches in order.
+// Lookups consult the user cache first (only if its file exists and is not
+// empty; lookups open it read-only, so reading never creates, initialises,
+// migrates or switches the journal mode of it), then the shipped caches in
+// order. Shipped entries that are not regular files (a FIFO, say) throw.
 class CacheStack {
  public:
   static CacheStack from_environment(const std::vector<std::string>& extra_shipped = {});
@@ -301,8 +338,8 @@ class CacheStack {
   Database* writable();
   const std::optional<std::string>& writable_path() const;
 
-  // The layers in lookup order: the user cache (if open or its file exists),
-  // then the shipped caches.
+  // The layers in lookup order: the user cache (read-write once writable()
+  // was called, else read-only, if its file exists), then the shipped caches.
   std::vector<const Database*> layers() const;
 
   struct State;

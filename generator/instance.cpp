@@ -1,6 +1,8 @@
 #include "generator/instance.hpp"
 
 #include <mutex>
+#include <set>
+#include <stdexcept>
 #include <sstream>
 
 #include "generator/engine/template.hpp"
@@ -123,22 +125,51 @@ KernelSource render(const InstanceKey& key) {
   d["has_bias"] = t.has_bias;
   d["block_size"] = key.block_size;
   d["num_warps"] = key.num_warps;
-  d["threads"] = 32 * key.num_warps;
   d["rows_per_cta"] = key.rows_per_cta;
-  const int tpr = 32 * key.num_warps / key.rows_per_cta;
-  d["threads_per_row"] = tpr;
   d["vec"] = key.vec;
-  d["vecs_per_thread"] = key.block_size / (tpr * key.vec > 0 ? tpr * key.vec : 1);
   d["single_tile"] = key.single_tile;
   d["cluster"] = key.cluster_size;
-  d["fused_xhat"] = t.x_dtype != DType::f32;
-  // Shared memory for cross-warp row reductions: one float per warp and row
-  // (two for the backward's pair of sums, three for Welford statistics in the
-  // tiled forward).
-  const int per_warp = t.kernel == Kernel::bwd_dx ? 2 : (t.kernel == Kernel::fwd && !key.single_tile) ? 3 : 1;
-  d["scratch_floats"] = per_warp * key.rows_per_cta * (tpr / 32 > 0 ? tpr / 32 : 1);
   out.source = environment().render(template_name(t.kernel, key.cluster_size), d);
   out.hash = fnv1a(out.source, templates_hash());
+  return out;
+}
+
+std::string flatten(std::string_view source) {
+  std::set<std::string, std::less<>> seen;
+  std::string out;
+  out.reserve(source.size() * 8);
+  // Depth-first: a header's text replaces its first #include; later ones go.
+  const auto expand = [&](const auto& self, std::string_view text, int depth) -> void {
+    if (depth > 16) throw Error("lntune: flatten: lntune headers nest more than 16 deep");
+    std::size_t pos = 0;
+    while (pos < text.size()) {
+      std::size_t end = text.find('\n', pos);
+      end = end == std::string_view::npos ? text.size() : end + 1;
+      const std::string_view line = text.substr(pos, end - pos);
+      pos = end;
+      constexpr std::string_view kInclude = "#include \"lntune/";
+      if (line.rfind("#pragma once", 0) == 0) continue;
+      if (line.rfind(kInclude, 0) != 0) {
+        out += line;
+        continue;
+      }
+      const std::size_t close = line.find('"', kInclude.size());
+      if (close == std::string_view::npos) throw Error("lntune: flatten: malformed line " + std::string(line));
+      const std::string name(line.substr(10, close - 10));
+      if (!seen.insert(name).second) continue;
+      std::string_view header;
+      try {
+        header = templates::get(name);
+      } catch (const std::out_of_range&) {
+        throw Error("lntune: flatten: no lntune header named '" + name + "'");
+      }
+      out += "// ---------------- " + name + "\n";
+      self(self, header, depth + 1);
+      if (!out.empty() && out.back() != '\n') out += '\n';
+      out += "// ---------------- end of " + name + "\n";
+    }
+  };
+  expand(expand, source, 0);
   return out;
 }
 

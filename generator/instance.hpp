@@ -34,6 +34,11 @@ struct KernelSource {
 // Renders the instance's template. Thread-safe; templates are parsed once.
 KernelSource render(const InstanceKey& key);
 
+// One self-contained translation unit: `source` with each lntune header it
+// includes (transitively) inlined once, in include order. It compiles with
+// NVRTC given no headers at all. Throws lntune::Error for an unknown header.
+std::string flatten(std::string_view source);
+
 // Hash of every embedded template and header: changes whenever any kernel
 // source could change. Stored with tuned results as provenance.
 std::uint64_t templates_hash();

@@ -2,61 +2,22 @@
 #include <cstring>
 #include <string>
 
-#include "generator/space.hpp"
 #include "lntune/lntune.h"
 #include "lntune/lntune.hpp"
-#include "runtime/cache_binding.hpp"
-#include "runtime/launcher.hpp"
 #include "runtime/nvrtc.hpp"
-#include "runtime/selector.hpp"
+#include "runtime/runtime.hpp"
 
 namespace lntune {
 
-void forward(const ForwardArgs& a) {
-  const rt::FwdProblem p = rt::check_forward(a);
-  if (p.M == 0) return;
-  const rt::FwdPlan& plan = rt::forward_plan(p);
-  rt::launch_forward(*plan.kernel, plan.config, a, p);
-}
+// Each call goes to the default runtime (runtime/runtime.hpp).
+void forward(const ForwardArgs& a) { rt::default_runtime().forward(a); }
+void backward(const BackwardArgs& a) { rt::default_runtime().backward(a); }
+std::size_t backward_workspace_size(const BackwardArgs& a) { return rt::default_runtime().backward_workspace_size(a); }
+Choice explain_forward(const ForwardArgs& a) { return rt::default_runtime().explain_forward(a); }
+Choice explain_backward(const BackwardArgs& a) { return rt::default_runtime().explain_backward(a); }
 
-void backward(const BackwardArgs& a) {
-  const rt::BwdProblem p = rt::check_backward(a);
-  if (p.M == 0) {
-    // dW and dB of zero rows are zero: written on the caller's stream, in
-    // order with its other work.
-    if (!a.dweight && !a.dbias) return;
-    const rt::DriverApi& d = rt::driver();
-    rt::current_context();
-    const std::size_t bytes = static_cast<std::size_t>(p.N) * dtype_size(a.w_dtype);
-    for (void* g : {a.dweight, a.dbias})
-      if (g)
-        rt::check(d.MemsetD8Async(reinterpret_cast<CUdeviceptr>(g), 0, bytes, static_cast<CUstream>(a.stream)),
-                  "cuMemsetD8Async (zero-row backward)");
-    return;
-  }
-  const rt::BwdPlan& plan = rt::backward_plan(p);
-  rt::launch_backward(*plan.dx, plan.dwdb, plan.dx_config, plan.dwdb_config, a, p);
-}
-
-std::size_t backward_workspace_size(const BackwardArgs& a) {
-  const rt::BwdProblem p = rt::check_backward(a);
-  if (p.M == 0 || (!p.want_dw && !p.want_db)) return 0;
-  return rt::workspace_bytes(p, rt::backward_plan(p).dx_config);
-}
-
-Choice explain_forward(const ForwardArgs& a) {
-  const rt::FwdProblem p = rt::check_forward(a);
-  const rt::FwdPlan& plan = rt::forward_plan(p);
-  return Choice{plan.config, plan.key.name(), plan.reason};
-}
-
-Choice explain_backward(const BackwardArgs& a) {
-  const rt::BwdProblem p = rt::check_backward(a);
-  const rt::BwdPlan& plan = rt::backward_plan(p);
-  return Choice{plan.dx_config, plan.dx_key.name(), plan.reason};
-}
-
-const char* version() { return "0.1.0"; }
+// From project(VERSION), through the generated lntune/version.h.
+const char* version() { return LNTUNE_VERSION; }
 
 }  // namespace lntune
 
@@ -182,7 +143,11 @@ lntune_status lntune_backward_workspace_size(const lntune_backward_args* args, s
 }
 
 lntune_status lntune_set_tuned(int enabled) {
-  return guarded([&] { lntune::rt::set_tuned(enabled != 0); });
+  return guarded([&] {
+    if (enabled != 0 && enabled != 1)
+      throw lntune::Error("lntune: lntune_set_tuned: enabled must be 0 or 1, got " + std::to_string(enabled));
+    lntune::rt::default_runtime().set_tuned(enabled != 0);
+  });
 }
 
 const char* lntune_last_error(void) { return t_last_error.c_str(); }

@@ -1,13 +1,10 @@
 #include "runtime/cache_binding.hpp"
 
-#include <atomic>
 #include <cstdlib>
 #include <cstring>
-#include <mutex>
 
 #include "generator/instance.hpp"
 #include "generator/space.hpp"
-#include "runtime/log.hpp"
 
 namespace lntune::rt {
 
@@ -60,130 +57,85 @@ Config adapt_config(const Config& c, Kernel kernel, std::int64_t from_n, std::in
 }
 
 // ------------------------------------------------------------ config source
-CacheConfigSource::CacheConfigSource(std::shared_ptr<cache::CacheStack> stack) : stack_(std::move(stack)) {}
+bool is_stale(const cache::TuneRecord& r) {
+  // Computed once: the templates are compiled into the binary.
+  static const std::string current = gen::hex(gen::templates_hash());
+  return r.prov.template_hash != current;
+}
+
+CacheConfigSource::CacheConfigSource(std::shared_ptr<cache::CacheStack> stack, Log log)
+    : stack_(std::move(stack)), log_(log) {}
 
 std::optional<Selection> CacheConfigSource::select(const DeviceInfo& dev, const Traits& traits, std::int64_t n,
                                                    std::int64_t m) {
   if (!stack_ || n <= 0 || dev.sm_count <= 0) return std::nullopt;
   const cache::TuneKey key = tune_key(dev, traits, n, m < 0 ? 0 : m);
-  if (auto r = stack_->find(key)) return Selection{r->config, "tuned (exact)"};
-  if (auto r = stack_->find_nearest(key))
+  auto usable = [this](const std::optional<cache::TuneRecord>& r) {
+    if (r && is_stale(*r)) {
+      if (log_.debug_enabled())
+        log_.debug("ignoring the stale record for N=" + std::to_string(r->key.n) + " (tuned with templates " +
+                   r->prov.template_hash + ")");
+      return false;
+    }
+    return r.has_value();
+  };
+  if (auto r = stack_->find(key); usable(r)) return Selection{r->config, "tuned (exact)"};
+  if (auto r = stack_->find_nearest(key); usable(r))
     return Selection{adapt_config(r->config, traits.kernel, r->key.n, n),
                      "tuned (nearest N=" + std::to_string(r->key.n) + ")"};
   return std::nullopt;
 }
 
 // ------------------------------------------------------------ binary store
-CacheBinaryStore::CacheBinaryStore(std::shared_ptr<cache::CacheStack> stack) : stack_(std::move(stack)) {}
+CacheBinaryStore::CacheBinaryStore(std::shared_ptr<cache::CacheStack> stack, Log log)
+    : stack_(std::move(stack)), log_(log) {}
 
-std::optional<std::vector<char>> CacheBinaryStore::get(const std::string& source_hash, const std::string& arch,
+std::optional<std::vector<char>> CacheBinaryStore::get(const std::string& hash, const std::string& arch,
                                                        int nvrtc_version) {
   if (!stack_) return std::nullopt;
   try {
-    return stack_->get_binary(cache::BinaryKey{source_hash, arch, nvrtc_version});
+    return stack_->get_binary(cache::BinaryKey{hash, arch, nvrtc_version});
   } catch (const std::exception& e) {
     // A cache that cannot be read means compiling: slower, never wrong.
     if (!get_failed_.exchange(true))
-      log_warn(std::string("could not read compiled kernels from the cache: ") + e.what());
+      log_.warn(std::string("could not read compiled kernels from the cache: ") + e.what());
     return std::nullopt;
   }
 }
 
-void CacheBinaryStore::put(const std::string& source_hash, const std::string& arch, int nvrtc_version,
+void CacheBinaryStore::put(const std::string& hash, const std::string& arch, int nvrtc_version,
                            const std::vector<char>& cubin, const std::string& kernel_name) {
   if (!stack_ || put_failed_.load()) return;
   try {
     cache::Database* db = stack_->writable();
     if (!db) return;  // no user cache configured: nothing to write to
-    db->put_binary(cache::BinaryKey{source_hash, arch, nvrtc_version}, cubin, kernel_name);
+    db->put_binary(cache::BinaryKey{hash, arch, nvrtc_version}, cubin, kernel_name);
   } catch (const std::exception& e) {
     if (!put_failed_.exchange(true))
-      log_warn(std::string("compiled kernels are not being saved to the cache: ") + e.what());
+      log_.warn(std::string("compiled kernels are not being saved to the cache: ") + e.what());
   }
 }
 
-// ------------------------------------------------------------ installation
-namespace {
-
-struct DefaultCache {
-  std::mutex mu;
-  std::once_flag once;
-  std::atomic<bool> done{false};
-  std::shared_ptr<cache::CacheStack> stack;
-};
-
-DefaultCache& default_cache() {
-  static auto* d = new DefaultCache;  // never destroyed: used until exit
-  return *d;
-}
-
-bool cache_disabled() {
+// ------------------------------------------------------------ default
+std::shared_ptr<cache::CacheStack> cache_stack_from_environment(const Log& log) {
   const char* v = std::getenv("LNTUNE_CACHE");
-  return v && std::strcmp(v, "off") == 0;
-}
-
-void install_locked(DefaultCache& d, std::shared_ptr<cache::CacheStack> stack) {
-  d.stack = stack;
-  if (stack) {
-    set_binary_store(std::make_shared<CacheBinaryStore>(stack));
-    set_config_source(std::make_shared<CacheConfigSource>(stack));
-  } else {
-    set_binary_store(nullptr);
-    set_config_source(nullptr);
+  if (v && std::strcmp(v, "off") == 0) {
+    log.debug("LNTUNE_CACHE=off: no tuned configs, no cached kernels");
+    return nullptr;
   }
-  d.done.store(true, std::memory_order_release);
-}
-
-}  // namespace
-
-void install_default_cache() {
-  DefaultCache& d = default_cache();
-  if (d.done.load(std::memory_order_acquire)) return;
-  std::call_once(d.once, [&d] {
-    std::lock_guard<std::mutex> lock(d.mu);
-    if (d.done.load()) return;  // install_cache() came first
-    if (cache_disabled()) {
-      log_debug("LNTUNE_CACHE=off: no tuned configs, no cached kernels");
-      d.done.store(true, std::memory_order_release);
-      return;
+  try {
+    auto stack = std::make_shared<cache::CacheStack>(cache::CacheStack::from_environment());
+    // Files are opened on first lookup, not here: a damaged user cache then
+    // costs warnings, never the shipped caches.
+    if (log.debug_enabled()) {
+      const char* shipped = std::getenv("LNTUNE_CACHE_PATH");
+      log.debug("tuning cache: user cache " + (stack->writable_path() ? *stack->writable_path() : "none") +
+                (shipped ? std::string(", shipped: ") + shipped : ""));
     }
-    std::shared_ptr<cache::CacheStack> stack;
-    try {
-      stack = std::make_shared<cache::CacheStack>(cache::CacheStack::from_environment());
-      // Files are opened on first lookup, not here: a damaged user cache then
-      // costs warnings, never the shipped caches.
-      log_debug("tuning cache: user cache " + (stack->writable_path() ? *stack->writable_path() : "none") +
-                (std::getenv("LNTUNE_CACHE_PATH") ? std::string(", shipped: ") + std::getenv("LNTUNE_CACHE_PATH") : ""));
-    } catch (const std::exception& e) {
-      log_warn(std::string("the tuning cache is not used (default heuristic only): ") + e.what());
-      stack.reset();
-    }
-    install_locked(d, std::move(stack));
-  });
-}
-
-std::shared_ptr<cache::CacheStack> default_cache_stack() {
-  DefaultCache& d = default_cache();
-  std::lock_guard<std::mutex> lock(d.mu);
-  return d.stack;
-}
-
-void install_cache(std::shared_ptr<cache::CacheStack> stack) {
-  DefaultCache& d = default_cache();
-  std::lock_guard<std::mutex> lock(d.mu);
-  install_locked(d, std::move(stack));
-}
-
-void set_tuned(bool enabled) {
-  install_default_cache();  // so that a later first launch does not undo this
-  DefaultCache& d = default_cache();
-  std::lock_guard<std::mutex> lock(d.mu);
-  if (!enabled) {
-    set_config_source(nullptr);
-    log_debug("tuned configs disabled: the default heuristic everywhere");
-  } else if (d.stack) {
-    set_config_source(std::make_shared<CacheConfigSource>(d.stack));
-    log_debug("tuned configs enabled");
+    return stack;
+  } catch (const std::exception& e) {
+    log.warn(std::string("the tuning cache is not used (default heuristic only): ") + e.what());
+    return nullptr;
   }
 }
 

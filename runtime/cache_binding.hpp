@@ -17,6 +17,7 @@
 //   3. else nothing: the launcher uses the default heuristic. (So does the
 //      launcher when a tuned config is not valid for the call, e.g. for its
 //      vector width.)
+// A stale record (is_stale) counts as absent at steps 1 and 2.
 #pragma once
 
 #include <atomic>
@@ -29,6 +30,7 @@
 #include "cache/cache.hpp"
 #include "runtime/driver.hpp"
 #include "runtime/kernel_cache.hpp"
+#include "runtime/log.hpp"
 #include "runtime/selector.hpp"
 
 namespace lntune::rt {
@@ -42,14 +44,21 @@ cache::TuneKey tune_key(const DeviceInfo& dev, const Traits& traits, std::int64_
 // Rule 2's carry-over of a config tuned for N = from_n to N = to_n (pure).
 Config adapt_config(const Config& c, Kernel kernel, std::int64_t from_n, std::int64_t to_n);
 
+// The one rule for records measured with other kernel templates (a
+// template_hash that is not this build's, gen::templates_hash()): they are
+// stale, as if absent. The launcher does not use them (its next rule
+// applies) and the tuner tunes their keys again.
+bool is_stale(const cache::TuneRecord& r);
+
 class CacheConfigSource : public ConfigSource {
  public:
-  explicit CacheConfigSource(std::shared_ptr<cache::CacheStack> stack);
+  explicit CacheConfigSource(std::shared_ptr<cache::CacheStack> stack, Log log = Log::from_environment());
   std::optional<Selection> select(const DeviceInfo& dev, const Traits& traits, std::int64_t n,
                                   std::int64_t m) override;
 
  private:
   std::shared_ptr<cache::CacheStack> stack_;
+  Log log_;
 };
 
 // get: the first layer holding the binary. put: the writable (user) cache; a
@@ -57,33 +66,21 @@ class CacheConfigSource : public ConfigSource {
 // Neither throws: a cache that cannot be used means compiling.
 class CacheBinaryStore : public BinaryStore {
  public:
-  explicit CacheBinaryStore(std::shared_ptr<cache::CacheStack> stack);
-  std::optional<std::vector<char>> get(const std::string& source_hash, const std::string& arch,
+  explicit CacheBinaryStore(std::shared_ptr<cache::CacheStack> stack, Log log = Log::from_environment());
+  std::optional<std::vector<char>> get(const std::string& hash, const std::string& arch,
                                        int nvrtc_version) override;
-  void put(const std::string& source_hash, const std::string& arch, int nvrtc_version,
+  void put(const std::string& hash, const std::string& arch, int nvrtc_version,
            const std::vector<char>& cubin, const std::string& kernel_name) override;
 
  private:
   std::shared_ptr<cache::CacheStack> stack_;
+  Log log_;
   std::atomic<bool> put_failed_{false}, get_failed_{false};
 };
 
-// Once per process (thread-safe; later calls are one atomic load): unless
-// LNTUNE_CACHE=off, builds cache::CacheStack::from_environment() and installs
-// a CacheConfigSource and a CacheBinaryStore over it. A cache that cannot be
-// opened is a warning (log_warn) and no cache, never an error.
-void install_default_cache();
-
-// The stack install_default_cache built (nullptr: none, or not yet built).
-std::shared_ptr<cache::CacheStack> default_cache_stack();
-
-// Installs both bindings over `stack` (nullptr: removes both). Marks the
-// default cache as installed, so a later install_default_cache() keeps it.
-void install_cache(std::shared_ptr<cache::CacheStack> stack);
-
-// enabled = false: no tuned configs (the default heuristic everywhere; the
-// binary store stays). enabled = true: the default cache's config source
-// again (building it first if needed; nothing with LNTUNE_CACHE=off).
-void set_tuned(bool enabled);
+// The cache a Runtime uses by default: cache::CacheStack::from_environment(),
+// or nullptr with LNTUNE_CACHE=off. A cache that cannot be opened is a
+// warning on `log` and no cache, never an error.
+std::shared_ptr<cache::CacheStack> cache_stack_from_environment(const Log& log);
 
 }  // namespace lntune::rt

@@ -1,5 +1,6 @@
-// Loaded kernels, per (context, instance). A miss renders the instance,
-// obtains a CUBIN (from a BinaryStore if one is installed, else NVRTC) and
+// Compiled kernels: where CUBINs persist (BinaryStore), how one is obtained
+// (the store, else NVRTC), and the loaded kernels of one Runtime, per
+// (context, instance). A miss renders the instance, obtains its CUBIN and
 // loads it; concurrent misses on one key compile once. Thread-safe.
 #pragma once
 
@@ -8,24 +9,40 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <shared_mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
+#include "generator/instance.hpp"
 #include "lntune/types.hpp"
+#include "runtime/driver.hpp"
+#include "runtime/log.hpp"
 
 namespace lntune::rt {
 
 // Where compiled binaries persist between processes (the SQLite cache
-// implements it; see cache/). Implementations must be thread-safe.
+// implements it; see cache/). `hash` is binary_hash() of the source, arch and
+// options (runtime/nvrtc.hpp). Implementations must be thread-safe.
 class BinaryStore {
  public:
   virtual ~BinaryStore() = default;
-  virtual std::optional<std::vector<char>> get(const std::string& source_hash, const std::string& arch,
+  virtual std::optional<std::vector<char>> get(const std::string& hash, const std::string& arch,
                                                int nvrtc_version) = 0;
-  virtual void put(const std::string& source_hash, const std::string& arch, int nvrtc_version,
+  virtual void put(const std::string& hash, const std::string& arch, int nvrtc_version,
                    const std::vector<char>& cubin, const std::string& kernel_name) = 0;
 };
+
+// The CUBIN of a rendered kernel for `arch`: from `store` when it holds one,
+// else compiled with NVRTC and put there (a failing put is logged, not
+// thrown). Throws CompileError. Needs no CUDA context.
+struct Cubin {
+  std::vector<char> bytes;
+  bool from_store = false;
+};
+Cubin obtain_cubin(const gen::KernelSource& src, const std::string& arch, BinaryStore* store, const Log& log);
 
 struct LoadedKernel {
   CUfunction fn = nullptr;
@@ -34,16 +51,45 @@ struct LoadedKernel {
 };
 
 struct KernelCacheStats {
-  std::uint64_t compiled = 0;         // NVRTC compilations in this process
+  std::uint64_t compiled = 0;           // NVRTC compilations by this cache
   std::uint64_t loaded_from_store = 0;  // CUBINs taken from the BinaryStore
-  std::uint64_t loaded = 0;           // modules loaded
+  std::uint64_t loaded = 0;             // modules loaded
 };
 
-// The process-wide kernel cache.
-const LoadedKernel& get_kernel(CUcontext ctx, const std::string& arch, const InstanceKey& key);
-KernelCacheStats kernel_cache_stats();
+// The loaded kernels of one Runtime. Entries (and the LoadedKernel
+// references handed out) live as long as the cache; its destructor unloads
+// the modules.
+class KernelCache {
+ public:
+  KernelCache() = default;
+  KernelCache(const KernelCache&) = delete;
+  KernelCache& operator=(const KernelCache&) = delete;
 
-// Installs the store used on misses (nullptr: none). Returns the previous one.
-std::shared_ptr<BinaryStore> set_binary_store(std::shared_ptr<BinaryStore> store);
+  // The kernel of `key` in context `ctx`, building it on a miss with `store`.
+  const LoadedKernel& get(CUcontext ctx, const std::string& arch, const InstanceKey& key, BinaryStore* store,
+                          const Log& log);
+  KernelCacheStats stats() const;
+
+ private:
+  struct Key {
+    CUcontext ctx;
+    InstanceKey inst;
+    bool operator==(const Key& o) const { return ctx == o.ctx && inst == o.inst; }
+  };
+  struct KeyHash {
+    std::size_t operator()(const Key& k) const noexcept;
+  };
+  struct Entry {
+    std::once_flag once;
+    UniqueModule module;
+    LoadedKernel kernel;
+  };
+  void build(Entry& e, CUcontext ctx, const std::string& arch, const InstanceKey& key, BinaryStore* store,
+             const Log& log);
+
+  mutable std::shared_mutex mu_;
+  std::unordered_map<Key, std::shared_ptr<Entry>, KeyHash> entries_;
+  std::atomic<std::uint64_t> compiled_{0}, from_store_{0}, loaded_{0};
+};
 
 }  // namespace lntune::rt

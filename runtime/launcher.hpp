@@ -1,11 +1,19 @@
-// The launcher: validated problem -> memoised plan (config, loaded kernels)
-// -> launch. A warm call is one hash lookup and one cuLaunchKernel (two for
-// the backward). Thread-safe; plans are per (context, problem).
+// The launcher's pieces, each owned by a Runtime (runtime/runtime.hpp):
+// immutable plans (config + loaded kernels per problem) in a PlanTable, the
+// device table, the managed workspaces, and the launches themselves
+// (stateless functions of a plan and the call's arguments).
 #pragma once
 
 #include <cuda.h>
 
 #include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <unordered_map>
+#include <utility>
 
 #include "lntune/lntune.hpp"
 #include "runtime/driver.hpp"
@@ -14,37 +22,144 @@
 
 namespace lntune::rt {
 
-struct FwdPlan {
+// A plan is immutable once built: it is shared (std::shared_ptr<const ...>)
+// by every caller that looked it up, and a change of config source publishes
+// new plans instead of touching this one. Its kernels belong to the Runtime
+// that built it and live as long as that Runtime.
+// One kernel of a plan: its config, its instance, the loaded kernel.
+struct PlannedKernel {
   Config config;
   InstanceKey key;
   const LoadedKernel* kernel = nullptr;
-  std::string reason;
 };
 
+struct FwdPlan {
+  PlannedKernel fwd;
+  std::string reason;  // why this config ("tuned (exact)", "default heuristic", ...)
+};
+
+// One plan per backward: dx and the dW/dB reduction, chosen together.
 struct BwdPlan {
-  Config dx_config, dwdb_config;
-  InstanceKey dx_key, dwdb_key;
-  const LoadedKernel* dx = nullptr;
-  const LoadedKernel* dwdb = nullptr;  // null when neither dW nor dB is wanted
-  std::string reason;
+  PlannedKernel dx;
+  PlannedKernel dwdb;  // kernel null when neither dW nor dB is wanted
+  std::string reason;  // of the dx config
 };
 
-// Plans for the current context (compiling and loading on first use).
-const FwdPlan& forward_plan(const FwdProblem& p);
-const BwdPlan& backward_plan(const BwdProblem& p);
+// Everything a plan depends on. M enters only through the tuning cache's
+// bucket (cache::m_bucket, relative to the SM count): selection never looks
+// at M more finely than that.
+struct PlanKey {
+  CUcontext ctx = nullptr;
+  Traits traits;
+  std::int64_t n = 0;
+  int m_bucket = 0;
+  int vec = 1;
+  bool want_dw = false, want_db = false;
+  bool operator==(const PlanKey& o) const {
+    return ctx == o.ctx && traits == o.traits && n == o.n && m_bucket == o.m_bucket && vec == o.vec &&
+           want_dw == o.want_dw && want_db == o.want_db;
+  }
+};
+struct PlanKeyHash {
+  std::size_t operator()(const PlanKey& k) const noexcept;
+};
 
-// Partial rows the backward writes: group_size_m CTAs (at most one per row
-// group) times rows_per_cta.
-std::int64_t partial_rows(const Config& dx_config, std::int64_t M);
+// Published plans, each stamped with the generation of the config source it
+// was built from. A lookup takes only a plan of the current generation; a
+// newer source means new plans, while callers keep the ones they hold.
+template <class Plan>
+class PlanTable {
+ public:
+  using Ptr = std::shared_ptr<const Plan>;
+  // Warm path: a hash lookup under a shared lock and a reference count.
+  Ptr find(const PlanKey& key, std::uint64_t generation) const {
+    std::shared_lock<std::shared_mutex> lock(mu_);
+    auto it = plans_.find(key);
+    if (it != plans_.end() && it->second.generation == generation) return it->second.plan;
+    return nullptr;
+  }
+  // Publishes `plan` (built from `generation`) unless the slot already holds
+  // one of that generation or newer; returns the plan callers should use (the
+  // slot's one when it is of the same generation, so that all callers agree).
+  Ptr publish(const PlanKey& key, std::uint64_t generation, Ptr plan) {
+    std::unique_lock<std::shared_mutex> lock(mu_);
+    Slot& slot = plans_[key];
+    if (slot.plan && slot.generation == generation) return slot.plan;
+    if (!slot.plan || slot.generation < generation) slot = Slot{generation, plan};
+    return plan;
+  }
+
+ private:
+  struct Slot {
+    std::uint64_t generation = 0;
+    Ptr plan;
+  };
+  mutable std::shared_mutex mu_;
+  std::unordered_map<PlanKey, Slot, PlanKeyHash> plans_;
+};
+
+// Devices by context. The calling thread remembers its last answer, so a
+// warm call finds its device without a lock.
+class DeviceTable {
+ public:
+  const DeviceInfo& of(CUcontext ctx);
+
+ private:
+  std::shared_mutex mu_;
+  std::unordered_map<CUcontext, std::shared_ptr<const DeviceInfo>> by_ctx_;
+};
+
+// Workspaces lntune manages for callers who pass none: one per (context,
+// stream). A backward is two launches that share the workspace, so the
+// workspace stays locked until both are enqueued: two host threads using one
+// stream then cannot interleave their launches (which would let one call's
+// bwd_dx overwrite partials before the other's bwd_dwdb read them).
+class Workspaces {
+ public:
+  struct Locked {
+    std::unique_lock<std::mutex> lock;
+    void* ptr = nullptr;
+  };
+  Locked acquire(CUcontext ctx, CUstream stream, std::size_t bytes);
+
+ private:
+  struct Workspace {
+    std::mutex mu;
+    DeviceBuffer buffer;
+  };
+  std::mutex mu_;
+  std::map<std::pair<CUcontext, CUstream>, std::unique_ptr<Workspace>> by_stream_;
+};
+
 std::size_t workspace_bytes(const BwdProblem& p, const Config& dx_config);
 
-// Launch with a plan already chosen (the tuner uses these to time configs).
+// The backward's workspace, in order: the dW partial rows and the dB partial
+// rows (partial_rows x N fp32 each), the dW/dB reduction's second-level rows
+// (gen::max_dwdb_splits(N) x N fp32 each) and its counters (one per 32
+// columns). Pointers of gradients not wanted are null.
+struct BwdWorkspace {
+  float* dw_partial = nullptr;
+  float* db_partial = nullptr;
+  float* dw_split = nullptr;
+  float* db_split = nullptr;
+  unsigned* counters = nullptr;
+  std::int64_t num_counters = 0;
+};
+BwdWorkspace workspace_layout(const BwdProblem& p, const Config& dx_config, void* workspace);
+
+// The row splits a bwd_dwdb config launches with over P partial rows:
+// group_size_m, clipped to [1, min(P, gen::max_dwdb_splits(N))].
+int dwdb_splits(const Config& dwdb_config, std::int64_t P, std::int64_t N);
+
+// The dW/dB reduction alone, over partials bwd_dx left in `w` (P rows).
+void launch_dwdb(const LoadedKernel& k, const Config& dwdb_config, const BwdWorkspace& w, std::int64_t P,
+                 std::int64_t N, void* dweight, void* dbias, CUstream stream);
+
+// Launches with configs already chosen (the tuner uses these to time
+// configs). launch_backward needs a.workspace of workspace_bytes() (see
+// Runtime::launch_backward for a managed one).
 void launch_forward(const LoadedKernel& k, const Config& c, const ForwardArgs& a, const FwdProblem& p);
 void launch_backward(const LoadedKernel& dx, const LoadedKernel* dwdb, const Config& dx_config,
                      const Config& dwdb_config, const BackwardArgs& a, const BwdProblem& p);
-
-// The device of the current context (cached per thread and per context).
-const DeviceInfo& current_device(CUcontext* ctx_out = nullptr);
-const DeviceInfo& device_of(CUcontext ctx);
 
 }  // namespace lntune::rt

@@ -91,6 +91,11 @@ CompiledKernel compile(const gen::KernelSource& src, const std::string& arch, Bi
   return out;
 }
 
+std::string binary_hash(const gen::KernelSource& src, const std::string& arch, BinaryKind kind) {
+  const std::string inputs = join(compile_options(arch, kind)) + "\nnvrtc " + std::to_string(nvrtc_version());
+  return gen::hex(gen::fnv1a(inputs, src.hash));
+}
+
 int nvrtc_version() {
   int major = 0, minor = 0;
   if (nvrtcVersion(&major, &minor) != NVRTC_SUCCESS) return 0;

@@ -46,6 +46,12 @@ std::vector<std::string> compile_options(const std::string& arch, BinaryKind kin
 // NVRTC's version as major * 1000 + minor * 10 (CUDA's convention).
 int nvrtc_version();
 
+// The hash a compiled binary is stored under (cache::BinaryKey::source_hash):
+// 16 hex digits over everything that determines the binary -- the rendered
+// source (whose hash covers the templates), the exact NVRTC options for
+// `arch` and `kind`, and NVRTC's version (also stored beside it).
+std::string binary_hash(const gen::KernelSource& src, const std::string& arch, BinaryKind kind = BinaryKind::cubin);
+
 // Architectures this NVRTC can target, as "sm_XY".
 std::vector<std::string> supported_archs();
 

@@ -1,61 +1,65 @@
 #include "runtime/selector.hpp"
 
-#include <atomic>
-#include <mutex>
+#include <algorithm>
 
 #include "generator/instance.hpp"
 #include "generator/space.hpp"
-#include "runtime/log.hpp"
 
 namespace lntune::rt {
-namespace {
-
-std::mutex g_mu;
-std::shared_ptr<ConfigSource> g_source;
-std::atomic<std::uint64_t> g_epoch{0};
-
-}  // namespace
-
-std::shared_ptr<ConfigSource> set_config_source(std::shared_ptr<ConfigSource> source) {
-  std::lock_guard<std::mutex> lock(g_mu);
-  std::swap(g_source, source);
-  ++g_epoch;
-  return source;
-}
-
-std::shared_ptr<ConfigSource> config_source() {
-  std::lock_guard<std::mutex> lock(g_mu);
-  return g_source;
-}
-
-std::uint64_t selection_epoch() { return g_epoch.load(); }
 
 gen::SpaceQuery space_query(const DeviceInfo& dev, Kernel kernel, DType dtype, std::int64_t n, std::int64_t m) {
   return gen::SpaceQuery{kernel, dtype, n, m, dev.sm_count > 0 ? dev.sm_count : 132, dev.cc_major * 10 + dev.cc_minor};
 }
 
 Selection default_selection(const DeviceInfo& dev, const Traits& traits, std::int64_t n, std::int64_t m) {
-  return Selection{gen::default_config(space_query(dev, traits.kernel, traits.x_dtype, n, m)), "default heuristic"};
+  const DType d = traits.kernel == Kernel::bwd_dwdb ? traits.w_dtype : traits.x_dtype;
+  return Selection{gen::default_config(space_query(dev, traits.kernel, d, n, m)), "default heuristic"};
 }
 
-Selection select(const DeviceInfo& dev, const Traits& traits, std::int64_t n, std::int64_t m, int vec) {
-  if (auto src = config_source()) {
+Selection select(const DeviceInfo& dev, const Traits& traits, std::int64_t n, std::int64_t m, int vec,
+                 ConfigSource* source, const Log& log) {
+  if (source) {
     std::optional<Selection> tuned;
     try {
-      tuned = src->select(dev, traits, n, m);
+      tuned = source->select(dev, traits, n, m);
     } catch (const std::exception& e) {
-      log_warn(std::string("tuned-config lookup failed, using the default heuristic: ") + e.what());
+      log.warn(std::string("tuned-config lookup failed, using the default heuristic: ") + e.what());
     }
     if (tuned) {
       try {
         gen::make_instance(traits, tuned->config, n, vec);
         return *tuned;
       } catch (const Error& e) {
-        log_debug("ignoring " + tuned->reason + " config (" + to_string(tuned->config) + "): " + e.what());
+        if (log.debug_enabled())
+          log.debug("ignoring " + tuned->reason + " config (" + to_string(tuned->config) + "): " + e.what());
       }
     }
   }
   return default_selection(dev, traits, n, m);
+}
+
+std::int64_t partial_rows(const Config& c, std::int64_t M) {
+  // group_size_m CTAs (or clusters) each own one partial row (a CTA sums its
+  // row slots first); a cluster's CTAs write disjoint columns of it.
+  const std::int64_t groups = (M + c.rows_per_cta - 1) / c.rows_per_cta;
+  return std::max<std::int64_t>(1, std::min<std::int64_t>(c.group_size_m, groups));
+}
+
+Traits dwdb_traits(const Traits& bwd_traits, bool want_dw, bool want_db) {
+  Traits t = bwd_traits;
+  t.kernel = Kernel::bwd_dwdb;
+  t.has_weight = want_dw;
+  t.has_bias = want_db;
+  return t.canonical();
+}
+
+DwdbProblem dwdb_problem(const Traits& bwd_traits, bool want_dw, bool want_db, const Config& dx_config,
+                         std::int64_t M) {
+  return DwdbProblem{dwdb_traits(bwd_traits, want_dw, want_db), partial_rows(dx_config, M)};
+}
+
+Config default_dwdb_config(const DeviceInfo& dev, const DwdbProblem& p, std::int64_t n) {
+  return default_selection(dev, p.traits, n, p.rows).config;
 }
 
 }  // namespace lntune::rt

@@ -1,5 +1,6 @@
 // Config selection: a pluggable source of tuned configs (the SQLite cache
-// installs one), then the generator's default heuristic.
+// provides one), then the generator's default heuristic. Pure functions of
+// their arguments: the source in use belongs to a Runtime.
 #pragma once
 
 #include <cstdint>
@@ -10,6 +11,7 @@
 #include "generator/space.hpp"
 #include "lntune/types.hpp"
 #include "runtime/driver.hpp"
+#include "runtime/log.hpp"
 
 namespace lntune::rt {
 
@@ -26,21 +28,33 @@ class ConfigSource {
                                           std::int64_t m) = 0;
 };
 
-// Installs the source consulted before the default (nullptr: none); returns
-// the previous one. Plans memoised before the change are dropped.
-std::shared_ptr<ConfigSource> set_config_source(std::shared_ptr<ConfigSource> source);
-std::shared_ptr<ConfigSource> config_source();
-
 // The search-space query for a problem on this device.
 gen::SpaceQuery space_query(const DeviceInfo& dev, Kernel kernel, DType dtype, std::int64_t n, std::int64_t m);
 
 // The default heuristic for this device.
 Selection default_selection(const DeviceInfo& dev, const Traits& traits, std::int64_t n, std::int64_t m);
 
-// Tuned (when valid for this N and vector width), else default.
-Selection select(const DeviceInfo& dev, const Traits& traits, std::int64_t n, std::int64_t m, int vec);
+// `source`'s config when it has one valid for this N and vector width, else
+// the default. A failing source is a warning, never an error.
+Selection select(const DeviceInfo& dev, const Traits& traits, std::int64_t n, std::int64_t m, int vec,
+                 ConfigSource* source, const Log& log);
 
-// Incremented by set_config_source, so memoised plans know they are stale.
-std::uint64_t selection_epoch();
+// Partial rows the backward writes: one per CTA (cluster), group_size_m of
+// them, at most one per row group.
+std::int64_t partial_rows(const Config& dx_config, std::int64_t M);
+
+// The dW/dB reduction that follows a backward run with `dx_config`: its
+// traits (bwd_dwdb, weight/bias = the gradients wanted) and its rows (the
+// partial rows), as a problem of its own. The one place this is derived:
+// the launcher's plans, the tuner and the CLI all use it.
+struct DwdbProblem {
+  Traits traits;
+  std::int64_t rows = 0;
+};
+Traits dwdb_traits(const Traits& bwd_traits, bool want_dw, bool want_db);
+DwdbProblem dwdb_problem(const Traits& bwd_traits, bool want_dw, bool want_db, const Config& dx_config,
+                         std::int64_t M);
+// Its default config on this device.
+Config default_dwdb_config(const DeviceInfo& dev, const DwdbProblem& p, std::int64_t n);
 
 }  // namespace lntune::rt

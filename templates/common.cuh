@@ -108,6 +108,147 @@ __device__ __forceinline__ void store(T* dst, const float (&src)[VEC]) {
   }
 }
 
+// ------------------------------------------------------------ kernel shapes
+// The compile-time shape of a row kernel (forward, forward over a cluster,
+// backward dx): element types, CTA and tile geometry, and which optional terms
+// the kernel has. The kernel headers read it with `if constexpr`, so a new
+// variant is one more member here, not a new kernel.
+template <class RowT, class WeightT, int BLOCK_SIZE, int NUM_WARPS, int ROWS_PER_CTA, int VEC, bool HAS_WEIGHT,
+          bool HAS_BIAS, bool SINGLE_TILE, int CLUSTER = 1>
+struct RowShape {
+  using T = RowT;     // x, y, dy, dx
+  using W = WeightT;  // weight and bias (unused without either)
+  static constexpr int kBlockSize = BLOCK_SIZE;  // columns per tile; per CTA with clusters
+  static constexpr int kThreads = 32 * NUM_WARPS;
+  static constexpr int kRowsPerCta = ROWS_PER_CTA;  // rows a CTA processes side by side
+  static constexpr int kThreadsPerRow = kThreads / ROWS_PER_CTA;
+  static constexpr int kVec = VEC;  // elements per access
+  static constexpr int kVecsPerThread = BLOCK_SIZE / (kThreadsPerRow * VEC);  // accesses per thread per tile
+  static constexpr bool kHasWeight = HAS_WEIGHT;
+  static constexpr bool kHasBias = HAS_BIAS;
+  static constexpr bool kSingleTile = SINGLE_TILE;  // N <= BLOCK_SIZE * CLUSTER: a row stays in registers
+  static constexpr int kCluster = CLUSTER;          // CTAs sharing a row (sm_90+)
+  // xhat = x * rstd + shift (shift = -mean * rstd) in one FMA for 16-bit rows,
+  // whose kernels are bound by instruction issue; its extra rounding is far
+  // below a 16-bit output's. fp32 rows compute (x - mean) * rstd.
+  static constexpr bool kFusedXhat = sizeof(RowT) == 2;
+
+  static_assert(NUM_WARPS >= 1 && NUM_WARPS <= 32 && (NUM_WARPS & (NUM_WARPS - 1)) == 0,
+                "num_warps: 1 to 32, a power of two");
+  static_assert(ROWS_PER_CTA >= 1 && kThreads % ROWS_PER_CTA == 0, "rows_per_cta divides the CTA's threads");
+  static_assert(VEC >= 1 && static_cast<int>(sizeof(RowT)) * VEC <= 16, "vec: accesses of at most 16 bytes");
+  static_assert(kVecsPerThread >= 1 && kVecsPerThread * kThreadsPerRow * VEC == BLOCK_SIZE,
+                "block_size is a multiple of threads_per_row * vec");
+  static_assert(SINGLE_TILE || ROWS_PER_CTA == 1, "rows_per_cta > 1 needs a row that fits one tile");
+  static_assert(CLUSTER == 1 || (SINGLE_TILE && ROWS_PER_CTA == 1), "a cluster holds one row in registers");
+};
+
+// Shared memory for cross-warp row reductions: PER_WARP floats for each warp
+// of each row, or none (a null pointer) when a warp holds a whole row.
+template <class S, int PER_WARP>
+__device__ __forceinline__ float* row_scratch() {
+  if constexpr (S::kThreadsPerRow > 32) {
+    __shared__ float scratch[PER_WARP * S::kRowsPerCta * (S::kThreadsPerRow / 32)];
+    return scratch;
+  } else {
+    return nullptr;
+  }
+}
+
+// This thread's part of a row held in registers, from one or more streams
+// given as (dst, src) pairs: access j holds the kVec columns from
+// (j * kThreadsPerRow + t) * kVec on; zeros where the row is not valid or has
+// ended. A row's streams are read access by access, side by side.
+template <class S>
+__device__ __forceinline__ void load_access(int, i64) {}
+template <class S, class T, class... More>
+__device__ __forceinline__ void load_access(int j, i64 col, float (&dst)[S::kVecsPerThread][S::kVec], const T* src,
+                                            More&&... more) {
+  load<S::kVec>(src + col, dst[j]);
+  load_access<S>(j, col, more...);
+}
+template <class S>
+__device__ __forceinline__ void zero_access(int) {}
+template <class S, class T, class... More>
+__device__ __forceinline__ void zero_access(int j, float (&dst)[S::kVecsPerThread][S::kVec], const T*, More&&... more) {
+#pragma unroll
+  for (int k = 0; k < S::kVec; ++k) dst[j][k] = 0.f;
+  zero_access<S>(j, more...);
+}
+template <class S, class... Streams>
+__device__ __forceinline__ void load_row_part(bool valid, i64 n, int t, Streams&&... streams) {
+#pragma unroll
+  for (int j = 0; j < S::kVecsPerThread; ++j) {
+    const i64 col = static_cast<i64>(j * S::kThreadsPerRow + t) * S::kVec;
+    if (valid && col < n) {
+      load_access<S>(j, col, streams...);
+    } else {
+      zero_access<S>(j, streams...);
+    }
+  }
+}
+
+// Sum of this thread's part of a row (the zeros past its end add nothing).
+template <class S>
+__device__ __forceinline__ float part_sum(const float (&v)[S::kVecsPerThread][S::kVec]) {
+  float sum = 0.f;
+#pragma unroll
+  for (int j = 0; j < S::kVecsPerThread; ++j)
+#pragma unroll
+    for (int k = 0; k < S::kVec; ++k) sum += v[j][k];
+  return sum;
+}
+
+// Squared deviations from `mean` over the accesses of this thread's part that
+// lie inside the row (n columns).
+template <class S>
+__device__ __forceinline__ float part_squares(const float (&v)[S::kVecsPerThread][S::kVec], float mean, i64 n, int t) {
+  float sq = 0.f;
+#pragma unroll
+  for (int j = 0; j < S::kVecsPerThread; ++j) {
+    if (static_cast<i64>(j * S::kThreadsPerRow + t) * S::kVec < n) {
+#pragma unroll
+      for (int k = 0; k < S::kVec; ++k) sq += (v[j][k] - mean) * (v[j][k] - mean);
+    }
+  }
+  return sq;
+}
+
+// The factor that forms xhat = (x - mean) * scale in the forward: rstd, or 0
+// for a row of variance 0 (N = 1, a constant row), whose xhat is exactly 0,
+// so that y is exactly the bias. (With rstd = 1/sqrt(eps) the FMA form would
+// magnify the rounding of x * rstd - mean * rstd.) The rstd saved for the
+// backward stays 1/sqrt(var + eps), as PyTorch's. Once per row: costs
+// nothing per element.
+__device__ __forceinline__ float xhat_scale(float var, float rstd) { return var == 0.f ? 0.f : rstd; }
+
+// y = xhat * w + b for one access of kVec columns from `col` on, with the
+// weight and bias the shape has; xhat as S::kFusedXhat says, with `rstd` the
+// row's xhat_scale and shift = -mean * rstd.
+template <class S>
+__device__ __forceinline__ void normalize_store(typename S::T* y, const typename S::W* weight,
+                                                const typename S::W* bias, i64 col, const float (&x)[S::kVec],
+                                                float mean, float rstd, float shift) {
+  float w[S::kVec], b[S::kVec];
+  if constexpr (S::kHasWeight) load<S::kVec>(weight + col, w);
+  if constexpr (S::kHasBias) load<S::kVec>(bias + col, b);
+  float out[S::kVec];
+#pragma unroll
+  for (int k = 0; k < S::kVec; ++k) {
+    const float xhat = S::kFusedXhat ? fmaf(x[k], rstd, shift) : (x[k] - mean) * rstd;
+    if constexpr (S::kHasWeight && S::kHasBias) {
+      out[k] = fmaf(xhat, w[k], b[k]);
+    } else if constexpr (S::kHasWeight) {
+      out[k] = xhat * w[k];
+    } else if constexpr (S::kHasBias) {
+      out[k] = xhat + b[k];
+    } else {
+      out[k] = xhat;
+    }
+  }
+  store<S::kVec>(y + col, out);
+}
+
 // Asks L2 to fetch the line holding `p` (no registers, no wait).
 __device__ __forceinline__ void prefetch_l2(const void* p) {
   asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
@@ -290,6 +431,19 @@ __device__ __forceinline__ void cluster_arrive() {
 }
 __device__ __forceinline__ void cluster_wait() {
   asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+
+// Shared slots for per-CTA values exchanged over a cluster, two buffers of
+// FLOATS floats (alternated by row), or none (a null pointer) when the CTA is
+// not part of a cluster.
+template <int CLUSTER, int FLOATS>
+__device__ __forceinline__ auto cluster_slots() -> float (*)[FLOATS] {
+  if constexpr (CLUSTER > 1) {
+    __shared__ float slots[2][FLOATS];
+    return slots;
+  } else {
+    return nullptr;
+  }
 }
 
 // Sums two per-CTA values (each identical in every thread of its CTA) over

@@ -1,4 +1,4 @@
-// The kernel templates and CUDA headers of templates/, embedded at build time.
+// The instantiation templates and CUDA headers of templates/, embedded at build time.
 #pragma once
 
 #include <string_view>
@@ -15,7 +15,10 @@ const std::vector<File>& files();
 std::string_view get(std::string_view name);  // throws std::out_of_range
 
 // Names of the CUDA headers that kernel sources #include (NVRTC is given
-// these in memory; nothing is read from disk at run time).
-inline constexpr std::string_view kHeaderNames[] = {"lntune/common.cuh", "lntune/params.h"};
+// these in memory; nothing is read from disk at run time): the shared helpers
+// and argument blocks, and one header per kernel family.
+inline constexpr std::string_view kHeaderNames[] = {
+    "lntune/common.cuh",        "lntune/params.h",          "lntune/kernels/fwd.cuh",
+    "lntune/kernels/fwd_cluster.cuh", "lntune/kernels/bwd_dx.cuh", "lntune/kernels/bwd_dwdb.cuh"};
 
 }  // namespace lntune::templates

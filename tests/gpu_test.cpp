@@ -19,7 +19,7 @@
 #include "gpu_util.hpp"
 #include "lntune/lntune.hpp"
 #include "runtime/cache_binding.hpp"
-#include "runtime/launcher.hpp"
+#include "runtime/runtime.hpp"
 #include "tuner/reference.hpp"
 
 namespace lntune {
@@ -49,9 +49,12 @@ struct Case {
                     (bias ? "B" : "noB") + "_M" + std::to_string(M) + "_N" + std::to_string(N);
     if (pad) s += "_pad" + std::to_string(pad);
     if (misalign) s += "_misaligned";
+    if (explicit_ws) s += "_ws";
     return s;
   }
 };
+// What gtest prints for a failing parameter (instead of the bytes of the struct).
+void PrintTo(const Case& c, std::ostream* os) { *os << c.name(); }
 
 // Everything one forward+backward check needs, on host and device.
 struct Problem {
@@ -333,7 +336,9 @@ TEST(Gpu, NanAndInfPropagateAsPyTorch) {
 struct BwdOut {
   HostTensor dx, dw, db;
 };
-BwdOut backward_with(Problem& p, const Config& dc, const Config& rc) {
+// garbage_ws: the workspace starts as all-ones bytes (counters included),
+// as a caller's own workspace may.
+BwdOut backward_with(Problem& p, const Config& dc, const Config& rc, bool garbage_ws = false) {
   const Case& c = p.c;
   BackwardArgs a;
   DeviceTensor ddx(c.x, c.M * p.ys), ddw(c.w, c.N), ddb(c.w, c.N);
@@ -356,13 +361,14 @@ BwdOut backward_with(Problem& p, const Config& dc, const Config& rc) {
   a.x_dtype = c.x;
   a.w_dtype = c.w;
   const rt::BwdProblem bp = rt::check_backward(a);
+  rt::Runtime& runtime = rt::default_runtime();
   CUcontext ctx = nullptr;
-  const rt::DeviceInfo& dev = rt::current_device(&ctx);
-  const auto& kdx = rt::get_kernel(ctx, dev.arch(), gen::make_instance(bp.traits, dc, c.N, bp.vec));
-  Traits rt_traits = bp.traits;
-  rt_traits.kernel = Kernel::bwd_dwdb;
-  const auto& kr = rt::get_kernel(ctx, dev.arch(), gen::make_instance(rt_traits, rc, c.N, 1));
+  const rt::DeviceInfo& dev = runtime.current_device(&ctx);
+  const auto& kdx = runtime.kernel(ctx, dev.arch(), gen::make_instance(bp.traits, dc, c.N, bp.vec));
+  const rt::DwdbProblem r = rt::dwdb_problem(bp.traits, bp.want_dw, bp.want_db, dc, c.M);
+  const auto& kr = runtime.kernel(ctx, dev.arch(), gen::make_instance(r.traits, rc, c.N, 1));
   rt::DeviceBuffer ws(rt::workspace_bytes(bp, dc));
+  if (garbage_ws) rt::check(rt::driver().MemsetD8(ws.get(), 0xff, ws.size()), "cuMemsetD8 (garbage workspace)");
   a.workspace = ws.ptr();
   a.workspace_bytes = ws.size();
   rt::launch_backward(kdx, &kr, dc, rc, a, bp);
@@ -401,13 +407,51 @@ TEST(Gpu, BackwardIsBitwiseDeterministicAndGroupSizeOnlyChangesRounding) {
   }
 }
 
+// The dW/dB reduction's row splits (a 2D grid, the last CTA per column block
+// summing the splits): correct for any split count, odd N (scalar loads) and
+// partial column blocks, from a garbage workspace (bwd_dx zeroes the
+// counters), and bitwise reproducible.
+TEST(Gpu, DwdbRowSplitsAreCorrectAndDeterministic) {
+  LNTUNE_REQUIRE_GPU();
+  Rng rng;
+  SCOPED_TRACE("seed " + std::to_string(rng.seed()));
+  int checked = 0;
+  for (std::int64_t N : {1, 3, 37, 1000, 1027, 4096}) {
+    Case c;
+    c.x = DType::bf16;
+    c.w = N % 2 ? DType::f32 : DType::bf16;
+    c.M = 777;
+    c.N = N;
+    Problem p(c, rng);
+    p.run_forward();
+    const Config dc = gen::default_config({Kernel::bwd_dx, c.x, N, c.M, 132});
+    for (int cols : {32, 64, 256})
+      for (int splits : {1, 2, 3, 7, 32}) {
+        const Config rc{cols, cols >= 256 ? 8 : 4, 1, splits};
+        SCOPED_TRACE("N=" + std::to_string(N) + " dwdb " + to_string(rc));
+        const BwdOut a = backward_with(p, dc, rc, true);
+        const BwdOut b = backward_with(p, dc, rc, false);
+        EXPECT_EQ(a.dw.bytes, b.dw.bytes) << "dW differs between two identical runs";
+        EXPECT_EQ(a.db.bytes, b.db.bytes) << "dB differs between two identical runs";
+        DeviceTensor ddx(c.x, c.M * p.ys), ddw(c.w, N), ddb(c.w, N);
+        ddx.upload(a.dx);
+        ddw.upload(a.dw);
+        ddb.upload(a.db);
+        p.check_backward_outputs(ddx, &ddw, &ddb);
+        ++checked;
+      }
+  }
+  std::printf("[ dwdb     ] %d split configs checked against the reference\n", checked);
+}
+
 // Every config of the search space, not only the default, is correct.
 TEST(Gpu, EverySearchSpaceConfigIsCorrect) {
   LNTUNE_REQUIRE_GPU();
   Rng rng;
   SCOPED_TRACE("seed " + std::to_string(rng.seed()));
+  rt::Runtime& runtime = rt::default_runtime();
   CUcontext ctx = nullptr;
-  const rt::DeviceInfo& dev = rt::current_device(&ctx);
+  const rt::DeviceInfo& dev = runtime.current_device(&ctx);
   int checked = 0;
   for (std::int64_t N : {64, 1000, 4096, 12288}) {
     Case c;
@@ -423,7 +467,7 @@ TEST(Gpu, EverySearchSpaceConfigIsCorrect) {
       p.drstd.poison();
       const ForwardArgs a = p.fwd_args();
       const rt::FwdProblem fp = rt::check_forward(a);
-      const auto& k = rt::get_kernel(ctx, dev.arch(), gen::make_instance(fp.traits, cfg, N, fp.vec));
+      const auto& k = runtime.kernel(ctx, dev.arch(), gen::make_instance(fp.traits, cfg, N, fp.vec));
       rt::launch_forward(k, cfg, a, fp);
       p.check_forward_outputs();
       ++checked;
@@ -654,7 +698,8 @@ TEST(Gpu, ZeroRowsIsANoOpAndZeroesGradients) {
 
 TEST(Gpu, WarmCallCompilesNothing) {
   LNTUNE_REQUIRE_GPU();
-  rt::set_tuned(false);  // whatever the user cache holds, this checks the default path
+  rt::Runtime& runtime = rt::default_runtime();
+  runtime.set_tuned(false);  // whatever the user cache holds, this checks the default path
   Rng rng;
   Case c;
   c.x = DType::bf16;
@@ -663,15 +708,87 @@ TEST(Gpu, WarmCallCompilesNothing) {
   c.N = 2048;
   Problem p(c, rng);
   p.run_forward();
-  const auto before = rt::kernel_cache_stats();
+  const auto before = runtime.kernel_cache_stats();
   for (int i = 0; i < 10; ++i) forward(p.fwd_args());
-  const auto after = rt::kernel_cache_stats();
+  const auto after = runtime.kernel_cache_stats();
   EXPECT_EQ(after.compiled, before.compiled);
   EXPECT_EQ(after.loaded, before.loaded);
   p.check_forward_outputs();
   const Choice ch = explain_forward(p.fwd_args());
   EXPECT_EQ(ch.reason, "default heuristic");
   EXPECT_FALSE(ch.instance.empty());
+}
+
+// Degenerate rows are exact where the exact result is zero (issue 9): at
+// N = 1, y is the bias and dx and dW are 0, bit for bit, for every dtype, as
+// PyTorch's are (the FMA form of xhat with rstd = 1/sqrt(eps) used to leave
+// dx of about 3e-5); a constant row (variance 0) gives y = bias exactly, in
+// one tile and in a long row.
+TEST(Gpu, DegenerateRowsAreExact) {
+  LNTUNE_REQUIRE_GPU();
+  Rng rng;
+  SCOPED_TRACE("seed " + std::to_string(rng.seed()));
+  for (DType d : {DType::f32, DType::f16, DType::bf16})
+    for (std::int64_t N : {std::int64_t{1}, std::int64_t{256}, std::int64_t{20000}}) {
+      SCOPED_TRACE(std::string(to_string(d)) + " N=" + std::to_string(N));
+      const std::int64_t M = N > 256 ? 64 : 1000;
+      HostTensor x = rng.tensor(d, M * N, 0.5, 2.0);
+      const HostTensor dy = rng.tensor(d, M * N, 0.0, 1.0), w = rng.tensor(d, N, 1.0, 0.5),
+                       b = rng.tensor(d, N, 0.0, 0.5);
+      // N > 1: constant rows of values whose sums are exact in fp32 (variance exactly 0).
+      if (N > 1)
+        for (std::int64_t i = 0; i < M * N; ++i) x.set(i, 0.25 * static_cast<double>((i / N) % 17 - 8));
+      const DeviceTensor dx_in(x), ddy(dy), dw_in(w), db_in(b);
+      DeviceTensor y(d, M * N), mean(DType::f32, M), rstd(DType::f32, M);
+      y.poison();
+      ForwardArgs f;
+      f.x = dx_in.ptr();
+      f.weight = dw_in.ptr();
+      f.bias = db_in.ptr();
+      f.y = y.ptr();
+      f.mean = static_cast<float*>(mean.ptr());
+      f.rstd = static_cast<float*>(rstd.ptr());
+      f.M = M;
+      f.N = N;
+      f.x_dtype = f.w_dtype = d;
+      forward(f);
+      const HostTensor yh = y.download();
+      std::int64_t wrong = 0;
+      for (std::int64_t i = 0; i < M * N; ++i) wrong += yh.get(i) != b.get(i % N);
+      EXPECT_EQ(wrong, 0) << "y != bias; y[0] = " << yh.get(0) << ", bias[0] = " << b.get(0);
+      if (N != 1) continue;  // the backward sees only mean and rstd: exact zeros need N = 1
+
+      DeviceTensor dx(d, M * N), dw(d, N), db(d, N);
+      dx.poison();
+      dw.poison();
+      db.poison();
+      BackwardArgs a;
+      a.dy = ddy.ptr();
+      a.x = dx_in.ptr();
+      a.weight = dw_in.ptr();
+      a.mean = static_cast<const float*>(mean.ptr());
+      a.rstd = static_cast<const float*>(rstd.ptr());
+      a.dx = dx.ptr();
+      a.dweight = dw.ptr();
+      a.dbias = db.ptr();
+      a.M = M;
+      a.N = N;
+      a.x_dtype = a.w_dtype = d;
+      backward(a);
+      const HostTensor dxh = dx.download(), dwh = dw.download(), dbh = db.download();
+      wrong = 0;
+      double worst = 0;
+      for (std::int64_t i = 0; i < M; ++i)
+        if (dxh.get(i) != 0.0) {
+          ++wrong;
+          worst = std::max(worst, std::fabs(dxh.get(i)));
+        }
+      EXPECT_EQ(wrong, 0) << "dx != 0 at N = 1 in " << wrong << " rows; largest |dx| " << worst;
+      EXPECT_EQ(dwh.get(0), 0.0) << "dW at N = 1";
+      double sum = 0;
+      for (std::int64_t i = 0; i < M; ++i) sum += dy.get(i);
+      EXPECT_NEAR(dbh.get(0), sum, 1e-2 * (std::fabs(sum) + 1.0)) << "dB at N = 1 is the sum of dy";
+    }
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // fully substituted, deterministic), naming and hashing.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <unordered_set>
 
 #include "generator/instance.hpp"
@@ -58,7 +59,8 @@ TEST(Instance, CanonicalTraitsShareAnInstance) {
 }
 
 // Rendered sources are readable: no leftover template syntax, no runs of
-// blank lines, no trailing whitespace, and the config appears as constants.
+// blank lines, no trailing whitespace, and the config appears as constants
+// over the kernel header.
 TEST(Instance, RenderedSourceIsCleanCuda) {
   std::unordered_set<std::string> names;
   for (Kernel kernel : {Kernel::fwd, Kernel::bwd_dx, Kernel::bwd_dwdb})
@@ -77,12 +79,13 @@ TEST(Instance, RenderedSourceIsCleanCuda) {
             EXPECT_EQ(s.source.find("\t"), std::string::npos);
             EXPECT_NE(s.source.find("extern \"C\" __global__"), std::string::npos);
             EXPECT_NE(s.source.find(s.kernel_name + "("), std::string::npos);
-            EXPECT_NE(s.source.find("#include \"lntune/common.cuh\""), std::string::npos);
-            if (kernel != Kernel::bwd_dwdb) {
-              EXPECT_NE(s.source.find("kThreads = " + std::to_string(c.threads()) + ";"), std::string::npos);
-              EXPECT_EQ(s.source.find("p.weight") != std::string::npos, weight)
-                  << "a kernel without weight does not mention it";
-            }
+            // A thin instance: the constants and the entry over one kernel header.
+            EXPECT_NE(s.source.find("#include \"lntune/kernels/"), std::string::npos);
+            EXPECT_LE(std::count(s.source.begin(), s.source.end(), '\n'), 30) << s.source;
+            EXPECT_NE(s.source.find("NUM_WARPS = " + std::to_string(c.num_warps) + ";"), std::string::npos);
+            EXPECT_NE(s.source.find("BLOCK_SIZE = " + std::to_string(c.block_size) + ";"), std::string::npos);
+            EXPECT_NE(s.source.find(std::string("HAS_WEIGHT = ") + (weight ? "true" : "false")), std::string::npos);
+            EXPECT_NE(s.source.find(std::string("HAS_BIAS = ") + (bias ? "true" : "false")), std::string::npos);
             names.insert(s.kernel_name);
           }
         }

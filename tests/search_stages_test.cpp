@@ -326,13 +326,15 @@ TEST(StagedSearch, ZeroRepsIsTheExhaustiveSearch) {
 }
 
 // ------------------------------------------------------------ warm re-tune
-cache::TuneRecord record_with(const std::string& hash, int nvrtc, int driver, const std::string& origin = "tuned") {
+cache::TuneRecord record_with(const std::string& hash, int nvrtc, int driver,
+                              cache::Origin origin = cache::Origin::tuned, const std::string& merged_from = {}) {
   cache::TuneRecord r;
   r.config = cfg(4096, 8);
   r.prov.template_hash = hash;
   r.prov.nvrtc_version = nvrtc;
   r.prov.driver_version = driver;
   r.prov.origin = origin;
+  r.prov.merged_from = merged_from;
   return r;
 }
 
@@ -350,9 +352,9 @@ TEST(WarmRetune, ModeFromProvenance) {
   EXPECT_EQ(retune_mode(record_with("old", 12040, 12050), now, false, true), Retune::full);
   EXPECT_EQ(retune_mode(record_with("old", 12030, 12050), now, false, false), Retune::full);  // NVRTC changed
   EXPECT_EQ(retune_mode(record_with("old", 12040, 12040), now, false, false), Retune::full);  // driver changed
-  EXPECT_EQ(retune_mode(record_with("new", 12040, 12050, "tuned-partial"), now, false, false), Retune::full);
+  EXPECT_EQ(retune_mode(record_with("new", 12040, 12050, cache::Origin::partial), now, false, false), Retune::full);
   // A merged record is as good as a tuned one.
-  EXPECT_EQ(retune_mode(record_with("old", 12040, 12050, "merged:a.db"), now, false, false), Retune::warm);
+  EXPECT_EQ(retune_mode(record_with("old", 12040, 12050, cache::Origin::merged, "a.db"), now, false, false), Retune::warm);
   EXPECT_STREQ(to_string(Retune::warm), "warm");
 }
 

@@ -13,7 +13,7 @@
 #include "lntune/lntune.hpp"
 #include "runtime/cache_binding.hpp"
 #include "runtime/kernel_cache.hpp"
-#include "runtime/launcher.hpp"
+#include "runtime/runtime.hpp"
 #include "tuner/report.hpp"
 #include "tuner/tuner.hpp"
 #include "tuner/workload.hpp"
@@ -54,7 +54,7 @@ TEST(TunerGpu, TunesAKeyAndTheLauncherUsesIt) {
     EXPECT_EQ(k.outcome.best()->status, tune::Status::ok);
     EXPECT_GT(k.record->gbps, 0);
     EXPECT_GT(k.record->default_median_us, 0);
-    EXPECT_EQ(k.record->prov.origin, "tuned");
+    EXPECT_EQ(k.record->prov.origin, cache::Origin::tuned);
   }
   EXPECT_GT(db->binary_count(), 0u);
 
@@ -64,28 +64,30 @@ TEST(TunerGpu, TunesAKeyAndTheLauncherUsesIt) {
   for (const auto& k : again.keys) EXPECT_EQ(k.state, tune::KeyResult::State::cached) << tune::key_label(k.key);
   EXPECT_EQ(again.compile.compiled, 0u);
 
-  // The launcher, with this cache installed, picks the tuned configs.
-  rt::install_cache(stack);
+  // A runtime with this cache installed picks the tuned configs.
+  rt::Runtime launcher;
+  launcher.install_cache(stack);
   tune::Workload fw(targets[0].traits, 4096, 1024, 1);
-  const Choice cf = explain_forward(fw.forward_args());
+  const Choice cf = launcher.explain_forward(fw.forward_args());
   EXPECT_EQ(cf.reason, "tuned (exact)");
   EXPECT_EQ(cf.config, s.keys[0].record->config);
   tune::Workload bw(targets[1].traits, 4096, 1024, 1);
-  const Choice cb = explain_backward(bw.backward_args());
+  const Choice cb = launcher.explain_backward(bw.backward_args());
   EXPECT_EQ(cb.reason, "tuned (exact)");
   EXPECT_EQ(cb.config, s.keys[1].record->config);
   // Same bucket, another N: the nearest tuned N.
   tune::Workload near(targets[0].traits, 4096, 1536, 1);
-  EXPECT_EQ(explain_forward(near.forward_args()).reason, "tuned (nearest N=1024)");
+  EXPECT_EQ(launcher.explain_forward(near.forward_args()).reason, "tuned (nearest N=1024)");
   // Warm calls compile nothing.
-  const auto before = rt::kernel_cache_stats();
-  for (int i = 0; i < 5; ++i) forward(fw.forward_args());
-  backward(bw.backward_args());
+  const auto before = launcher.kernel_cache_stats();
+  for (int i = 0; i < 5; ++i) launcher.forward(fw.forward_args());
+  launcher.backward(bw.backward_args());
   rt::check(rt::driver().CtxSynchronize(), "synchronize");
-  EXPECT_EQ(rt::kernel_cache_stats().compiled, before.compiled);
-  rt::set_tuned(false);
-  EXPECT_EQ(explain_forward(fw.forward_args()).reason, "default heuristic");
-  rt::install_cache(nullptr);
+  EXPECT_EQ(launcher.kernel_cache_stats().compiled, before.compiled);
+  launcher.set_tuned(false);
+  EXPECT_EQ(launcher.explain_forward(fw.forward_args()).reason, "default heuristic");
+  // The default runtime (the public API's) was never touched by the tuner.
+  EXPECT_NE(rt::default_runtime().cache_stack(), stack);
 }
 
 TEST(TunerGpu, SpentBudgetSkipsKeysAndResumeTunesThem) {
@@ -118,7 +120,7 @@ TEST(TunerGpu, SpentBudgetSkipsKeysAndResumeTunesThem) {
 
 TEST(TunerGpu, RunnerMeasuresTheCopyBandwidth) {
   LNTUNE_REQUIRE_GPU();
-  const rt::DeviceInfo& dev = rt::current_device();
+  const rt::DeviceInfo& dev = rt::default_runtime().current_device();
   tune::Runner runner(dev);
   const double gbps = runner.copy_gbps();
   EXPECT_GT(gbps, 100) << dev.name;

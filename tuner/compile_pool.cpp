@@ -9,7 +9,8 @@
 
 namespace lntune::tune {
 
-LayeredBinaryStore::LayeredBinaryStore(std::shared_ptr<rt::BinaryStore> backing) : backing_(std::move(backing)) {}
+LayeredBinaryStore::LayeredBinaryStore(std::shared_ptr<rt::BinaryStore> backing, rt::Log log)
+    : backing_(std::move(backing)), log_(log) {}
 
 std::optional<std::vector<char>> LayeredBinaryStore::get(const std::string& source_hash, const std::string& arch,
                                                          int nvrtc_version) {
@@ -41,7 +42,7 @@ void LayeredBinaryStore::put(const std::string& source_hash, const std::string& 
   } catch (const std::exception& e) {
     std::lock_guard<std::mutex> lock(mu_);
     if (!backing_put_failed_)
-      rt::log_warn(std::string("compiled kernels are not being saved to the cache: ") + e.what());
+      log_.warn(std::string("compiled kernels are not being saved to the cache: ") + e.what());
     backing_put_failed_ = true;
   }
 }
@@ -52,7 +53,7 @@ bool LayeredBinaryStore::in_memory(const std::string& source_hash, const std::st
 }
 
 CompilePool::CompilePool(std::string arch, std::shared_ptr<rt::BinaryStore> store, unsigned threads)
-    : arch_(std::move(arch)), nvrtc_version_(rt::nvrtc_version()), store_(std::move(store)) {
+    : arch_(std::move(arch)), store_(std::move(store)), log_(rt::Log::from_environment()) {
   if (threads == 0) {
     const unsigned hw = std::thread::hardware_concurrency();
     threads = hw > 3 ? hw - 2 : 1;
@@ -107,16 +108,8 @@ CompileResult CompilePool::run(const InstanceKey& key) {
   CompileResult r;
   const auto t0 = std::chrono::steady_clock::now();
   try {
-    const gen::KernelSource src = gen::render(key);
-    const std::string hash = gen::hex(src.hash);
-    if (store_ && store_->get(hash, arch_, nvrtc_version_)) {
-      r.ok = true;
-      r.from_cache = true;
-    } else {
-      rt::CompiledKernel c = rt::compile(src, arch_, rt::BinaryKind::cubin);
-      if (store_) store_->put(hash, arch_, nvrtc_version_, c.binary, src.kernel_name);
-      r.ok = true;
-    }
+    r.from_cache = rt::obtain_cubin(gen::render(key), arch_, store_.get(), log_).from_store;
+    r.ok = true;
   } catch (const std::exception& e) {
     r.ok = false;
     r.error = e.what();

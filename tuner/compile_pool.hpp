@@ -4,8 +4,8 @@
 // Workers render an instance, look its CUBIN up in the BinaryStore (the
 // SQLite cache: already-compiled CUBINs are never recompiled), else compile
 // it with NVRTC and put it there. The benchmarking thread then calls
-// rt::get_kernel, which finds the CUBIN in the same store (installed with
-// rt::set_binary_store) and only loads it: loading needs the CUDA context,
+// rt::Runtime::kernel on the tuner's own Runtime, which finds the CUBIN in the
+// same store (its binary store) and only loads it: loading needs the CUDA context,
 // compiling does not, so workers never touch the driver.
 //
 // Jobs run in submission order (FIFO), so submitting every key's candidates
@@ -29,17 +29,19 @@
 
 #include "lntune/types.hpp"
 #include "runtime/kernel_cache.hpp"
+#include "runtime/log.hpp"
 
 namespace lntune::tune {
 
 // A thread-safe in-memory BinaryStore in front of an optional persistent
 // one: get() tries memory, then the backing store; put() stores in both (a
-// failing backing put is reported once with log_warn and then skipped). It
+// failing backing put is reported once on the log and then skipped). It
 // spares the benchmarking thread a SQLite read per candidate, and lets the
 // tuner work without any cache file.
 class LayeredBinaryStore : public rt::BinaryStore {
  public:
-  explicit LayeredBinaryStore(std::shared_ptr<rt::BinaryStore> backing = nullptr);
+  explicit LayeredBinaryStore(std::shared_ptr<rt::BinaryStore> backing = nullptr,
+                              rt::Log log = rt::Log::from_environment());
   std::optional<std::vector<char>> get(const std::string& source_hash, const std::string& arch,
                                        int nvrtc_version) override;
   void put(const std::string& source_hash, const std::string& arch, int nvrtc_version,
@@ -52,6 +54,7 @@ class LayeredBinaryStore : public rt::BinaryStore {
   mutable std::mutex mu_;
   std::map<Key, std::vector<char>> memory_;
   std::shared_ptr<rt::BinaryStore> backing_;
+  rt::Log log_;
   bool backing_put_failed_ = false;
 };
 
@@ -91,8 +94,8 @@ class CompilePool {
   CompileResult run(const InstanceKey& key);
 
   std::string arch_;
-  int nvrtc_version_ = 0;
   std::shared_ptr<rt::BinaryStore> store_;
+  rt::Log log_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<Job> queue_;

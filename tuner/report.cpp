@@ -152,7 +152,7 @@ void print_records(std::ostream& os, const std::vector<cache::TuneRecord>& recor
     os << format("%-8s %-12s %7lld  %6d  %-22s %10.2f %10.0f %7s %11s  %s, %s\n",
                  std::string(to_string(r.key.traits.kernel)).c_str(), dtype_label(r.key.traits).c_str(),
                  static_cast<long long>(r.key.n), r.key.m_bucket, short_config(r.config).c_str(), r.timing.median_us,
-                 r.gbps, pct.c_str(), speedup.c_str(), r.prov.origin.c_str(), r.prov.tuned_at.c_str());
+                 r.gbps, pct.c_str(), speedup.c_str(), r.prov.origin_text().c_str(), r.prov.tuned_at.c_str());
   }
   os << "\n" << records.size() << " record" << (records.size() == 1 ? "" : "s") << "\n";
 }
@@ -211,7 +211,7 @@ std::string records_json(const std::vector<cache::TuneRecord>& records, const st
        << "   \"provenance\": {\"template_hash\": " << json_string(r.prov.template_hash)
        << ", \"lntune_version\": " << json_string(r.prov.lntune_version)
        << ", \"nvrtc_version\": " << r.prov.nvrtc_version << ", \"driver_version\": " << r.prov.driver_version
-       << ", \"tuned_at\": " << json_string(r.prov.tuned_at) << ", \"origin\": " << json_string(r.prov.origin)
+       << ", \"tuned_at\": " << json_string(r.prov.tuned_at) << ", \"origin\": " << json_string(r.prov.origin_text())
        << "}}";
   }
   os << (first ? "]\n" : "\n]\n");

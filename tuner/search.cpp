@@ -295,8 +295,10 @@ Outcome search_staged(Bench& bench, const Config& default_config, const std::vec
     CandidateResult scratch;  // a failed screening leaves the baseline unscreened, nothing else
     attempt(scratch, Status::launch_error, [&] { d.screen = bench.screen(d.config, options.screen_reps); });
   }
-  const std::optional<double> provisional =
-      base_timed ? std::optional<double>(d.timing->stats.median) : std::nullopt;
+  // (Assigned, not built with ?:, which GCC 12 at -O2 flags as a false
+  // maybe-uninitialized.)
+  std::optional<double> provisional;
+  if (base_timed) provisional.emplace(d.timing->stats.median);
 
   // S0-S2.
   std::vector<std::size_t> provisional_roofline;

@@ -15,6 +15,7 @@
 #include "generator/space.hpp"
 #include "lntune/lntune.hpp"
 #include "runtime/cache_binding.hpp"
+#include "runtime/runtime.hpp"
 #include "runtime/launcher.hpp"
 #include "runtime/nvrtc.hpp"
 #include "tuner/workload.hpp"
@@ -49,7 +50,7 @@ std::vector<Target> make_targets(const std::vector<std::int64_t>& ns, const std:
 
 bool is_tuned(const cache::Database& db, const cache::TuneKey& key) {
   const auto r = db.find(key);
-  return r && r->prov.origin != kOriginPartial && r->prov.template_hash == gen::hex(gen::templates_hash());
+  return r && r->prov.origin != cache::Origin::partial && !rt::is_stale(*r);
 }
 
 cache::Provenance make_provenance(int nvrtc_version, int driver_version, bool partial) {
@@ -59,7 +60,7 @@ cache::Provenance make_provenance(int nvrtc_version, int driver_version, bool pa
   p.nvrtc_version = nvrtc_version;
   p.driver_version = driver_version;
   p.tuned_at = cache::utc_now_iso8601();
-  p.origin = partial ? kOriginPartial : kOriginTuned;
+  p.origin = partial ? cache::Origin::partial : cache::Origin::tuned;
   return p;
 }
 
@@ -104,7 +105,7 @@ const char* to_string(Retune r) {
 
 Retune retune_mode(const std::optional<cache::TuneRecord>& existing, const cache::Provenance& now, bool force,
                    bool full) {
-  if (!existing || existing->prov.origin == kOriginPartial) return Retune::full;
+  if (!existing || existing->prov.origin == cache::Origin::partial) return Retune::full;
   if (!force && existing->prov.template_hash == now.template_hash) return Retune::skip;
   if (full) return Retune::full;
   if (existing->prov.nvrtc_version == now.nvrtc_version && existing->prov.driver_version == now.driver_version)
@@ -219,20 +220,10 @@ void use_device(int ordinal) {
 // ------------------------------------------------------------ the GPU bench
 namespace {
 
-// Installs a binary store for a scope, restoring the previous one.
-class BinaryStoreScope {
- public:
-  explicit BinaryStoreScope(std::shared_ptr<rt::BinaryStore> s) : previous_(rt::set_binary_store(std::move(s))) {}
-  ~BinaryStoreScope() { rt::set_binary_store(std::move(previous_)); }
-  BinaryStoreScope(const BinaryStoreScope&) = delete;
-  BinaryStoreScope& operator=(const BinaryStoreScope&) = delete;
-
- private:
-  std::shared_ptr<rt::BinaryStore> previous_;
-};
-
-// What every GPU bench shares.
+// What every GPU bench shares. The runtime is the tuner's own: its binary
+// store is the compile pool's, and it has no config source.
 struct Env {
+  rt::Runtime* runtime = nullptr;
   CUcontext ctx = nullptr;
   const rt::DeviceInfo* dev = nullptr;
   CompilePool* pool = nullptr;
@@ -271,7 +262,7 @@ class Kernels {
     if (!r.ok) throw CandidateError(Status::compile_error, r.error);
     const rt::LoadedKernel* k = nullptr;
     try {
-      k = &rt::get_kernel(env_.ctx, env_.dev->arch(), key);
+      k = &env_.runtime->kernel(env_.ctx, env_.dev->arch(), key);
     } catch (const rt::CudaError& e) {
       rethrow_cuda(e, "loading " + key.name());
     }
@@ -425,12 +416,6 @@ int expected_vec(const Traits& t, std::int64_t n) {
 }
 
 
-Traits dwdb_traits_of(const Traits& bwd) {
-  Traits t = bwd;
-  t.kernel = Kernel::bwd_dwdb;
-  return t.canonical();
-}
-
 // One key's plan: what to search.
 struct KeyPlan {
   cache::TuneKey key;
@@ -471,6 +456,13 @@ std::uint64_t target_seed(std::uint64_t seed, const Target& t) {
   mix(static_cast<std::uint64_t>(t.n));
   mix(static_cast<std::uint64_t>(t.m));
   return h;
+}
+
+// The bwd_dwdb key of a backward target: it depends on the bwd_dx config
+// (its partial rows).
+KeyPlan dwdb_plan(const rt::DeviceInfo& dev, const Target& t, const Config& dx_config) {
+  const rt::DwdbProblem r = rt::dwdb_problem(t.traits, t.traits.has_weight, t.traits.has_bias, dx_config, t.m);
+  return plan_key(dev, r.traits, t.n, r.rows);
 }
 
 // ------------------------------------------------------------ workers
@@ -562,10 +554,9 @@ class Worker {
           FwdBench bench(env_, w);
           kr = search_key(p.main, bench, [&](const Config&) { return w.fwd_bytes(); }, w.vec(), warm);
         } else {
-          const Config dwdb_default =
-              p.dwdb_default.block_size > 0
-                  ? p.dwdb_default
-                  : gen::default_config(rt::space_query(dev, Kernel::bwd_dwdb, t.traits.w_dtype, t.n, t.m));
+          const Config dwdb_default = p.dwdb_default.block_size > 0
+                                          ? p.dwdb_default
+                                          : dwdb_plan(dev, t, p.main.default_config).default_config;
           BwdDxBench bench(env_, w, dwdb_default);
           kr = search_key(p.main, bench, [&](const Config& c) { return w.bwd_bytes(c); }, w.vec(), warm);
         }
@@ -633,10 +624,6 @@ class Worker {
             c.has_bias, m};
   }
 
-  static KeyPlan dwdb_plan(const rt::DeviceInfo& dev, const Target& t, const Config& dx_config) {
-    return plan_key(dev, dwdb_traits_of(t.traits), t.n, rt::partial_rows(dx_config, t.m));
-  }
-
   // Searches one key on `bench` and stores its winner.
   KeyResult search_key(const KeyPlan& plan, Bench& bench, const std::function<double(const Config&)>& bytes, int vec,
                        bool warm) {
@@ -688,7 +675,7 @@ class Worker {
     if (const CandidateResult* win = out.best()) {
       cache::Provenance prov = sh_.now;
       prov.tuned_at = cache::utc_now_iso8601();
-      prov.origin = out.partial ? kOriginPartial : kOriginTuned;
+      prov.origin = out.partial ? cache::Origin::partial : cache::Origin::tuned;
       kr.record = make_record(plan.key, out, bytes(win->config), copy_gbps_, prov);
       kr.winner_gbps = kr.record->gbps;
       try {
@@ -749,26 +736,27 @@ struct Session::Impl {
   rt::DeviceInfo dev;
   CUcontext ctx = nullptr;
   std::shared_ptr<LayeredBinaryStore> store;
-  std::unique_ptr<BinaryStoreScope> scope;
+  std::unique_ptr<rt::Runtime> runtime;
   std::unique_ptr<CompilePool> pool;
   std::unique_ptr<Runner> runner;
-  Env env() { return Env{ctx, &dev, pool.get(), runner.get()}; }
+  Env env() { return Env{runtime.get(), ctx, &dev, pool.get(), runner.get()}; }
 };
 
 Session::Session(std::shared_ptr<rt::BinaryStore> store, RunnerOptions runner, unsigned jobs)
     : impl_(std::make_unique<Impl>()) {
-  impl_->dev = rt::current_device(&impl_->ctx);
+  impl_->runtime = std::make_unique<rt::Runtime>();
+  impl_->dev = impl_->runtime->current_device(&impl_->ctx);
   impl_->store = std::make_shared<LayeredBinaryStore>(std::move(store));
-  impl_->scope = std::make_unique<BinaryStoreScope>(impl_->store);
+  impl_->runtime->set_binary_store(impl_->store);
   impl_->pool = std::make_unique<CompilePool>(impl_->dev.arch(), impl_->store, jobs);
   impl_->runner = std::make_unique<Runner>(impl_->dev, runner);
 }
 
 Session::~Session() {
-  // The runner and the pool go before the store scope is restored.
+  // The runner and the pool go before the runtime (and its modules).
   impl_->runner.reset();
   impl_->pool.reset();
-  impl_->scope.reset();
+  impl_->runtime.reset();
 }
 
 const rt::DeviceInfo& Session::device() const { return impl_->dev; }
@@ -789,9 +777,7 @@ CandidateResult Session::run(Workload& w, Kernel kernel, const Config& config, c
     else if (kernel == Kernel::bwd_dx)
       bench = std::make_unique<BwdDxBench>(env, w, other);
     else
-      bench = std::make_unique<DwdbBench>(env, w, other,
-                                          gen::default_config(rt::space_query(impl_->dev, Kernel::bwd_dwdb, w.traits().w_dtype,
-                                                                    w.n(), w.m())));
+      bench = std::make_unique<DwdbBench>(env, w, other, rt::default_dwdb_config(impl_->dev, w.dwdb(other), w.n()));
   } catch (const FatalError&) {
     throw;
   } catch (const CandidateError& e) {
@@ -882,7 +868,7 @@ TuneSummary run_group(const std::vector<int>& ordinals, const rt::DeviceInfo& de
       // Any bwd_dx config will do for the space and the compilations: the
       // bwd_dwdb instances do not depend on M.
       const Config dx = p.main_mode == Retune::skip ? p.main_record->config : p.main.default_config;
-      const KeyPlan dp = plan_key(dev, dwdb_traits_of(t.traits), t.n, rt::partial_rows(dx, t.m));
+      const KeyPlan dp = dwdb_plan(dev, t, dx);
       p.dwdb_default = dp.default_config;
       dwdb_work = p.main_mode != Retune::skip ||
                   retune_mode(db.find(dp.key), sh.now, options.force, options.full) != Retune::skip;
@@ -900,18 +886,24 @@ TuneSummary run_group(const std::vector<int>& ordinals, const rt::DeviceInfo& de
   const std::vector<std::vector<std::size_t>> shares = partition_keys(costs, workers);
   std::vector<std::vector<KeyResult>> results(plans.size());
   std::vector<DeviceStats> stats(workers);
+  std::vector<rt::KernelCacheStats> kernel_stats(workers);
 
   auto work = [&](std::size_t w) {
     const auto w0 = Clock::now();
     DeviceStats& st = stats[w];
     st.ordinal = ordinals.empty() ? dev.ordinal : ordinals[w];
     const std::string who = workers > 1 ? "gpu " + std::to_string(st.ordinal) + ": " : "";
+    // The worker's own runtime (never the process's default one): its
+    // modules and device table, CUBINs from the run's shared store. Declared
+    // first, so that it outlives the runner and the benches' kernels.
+    rt::Runtime runtime;
+    runtime.set_binary_store(store);
     std::unique_ptr<Runner> runner;
     CUcontext ctx = nullptr;
     const rt::DeviceInfo* d = &dev;
     try {
       if (!ordinals.empty()) use_device(ordinals[w]);
-      d = &rt::current_device(&ctx);
+      d = &runtime.current_device(&ctx);
       runner = std::make_unique<Runner>(*d, options.runner);
       st.copy_gbps = runner->copy_gbps();
     } catch (const std::exception& e) {
@@ -932,7 +924,7 @@ TuneSummary run_group(const std::vector<int>& ordinals, const rt::DeviceInfo& de
     sh.report([&](Progress& pr) {
       pr.note(who + "device-to-device copy: " + std::to_string(static_cast<long>(st.copy_gbps)) + " GB/s");
     });
-    Env env{ctx, d, &pool, runner.get()};
+    Env env{&runtime, ctx, d, &pool, runner.get()};
     Worker wk(sh, env, st.ordinal, st.copy_gbps);
     for (std::size_t i : shares[w]) {
       try {
@@ -946,6 +938,7 @@ TuneSummary run_group(const std::vector<int>& ordinals, const rt::DeviceInfo& de
     }
     st.keys = wk.searched();
     runner.reset();
+    kernel_stats[w] = runtime.kernel_cache_stats();
     st.busy_s = std::chrono::duration<double>(Clock::now() - w0).count();
   };
 
@@ -983,7 +976,11 @@ TuneSummary run_group(const std::vector<int>& ordinals, const rt::DeviceInfo& de
   summary.devices = std::move(stats);
   summary.budget_spent = sh.budget_spent;
   summary.compile = pool.stats();
-  summary.kernel_cache = rt::kernel_cache_stats();
+  for (const rt::KernelCacheStats& k : kernel_stats) {
+    summary.kernel_cache.compiled += k.compiled;
+    summary.kernel_cache.loaded_from_store += k.loaded_from_store;
+    summary.kernel_cache.loaded += k.loaded;
+  }
   summary.wall_s = std::chrono::duration<double>(Clock::now() - t0).count();
   return summary;
 }
@@ -993,9 +990,10 @@ TuneSummary run_group(const std::vector<int>& ordinals, const rt::DeviceInfo& de
 TuneSummary run_tuning(const std::vector<Target>& targets, cache::Database& db,
                        std::shared_ptr<rt::BinaryStore> store, const TuneOptions& options, Progress* progress) {
   const auto start = Clock::now();
-  const rt::DeviceInfo dev = rt::current_device();
+  CUdevice cu = 0;
+  rt::current_context(&cu);
+  const rt::DeviceInfo dev = rt::device_info(cu);
   auto layered = std::make_shared<LayeredBinaryStore>(std::move(store));
-  BinaryStoreScope scope(layered);
   return run_group({}, dev, targets, db, layered, options, progress, start);
 }
 
@@ -1023,7 +1021,6 @@ std::vector<TuneSummary> run_tuning_on(const std::vector<int>& ordinals, const s
     ids.push_back(rt::gpu_id(infos.back()));
   }
   auto layered = std::make_shared<LayeredBinaryStore>(std::move(store));
-  BinaryStoreScope scope(layered);
   std::vector<TuneSummary> out;
   const auto groups = group_by_model(ids);
   for (const auto& g : groups) {

@@ -19,7 +19,8 @@
 //   * the winner is upserted at once (so an interrupted run keeps it) with
 //     its timing, GB/s, the copy bandwidth measured at the start of this run,
 //     the default config's time, and provenance. A key cut short by the
-//     budget is stored with origin "tuned-partial" and tuned again on resume.
+//     budget is stored with origin cache::Origin::partial ("tuned-partial") and
+//     tuned again on resume.
 // A candidate's failure is recorded in its result; a key's failure (e.g. out
 // of memory) in the key's; only an unusable CUDA context stops the run
 // (TuneSummary::fatal).
@@ -42,9 +43,10 @@
 // same Database through its own transaction. A record does not say which GPU
 // measured it. GPUs of different models are tuned one model after another,
 // each into its own records (the GPU is part of the key). State: a worker
-// owns its runner, workloads and neighbour history; the process-wide kernel
-// cache is keyed by context; the binary store is installed once per call
-// (not per worker) — where a caller-owned runtime object would take over.
+// owns its rt::Runtime (kernel cache, device table; the run's shared binary
+// store set on it with set_binary_store), runner, workloads and neighbour
+// history; the compile pool and the binary store behind it are shared. The
+// process's default runtime (rt::default_runtime) is never touched.
 #pragma once
 
 #include <cstdint>
@@ -62,9 +64,6 @@
 
 namespace lntune::tune {
 
-inline constexpr const char* kOriginTuned = "tuned";
-inline constexpr const char* kOriginPartial = "tuned-partial";
-
 // One problem: traits.kernel is fwd or bwd_dx (the latter also tunes the
 // bwd_dwdb that follows it).
 struct Target {
@@ -80,8 +79,7 @@ std::vector<Target> make_targets(const std::vector<std::int64_t>& ns, const std:
                                  std::optional<DType> w_dtype = {}, bool weight = true, bool bias = true);
 
 // A complete record exists for the key (resume skips it): present, not cut
-// short by a budget, and measured with the current kernel templates (a
-// record from other templates is stale: tuned again).
+// short by a budget, and not stale (rt::is_stale: the launcher's rule too).
 bool is_tuned(const cache::Database& db, const cache::TuneKey& key);
 
 // The provenance of results measured now.
@@ -206,7 +204,7 @@ struct TuneSummary {
   std::size_t warm_keys = 0;
   CompileStats compile;
   unsigned compile_threads = 0;
-  rt::KernelCacheStats kernel_cache;  // of this process, at the end
+  rt::KernelCacheStats kernel_cache;  // of the tuner's own runtime, at the end
   double wall_s = 0;
   bool budget_spent = false;
   std::string fatal;  // non-empty: the run stopped early (unusable CUDA context)
@@ -247,9 +245,9 @@ std::int64_t representative_m(int bucket, int sm_count);
 void use_device(int ordinal);
 
 // Tunes `targets` on the current context's device, writing winners to `db`.
-// `store` (may be null) is where CUBINs are looked up and saved; it is
-// installed (behind an in-memory layer) as the process's binary store for
-// the duration. Throws only for problems before any key is tuned (no
+// `store` (may be null) is where CUBINs are looked up and saved, behind an
+// in-memory layer, by the run's own rt::Runtime (the process's default
+// runtime is not touched). Throws only for problems before any key is tuned (no
 // driver, no device, the copy measurement failing).
 TuneSummary run_tuning(const std::vector<Target>& targets, cache::Database& db,
                        std::shared_ptr<rt::BinaryStore> store, const TuneOptions& options,

@@ -37,6 +37,7 @@
 #include "runtime/driver.hpp"
 #include "runtime/kernel_cache.hpp"
 #include "runtime/problem.hpp"
+#include "runtime/selector.hpp"
 
 namespace lntune::tune {
 
@@ -63,6 +64,8 @@ class Workload {
   // The bwd_dwdb traits (canonical) the launcher uses after this backward;
   // has_weight/has_bias false when no gradient is wanted.
   Traits dwdb_traits() const;
+  // The dW/dB reduction after a backward with `dx_config` (rt::dwdb_problem).
+  rt::DwdbProblem dwdb(const Config& dx_config) const;
   bool has_dwdb() const { return bwd_.want_dw || bwd_.want_db; }
 
   double fwd_bytes() const;

@@ -31,6 +31,9 @@ std::string_view to_string(Kernel k) {
   return "?";
 }
 
+std::ostream& operator<<(std::ostream& os, DType d) { return os << to_string(d); }
+std::ostream& operator<<(std::ostream& os, Kernel k) { return os << to_string(k); }
+
 std::optional<DType> parse_dtype(std::string_view s) {
   if (s == "fp32" || s == "f32" || s == "float32" || s == "float") return DType::f32;
   if (s == "fp16" || s == "f16" || s == "float16" || s == "half") return DType::f16;
@@ -98,17 +101,30 @@ std::ostream& operator<<(std::ostream& os, const InstanceKey& k) { return os << 
 
 }  // namespace lntune
 
+namespace {
+
+// Boost's hash_combine step.
+void mix(std::size_t& h, std::size_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); }
+
+}  // namespace
+
+std::size_t std::hash<lntune::Config>::operator()(const lntune::Config& c) const noexcept {
+  std::size_t h = 0;
+  for (int v : {c.block_size, c.num_warps, c.rows_per_cta, c.group_size_m, c.cluster_size})
+    mix(h, static_cast<std::size_t>(static_cast<unsigned>(v)));
+  return h;
+}
+
 std::size_t std::hash<lntune::InstanceKey>::operator()(const lntune::InstanceKey& k) const noexcept {
   std::size_t h = 0;
-  auto mix = [&h](std::size_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
-  mix(static_cast<std::size_t>(k.traits.kernel));
-  mix(static_cast<std::size_t>(k.traits.x_dtype));
-  mix(static_cast<std::size_t>(k.traits.w_dtype));
-  mix(static_cast<std::size_t>(k.traits.has_weight) * 2 + static_cast<std::size_t>(k.traits.has_bias));
-  mix(static_cast<std::size_t>(k.block_size));
-  mix(static_cast<std::size_t>(k.num_warps));
-  mix(static_cast<std::size_t>(k.rows_per_cta));
-  mix(static_cast<std::size_t>(k.vec) * 2 + static_cast<std::size_t>(k.single_tile));
-  mix(static_cast<std::size_t>(k.cluster_size));
+  mix(h, static_cast<std::size_t>(k.traits.kernel));
+  mix(h, static_cast<std::size_t>(k.traits.x_dtype));
+  mix(h, static_cast<std::size_t>(k.traits.w_dtype));
+  mix(h, static_cast<std::size_t>(k.traits.has_weight) * 2 + static_cast<std::size_t>(k.traits.has_bias));
+  mix(h, static_cast<std::size_t>(k.block_size));
+  mix(h, static_cast<std::size_t>(k.num_warps));
+  mix(h, static_cast<std::size_t>(k.rows_per_cta));
+  mix(h, static_cast<std::size_t>(k.vec) * 2 + static_cast<std::size_t>(k.single_tile));
+  mix(h, static_cast<std::size_t>(k.cluster_size));
   return h;
 }

@@ -1,0 +1,327 @@
+// lntune/kernels/bwd_dx.cuh — LayerNorm backward: dx fused with partial dW/dB.
+//
+// Persistent: the grid has group_size_m CTAs (clusters); CTA c processes row
+// groups c, c + gridDim.x, ... and owns partial row c, which it writes (fp32)
+// once at the end (single tile: a CTA's row slots are summed in shared memory
+// first, in slot order) or accumulates in place (tiled rows). Each partial
+// element has a single owner thread and rows are visited in a fixed order, so
+// dW/dB are bitwise reproducible.
+//
+//   dx = rstd * (w dy - (xhat c1 + c2)),  c1 = mean(xhat w dy), c2 = mean(w dy)
+#pragma once
+
+#include "lntune/common.cuh"
+
+namespace lntune {
+
+// One row's x, dy (from column c0 on), mean and rstd; zeros past the end.
+template <class S>
+struct BwdRow {
+  float x[S::kVecsPerThread][S::kVec];
+  float dy[S::kVecsPerThread][S::kVec];
+  float mean, rstd;
+};
+
+template <class S>
+__device__ __forceinline__ void load_bwd_row(const BwdParams& p, i64 row, i64 c0, i64 n, int t, BwdRow<S>& r) {
+  using T = typename S::T;
+  const bool valid = row < p.M;
+  const T* x = static_cast<const T*>(p.x) + (valid ? row : 0) * p.x_stride + c0;
+  const T* dy = static_cast<const T*>(p.dy) + (valid ? row : 0) * p.dy_stride + c0;
+  load_row_part<S>(valid, n, t, r.x, x, r.dy, dy);
+  r.mean = valid ? p.mean[row] : 0.f;
+  r.rstd = valid ? p.rstd[row] : 0.f;
+}
+
+// Starts bringing a row into L2, so that loading it later waits less.
+template <class S>
+__device__ __forceinline__ void prefetch_bwd_row(const BwdParams& p, i64 row, i64 c0, i64 n, int t) {
+  using T = typename S::T;
+  if (row >= p.M) return;
+  const T* x = static_cast<const T*>(p.x) + row * p.x_stride + c0;
+  const T* dy = static_cast<const T*>(p.dy) + row * p.dy_stride + c0;
+#pragma unroll
+  for (int j = 0; j < S::kVecsPerThread; ++j) {
+    const i64 col = static_cast<i64>(j * S::kThreadsPerRow + t) * S::kVec;
+    if (col < n) {
+      prefetch_l2(x + col);
+      prefetch_l2(dy + col);
+    }
+  }
+}
+
+// The row slots of a CTA hold the same columns of their partials: slot 0
+// ends with their sum, (((v[R-1] + v[R-2]) + ...) + v[0]), through shared
+// memory (kBlockSize floats: at most 32 KB, as rows_per_cta * block_size <=
+// 16384). Every thread of the CTA calls it.
+template <class S>
+__device__ __forceinline__ void sum_row_slots(float (&v)[S::kVecsPerThread][S::kVec], int slot, int t) {
+  __shared__ float sum[S::kBlockSize];
+  for (int s = S::kRowsPerCta - 1; s >= 1; --s) {
+    if (slot == s) {
+#pragma unroll
+      for (int j = 0; j < S::kVecsPerThread; ++j)
+#pragma unroll
+        for (int k = 0; k < S::kVec; ++k) {
+          const int col = (j * S::kThreadsPerRow + t) * S::kVec + k;
+          sum[col] = s == S::kRowsPerCta - 1 ? v[j][k] : v[j][k] + sum[col];
+        }
+    }
+    __syncthreads();
+  }
+  if (slot == 0) {
+#pragma unroll
+    for (int j = 0; j < S::kVecsPerThread; ++j)
+#pragma unroll
+      for (int k = 0; k < S::kVec; ++k) v[j][k] += sum[(j * S::kThreadsPerRow + t) * S::kVec + k];
+  }
+  __syncthreads();  // the buffer is free again
+}
+
+// A row of N <= kBlockSize * kCluster in registers; dW/dB partials accumulate
+// in registers across rows. With a cluster, each CTA holds a slab of
+// kBlockSize columns and the row sums cross the cluster.
+template <class S>
+__device__ __forceinline__ void layer_norm_bwd_dx_single_tile(const BwdParams& p) {
+  using T = typename S::T;
+  using W = typename S::W;
+  constexpr bool kClustered = S::kCluster > 1;
+  float* scratch = row_scratch<S, 2>();  // two sums per warp and row
+  // This CTA's parts of c1 and c2, double-buffered by row.
+  float(*slots)[2] = cluster_slots<S::kCluster, 2>();
+  const int t = kClustered ? static_cast<int>(threadIdx.x) : static_cast<int>(threadIdx.x) % S::kThreadsPerRow;
+  const int slot = kClustered ? 0 : static_cast<int>(threadIdx.x) / S::kThreadsPerRow;
+  const i64 slab = kClustered ? static_cast<i64>(cluster_rank()) * S::kBlockSize : 0;  // this CTA's first column
+  const i64 n = p.N - slab;  // columns from there on
+  // One partial row per cluster or CTA (its row slots summed first).
+  const i64 partial_row = kClustered ? static_cast<i64>(cluster_index()) : static_cast<i64>(blockIdx.x);
+  const W* weight = static_cast<const W*>(p.weight) + slab;
+  const float inv_n = 1.0f / static_cast<float>(p.N);
+
+  float w[S::kVecsPerThread][S::kVec];
+  float dw[S::kVecsPerThread][S::kVec];
+  float db[S::kVecsPerThread][S::kVec];
+#pragma unroll
+  for (int j = 0; j < S::kVecsPerThread; ++j) {
+    if constexpr (S::kHasWeight) {
+      const i64 col = static_cast<i64>(j * S::kThreadsPerRow + t) * S::kVec;
+      if (col < n) {
+        load<S::kVec>(weight + col, w[j]);
+      } else {
+#pragma unroll
+        for (int k = 0; k < S::kVec; ++k) w[j][k] = 0.f;
+      }
+    }
+#pragma unroll
+    for (int k = 0; k < S::kVec; ++k) {
+      if constexpr (S::kHasWeight) dw[j][k] = 0.f;
+      if constexpr (S::kHasBias) db[j][k] = 0.f;
+    }
+  }
+
+  // Persistent: this CTA's rows, in order. The next row is prefetched into L2
+  // while the current one is reduced and written.
+  int parity = 0;
+  const i64 first_row = kClustered ? static_cast<i64>(cluster_index()) : static_cast<i64>(blockIdx.x) * S::kRowsPerCta;
+  const i64 step = kClustered ? static_cast<i64>(cluster_count()) : static_cast<i64>(gridDim.x) * S::kRowsPerCta;
+  const i64 c0 = slab;
+  for (i64 first = first_row; first < p.M; first += step) {
+    const i64 row = first + slot;
+    const bool active = row < p.M;
+    BwdRow<S> cur;
+    load_bwd_row<S>(p, row, c0, n, t, cur);
+    prefetch_bwd_row<S>(p, row + step, c0, n, t);
+    float (&xhat)[S::kVecsPerThread][S::kVec] = cur.x;
+    float (&g)[S::kVecsPerThread][S::kVec] = cur.dy;
+    float wdy[S::kVecsPerThread][S::kVec];
+    // At N = 1 (inv_n == 1 exactly then, and only then), dx and dW are
+    // exactly 0: a zero rstd makes xhat, c1r and c2r 0 (rstd = 1/sqrt(eps)
+    // would magnify the rounding of the FMA form into dx of about 3e-5); NaN
+    // and Inf still propagate. Once per row, nothing per element; testing
+    // inv_n, which stays live anyway, keeps the loop's registers as they were.
+    // (A constant row with N > 1 cannot be told apart here: the backward sees
+    // only mean and rstd.)
+    const float mean = cur.mean, rstd = inv_n == 1.f ? 0.f : cur.rstd;
+
+    const float shift = -mean * rstd;  // xhat = x * rstd + shift (S::kFusedXhat)
+    float s_xw = 0.f, s_w = 0.f;
+#pragma unroll
+    for (int j = 0; j < S::kVecsPerThread; ++j) {
+      const bool valid = active && static_cast<i64>(j * S::kThreadsPerRow + t) * S::kVec < n;
+#pragma unroll
+      for (int k = 0; k < S::kVec; ++k) {
+        if constexpr (S::kFusedXhat) {
+          xhat[j][k] = valid ? fmaf(xhat[j][k], rstd, shift) : 0.f;
+        } else {
+          xhat[j][k] = valid ? (xhat[j][k] - mean) * rstd : 0.f;
+        }
+        wdy[j][k] = S::kHasWeight ? w[j][k] * g[j][k] : g[j][k];
+        s_xw += xhat[j][k] * wdy[j][k];
+        s_w += wdy[j][k];
+      }
+    }
+    row_sum2<S::kThreadsPerRow, S::kRowsPerCta>(s_xw, s_w, scratch);
+    if constexpr (kClustered) {
+      cluster_sum2<S::kCluster>(s_xw, s_w, slots[parity]);
+      parity ^= 1;
+    }
+    // dx = rstd * (w dy - (xhat c1 + c2)) = w dy rstd + xhat c1r + c2r
+    const float c1r = -s_xw * inv_n * rstd;
+    const float c2r = -s_w * inv_n * rstd;
+
+    T* dx = static_cast<T*>(p.dx) + (active ? row : 0) * p.dx_stride + c0;
+#pragma unroll
+    for (int j = 0; j < S::kVecsPerThread; ++j) {
+      const i64 col = static_cast<i64>(j * S::kThreadsPerRow + t) * S::kVec;
+      if (!active || col >= n) continue;
+      float out[S::kVec];
+#pragma unroll
+      for (int k = 0; k < S::kVec; ++k) {
+        out[k] = fmaf(wdy[j][k], rstd, fmaf(xhat[j][k], c1r, c2r));
+        if constexpr (S::kHasWeight) dw[j][k] += g[j][k] * xhat[j][k];
+        if constexpr (S::kHasBias) db[j][k] += g[j][k];
+      }
+      store<S::kVec>(dx + col, out);
+    }
+  }
+  if constexpr (kClustered) cluster_arrive();  // done reading the other CTAs' slots
+
+  if constexpr (S::kRowsPerCta > 1) {
+    if constexpr (S::kHasWeight) sum_row_slots<S>(dw, slot, t);
+    if constexpr (S::kHasBias) sum_row_slots<S>(db, slot, t);
+  }
+
+  if (kClustered || slot == 0) {
+#pragma unroll
+    for (int j = 0; j < S::kVecsPerThread; ++j) {
+      const i64 col = static_cast<i64>(j * S::kThreadsPerRow + t) * S::kVec;
+      if (col >= n) continue;
+      if constexpr (S::kHasWeight) {
+        if (p.dw_partial) store<S::kVec>(p.dw_partial + partial_row * p.N + slab + col, dw[j]);
+      }
+      if constexpr (S::kHasBias) {
+        if (p.db_partial) store<S::kVec>(p.db_partial + partial_row * p.N + slab + col, db[j]);
+      }
+    }
+  }
+  if constexpr (kClustered) cluster_wait();  // keep this CTA's slots alive until every CTA has read them
+}
+
+// A partial row's running sums for one access: zeros on the CTA's first visit
+// (or when that partial is not wanted), else what the thread stored last time.
+template <int VEC>
+__device__ __forceinline__ void load_partial(const float* partial, bool first_visit, i64 row_offset, i64 col,
+                                             float (&dst)[VEC]) {
+  if (first_visit || !partial) {
+#pragma unroll
+    for (int k = 0; k < VEC; ++k) dst[k] = 0.f;
+  } else {
+    load<VEC>(partial + row_offset + col, dst);
+  }
+}
+
+// Rows longer than a tile: a reduction pass over the row's tiles, then dx and
+// the partials, which this CTA accumulates in place in the partial rows.
+template <class S>
+__device__ __forceinline__ void layer_norm_bwd_dx_tiled(const BwdParams& p) {
+  static_assert(S::kCluster == 1, "tiled rows take no cluster");
+  using T = typename S::T;
+  using W = typename S::W;
+  float* scratch = row_scratch<S, 2>();  // two sums per warp and row
+  const int t = static_cast<int>(threadIdx.x) % S::kThreadsPerRow;
+  const int slot = static_cast<int>(threadIdx.x) / S::kThreadsPerRow;
+  const i64 n = p.N;
+  const i64 partial_row = static_cast<i64>(blockIdx.x) * S::kRowsPerCta + slot;
+  const W* weight = static_cast<const W*>(p.weight);
+  const float inv_n = 1.0f / static_cast<float>(p.N);
+
+  const i64 first_row = static_cast<i64>(blockIdx.x) * S::kRowsPerCta;
+  for (i64 first = first_row; first < p.M; first += static_cast<i64>(gridDim.x) * S::kRowsPerCta) {
+    const i64 row = first + slot;
+    const bool active = row < p.M;
+    const T* x = static_cast<const T*>(p.x) + (active ? row : 0) * p.x_stride;
+    const T* dy = static_cast<const T*>(p.dy) + (active ? row : 0) * p.dy_stride;
+    const float mean = active ? p.mean[row] : 0.f;
+    const float rstd = active ? p.rstd[row] : 0.f;
+
+    // Pass 1: the row sums c1 = mean(xhat * w * dy), c2 = mean(w * dy).
+    float s_xw = 0.f, s_w = 0.f;
+    for (i64 base = 0; base < n; base += S::kBlockSize) {
+#pragma unroll
+      for (int j = 0; j < S::kVecsPerThread; ++j) {
+        const i64 col = base + static_cast<i64>(j * S::kThreadsPerRow + t) * S::kVec;
+        if (!active || col >= n) continue;
+        float xv[S::kVec], g[S::kVec], w[S::kVec];
+        load<S::kVec>(x + col, xv);
+        load<S::kVec>(dy + col, g);
+        if constexpr (S::kHasWeight) load<S::kVec>(weight + col, w);
+#pragma unroll
+        for (int k = 0; k < S::kVec; ++k) {
+          const float wdy = S::kHasWeight ? w[k] * g[k] : g[k];
+          s_xw += (xv[k] - mean) * rstd * wdy;
+          s_w += wdy;
+        }
+      }
+    }
+    row_sum2<S::kThreadsPerRow, S::kRowsPerCta>(s_xw, s_w, scratch);
+    // dx = rstd * (w dy - (xhat c1 + c2)) = w dy rstd + xhat c1r + c2r
+    const float c1r = -s_xw * inv_n * rstd;
+    const float c2r = -s_w * inv_n * rstd;
+
+    // Pass 2: dx, and the partials. This thread is the only one to touch its
+    // partial elements, so it can accumulate them in place without atomics.
+    const bool first_visit = first == first_row;
+    T* dx = static_cast<T*>(p.dx) + (active ? row : 0) * p.dx_stride;
+    for (i64 base = 0; base < n; base += S::kBlockSize) {
+#pragma unroll
+      for (int j = 0; j < S::kVecsPerThread; ++j) {
+        const i64 col = base + static_cast<i64>(j * S::kThreadsPerRow + t) * S::kVec;
+        if (col >= n) continue;
+        float xhat[S::kVec], g[S::kVec];
+        if (active) {
+          load<S::kVec>(x + col, xhat);
+          load<S::kVec>(dy + col, g);
+        } else {
+#pragma unroll
+          for (int k = 0; k < S::kVec; ++k) xhat[k] = g[k] = 0.f;
+        }
+        float w[S::kVec], dw[S::kVec], db[S::kVec];
+        if constexpr (S::kHasWeight) {
+          load<S::kVec>(weight + col, w);
+          load_partial<S::kVec>(p.dw_partial, first_visit, partial_row * p.N, col, dw);
+        }
+        if constexpr (S::kHasBias) load_partial<S::kVec>(p.db_partial, first_visit, partial_row * p.N, col, db);
+        float out[S::kVec];
+#pragma unroll
+        for (int k = 0; k < S::kVec; ++k) {
+          xhat[k] = (xhat[k] - mean) * rstd;
+          const float wdy = S::kHasWeight ? w[k] * g[k] : g[k];
+          out[k] = fmaf(wdy, rstd, fmaf(xhat[k], c1r, c2r));
+          if constexpr (S::kHasWeight) dw[k] += g[k] * xhat[k];
+          if constexpr (S::kHasBias) db[k] += g[k];
+        }
+        if (active) store<S::kVec>(dx + col, out);
+        if constexpr (S::kHasWeight) {
+          if (p.dw_partial) store<S::kVec>(p.dw_partial + partial_row * p.N + col, dw);
+        }
+        if constexpr (S::kHasBias) {
+          if (p.db_partial) store<S::kVec>(p.db_partial + partial_row * p.N + col, db);
+        }
+      }
+    }
+  }
+}
+
+template <class S>
+__device__ __forceinline__ void layer_norm_bwd_dx(const BwdParams& p) {
+  // The dW/dB reduction that follows counts its arrivals from zero.
+  if (p.counters && blockIdx.x == 0)
+    for (i64 i = threadIdx.x; i < p.num_counters; i += S::kThreads) p.counters[i] = 0;
+  if constexpr (S::kSingleTile) {
+    layer_norm_bwd_dx_single_tile<S>(p);
+  } else {
+    layer_norm_bwd_dx_tiled<S>(p);
+  }
+}
+
+}  // namespace lntune

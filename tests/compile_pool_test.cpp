@@ -1,0 +1,62 @@
+// The tuner's compile pool (tuner/compile_pool.hpp): NVRTC needs no GPU.
+#include <gtest/gtest.h>
+
+#include "temp_dir.hpp"
+#include "generator/instance.hpp"
+#include "runtime/cache_binding.hpp"
+#include "runtime/nvrtc.hpp"
+#include "tuner/compile_pool.hpp"
+#include "tuner_test_util.hpp"
+
+namespace {
+
+using namespace lntune;
+using namespace lntune::tune;
+using namespace lntune::testing;
+
+// ------------------------------------------------------------ compile pool
+TEST(CompilePoolTest, CompilesOnceIntoTheStoreThenReusesIt) {
+  TempDir tmp;
+  auto stack = std::make_shared<cache::CacheStack>(tmp / "c.db", std::vector<std::string>{});
+  auto backing = std::make_shared<rt::CacheBinaryStore>(stack);
+  const Traits t{Kernel::fwd, DType::bf16, DType::bf16, true, true};
+  const InstanceKey a = gen::make_instance(t, cfg(1024, 4), 1024, 8);
+  const InstanceKey b = gen::make_instance(t, cfg(1024, 2), 1024, 8);
+  {
+    auto layered = std::make_shared<LayeredBinaryStore>(backing);
+    CompilePool pool("sm_90", layered, 2);
+    auto fa = pool.submit(a), fb = pool.submit(b), fa2 = pool.submit(a);
+    const CompileResult ra = fa.get(), rb = fb.get();
+    EXPECT_TRUE(ra.ok) << ra.error;
+    EXPECT_TRUE(rb.ok) << rb.error;
+    EXPECT_FALSE(ra.from_cache);
+    EXPECT_TRUE(fa2.get().ok);
+    const CompileStats s = pool.stats();
+    EXPECT_EQ(s.compiled, 2u);  // `a` twice: compiled once
+    EXPECT_EQ(s.failed, 0u);
+    const std::string hash = rt::binary_hash(gen::render(a), "sm_90");
+    EXPECT_TRUE(layered->in_memory(hash, "sm_90", rt::nvrtc_version()));
+    EXPECT_TRUE(backing->get(hash, "sm_90", rt::nvrtc_version()));
+  }
+  // A second run finds both in the persistent cache.
+  auto layered = std::make_shared<LayeredBinaryStore>(backing);
+  CompilePool pool("sm_90", layered, 1);
+  EXPECT_TRUE(pool.submit(a).get().from_cache);
+  EXPECT_TRUE(pool.submit(b).get().from_cache);
+  EXPECT_EQ(pool.stats().compiled, 0u);
+  EXPECT_EQ(pool.stats().from_cache, 2u);
+}
+
+TEST(CompilePoolTest, FailuresAndCancellationAreResults) {
+  auto layered = std::make_shared<LayeredBinaryStore>();
+  CompilePool pool("sm_1", layered, 1);  // not an architecture: every compile fails
+  const Traits t{Kernel::fwd, DType::f32, DType::f32, true, true};
+  const CompileResult r = pool.submit(gen::make_instance(t, cfg(256, 1), 256, 4)).get();
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.error.find("sm_90"), std::string::npos) << r.error;  // "architecture must look like sm_90"
+  pool.cancel();
+  EXPECT_EQ(pool.stats().failed, 1u);
+}
+
+
+}  // namespace

@@ -1,0 +1,256 @@
+// The kernel headers (templates/kernels/*.cuh) compile with NVRTC directly,
+// without rendering any template: each header on its own, and a translation
+// unit per kernel family that includes only its header and instantiates
+// representative shapes (every dtype pair, weight/bias on and off, single tile
+// and tiled, several rows per CTA, clusters on sm_90), to CUBIN for sm_80 and
+// sm_90. Also: `gen::flatten` yields a translation unit that compiles with no
+// headers at all. No GPU needed.
+#include <gtest/gtest.h>
+
+#include <nvrtc.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "generator/instance.hpp"
+#include "generator/space.hpp"
+#include "templates/embedded.hpp"
+
+namespace lntune {
+namespace {
+
+struct ProgramDeleter {
+  void operator()(_nvrtcProgram* p) const noexcept {
+    if (p) nvrtcDestroyProgram(&p);
+  }
+};
+
+struct Compiled {
+  bool ok = false;
+  std::string log;
+  std::string ptx;
+  std::size_t cubin_bytes = 0;
+};
+
+// Compiles `source` to CUBIN (and PTX, to look for the entries) with the
+// options the runtime uses. `with_headers`: give NVRTC the embedded lntune
+// headers, as the runtime does; otherwise none at all.
+Compiled nvrtc(const std::string& source, const std::string& arch, bool with_headers = true) {
+  std::vector<const char*> names, texts;
+  if (with_headers)
+    for (std::string_view name : templates::kHeaderNames) {
+      names.push_back(name.data());
+      texts.push_back(templates::get(name).data());
+    }
+  nvrtcProgram raw = nullptr;
+  Compiled out;
+  if (nvrtcCreateProgram(&raw, source.c_str(), "kernel_headers_test.cu", static_cast<int>(names.size()), texts.data(),
+                         names.data()) != NVRTC_SUCCESS) {
+    out.log = "nvrtcCreateProgram failed";
+    return out;
+  }
+  std::unique_ptr<_nvrtcProgram, ProgramDeleter> prog(raw);
+  const std::string target = "--gpu-architecture=" + arch;
+  const char* opts[] = {target.c_str(), "--std=c++17", "--device-as-default-execution-space", "-lineinfo"};
+  const nvrtcResult r = nvrtcCompileProgram(prog.get(), 4, opts);
+  std::size_t size = 0;
+  if (nvrtcGetProgramLogSize(prog.get(), &size) == NVRTC_SUCCESS && size > 1) {
+    out.log.resize(size);
+    nvrtcGetProgramLog(prog.get(), out.log.data());
+  }
+  if (r != NVRTC_SUCCESS) return out;
+  if (nvrtcGetCUBINSize(prog.get(), &out.cubin_bytes) != NVRTC_SUCCESS) return out;
+  if (nvrtcGetPTXSize(prog.get(), &size) == NVRTC_SUCCESS && size > 1) {
+    out.ptx.resize(size);
+    nvrtcGetPTX(prog.get(), out.ptx.data());
+  }
+  out.ok = out.cubin_bytes > 0;
+  return out;
+}
+
+const char* type_of(DType d) {
+  switch (d) {
+    case DType::f32: return "float";
+    case DType::f16: return "lntune::half_t";
+    case DType::bf16: return "lntune::bf16_t";
+  }
+  return "?";
+}
+
+const char* b(bool v) { return v ? "true" : "false"; }
+
+// One instantiation of a row kernel (forward, forward over a cluster, backward dx).
+struct RowCase {
+  DType x, w;
+  bool weight, bias;
+  int block, warps, rows, vec;
+  bool single;
+  int cluster;
+};
+
+std::string row_shape(const RowCase& c) {
+  return "lntune::RowShape<" + std::string(type_of(c.x)) + ", " + type_of(c.w) + ", " + std::to_string(c.block) + ", " +
+         std::to_string(c.warps) + ", " + std::to_string(c.rows) + ", " + std::to_string(c.vec) + ", " + b(c.weight) +
+         ", " + b(c.bias) + ", " + b(c.single) + ", " + std::to_string(c.cluster) + ">";
+}
+
+// A translation unit: the header, then one extern "C" kernel per case.
+std::string row_unit(const std::string& header, const std::string& function, const std::string& params,
+                     const std::vector<RowCase>& cases) {
+  std::string s = "#include \"lntune/kernels/" + header + "\"\n";
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const std::string shape = "S" + std::to_string(i);
+    s += "using " + shape + " = " + row_shape(cases[i]) + ";\n";
+    s += "extern \"C\" __global__ void __launch_bounds__(" + shape + "::kThreads)";
+    if (cases[i].cluster > 1) s += " __cluster_dims__(" + std::to_string(cases[i].cluster) + ", 1, 1)";
+    s += " k" + std::to_string(i) + "(const lntune::" + params + " p) { lntune::" + function + "<" + shape + ">(p); }\n";
+  }
+  return s;
+}
+
+void expect_compiles(const std::string& what, const std::string& source, std::size_t kernels,
+                     const std::vector<std::string>& archs) {
+  for (const std::string& arch : archs) {
+    const Compiled c = nvrtc(source, arch);
+    ASSERT_TRUE(c.ok) << what << " for " << arch << ":\n" << c.log << "\n--- source:\n" << source;
+    for (std::size_t i = 0; i < kernels; ++i)
+      EXPECT_NE(c.ptx.find(".entry k" + std::to_string(i) + "("), std::string::npos) << what << " " << arch << " k" << i;
+  }
+}
+
+constexpr DType f32 = DType::f32, f16 = DType::f16, bf16 = DType::bf16;
+
+TEST(KernelHeaders, EachHeaderCompilesOnItsOwn) {
+  int headers = 0;
+  for (const auto& f : templates::files()) {
+    const std::string name(f.name);
+    if (name.rfind("lntune/", 0) != 0) continue;  // an instantiation template
+    ++headers;
+    for (const char* arch : {"sm_80", "sm_90"}) {
+      const Compiled c = nvrtc("#include \"" + name + "\"\n", arch);
+      EXPECT_TRUE(c.ok) << name << " alone, " << arch << ":\n" << c.log;
+    }
+  }
+  EXPECT_EQ(headers, static_cast<int>(std::size(templates::kHeaderNames)));
+}
+
+TEST(KernelHeaders, ForwardInstantiations) {
+  // dtypes (x, w) x weight/bias, single tile and tiled, rows per CTA, vec.
+  const std::vector<RowCase> cases = {
+      {f32, f32, true, true, 1024, 4, 1, 4, true, 1},     {f16, f16, true, false, 256, 4, 4, 8, true, 1},
+      {bf16, bf16, false, true, 8192, 16, 1, 8, false, 1}, {bf16, f32, false, false, 4096, 8, 1, 1, true, 1},
+      {f16, f32, true, true, 4096, 8, 1, 8, false, 1},    {f32, f32, false, false, 8192, 16, 1, 4, false, 1},
+      {bf16, bf16, true, true, 128, 2, 2, 4, true, 1},    {f16, f16, false, true, 64, 1, 1, 2, true, 1},
+  };
+  expect_compiles("fwd.cuh", row_unit("fwd.cuh", "layer_norm_fwd", "FwdParams", cases), cases.size(),
+                  {"sm_80", "sm_90"});
+}
+
+TEST(KernelHeaders, ForwardClusterInstantiations) {
+  const std::vector<RowCase> cases = {
+      {bf16, bf16, true, true, 16384, 16, 1, 8, true, 4},
+      {f32, f32, false, false, 4096, 8, 1, 4, true, 2},
+      {f16, f32, true, false, 8192, 8, 1, 8, true, 8},
+  };
+  const std::string unit = row_unit("fwd_cluster.cuh", "layer_norm_fwd_cluster", "FwdParams", cases);
+  expect_compiles("fwd_cluster.cuh", unit, cases.size(), {"sm_90"});
+  EXPECT_FALSE(nvrtc(unit, "sm_80").ok) << "clusters need sm_90";
+}
+
+TEST(KernelHeaders, BackwardDxInstantiations) {
+  const std::vector<RowCase> cases = {
+      {f32, f32, true, true, 2048, 8, 1, 4, true, 1},     {f16, f16, true, false, 512, 8, 8, 8, true, 1},
+      {bf16, f32, false, true, 4096, 16, 1, 8, true, 1},  {bf16, bf16, true, true, 4096, 8, 1, 8, false, 1},
+      {f32, f32, false, false, 4096, 8, 1, 4, false, 1},  {f16, f32, true, false, 8192, 16, 1, 1, false, 1},
+      {bf16, bf16, false, false, 64, 1, 2, 2, true, 1},
+  };
+  expect_compiles("bwd_dx.cuh", row_unit("bwd_dx.cuh", "layer_norm_bwd_dx", "BwdParams", cases), cases.size(),
+                  {"sm_80", "sm_90"});
+  const std::vector<RowCase> clusters = {
+      {bf16, bf16, true, true, 8192, 16, 1, 8, true, 8},
+      {f32, f32, false, true, 4096, 8, 1, 4, true, 2},
+      {f16, f32, true, false, 2048, 4, 1, 8, true, 4},
+  };
+  expect_compiles("bwd_dx.cuh (clusters)", row_unit("bwd_dx.cuh", "layer_norm_bwd_dx", "BwdParams", clusters),
+                  clusters.size(), {"sm_90"});
+}
+
+TEST(KernelHeaders, BackwardDwdbInstantiations) {
+  struct DwdbCase {
+    DType w;
+    int block, warps;
+    bool weight, bias;
+  };
+  const std::vector<DwdbCase> cases = {
+      {f32, 32, 1, true, true},      {f16, 128, 8, true, false}, {bf16, 1024, 32, false, true},
+      {f32, 256, 8, true, true},     {bf16, 64, 2, true, false},
+  };
+  std::string s = "#include \"lntune/kernels/bwd_dwdb.cuh\"\n";
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const DwdbCase& c = cases[i];
+    const std::string shape = "S" + std::to_string(i);
+    s += "using " + shape + " = lntune::DwdbShape<" + type_of(c.w) + ", " + std::to_string(c.block) + ", " +
+         std::to_string(c.warps) + ", " + b(c.weight) + ", " + b(c.bias) + ">;\n";
+    s += "extern \"C\" __global__ void __launch_bounds__(" + shape + "::kThreads) k" + std::to_string(i) +
+         "(const lntune::DwdbParams p) { lntune::layer_norm_bwd_dwdb<" + shape + ">(p); }\n";
+  }
+  expect_compiles("bwd_dwdb.cuh", s, cases.size(), {"sm_80", "sm_90"});
+}
+
+TEST(KernelHeaders, ShapeRulesAreCompileErrors) {
+  // block_size not a multiple of threads_per_row * vec: a static_assert, not wrong code.
+  const std::string bad = row_unit("fwd.cuh", "layer_norm_fwd", "FwdParams", {{bf16, bf16, true, true, 256, 4, 1, 8, true, 1}});
+  const Compiled c = nvrtc(bad, "sm_90");
+  EXPECT_FALSE(c.ok);
+  EXPECT_NE(c.log.find("block_size is a multiple of threads_per_row * vec"), std::string::npos) << c.log;
+}
+
+// `lntune gen --flatten`: the instance with its headers inlined compiles with
+// NVRTC given no headers, for each kernel family.
+TEST(KernelHeaders, FlattenedInstancesCompileWithoutHeaders) {
+  struct Pick {
+    Kernel kernel;
+    std::int64_t n;
+    int cluster;
+  };
+  for (const Pick& pick : {Pick{Kernel::fwd, 4096, 1}, Pick{Kernel::fwd, 65536, 1}, Pick{Kernel::fwd, 65536, 4},
+                           Pick{Kernel::bwd_dx, 4096, 1}, Pick{Kernel::bwd_dx, 65536, 8},
+                           Pick{Kernel::bwd_dwdb, 4096, 1}}) {
+    Config c = gen::default_config({pick.kernel, DType::bf16, pick.n, 4096, 132});
+    if (pick.kernel != Kernel::bwd_dwdb) {
+      c.cluster_size = pick.cluster;
+      c.rows_per_cta = 1;
+      if (pick.cluster > 1) {
+        c.block_size = static_cast<int>(pick.n / pick.cluster);
+        c.num_warps = 16;
+      } else if (pick.n > 8192) {
+        c.block_size = 4096;
+        c.num_warps = 8;
+      }
+    }
+    const Traits t{pick.kernel, DType::bf16, DType::f32, true, true};
+    const gen::KernelSource src = gen::render(gen::make_instance(t, c, pick.n, 8));
+    const std::string flat = gen::flatten(src.source);
+    SCOPED_TRACE(src.kernel_name);
+    EXPECT_EQ(flat.find("#include"), std::string::npos);
+    EXPECT_EQ(flat.find("#pragma once"), std::string::npos);
+    EXPECT_NE(flat.find("// ---------------- lntune/common.cuh"), std::string::npos);
+    EXPECT_NE(flat.find("struct FwdParams"), std::string::npos);
+    const Compiled out = nvrtc(flat, "sm_90", /*with_headers=*/false);
+    EXPECT_TRUE(out.ok) << out.log;
+    EXPECT_NE(out.ptx.find(".entry " + src.kernel_name + "("), std::string::npos);
+  }
+}
+
+TEST(KernelHeaders, FlattenNamesAnUnknownHeader) {
+  try {
+    gen::flatten("#include \"lntune/nope.cuh\"\n");
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("no lntune header named 'lntune/nope.cuh'"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace lntune

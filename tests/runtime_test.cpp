@@ -1,0 +1,154 @@
+// The Runtime object's GPU-free parts (runtime/runtime.hpp): config sources,
+// set_tuned and the generations that retire plans; the plan table's
+// publication rule (plans are immutable: a new generation never touches a
+// plan a caller holds); Config's hash.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <unordered_set>
+
+#include "runtime/launcher.hpp"
+#include "runtime/runtime.hpp"
+
+namespace {
+
+using namespace lntune;
+
+rt::DeviceInfo test_device() {
+  rt::DeviceInfo d;
+  d.name = "Test GPU";
+  d.cc_major = 9;
+  d.sm_count = 132;
+  return d;
+}
+
+const Traits kFwd{Kernel::fwd, DType::bf16, DType::bf16, true, true};
+
+// Always answers with one config.
+class FixedSource : public rt::ConfigSource {
+ public:
+  explicit FixedSource(Config c) : c_(c) {}
+  std::optional<rt::Selection> select(const rt::DeviceInfo&, const Traits&, std::int64_t, std::int64_t) override {
+    return rt::Selection{c_, "tuned (fixed)"};
+  }
+
+ private:
+  Config c_;
+};
+
+TEST(Runtime, StartsWithoutSourcesAndTheDefaultHeuristic) {
+  rt::Runtime r;
+  EXPECT_EQ(r.config_source(), nullptr);
+  EXPECT_EQ(r.binary_store(), nullptr);
+  EXPECT_EQ(r.cache_stack(), nullptr);
+  EXPECT_EQ(r.select(test_device(), kFwd, 4096, 4096, 8).reason, "default heuristic");
+}
+
+TEST(Runtime, ConfigSourceChangesStartANewGeneration) {
+  rt::Runtime r;
+  const auto g0 = r.generation();
+  r.set_config_source(std::make_shared<FixedSource>(Config{4096, 8, 1, 0, 1}));
+  EXPECT_GT(r.generation(), g0);
+  const rt::Selection s = r.select(test_device(), kFwd, 4096, 4096, 8);
+  EXPECT_EQ(s.reason, "tuned (fixed)");
+  EXPECT_EQ(s.config, (Config{4096, 8, 1, 0, 1}));
+  // A config the instance rules reject for this call falls back to the default.
+  r.set_config_source(std::make_shared<FixedSource>(Config{3000, 8, 1, 0, 1}));  // not a power of two
+  EXPECT_EQ(r.select(test_device(), kFwd, 4096, 4096, 8).reason, "default heuristic");
+  const auto g1 = r.generation();
+  r.set_tuned(false);
+  EXPECT_GT(r.generation(), g1);
+  EXPECT_EQ(r.config_source(), nullptr);  // no cache installed: nothing to re-enable
+  r.set_tuned(true);
+  EXPECT_EQ(r.config_source(), nullptr);
+}
+
+TEST(Runtime, RuntimesAreIndependent) {
+  rt::Runtime a, b;
+  a.set_config_source(std::make_shared<FixedSource>(Config{4096, 8, 1, 0, 1}));
+  EXPECT_EQ(a.select(test_device(), kFwd, 4096, 4096, 8).reason, "tuned (fixed)");
+  EXPECT_EQ(b.select(test_device(), kFwd, 4096, 4096, 8).reason, "default heuristic");
+  EXPECT_EQ(b.config_source(), nullptr);
+}
+
+TEST(Runtime, InstallCacheBindsBothAndSetTunedTogglesTheSource) {
+  rt::Runtime r;
+  auto stack = std::make_shared<cache::CacheStack>(std::nullopt, std::vector<std::string>{});
+  r.install_cache(stack);
+  EXPECT_EQ(r.cache_stack(), stack);
+  EXPECT_NE(r.config_source(), nullptr);
+  EXPECT_NE(r.binary_store(), nullptr);
+  r.set_tuned(false);
+  EXPECT_EQ(r.config_source(), nullptr);
+  EXPECT_NE(r.binary_store(), nullptr);  // compiled kernels are still cached
+  // A cache installed while tuning is off stays off.
+  r.install_cache(stack);
+  EXPECT_EQ(r.config_source(), nullptr);
+  r.set_tuned(true);
+  EXPECT_NE(r.config_source(), nullptr);
+  r.install_cache(nullptr);
+  EXPECT_EQ(r.config_source(), nullptr);
+  EXPECT_EQ(r.binary_store(), nullptr);
+}
+
+struct P {
+  int value = 0;
+};
+
+TEST(PlanTable, PublishedPlansAreSharedAndNeverMutated) {
+  rt::PlanTable<P> t;
+  rt::PlanKey k;
+  k.n = 4096;
+  EXPECT_EQ(t.find(k, 0), nullptr);
+  auto first = t.publish(k, 0, std::make_shared<const P>(P{1}));
+  EXPECT_EQ(t.find(k, 0), first);
+  // A second build of the same generation (a concurrent miss) yields the
+  // published plan, so every caller runs the same one.
+  EXPECT_EQ(t.publish(k, 0, std::make_shared<const P>(P{2})), first);
+  // A new generation: the old plan is not found any more, a new one is
+  // published, and the one a caller holds is unchanged.
+  EXPECT_EQ(t.find(k, 1), nullptr);
+  auto second = t.publish(k, 1, std::make_shared<const P>(P{3}));
+  EXPECT_EQ(t.find(k, 1), second);
+  EXPECT_EQ(first->value, 1);
+  EXPECT_EQ(second->value, 3);
+  // A late plan from an older generation is returned to its caller but not
+  // published over the newer one.
+  auto late = t.publish(k, 0, std::make_shared<const P>(P{4}));
+  EXPECT_EQ(late->value, 4);
+  EXPECT_EQ(t.find(k, 1), second);
+  // Keys differ by every field.
+  rt::PlanKey k2 = k;
+  k2.want_db = true;
+  EXPECT_EQ(t.find(k2, 1), nullptr);
+}
+
+TEST(DwdbProblem, OneDerivationForEveryCaller) {
+  const Traits bwd{Kernel::bwd_dx, DType::f16, DType::f32, true, false};
+  const Config dx{1024, 4, 2, 8, 1};
+  const rt::DwdbProblem p = rt::dwdb_problem(bwd, true, false, dx, 1000);
+  EXPECT_EQ(p.traits.kernel, Kernel::bwd_dwdb);
+  EXPECT_TRUE(p.traits.has_weight);
+  EXPECT_FALSE(p.traits.has_bias);
+  EXPECT_EQ(p.traits.w_dtype, DType::f32);
+  EXPECT_EQ(p.rows, 8);  // 8 CTAs, each summing its 2 row slots into one partial row
+  EXPECT_EQ(rt::dwdb_problem(bwd, true, false, dx, 3).rows, 2);  // only 2 row groups
+  EXPECT_EQ(rt::partial_rows(dx, 3), 2);
+  EXPECT_GT(rt::default_dwdb_config(test_device(), p, 4096).block_size, 0);
+}
+
+TEST(ConfigHash, EqualConfigsHashEqualAndFieldsMatter) {
+  const std::hash<Config> h;
+  const Config a{1024, 4, 1, 0, 1};
+  EXPECT_EQ(h(a), h(Config{1024, 4, 1, 0, 1}));
+  std::unordered_set<Config> seen;
+  for (int b : {256, 512, 1024})
+    for (int w : {1, 2, 4})
+      for (int r : {1, 2})
+        for (int g : {0, 132})
+          for (int c : {1, 2}) seen.insert(Config{b, w, r, g, c});
+  EXPECT_EQ(seen.size(), 3u * 3 * 2 * 2 * 2);
+  EXPECT_EQ(seen.count(a), 1u);
+}
+
+}  // namespace
