@@ -33,7 +33,7 @@ int fill(const std::string& path, long records, long binaries, long bytes, long 
     r.gbps = 2000;
     r.copy_gbps = 3000;
     r.default_median_us = 12;
-    r.prov = {"0123456789abcdef", "0.1.0", 12040, 12050, "2024-05-01T12:00:00Z", "tuned"};
+    r.prov = {"0123456789abcdef", "0.1.0", 12040, 12050, "2024-05-01T12:00:00Z", cache::Origin::tuned, ""};
     db.upsert(r);
   }
   std::uint64_t x = static_cast<std::uint64_t>(seed) * 0x9E3779B97F4A7C15ull + 1;

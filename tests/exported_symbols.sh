@@ -36,6 +36,8 @@ lntune::operator==(lntune::InstanceKey const&, lntune::InstanceKey const&)
 lntune::operator<<(std::ostream&, lntune::Traits const&)
 lntune::operator<<(std::ostream&, lntune::Config const&)
 lntune::operator<<(std::ostream&, lntune::InstanceKey const&)
+lntune::operator<<(std::ostream&, lntune::DType)
+lntune::operator<<(std::ostream&, lntune::Kernel)
 lntune::InstanceKey::name[abi:cxx11]() const
 std::hash<lntune::InstanceKey>::operator()(lntune::InstanceKey const&) const
 typeinfo for lntune::Error

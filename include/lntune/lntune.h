@@ -17,7 +17,6 @@
 #include <stdint.h>
 
 #include "lntune/export.h"
-#include "lntune/version.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -84,7 +83,7 @@ LNTUNE_API lntune_status lntune_set_tuned(int enabled);
 /* The message of this thread's last failed call ("" if none). */
 LNTUNE_API const char* lntune_last_error(void);
 
-/* The library's version, "MAJOR.MINOR.PATCH" (LNTUNE_VERSION in lntune/version.h
+/* The library's version, "MAJOR.MINOR.PATCH" (LNTUNE_VERSION in lntune/version.h, which lntune.hpp includes,
  * is the headers'). */
 LNTUNE_API const char* lntune_version(void);
 

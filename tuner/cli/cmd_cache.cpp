@@ -315,7 +315,7 @@ int run_info_json() {
       }
       j.begin_object()
           .field("path", l->path())
-          .field("role", l->read_only() ? "shipped" : "user")
+          .field("role", user && l->path() == *user ? "user" : "shipped")  // lookups open every layer read-only
           .field("records", records.size());
       j.key("records_for_this_gpu");
       if (this_gpu) j.value(mine); else j.null();
