@@ -209,4 +209,22 @@ TEST(MergeCheckCli, ReportsAndOptionallyWrites) {
   EXPECT_NE(u.out.find("merge: -o/--output FILE is required (or --check to only report)"), std::string::npos) << u.out;
 }
 
+TEST(MergeCheckCli, TextFromTheFilesIsMadeSafeToPrint) {
+  // A GPU name with a terminal escape, from a hostile cache file: printed
+  // escaped (h14's terminal_text), never raw.
+  TempDir tmp;
+  cache::GpuId evil = kH100;
+  evil.name = "Evil\x1b[2J GPU";
+  {
+    cache::Database a = cache::Database::open(tmp / "a.db", cache::Database::Mode::read_write_create);
+    a.upsert(record(evil, 1024, kA, 10.0));
+    cache::Database b = cache::Database::open(tmp / "b.db", cache::Database::Mode::read_write_create);
+    b.upsert(record(evil, 1024, kB, 9.0));
+  }
+  const Result r = run(tmp, "merge --check '" + (tmp / "a.db") + "' '" + (tmp / "b.db") + "'");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(r.out.find('\x1b'), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("conflict: Evil\\x1b[2J GPU fwd bf16 N=1024"), std::string::npos) << r.out;
+}
+
 }  // namespace

@@ -173,7 +173,13 @@ int run_merge(const std::vector<std::string>& inputs, const std::string& out, bo
   for (const auto& p : inputs) dbs.push_back(open_existing(p, "merge"));
   if (check) {
     std::vector<std::pair<std::string, std::vector<cache::TuneRecord>>> files;
-    for (std::size_t i = 0; i < dbs.size(); ++i) files.emplace_back(inputs[i], dbs[i].records());
+    // Text from the files (GPU names, provenance) and their names made safe
+    // for a terminal before the report prints them.
+    for (std::size_t i = 0; i < dbs.size(); ++i) {
+      std::vector<cache::TuneRecord> records = dbs[i].records();
+      for (cache::TuneRecord& r : records) r = printable(r, false);
+      files.emplace_back(shown(inputs[i]), std::move(records));
+    }
     tune::print_merge_check(std::cout, tune::check_merge(files));
     if (out.empty()) return 0;
   }
