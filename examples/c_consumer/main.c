@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "lntune/lntune.h"
+#include "lntune/version.h" /* LNTUNE_VERSION: the headers' version */
 
 static int fail_lntune(const char* call, lntune_status st) {
   fprintf(stderr, "c_consumer: %s failed (status %d): %s\n", call, (int)st, lntune_last_error());
