@@ -1,0 +1,373 @@
+// GPU correctness of the norm variants of issue 11 (ctest label "gpu"):
+// RMSNorm, the fused residual add (residual in x's dtype or fp32), zero-
+// centred gamma and an output dtype of its own, for both norms and every
+// dtype, forward and backward through the public API, against the float64
+// CPU reference (tuner/reference.hpp), with odd N, strided rows, short and
+// long rows (single tile, tiled or cluster as the default heuristic picks),
+// and NaN/Inf. Outputs are poisoned before each run. Skips, saying why,
+// without a GPU. Tolerances: tuner/compare.hpp (its "variants" paragraph).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpu_util.hpp"
+#include "lntune/lntune.hpp"
+#include "tuner/reference.hpp"
+
+namespace lntune {
+namespace {
+
+using testing::DeviceTensor;
+using testing::HostTensor;
+using testing::Rng;
+
+double max_abs(const HostTensor& h) {
+  double m = 0;
+  for (std::int64_t i = 0; i < h.count; ++i)
+    if (std::isfinite(h.get(i))) m = std::max(m, std::fabs(h.get(i)));
+  return m;
+}
+
+struct VCase {
+  Norm norm = Norm::layer;
+  DType x = DType::bf16, w = DType::bf16;
+  bool weight = true, bias = true;
+  std::optional<DType> residual;  // none: no residual add
+  bool zc = false;
+  std::optional<DType> y;  // none: x's dtype
+  std::int64_t M = 1, N = 1, pad = 0;
+  bool dz = true;  // backward with an upstream residual gradient
+  std::string name() const {
+    std::string s = std::string(to_string(norm)) + "_" + std::string(to_string(x)) + "_w" + std::string(to_string(w)) +
+                    (weight ? "_W" : "_noW") + (bias ? "B" : "noB");
+    if (residual) s += "_res" + std::string(to_string(*residual)) + (dz ? "" : "_nodz");
+    if (zc) s += "_zc";
+    if (y) s += "_out" + std::string(to_string(*y));
+    return s + "_M" + std::to_string(M) + "_N" + std::to_string(N) + (pad ? "_pad" + std::to_string(pad) : "");
+  }
+  DType yd() const { return y.value_or(x); }
+  DType rd() const { return residual.value_or(x); }
+};
+void PrintTo(const VCase& c, std::ostream* os) { *os << c.name(); }
+
+
+struct NormRun {
+  VCase c;
+  std::int64_t s;  // row stride of every row tensor
+  HostTensor x, r, w, b, dy, dz;
+  DeviceTensor gx, gr, gw, gb, gdy, gdz, gy, gz, gmean, grstd;
+
+  NormRun(const VCase& cs, Rng& rng) : c(cs), s(cs.N + cs.pad) {
+    const std::int64_t n = c.M * s;
+    x = rng.tensor(c.x, n, 0.5, 2.0);
+    if (c.residual) r = rng.tensor(c.rd(), n, -0.25, 1.0);
+    // Zero-centred weights are stored around 0; plain ones around 1.
+    if (c.weight) w = rng.tensor(c.w, c.N, c.zc ? 0.0 : 1.0, 0.5);
+    if (c.bias) b = rng.tensor(c.w, c.N, 0.0, 0.5);
+    dy = rng.tensor(c.yd(), n, 0.0, 1.0);
+    if (c.residual) dz = rng.tensor(c.rd(), n, 0.0, 1.0);
+    gx = DeviceTensor(x);
+    if (c.residual) {
+      gr = DeviceTensor(r);
+      gz = DeviceTensor(c.rd(), n);
+      gdz = DeviceTensor(dz);
+    }
+    if (c.weight) gw = DeviceTensor(w);
+    if (c.bias) gb = DeviceTensor(b);
+    gdy = DeviceTensor(dy);
+    gy = DeviceTensor(c.yd(), n);
+    gmean = DeviceTensor(DType::f32, c.M);
+    grstd = DeviceTensor(DType::f32, c.M);
+  }
+
+  ForwardArgs fwd() {
+    ForwardArgs a;
+    a.x = gx.ptr();
+    a.weight = c.weight ? gw.ptr() : nullptr;
+    a.bias = c.bias ? gb.ptr() : nullptr;
+    a.y = gy.ptr();
+    a.mean = c.norm == Norm::layer ? static_cast<float*>(gmean.ptr()) : nullptr;
+    a.rstd = static_cast<float*>(grstd.ptr());
+    a.M = c.M;
+    a.N = c.N;
+    a.x_row_stride = a.y_row_stride = s;
+    a.x_dtype = c.x;
+    a.w_dtype = c.w;
+    a.norm = c.norm;
+    a.zero_centered_weight = c.zc;
+    if (c.residual) {
+      a.residual = gr.ptr();
+      a.residual_out = gz.ptr();
+      a.residual_row_stride = a.residual_out_row_stride = s;
+      a.residual_dtype = c.residual;
+    }
+    a.y_dtype = c.y;
+    return a;
+  }
+
+  // The weight's bound as applied (1 + w when zero-centred).
+  double wmag() const {
+    if (!c.weight) return 1.0;
+    double m = 0;
+    for (std::int64_t j = 0; j < c.N; ++j) m = std::max(m, std::fabs((c.zc ? 1.0 : 0.0) + w.get(j)));
+    return m;
+  }
+
+  void forward_and_check() {
+    gy.poison();
+    grstd.poison();
+    gmean.poison();
+    if (c.residual) gz.poison();
+    forward(fwd());
+    const HostTensor y = gy.download(), rstd = grstd.download();
+    HostTensor y_ref(c.yd(), c.M * s), z_ref(c.rd(), c.M * s), mean_ref(DType::f32, c.M), rstd_ref(DType::f32, c.M);
+    ref::FwdArgs a;
+    a.M = c.M;
+    a.N = c.N;
+    a.x_stride = a.y_stride = a.residual_stride = a.z_stride = s;
+    a.x_dtype = c.x;
+    a.w_dtype = c.w;
+    a.x = x.data();
+    a.weight = c.weight ? w.data() : nullptr;
+    a.bias = c.bias ? b.data() : nullptr;
+    a.norm = c.norm;
+    a.zero_centered = c.zc;
+    a.residual = c.residual ? r.data() : nullptr;
+    a.residual_dtype = c.rd();
+    a.y_dtype = c.y;
+    ref::norm_forward(a, y_ref.data(), c.norm == Norm::layer ? static_cast<float*>(mean_ref.data()) : nullptr,
+                      static_cast<float*>(rstd_ref.data()), c.residual ? z_ref.data() : nullptr);
+    const double mag = std::max({1.0, wmag(), c.bias ? max_abs(b) : 0.0});
+    const auto ry = ref::compare(c.yd(), y.data(), y_ref.data(), c.M, c.N, s, s,
+                                 ref::default_tolerance(c.yd(), ref::Quantity::y, c.N, c.M, mag), ref::poison_bits(c.yd()));
+    EXPECT_TRUE(ry.ok) << "y: " << testing::describe(ry);
+    if (c.residual) {
+      const HostTensor z = gz.download();
+      const auto rz = ref::compare(c.rd(), z.data(), z_ref.data(), c.M, c.N, s, s,
+                                   ref::default_tolerance(c.rd(), ref::Quantity::y, c.N, c.M, 0.0), ref::poison_bits(c.rd()));
+      EXPECT_TRUE(rz.ok) << "z (residual_out): " << testing::describe(rz);
+    }
+    const auto tm = ref::default_tolerance(DType::f32, ref::Quantity::mean_rstd, c.N, c.M, 3.0);
+    const auto rr = ref::compare(DType::f32, rstd.data(), rstd_ref.data(), 1, c.M, c.M, c.M, tm, ref::poison_bits(DType::f32));
+    EXPECT_TRUE(rr.ok) << "rstd: " << testing::describe(rr);
+    if (c.norm == Norm::layer) {
+      const HostTensor mean = gmean.download();
+      const auto rm = ref::compare(DType::f32, mean.data(), mean_ref.data(), 1, c.M, c.M, c.M, tm, ref::poison_bits(DType::f32));
+      EXPECT_TRUE(rm.ok) << "mean: " << testing::describe(rm);
+    }
+  }
+
+  // Backward through the public API from the forward's z (or x), mean, rstd.
+  void backward_and_check() {
+    DeviceTensor gdx(c.x, c.M * s), gdw, gdb;
+    gdx.poison();
+    if (c.weight) {
+      gdw = DeviceTensor(c.w, c.N);
+      gdw.poison();
+    }
+    if (c.bias) {
+      gdb = DeviceTensor(c.w, c.N);
+      gdb.poison();
+    }
+    BackwardArgs a;
+    a.dy = gdy.ptr();
+    a.x = c.residual ? gz.ptr() : gx.ptr();
+    a.weight = c.weight ? gw.ptr() : nullptr;
+    a.mean = c.norm == Norm::layer ? static_cast<const float*>(gmean.ptr()) : nullptr;
+    a.rstd = static_cast<const float*>(grstd.ptr());
+    a.dx = gdx.ptr();
+    a.dweight = c.weight ? gdw.ptr() : nullptr;
+    a.dbias = c.bias ? gdb.ptr() : nullptr;
+    a.M = c.M;
+    a.N = c.N;
+    a.dy_row_stride = a.x_row_stride = a.dx_row_stride = s;
+    a.x_dtype = c.x;
+    a.w_dtype = c.w;
+    a.norm = c.norm;
+    a.zero_centered_weight = c.zc;
+    a.residual = c.residual.has_value();
+    if (c.residual && c.dz) {
+      a.dresidual_out = gdz.ptr();
+      a.dresidual_out_row_stride = s;
+    }
+    a.residual_dtype = c.residual;
+    a.y_dtype = c.y;
+    backward(a);
+
+    // The reference from the same saved input (the GPU's z: within an ulp of
+    // the reference's, and the one the kernel differentiated).
+    const HostTensor in = c.residual ? gz.download() : x;
+    HostTensor dx_ref(c.x, c.M * s), dw_ref(c.w, c.N), db_ref(c.w, c.N);
+    ref::BwdArgs ra;
+    ra.M = c.M;
+    ra.N = c.N;
+    ra.dy_stride = ra.x_stride = ra.dx_stride = ra.dz_stride = s;
+    ra.x_dtype = c.x;
+    ra.w_dtype = c.w;
+    ra.dy = dy.data();
+    ra.x = in.data();
+    ra.weight = c.weight ? w.data() : nullptr;
+    ra.norm = c.norm;
+    ra.zero_centered = c.zc;
+    ra.residual = c.residual.has_value();
+    ra.residual_dtype = c.rd();
+    ra.dz = c.residual && c.dz ? dz.data() : nullptr;
+    ra.y_dtype = c.y;
+    ref::layer_norm_backward(ra, dx_ref.data(), c.weight ? dw_ref.data() : nullptr, c.bias ? db_ref.data() : nullptr);
+    const double dymax = max_abs(dy), rstd_max = max_abs(grstd.download());
+    const HostTensor dx = gdx.download();
+    const auto rdx = ref::compare(c.x, dx.data(), dx_ref.data(), c.M, c.N, s, s,
+                                  ref::default_tolerance(c.x, ref::Quantity::dx, c.N, c.M, rstd_max * wmag() * dymax),
+                                  ref::poison_bits(c.x));
+    EXPECT_TRUE(rdx.ok) << "dx: " << testing::describe(rdx);
+    const auto tw = ref::default_tolerance(c.w, ref::Quantity::dweight, c.N, c.M, dymax);
+    if (c.weight) {
+      const HostTensor dw = gdw.download();
+      const auto rw = ref::compare(c.w, dw.data(), dw_ref.data(), 1, c.N, c.N, c.N, tw, ref::poison_bits(c.w));
+      EXPECT_TRUE(rw.ok) << "dweight: " << testing::describe(rw);
+    }
+    if (c.bias) {
+      const HostTensor db = gdb.download();
+      const auto rb = ref::compare(c.w, db.data(), db_ref.data(), 1, c.N, c.N, c.N, tw, ref::poison_bits(c.w));
+      EXPECT_TRUE(rb.ok) << "dbias: " << testing::describe(rb);
+    }
+  }
+};
+
+// Every norm x dtype x option: plain, residual (x's dtype; fp32 for 16-bit
+// x, also without dz), zero-centred, output dtype, all at once; RMSNorm also
+// without weight and bias, and with a weight only (its usual form).
+std::vector<VCase> variant_cases() {
+  std::vector<VCase> out;
+  struct Shape {
+    std::int64_t M, N, pad;
+  };
+  const Shape shapes[] = {{67, 37, 5}, {33, 4099, 3}, {7, 20001, 0}};
+  for (Norm norm : {Norm::layer, Norm::rms})
+    for (DType d : {DType::f32, DType::f16, DType::bf16}) {
+      const DType other = d == DType::f32 ? DType::bf16 : DType::f32;
+      std::vector<VCase> opts;
+      VCase base;
+      base.norm = norm;
+      base.x = d;
+      base.w = d == DType::f16 ? DType::f32 : d;  // fp16 rows with fp32 weights
+      if (norm == Norm::rms) base.bias = false;
+      opts.push_back(base);
+      VCase v = base;
+      v.residual = d;
+      opts.push_back(v);
+      if (d != DType::f32) {
+        v.residual = DType::f32;
+        opts.push_back(v);
+        v.dz = false;
+        opts.push_back(v);
+      }
+      v = base;
+      v.zc = true;
+      opts.push_back(v);
+      v = base;
+      v.y = other;
+      opts.push_back(v);
+      v = base;
+      v.residual = DType::f32;
+      v.zc = true;
+      v.y = other;
+      v.bias = true;
+      opts.push_back(v);
+      if (norm == Norm::rms) {
+        v = base;
+        v.weight = false;
+        opts.push_back(v);
+      }
+      for (const Shape& sh : shapes)
+        for (VCase c : opts) {
+          c.M = sh.M;
+          c.N = sh.N;
+          c.pad = sh.pad;
+          out.push_back(c);
+        }
+    }
+  return out;
+}
+
+class Variants : public ::testing::TestWithParam<VCase> {};
+
+TEST_P(Variants, ForwardAndBackwardMatchReference) {
+  LNTUNE_REQUIRE_GPU();
+  Rng rng;
+  SCOPED_TRACE("seed " + std::to_string(rng.seed()));
+  NormRun run(GetParam(), rng);
+  run.forward_and_check();
+  run.backward_and_check();
+}
+
+INSTANTIATE_TEST_SUITE_P(Norms, Variants, ::testing::ValuesIn(variant_cases()),
+                         [](const ::testing::TestParamInfo<VCase>& i) { return i.param.name(); });
+
+// Rows of one element: LayerNorm gives exactly the bias and dx = 0; RMSNorm
+// gives w * x / sqrt(x^2 + eps), with the residual summed first.
+TEST(GpuNorms, SingleElementRows) {
+  LNTUNE_REQUIRE_GPU();
+  Rng rng;
+  SCOPED_TRACE("seed " + std::to_string(rng.seed()));
+  for (Norm norm : {Norm::layer, Norm::rms})
+    for (bool residual : {false, true}) {
+      VCase c;
+      c.norm = norm;
+      c.x = c.w = DType::f32;
+      c.bias = norm == Norm::layer;
+      if (residual) c.residual = DType::f32;
+      c.M = 41;
+      c.N = 1;
+      SCOPED_TRACE(c.name());
+      NormRun run(c, rng);
+      run.forward_and_check();
+      run.backward_and_check();
+    }
+}
+
+TEST(GpuNorms, NanAndInfStayInTheirRows) {
+  LNTUNE_REQUIRE_GPU();
+  Rng rng;
+  SCOPED_TRACE("seed " + std::to_string(rng.seed()));
+  const double inf = std::numeric_limits<double>::infinity();
+  for (Norm norm : {Norm::layer, Norm::rms})
+    for (DType d : {DType::f32, DType::bf16}) {
+      VCase c;
+      c.norm = norm;
+      c.x = c.w = d;
+      c.bias = false;
+      c.residual = DType::f32;
+      c.M = 8;
+      c.N = 1001;
+      SCOPED_TRACE(c.name());
+      NormRun run(c, rng);
+      run.x.set(1 * run.s + 5, std::nan(""));
+      run.r.set(3 * run.s + 1000, inf);  // in the residual
+      run.x.set(5 * run.s + 0, -inf);
+      run.gx.upload(run.x);
+      run.gr.upload(run.r);
+      run.forward_and_check();  // the reference has the same non-finite rows
+      const HostTensor y = run.gy.download();
+      // A NaN spoils its whole row; an infinity spoils a LayerNorm row (its
+      // mean), while an RMSNorm row gets rstd = 0: zeros, NaN where x is inf.
+      EXPECT_TRUE(std::isnan(y.get(1 * run.s + 500)));
+      for (std::int64_t row : {3, 5}) {
+        if (norm == Norm::layer) {
+          EXPECT_FALSE(std::isfinite(y.get(row * run.s + 500))) << "row " << row;
+        } else {
+          EXPECT_EQ(y.get(row * run.s + 500), 0.0) << "row " << row;
+        }
+      }
+      for (std::int64_t row : {0, 2, 4, 6, 7}) EXPECT_TRUE(std::isfinite(y.get(row * run.s + 500))) << "row " << row;
+      run.backward_and_check();
+    }
+}
+
+}  // namespace
+}  // namespace lntune
