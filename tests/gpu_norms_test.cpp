@@ -15,8 +15,11 @@
 #include <string>
 #include <vector>
 
+#include "generator/instance.hpp"
+#include "generator/space.hpp"
 #include "gpu_util.hpp"
 #include "lntune/lntune.hpp"
+#include "runtime/runtime.hpp"
 #include "tuner/reference.hpp"
 
 namespace lntune {
@@ -118,12 +121,22 @@ struct NormRun {
     return m;
   }
 
-  void forward_and_check() {
+  // With `cfg`, that config instead of the one lntune would choose.
+  void forward_and_check(const Config* cfg = nullptr) {
     gy.poison();
     grstd.poison();
     gmean.poison();
     if (c.residual) gz.poison();
-    forward(fwd());
+    if (cfg) {
+      const ForwardArgs a = fwd();
+      const rt::FwdProblem fp = rt::check_forward(a);
+      rt::Runtime& runtime = rt::default_runtime();
+      CUcontext ctx = nullptr;
+      const rt::DeviceInfo& dev = runtime.current_device(&ctx);
+      rt::launch_forward(runtime.kernel(ctx, dev.arch(), gen::make_instance(fp.traits, *cfg, c.N, fp.vec)), *cfg, a, fp);
+    } else {
+      forward(fwd());
+    }
     const HostTensor y = gy.download(), rstd = grstd.download();
     HostTensor y_ref(c.yd(), c.M * s), z_ref(c.rd(), c.M * s), mean_ref(DType::f32, c.M), rstd_ref(DType::f32, c.M);
     ref::FwdArgs a;
@@ -163,7 +176,7 @@ struct NormRun {
   }
 
   // Backward through the public API from the forward's z (or x), mean, rstd.
-  void backward_and_check() {
+  void backward_and_check(const Config* cfg = nullptr) {
     DeviceTensor gdx(c.x, c.M * s), gdw, gdb;
     gdx.poison();
     if (c.weight) {
@@ -197,7 +210,23 @@ struct NormRun {
     }
     a.residual_dtype = c.residual;
     a.y_dtype = c.y;
-    backward(a);
+    if (cfg) {
+      const rt::BwdProblem bp = rt::check_backward(a);
+      rt::Runtime& runtime = rt::default_runtime();
+      CUcontext ctx = nullptr;
+      const rt::DeviceInfo& dev = runtime.current_device(&ctx);
+      const auto& kdx = runtime.kernel(ctx, dev.arch(), gen::make_instance(bp.traits, *cfg, c.N, bp.vec));
+      const rt::DwdbProblem red = rt::dwdb_problem(bp.traits, bp.want_dw, bp.want_db, *cfg, c.M);
+      const Config rc = gen::default_config({Kernel::bwd_dwdb, c.w, c.N, red.rows, dev.sm_count});
+      const auto& kr = runtime.kernel(ctx, dev.arch(), gen::make_instance(red.traits, rc, c.N, 1));
+      rt::DeviceBuffer ws(rt::workspace_bytes(bp, *cfg));
+      a.workspace = ws.ptr();
+      a.workspace_bytes = ws.size();
+      rt::launch_backward(kdx, &kr, *cfg, rc, a, bp);
+      rt::check(rt::driver().CtxSynchronize(), "synchronize");
+    } else {
+      backward(a);
+    }
 
     // The reference from the same saved input (the GPU's z: within an ulp of
     // the reference's, and the one the kernel differentiated).
@@ -308,6 +337,69 @@ TEST_P(Variants, ForwardAndBackwardMatchReference) {
 
 INSTANTIATE_TEST_SUITE_P(Norms, Variants, ::testing::ValuesIn(variant_cases()),
                          [](const ::testing::TestParamInfo<VCase>& i) { return i.param.name(); });
+
+// Every config of the search space (single tile, rows per CTA, tiled,
+// clusters), not only the default, is correct for the variants.
+struct SpaceCase {
+  int variant;  // 0: RMSNorm, fp32 residual, zero-centred, fp32 out; 1: LayerNorm, bf16 residual, zero-centred
+  std::int64_t N;
+  Kernel kernel;
+};
+void PrintTo(const SpaceCase& c, std::ostream* os) {
+  *os << "v" << c.variant << "_N" << c.N << "_" << to_string(c.kernel);
+}
+
+class VariantSpace : public ::testing::TestWithParam<SpaceCase> {};
+
+TEST_P(VariantSpace, EveryConfigIsCorrect) {
+  LNTUNE_REQUIRE_GPU();
+  const SpaceCase sc = GetParam();
+  Rng rng;
+  SCOPED_TRACE("seed " + std::to_string(rng.seed()));
+  VCase c;
+  c.x = DType::bf16;
+  c.w = DType::f32;
+  c.zc = true;
+  if (sc.variant == 0) {
+    c.norm = Norm::rms;
+    c.residual = DType::f32;
+    c.y = DType::f32;
+    c.bias = false;
+  } else {
+    c.residual = DType::bf16;
+  }
+  c.M = 300;
+  c.N = sc.N;
+  NormRun run(c, rng);
+  rt::Runtime& runtime = rt::default_runtime();
+  CUcontext ctx = nullptr;
+  const rt::DeviceInfo& dev = runtime.current_device(&ctx);
+  int checked = 0;
+  run.forward_and_check();  // z, mean and rstd for the backward
+  for (const Config& cfg : gen::search_space({sc.kernel, c.x, c.N, c.M, dev.sm_count, dev.cc_major * 10 + dev.cc_minor})) {
+    SCOPED_TRACE(c.name() + " " + std::string(to_string(sc.kernel)) + " " + to_string(cfg));
+    if (sc.kernel == Kernel::fwd) {
+      run.forward_and_check(&cfg);
+    } else {
+      run.backward_and_check(&cfg);
+    }
+    ++checked;
+  }
+  EXPECT_GT(checked, 0);
+  std::printf("[ configs  ] %s %s N=%lld: %d configs checked\n", c.name().c_str(), std::string(to_string(sc.kernel)).c_str(),
+              static_cast<long long>(c.N), checked);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Norms, VariantSpace,
+    ::testing::Values(SpaceCase{0, 1000, Kernel::fwd}, SpaceCase{0, 1000, Kernel::bwd_dx},
+                      SpaceCase{0, 12288, Kernel::fwd}, SpaceCase{0, 12288, Kernel::bwd_dx},
+                      SpaceCase{1, 1000, Kernel::fwd}, SpaceCase{1, 1000, Kernel::bwd_dx},
+                      SpaceCase{1, 12288, Kernel::fwd}, SpaceCase{1, 12288, Kernel::bwd_dx}),
+    [](const ::testing::TestParamInfo<SpaceCase>& i) {
+      return "v" + std::to_string(i.param.variant) + "_N" + std::to_string(i.param.N) + "_" +
+             std::string(to_string(i.param.kernel));
+    });
 
 // Rows of one element: LayerNorm gives exactly the bias and dx = 0; RMSNorm
 // gives w * x / sqrt(x^2 + eps), with the residual summed first.
