@@ -25,6 +25,10 @@ std::string dtype_label(const Traits& t) {
   if (!t.has_weight && !t.has_bias) s += " noaffine";
   else if (!t.has_weight) s += " noW";
   else if (!t.has_bias) s += " noB";
+  if (t.norm == Norm::rms) s += " rms";
+  if (t.residual) s += " +res" + (*t.residual != t.x_dtype ? std::string(to_string(*t.residual)) : std::string());
+  if (t.zero_centered) s += " zc";
+  if (t.y_dtype && *t.y_dtype != t.x_dtype) s += " ->" + std::string(to_string(*t.y_dtype));
   return s;
 }
 
