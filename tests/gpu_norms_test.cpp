@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <optional>
 #include <string>
@@ -459,6 +460,131 @@ TEST(GpuNorms, NanAndInfStayInTheirRows) {
       for (std::int64_t row : {0, 2, 4, 6, 7}) EXPECT_TRUE(std::isfinite(y.get(row * run.s + 500))) << "row " << row;
       run.backward_and_check();
     }
+}
+
+// 64-bit indexing with the variants: RMSNorm, bf16 rows, fp32 residual and
+// z, M * N > 2^31. Rows repeat with a period, so the reference runs on one
+// period; sampled rows (including those past 2^31 elements) are compared.
+TEST(GpuNorms, MoreThan2Pow31ElementsWithResidual) {
+  LNTUNE_REQUIRE_GPU();
+  const std::int64_t N = 65536, M = 32769, period = 512;  // M * N = 2^31 + 65536
+  ASSERT_GT(M * N, std::int64_t{1} << 31);
+  std::size_t free_bytes = 0, total = 0;
+  rt::check(rt::driver().MemGetInfo(&free_bytes, &total), "cuMemGetInfo");
+  // x, y, dy, dx (bf16) and residual, z, dz (fp32), plus slack.
+  const std::size_t need = static_cast<std::size_t>(M * N) * (4 * 2 + 3 * 4) + (std::size_t{1} << 30);
+  if (free_bytes < need) GTEST_SKIP() << "needs " << (need >> 30) << " GiB of GPU memory, " << (free_bytes >> 30) << " free";
+  Rng rng;
+  SCOPED_TRACE("seed " + std::to_string(rng.seed()));
+  const DType d = DType::bf16, rd = DType::f32, wd = DType::f32;
+  const auto tile = [&](const HostTensor& p) {  // M rows repeating p's `period` rows
+    HostTensor big(p.dtype, M * N);
+    const std::size_t row = static_cast<std::size_t>(N) * dtype_size(p.dtype);
+    for (std::int64_t i = 0; i < M; ++i)
+      std::memcpy(big.bytes.data() + static_cast<std::size_t>(i) * row,
+                  p.bytes.data() + static_cast<std::size_t>(i % period) * row, row);
+    return DeviceTensor(big);
+  };
+  HostTensor xp = rng.tensor(d, period * N, 0.5, 2.0), rp = rng.tensor(rd, period * N, 0.0, 1.0);
+  HostTensor dyp = rng.tensor(d, period * N, 0.0, 1.0), dzp = rng.tensor(rd, period * N, 0.0, 1.0);
+  HostTensor w = rng.tensor(wd, N, 1.0, 0.5);
+  DeviceTensor gx = tile(xp), gr = tile(rp), gw(w), gy(d, M * N), gz(rd, M * N), grstd(DType::f32, M);
+  gy.poison();
+  gz.poison();
+  ForwardArgs a;
+  a.x = gx.ptr();
+  a.weight = gw.ptr();
+  a.y = gy.ptr();
+  a.rstd = static_cast<float*>(grstd.ptr());
+  a.M = M;
+  a.N = N;
+  a.x_dtype = d;
+  a.w_dtype = wd;
+  a.norm = Norm::rms;
+  a.residual = gr.ptr();
+  a.residual_out = gz.ptr();
+  a.residual_dtype = rd;
+  forward(a);
+  gx = DeviceTensor();
+  gr = DeviceTensor();
+  HostTensor yref(d, period * N), zref(rd, period * N), rref(DType::f32, period);
+  ref::FwdArgs r;
+  r.M = period;
+  r.N = N;
+  r.x_stride = r.y_stride = r.residual_stride = r.z_stride = N;
+  r.x_dtype = d;
+  r.w_dtype = wd;
+  r.x = xp.data();
+  r.weight = w.data();
+  r.norm = Norm::rms;
+  r.residual = rp.data();
+  r.residual_dtype = rd;
+  ref::norm_forward(r, yref.data(), nullptr, static_cast<float*>(rref.data()), zref.data());
+  const std::int64_t rows[] = {0, period - 1, (std::int64_t{1} << 31) / N, M - 2, M - 1};
+  {
+    const HostTensor yh = gy.download(), zh = gz.download();
+    const auto ty = ref::default_tolerance(d, ref::Quantity::y, N, M, max_abs(w));
+    const auto tz = ref::default_tolerance(rd, ref::Quantity::y, N, M, 0.0);
+    for (std::int64_t row : rows) {
+      const auto cy = ref::compare(d, yh.bytes.data() + row * N * 2, yref.bytes.data() + (row % period) * N * 2, 1, N,
+                                   N, N, ty, ref::poison_bits(d));
+      EXPECT_TRUE(cy.ok) << "y row " << row << ": " << testing::describe(cy);
+      const auto cz = ref::compare(rd, zh.bytes.data() + row * N * 4, zref.bytes.data() + (row % period) * N * 4, 1, N,
+                                   N, N, tz, ref::poison_bits(rd));
+      EXPECT_TRUE(cz.ok) << "z row " << row << ": " << testing::describe(cz);
+    }
+  }
+  gy = DeviceTensor();
+  // Backward from z, with dz.
+  DeviceTensor gdy = tile(dyp), gdz = tile(dzp), gdx(d, M * N), gdw(wd, N);
+  gdx.poison();
+  gdw.poison();
+  BackwardArgs b;
+  b.dy = gdy.ptr();
+  b.x = gz.ptr();
+  b.weight = gw.ptr();
+  b.rstd = static_cast<const float*>(grstd.ptr());
+  b.dx = gdx.ptr();
+  b.dweight = gdw.ptr();
+  b.M = M;
+  b.N = N;
+  b.x_dtype = d;
+  b.w_dtype = wd;
+  b.norm = Norm::rms;
+  b.residual = true;
+  b.dresidual_out = gdz.ptr();
+  b.residual_dtype = rd;
+  backward(b);
+  const HostTensor dxh = gdx.download(), dwh = gdw.download();
+  HostTensor dxref(d, period * N), dwA(DType::f32, N), dwB(DType::f32, N), scratch(d, period * N);
+  ref::BwdArgs rb;
+  rb.M = period;
+  rb.N = N;
+  rb.dy_stride = rb.x_stride = rb.dx_stride = rb.dz_stride = N;
+  rb.x_dtype = d;
+  rb.w_dtype = wd;
+  rb.dy = dyp.data();
+  rb.x = zref.data();
+  rb.weight = w.data();
+  rb.norm = Norm::rms;
+  rb.residual = true;
+  rb.residual_dtype = rd;
+  rb.dz = dzp.data();
+  ref::layer_norm_backward(rb, dxref.data(), dwA.data(), nullptr);
+  rb.M = M % period;
+  ref::layer_norm_backward(rb, scratch.data(), dwB.data(), nullptr);
+  const auto tdx = ref::default_tolerance(d, ref::Quantity::dx, N, M, max_abs(rref) * max_abs(w) * max_abs(dyp));
+  for (std::int64_t row : rows) {
+    const auto c = ref::compare(d, dxh.bytes.data() + row * N * 2, dxref.bytes.data() + (row % period) * N * 2, 1, N, N,
+                                N, tdx, ref::poison_bits(d));
+    EXPECT_TRUE(c.ok) << "dx row " << row << ": " << testing::describe(c);
+  }
+  const double q = static_cast<double>(M / period);
+  HostTensor dwref(wd, N);
+  for (std::int64_t j = 0; j < N; ++j) dwref.set(j, q * dwA.get(j) + dwB.get(j));
+  const auto tw = ref::default_tolerance(wd, ref::Quantity::dweight, N, M, max_abs(dyp));
+  const auto cw = ref::compare(wd, dwh.data(), dwref.data(), 1, N, N, N, tw, ref::poison_bits(wd));
+  EXPECT_TRUE(cw.ok) << "dweight: " << testing::describe(cw);
 }
 
 }  // namespace
