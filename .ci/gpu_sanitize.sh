@@ -8,7 +8,7 @@
 set -uo pipefail
 dir=${1:?usage: gpu_sanitize.sh DIR}
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
-filter='Gpu/Sweep.*M1_*:Gpu/Sweep.*M3_N*:Gpu/Sweep.*N40001*:Gpu/Sweep.*N100000*:Gpu/Sweep.*M64_N12288*:Gpu.NanAndInf*:Gpu.ZeroRows*'
+filter='Gpu.DwdbRowSplits*:Gpu.DegenerateRows*:Gpu/Sweep.*M1_*:Gpu/Sweep.*M3_N*:Gpu/Sweep.*N40001*:Gpu/Sweep.*N100000*:Gpu/Sweep.*M64_N12288*:Gpu.NanAndInf*:Gpu.ZeroRows*'
 rc=0
 for tool in memcheck racecheck synccheck; do
   echo "=== compute-sanitizer --tool $tool"
@@ -17,7 +17,7 @@ for tool in memcheck racecheck synccheck; do
   grep -E "ERROR SUMMARY|RACECHECK SUMMARY|tests? ran|PASSED|FAILED" "${OUT:-/tmp}/sanitize_$tool.log" | tail -5
 done
 echo "=== compute-sanitizer --tool memcheck: stress test"
-LNTUNE_STRESS_SECONDS=${STRESS_SANITIZE_SECONDS:-3} compute-sanitizer --tool memcheck --print-limit 20 \
+LNTUNE_STRESS_SECONDS=${STRESS_SANITIZE_SECONDS:-10} compute-sanitizer --tool memcheck --print-limit 20 \
   "$dir/gpu_stress_test" --gtest_brief=1 >"${OUT:-/tmp}/sanitize_stress_memcheck.log" 2>&1 || rc=1
 grep -E "ERROR SUMMARY|stress|tests? ran|PASSED|FAILED" "${OUT:-/tmp}/sanitize_stress_memcheck.log" | tail -5
 exit $rc

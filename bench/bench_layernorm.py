@@ -12,6 +12,11 @@ Sections (--section, comma-separated; default all):
   grid              the tutorial's grid: M = 4096, N = 512*i (i = 2..31), 32768, 65536
   small_m           M in {1, 8, 64}, N in {4096, 8192, 16384}, bf16 forward:
                     device time (do_bench) and host time (perf_counter) per call
+  host              M in {1, 32, 4096, 16384}, N in {1024, 2048, 4096, 8192}, bf16,
+                    lntune.torch vs PyTorch: host time per call (forward for
+                    inference, forward with autograd, backward, a whole training
+                    step), end-to-end time per training step, and the L2-flushed
+                    kernel time of the forward and backward ops
   tuned_vs_default  per key, the gain of lntune's tuned configs over its default
                     heuristic (from the sections above; runs the grid for the two
                     lntune providers alone when neither bandwidth nor grid ran)
@@ -86,6 +91,10 @@ GRID_NS = [512 * i for i in range(2, 32)] + [32768, 65536]
 SMALL_MS = [1, 8, 64]
 SMALL_NS = [4096, 8192, 16384]
 SMALL_DTYPE = "bf16"
+HOST_MS = [1, 32, 4096, 16384]
+HOST_NS = [1024, 2048, 4096, 8192]
+HOST_DTYPE = "bf16"
+QUICK_HOST = [(1, 1024), (32, 4096), (4096, 1024), (4096, 8192), (16384, 8192)]
 
 QUICK_BW_NS = [1024, 16384, 262144]
 QUICK_GRID_NS = [1024, 4096, 8192, 16384, 32768]
@@ -416,6 +425,191 @@ def section_small_m(args, results, providers):
         del x, w, b, ref
 
 
+# ------------------------------------------------------------------ host section
+
+
+def host_us_batch(fn, calls: int = 20, repeats: int = 25) -> float:
+    """Host time per call: perf_counter around `calls` calls, the device
+    drained before each batch (so a batch never waits for the device: a few
+    launches per call stay far below the launch queue's depth); median."""
+    for _ in range(5):
+        fn()
+    samples = []
+    for _ in range(repeats):
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        samples.append((time.perf_counter() - t0) / calls)
+    torch.cuda.synchronize()
+    return statistics.median(samples) * 1e6
+
+
+def e2e_us(fn, calls: int = 30, repeats: int = 5) -> float:
+    """Wall time per call with the device in the loop (synchronised at the end
+    of each batch): max(host, device) per step in steady state; median."""
+    for _ in range(3):
+        fn()
+    samples = []
+    for _ in range(repeats):
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        torch.cuda.synchronize()
+        samples.append((time.perf_counter() - t0) / calls)
+    return statistics.median(samples) * 1e6
+
+
+HOST_METRICS = ("fwd_infer", "fwd_grad", "bwd", "step", "step_e2e", "kernel_fwd", "kernel_bwd")
+
+
+def lntune_kernels(x, w, b, dy, mean, rstd, eps):
+    """The forward and backward launches alone, through the C ABI with
+    prepared arguments (a few µs of host time, well under the L2 flush, so
+    do_bench times the kernels)."""
+    M, N = x.shape
+    dt = int(lt.DTYPES[x.dtype])
+    stream = torch.cuda.current_stream().cuda_stream
+    y = torch.empty_like(x)
+    dx, dw, db = torch.empty_like(x), torch.empty_like(w), torch.empty_like(b)
+    lib = _ffi.library()
+    fa = _ffi._RawForwardArgs(x.data_ptr(), w.data_ptr(), b.data_ptr(), y.data_ptr(), mean.data_ptr(),
+                              rstd.data_ptr(), M, N, N, N, dt, dt, eps, stream)
+    ba = _ffi._RawBackwardArgs(dy.data_ptr(), x.data_ptr(), w.data_ptr(), mean.data_ptr(), rstd.data_ptr(),
+                               dx.data_ptr(), dw.data_ptr(), db.data_ptr(), M, N, N, N, N, dt, dt, None, 0, stream)
+    n = ctypes.c_size_t(0)
+    _ffi.check(lib.lntune_backward_workspace_size(ctypes.byref(ba), ctypes.byref(n)), "lntune_backward_workspace_size")
+    ws = torch.empty((max(n.value, 1),), dtype=torch.uint8, device=x.device)
+    ba.workspace, ba.workspace_bytes = ws.data_ptr(), n.value
+    keep = (y, dx, dw, db, ws)  # alive as long as the closures
+
+    def fwd():
+        _ffi.check(lib.lntune_forward(ctypes.byref(fa)), "lntune_forward")
+
+    def bwd():
+        _ffi.check(lib.lntune_backward(ctypes.byref(ba)), "lntune_backward")
+
+    fwd.keep = bwd.keep = keep
+    return fwd, bwd
+
+
+def host_case(args, M, N, dtype):
+    """One shape, lntune (tuned) and PyTorch; returns {provider: {metric: us}}."""
+    x0 = torch.randn((M, N), dtype=dtype, device="cuda").mul_(0.5).add_(-2.3)
+    w = torch.rand((N,), dtype=dtype, device="cuda", requires_grad=True)
+    b = torch.rand((N,), dtype=dtype, device="cuda", requires_grad=True)
+    x = x0.clone().requires_grad_()
+    dy = torch.randn((M, N), dtype=dtype, device="cuda").mul_(0.1)
+    shape = (N,)
+    eps = args.eps
+    mean = torch.zeros((M,), dtype=torch.float32, device="cuda")
+    rstd = torch.ones((M,), dtype=torch.float32, device="cuda")
+    torch_kernels = (
+        lambda: torch.ops.aten.native_layer_norm.default(x0, [N], w, b, eps),
+        lambda: torch.ops.aten.native_layer_norm_backward.default(dy, x0, [N], mean, rstd, w, b, [True, True, True]))
+    out = {}
+    for p in ("lntune", "torch"):
+        select(p)
+        f = make_fwd(p, x, shape, w, b, eps)
+        r = {}
+        with torch.no_grad():
+            fi = make_fwd(p, x0, shape, w, b, eps)
+            r["fwd_infer"] = host_us_batch(fi)
+        r["fwd_grad"] = host_us_batch(f)
+        y = f()
+
+        def bwd():
+            x.grad = w.grad = b.grad = None
+            y.backward(dy, retain_graph=True)
+
+        r["bwd"] = host_us_batch(bwd)
+        del y
+
+        def step():
+            x.grad = w.grad = b.grad = None
+            f().backward(dy)
+
+        r["step"] = host_us_batch(step)
+        r["step_e2e"] = e2e_us(step)
+        kf, kb = lntune_kernels(x0, w, b, dy, mean, rstd, eps) if p == "lntune" else torch_kernels
+        with torch.no_grad():
+            r["kernel_fwd"] = bench_ms(kf, args) * 1e3
+            r["kernel_bwd"] = bench_ms(kb, args) * 1e3
+        x.grad = w.grad = b.grad = None
+        out[p] = r
+    return out
+
+
+def section_host(args, results):
+    dname = HOST_DTYPE
+    dtype = DTYPES[dname]
+    cases = QUICK_HOST if args.quick else [(m, n) for m in HOST_MS for n in HOST_NS]
+    host_case(args, cases[0][0], cases[0][1], dtype)  # warm-up (first calls, compilations): not recorded
+    for M, N in cases:
+        try:
+            by = host_case(args, M, N, dtype)
+        except Exception as ex:  # noqa: BLE001 - recorded, the run goes on
+            log("  host M=%d N=%d failed:\n%s" % (M, N, traceback.format_exc()))
+            results["records"].append({"section": "host", "dtype": dname, "M": M, "N": N, "mode": "step",
+                                       "provider": "lntune", "status": "error", "note": _short(ex)})
+            continue
+        for p, r in by.items():
+            rec = {"section": "host", "dtype": dname, "M": M, "N": N, "mode": "step", "provider": p,
+                   "status": "ok", "note": ""}
+            rec.update({k: r[k] for k in HOST_METRICS})
+            results["records"].append(rec)
+        lt_, th = by["lntune"], by["torch"]
+        log("host %s M=%d N=%d: host fwd %.1f/%.1f us (x%.2f), step %.1f/%.1f us (x%.2f), e2e step %.1f/%.1f us, "
+            "kernel fwd %.1f/%.1f us, bwd %.1f/%.1f us (lntune/torch)" % (
+                dname, M, N, lt_["fwd_infer"], th["fwd_infer"], lt_["fwd_infer"] / th["fwd_infer"], lt_["step"],
+                th["step"], lt_["step"] / th["step"], lt_["step_e2e"], th["step_e2e"], lt_["kernel_fwd"],
+                th["kernel_fwd"], lt_["kernel_bwd"], th["kernel_bwd"]))
+        torch.cuda.empty_cache()
+
+
+def host_rows(records):
+    rows = []
+    for (s, d, M, N, m), by in index(records).items():
+        if s != "host":
+            continue
+        a, t = by.get("lntune"), by.get("torch")
+        if a and t and a["status"] == t["status"] == "ok":
+            rows.append((d, M, N, a, t))
+    return rows
+
+
+def write_host_markdown(results, L):
+    rows = host_rows(results["records"])
+    if not rows:
+        return
+    L.append("## Host time and training step (%s): lntune.torch vs PyTorch, µs" % rows[0][0])
+    L.append("")
+    L.append("Host time: `perf_counter` around batches of 20 calls, the device drained before each batch, "
+             "median of 25 batches (what the Python process spends per call; the device never holds it back). "
+             "Step: `x.grad = w.grad = b.grad = None; f(x).backward(dy)`, autograd included. End-to-end: wall "
+             "time per step with the device in the loop (30 steps, then synchronise). Kernel: the forward and "
+             "backward launches alone (lntune: the C ABI with prepared arguments; PyTorch: "
+             "`aten.native_layer_norm(_backward)`), do_bench median, L2 flushed. Ratio = lntune / PyTorch (targets: host step ≤ 1.1, host forward ≤ 1.0).")
+    L.append("")
+    L.append("| M | N | host fwd (infer) | host fwd (grad) | host bwd | host step | ratio fwd / step | "
+             "e2e step | kernel fwd | kernel bwd |")
+    L.append("|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+    for d, M, N, a, t in rows:
+        def pair(k):
+            return "%.1f / %.1f" % (a[k], t[k])
+        L.append("| %d | %d | %s | %s | %s | %s | %.2f / %.2f | %s | %s | %s |" % (
+            M, N, pair("fwd_infer"), pair("fwd_grad"), pair("bwd"), pair("step"),
+            a["fwd_infer"] / t["fwd_infer"], a["step"] / t["step"], pair("step_e2e"), pair("kernel_fwd"),
+            pair("kernel_bwd")))
+    fwd = [a["fwd_infer"] / t["fwd_infer"] for _, _, _, a, t in rows]
+    step = [a["step"] / t["step"] for _, _, _, a, t in rows]
+    L.append("")
+    L.append("Host ratio lntune / PyTorch: forward max %.2f (geomean %.2f); step max %.2f (geomean %.2f)." % (
+        max(fwd), geomean(fwd), max(step), geomean(step)))
+    L.append("")
+
+
 # ------------------------------------------------------------------ summaries
 
 
@@ -492,6 +686,12 @@ def summarize(results):
         s["tuned_vs_default"][k] = {"geomean": geomean(g), "min": min(g), "max": max(g), "keys": len(g),
                                     "slower_keys": sum(1 for v in g if v < 0.97)}
     s["tuned_vs_default_rows"] = tvd
+    hr = host_rows(recs)
+    if hr:
+        fwd = [a["fwd_infer"] / t["fwd_infer"] for _, _, _, a, t in hr]
+        step = [a["step"] / t["step"] for _, _, _, a, t in hr]
+        s["host"] = {"fwd_ratio_max": max(fwd), "fwd_ratio_geomean": geomean(fwd), "step_ratio_max": max(step),
+                     "step_ratio_geomean": geomean(step), "shapes": len(hr)}
     results["summary"] = s
     return s
 
@@ -563,7 +763,13 @@ def write_markdown(results, path):
     for k, v in s["tuned_vs_default"].items():
         L.append("| tuned over default heuristic, %s: geomean gain (min / max; keys slower > 3%%) | %.3fx (%.2f / %.2f; %d of %d) |"
                  % (k, v["geomean"], v["min"], v["max"], v["slower_keys"], v["keys"]))
+    if s.get("host"):
+        h = s["host"]
+        L.append("| host time lntune.torch / PyTorch, %d shapes: forward (max / geomean), training step (max / geomean) "
+                 "| %.2f / %.2f, %.2f / %.2f |" % (h["shapes"], h["fwd_ratio_max"], h["fwd_ratio_geomean"],
+                                                  h["step_ratio_max"], h["step_ratio_geomean"]))
     L.append("")
+    write_host_markdown(results, L)
     # ---- bandwidth
     bw = [k for k in idx if k[0] == "bandwidth"]
     if bw:
@@ -741,8 +947,8 @@ def save(results, out_dir, plots=True):
 
 def parse_args(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--section", default="bandwidth,grid,small_m,tuned_vs_default",
-                    help="comma-separated: bandwidth, grid, small_m, tuned_vs_default (default: all)")
+    ap.add_argument("--section", default="bandwidth,grid,small_m,host,tuned_vs_default",
+                    help="comma-separated: bandwidth, grid, small_m, host, tuned_vs_default (default: all)")
     ap.add_argument("--dtypes", default=None, help="comma-separated: fp16, bf16, fp32 (default: all; --quick: fp16)")
     ap.add_argument("--providers", default=",".join(PROVIDERS), help="comma-separated subset of " + ",".join(PROVIDERS))
     ap.add_argument("--quick", action="store_true", help="a small subset, shorter repetitions")
@@ -756,7 +962,7 @@ def parse_args(argv=None):
     ap.add_argument("--no-plots", action="store_true")
     args = ap.parse_args(argv)
     args.sections = [s.strip() for s in args.section.split(",") if s.strip()]
-    bad = [s for s in args.sections if s not in ("bandwidth", "grid", "small_m", "tuned_vs_default")]
+    bad = [s for s in args.sections if s not in ("bandwidth", "grid", "small_m", "host", "tuned_vs_default")]
     if bad:
         ap.error("unknown section(s): %s" % ", ".join(bad))
     args.dtypes = ([d.strip() for d in args.dtypes.split(",") if d.strip()] if args.dtypes
@@ -801,6 +1007,9 @@ def main(argv=None):
         save(results, args.out, plots=False)
     if "small_m" in args.sections:
         section_small_m(args, results, args.providers)
+        save(results, args.out, plots=False)
+    if "host" in args.sections:
+        section_host(args, results)
         save(results, args.out, plots=False)
     if "tuned_vs_default" in args.sections and not ({"bandwidth", "grid"} & set(args.sections)):
         pair = [p for p in ("lntune", "lntune-default") if p in args.providers]

@@ -3,7 +3,10 @@
 // device-to-device copy measured in the same process. Events, L2 flushed
 // before every repetition, median of 15. Prints one line per shape: default
 // and best config, GB/s and % of copy.
-//   lntune_sweep [fwd|bwd] [dtype] [N...]
+//   lntune_sweep [fwd|bwd|train] [dtype] [N...]
+// train: the backward at M = 4096 (training sizes), dx and dW/dB together:
+// the default pair, the best bwd_dx (default dwdb after it) and then the best
+// bwd_dwdb for that bwd_dx; also bwd_dwdb alone (default, one split, best).
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -69,7 +72,8 @@ int main(int argc, char** argv) {
     const double copy_gbps = 2.0 * static_cast<double>(bytes) / copy_us / 1e3;
     std::printf("%s  copy %.0f GB/s (512 MiB D2D, read+write)\n", dev.name.c_str(), copy_gbps);
     for (std::int64_t N : Ns) {
-      const std::int64_t M = static_cast<std::int64_t>(bytes / es) / N;
+      const bool train = which == "train";
+      const std::int64_t M = train ? 4096 : static_cast<std::int64_t>(bytes / es) / N;
       rt::DeviceBuffer x(M * N * es), y(M * N * es), dy(M * N * es), w(N * es), b(N * es), dw(N * es), db(N * es),
           mean(M * 4), rstd(M * 4);
       rt::check(d.MemsetD8(x.get(), 0x3e, M * N * es), "init");
@@ -92,16 +96,23 @@ int main(int argc, char** argv) {
       const Config def = gen::default_config(q);
       Traits rtt = bp.traits;
       rtt.kernel = Kernel::bwd_dwdb;
-      const Config rc = gen::default_config({Kernel::bwd_dwdb, dt, N, M, dev.sm_count});
-      const auto& rk = runtime.kernel(ctx, dev.arch(), gen::make_instance(rtt, rc, N, 1));
+      // The default dwdb config for a bwd_dx config's partial rows.
+      auto dwdb_default = [&](const Config& dc) {
+        return gen::default_config({Kernel::bwd_dwdb, dt, N, rt::partial_rows(dc, M), dev.sm_count});
+      };
+      auto dwdb_kernel = [&](const Config& rc) -> const rt::LoadedKernel& {
+        return runtime.kernel(ctx, dev.arch(), gen::make_instance(rtt, rc, N, 1));
+      };
       rt::DeviceBuffer ws(std::size_t{1} << 28);
       g.workspace = ws.ptr();
       g.workspace_bytes = ws.size();
-      auto time_cfg = [&](const Config& c) {
+      auto time_pair = [&](const Config& c, const Config& rc) {
         const auto& kern = runtime.kernel(ctx, dev.arch(), gen::make_instance(fwd ? fp.traits : bp.traits, c, N, fp.vec));
         if (fwd) return timer.median_us([&](CUstream s) { f.stream = s; rt::launch_forward(kern, c, f, fp); });
+        const auto& rk = dwdb_kernel(rc);
         return timer.median_us([&](CUstream s) { g.stream = s; rt::launch_backward(kern, &rk, c, rc, g, bp); });
       };
+      auto time_cfg = [&](const Config& c) { return time_pair(c, fwd ? Config{} : dwdb_default(c)); };
       const double moved = static_cast<double>(M * N * es) * (fwd ? 2 : 3);
       auto gbps = [&](double us) { return moved / us / 1e3; };
       const double t_def = time_cfg(def);
@@ -121,6 +132,34 @@ int main(int argc, char** argv) {
           t_best = t;
           best = c;
         }
+      }
+      if (train) {
+        // The best dx's dW/dB reduction: alone (default, one split, best of
+        // the space), then the whole backward with the best one.
+        const std::int64_t P = rt::partial_rows(best, M);
+        const rt::BwdWorkspace wl = rt::workspace_layout(bp, best, ws.ptr());
+        auto time_dwdb = [&](const Config& rc) {
+          const auto& rk = dwdb_kernel(rc);
+          return timer.median_us([&](CUstream s) { rt::launch_dwdb(rk, rc, wl, P, N, g.dweight, g.dbias, s); });
+        };
+        const Config rdef = dwdb_default(best);
+        const double r_def = time_dwdb(rdef);
+        const double r_one = time_dwdb(Config{32, 16, 1, 1});
+        double r_best = r_def;
+        Config rbest = rdef;
+        for (const Config& rc : gen::search_space({Kernel::bwd_dwdb, dt, N, P, dev.sm_count})) {
+          const double t = time_dwdb(rc);
+          if (t < r_best) {
+            r_best = t;
+            rbest = rc;
+          }
+        }
+        const double t_pair = time_pair(best, rbest);
+        std::printf("train  %-4s N=%-6lld P=%-5lld dwdb alone: default %6.1f us (%s) | 32x16 one split %6.1f us | best %6.1f us (%s) | "
+                    "dx+dwdb best pair %7.1f us %5.1f%% of copy\n",
+                    std::string(to_string(dt)).c_str(), static_cast<long long>(N), static_cast<long long>(P), r_def,
+                    to_string(rdef).c_str(), r_one, r_best, to_string(rbest).c_str(), t_pair,
+                    100 * gbps(t_pair) / copy_gbps);
       }
       std::printf("%-6s %-4s N=%-7lld M=%-8lld default %8.1f us %5.0f GB/s %5.1f%% | best of %3d %8.1f us %5.0f GB/s %5.1f%%  %s\n",
                   which.c_str(), std::string(to_string(dt)).c_str(), static_cast<long long>(N), static_cast<long long>(M),

@@ -22,7 +22,21 @@
 //     never modified. (A zero-length file counts as an empty database: opened
 //     read-write it is initialised, opened read-only it is refused.)
 //   * Read-only opening never modifies the file, not even to migrate an older
-//     schema: records of an older schema are read as they are.
+//     schema: records of an older schema are read as they are. It never
+//     ignores a journal: a hot rollback journal left by an interrupted write
+//     is an error naming it (a read-only open cannot roll it back), and the
+//     immutable fallback (a WAL file in a directory lntune cannot write) is
+//     taken only where no -wal or -journal file exists beside it.
+//   * Hostile files: only lntune's own objects are accepted -- the tables
+//     meta, tuned and binaries with exactly their columns (none generated),
+//     the indexes SQLite makes for their keys and SQLite's statistics tables;
+//     a view, trigger, virtual table, other table or index is "not an lntune
+//     cache: <what>" (SQLITE_NOTADB). Every statement step runs under a
+//     budget of SQLite VM instructions (sql::kDefaultStepBudget): a runaway
+//     query is a CacheError, never a hang. Only regular files are opened: a
+//     FIFO, device, socket or directory is refused (checked with stat(2), so
+//     nothing blocks), as are symbolic link loops and unreadable files, each
+//     with its own message.
 //   * Read-write files are in WAL mode with a 10 s busy timeout, and every
 //     write is one BEGIN IMMEDIATE transaction, so several processes (and
 //     threads) writing one file lose nothing.
@@ -143,6 +157,13 @@ struct TuneRecord {
   friend bool operator!=(const TuneRecord& a, const TuneRecord& b) { return !(a == b); }
 };
 
+// The fleet's deterministic order of winners (pure): configs compare by
+// (block_size, num_warps, rows_per_cta, group_size_m, cluster_size); record a
+// wins over b for the same key when its median is lower, or equal with a
+// config earlier in that order. Equal medians and configs: neither wins.
+bool config_before(const Config& a, const Config& b);
+bool record_wins(const TuneRecord& a, const TuneRecord& b);
+
 struct BinaryKey {
   std::string source_hash;
   std::string arch;  // "sm_90", "sm_90a", ...
@@ -242,16 +263,24 @@ class Database {
   // can be read from a read-only directory) with the records of `gpu` (all
   // records if none) and the binaries for gpu->arch() ("sm_XY" and suffixed
   // variants such as "sm_XYa"; all binaries if no gpu). Refuses (CacheError)
-  // if `out_path` exists; on failure no file is left behind. With
+  // if `out_path` exists (a dangling symbolic link included; there is no
+  // overwrite). Atomic: the file is built in memory and appears complete or
+  // not at all -- written to an unnamed O_TMPFILE file in the destination
+  // directory, fsync'ed, linked into place (which never replaces a file that
+  // appeared meanwhile), and the directory fsync'ed; a killed export leaves
+  // nothing (where O_TMPFILE is unsupported, a hidden ".<name>.lntune-tmp-*"
+  // temporary is used and a kill -9 can leave it). With
   // `only_binaries`, just the binaries whose source hash it holds (e.g. the
   // tuned winners' kernels, not every candidate compiled while tuning).
   void export_to(const std::string& out_path, const std::optional<GpuId>& gpu = {},
                  const std::set<std::string>* only_binaries = nullptr) const;
 
   // Merges `other` into this cache in one transaction: each of its records is
-  // stored unless this cache has one for the same key with a lower or equal
-  // median time. A stored record whose origin was Origin::tuned gets the origin
-  // Origin::merged from the file name of `other`. Binaries this cache lacks are copied.
+  // stored when this cache has none for the same key or it wins over this
+  // cache's (record_wins: faster median, ties by config order), so merging
+  // files in any order keeps the same winners. A stored record whose origin
+  // was Origin::tuned gets the origin Origin::merged with merged_from the file
+  // name of `other`. Binaries this cache lacks are copied.
   void merge_from(const Database& other);
 
   const std::string& path() const;
@@ -280,8 +309,10 @@ class Database {
 // skipped. Shipped files are opened read-only when the stack is built; one
 // that cannot be opened (corrupt, foreign, newer schema) throws CacheError.
 //
-// Lookups consult the user cache first (only if its file exists: reading
-// never creates it), then the shipped caches in order.
+// Lookups consult the user cache first (only if its file exists and is not
+// empty; lookups open it read-only, so reading never creates, initialises,
+// migrates or switches the journal mode of it), then the shipped caches in
+// order. Shipped entries that are not regular files (a FIFO, say) throw.
 class CacheStack {
  public:
   static CacheStack from_environment(const std::vector<std::string>& extra_shipped = {});
@@ -307,8 +338,8 @@ class CacheStack {
   Database* writable();
   const std::optional<std::string>& writable_path() const;
 
-  // The layers in lookup order: the user cache (if open or its file exists),
-  // then the shipped caches.
+  // The layers in lookup order: the user cache (read-write once writable()
+  // was called, else read-only, if its file exists), then the shipped caches.
   std::vector<const Database*> layers() const;
 
   struct State;

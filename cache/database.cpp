@@ -5,13 +5,17 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <chrono>
 #include <cstring>
 #include <ctime>
 #include <mutex>
+#include <system_error>
+#include <vector>
 #include <optional>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <utility>
 
 #include "cache/cache.hpp"
@@ -278,13 +282,79 @@ std::string base_name(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-bool file_exists(const std::string& path, bool* is_dir = nullptr) {
+const char* file_kind(mode_t m) {
+  if (S_ISDIR(m)) return "a directory";
+  if (S_ISFIFO(m)) return "a FIFO";
+  if (S_ISCHR(m)) return "a character device";
+  if (S_ISBLK(m)) return "a block device";
+  if (S_ISSOCK(m)) return "a socket";
+  return "not a regular file";
+}
+
+std::string parent_dir(const std::string& path) {
+  const auto slash = path.find_last_of('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+bool path_exists(const std::string& path) {
   struct stat sb {};
-  if (::stat(path.c_str(), &sb) != 0) return false;
-  if (is_dir) *is_dir = S_ISDIR(sb.st_mode);
+  return ::lstat(path.c_str(), &sb) == 0;
+}
+
+}  // namespace
+
+namespace detail {
+
+// Looks at `path` with stat(2) before SQLite opens it -- opening a FIFO
+// would block, and SQLite's own errors ("unable to open database file",
+// "disk I/O error") do not say what is wrong. Returns false if the file does
+// not exist (a dangling symbolic link included); throws CacheError for
+// anything that is not a regular file lntune may read (and, with
+// `for_writing`, create).
+bool check_cache_path(const std::string& path, const std::string& doing, bool for_writing) {
+  if (path == ":memory:") return true;
+  auto fail = [&](const std::string& problem) -> bool {
+    throw CacheError(doing, path, problem, SQLITE_CANTOPEN);
+  };
+  struct stat sb {};
+  if (::stat(path.c_str(), &sb) != 0) {
+    const int err = errno;
+    switch (err) {
+      case ENOENT: {
+        if (!for_writing) return false;
+        // Where it would be created: the directory must exist and be writable.
+        const std::string dir = parent_dir(path);
+        struct stat db {};
+        if (::stat(dir.c_str(), &db) != 0) {
+          const int e2 = errno;
+          return fail(e2 == ENOENT ? "no such directory: " + dir
+                                   : "cannot reach directory " + dir + ": " + std::strerror(e2));
+        }
+        if (!S_ISDIR(db.st_mode)) return fail(dir + " is not a directory");
+        if (::access(dir.c_str(), W_OK | X_OK) != 0 && errno == EACCES)
+          return fail("permission denied: cannot create a file in " + dir);
+        return false;
+      }
+      case ELOOP: return fail("symbolic link loop (too many levels of symbolic links)");
+      case EACCES: return fail("permission denied (a directory on the path cannot be searched)");
+      case ENOTDIR: return fail("a component of the path is not a directory");
+      case ENAMETOOLONG: return fail("file name too long");
+      default: return fail(std::string("cannot stat the file: ") + std::strerror(err));
+    }
+  }
+  if (!S_ISREG(sb.st_mode)) {
+    if (S_ISDIR(sb.st_mode)) return fail("is a directory");
+    return fail(std::string("not a regular file (") + file_kind(sb.st_mode) + ")");
+  }
+  if (::access(path.c_str(), R_OK) != 0 && errno == EACCES)
+    return fail("permission denied (the file is not readable)");
   return true;
 }
 
+}  // namespace detail
+
+namespace {
 }  // namespace
 
 // ---------------------------------------------------------------------------
@@ -308,32 +378,44 @@ namespace {
 constexpr int kBusyTimeoutMs = 10000;
 
 std::unique_ptr<Database::Impl> open_read_only(const std::string& path) {
-  bool is_dir = false;
-  if (path != ":memory:") {
-    if (!file_exists(path, &is_dir))
-      throw CacheError("opening cache read-only", path, "no such file", SQLITE_CANTOPEN);
-    if (is_dir)
-      throw CacheError("opening cache read-only", path, "is a directory", SQLITE_CANTOPEN);
-  }
+  const std::string doing = "opening cache read-only";
+  if (!detail::check_cache_path(path, doing, false))
+    throw CacheError(doing, path, "no such file", SQLITE_CANTOPEN);
   auto attempt = [&](sql::Connection::Open how) {
     sql::Connection conn(path, how);
     conn.set_busy_timeout(kBusyTimeoutMs);
     const int version = schema::inspect(conn, true);
     if (version == 0) {
-      throw CacheError("opening cache read-only", path,
-                       "not an lntune cache: an empty database", SQLITE_NOTADB);
+      throw CacheError(doing, path, "not an lntune cache: an empty database", SQLITE_NOTADB);
     }
     return std::make_unique<Database::Impl>(std::move(conn), version);
   };
   try {
     return attempt(sql::Connection::Open::read_only);
   } catch (const CacheError& e) {
+    if (path == ":memory:") throw;
+    if (e.extended_code() == SQLITE_READONLY_ROLLBACK) {
+      // Reading past the journal would show a half-written file.
+      throw CacheError(doing, path,
+                       "an interrupted write left a hot rollback journal (" + path +
+                           "-journal) that a read-only open cannot roll back; open the file once "
+                           "with write access (e.g. sqlite3 FILE 'PRAGMA quick_check') to restore "
+                           "its last committed state",
+                       e.extended_code());
+    }
+    if (e.sqlite_code() != SQLITE_CANTOPEN && e.sqlite_code() != SQLITE_READONLY) throw;
     // A WAL-mode file in a directory we cannot write (a shipped cache under
-    // /usr/share, say) cannot get its -shm file: read it as immutable, which
-    // needs neither locks nor -shm. Such a file has no concurrent writer.
-    if (path == ":memory:" ||
-        (e.sqlite_code() != SQLITE_CANTOPEN && e.sqlite_code() != SQLITE_READONLY))
-      throw;
+    // /usr/share, say) cannot get its -shm file. It may be read as immutable
+    // (no locks, no -shm) only where no journal or WAL can hold newer
+    // content: none exists beside it, and the directory is not writable.
+    if (path_exists(path + "-wal") || path_exists(path + "-journal")) {
+      throw CacheError(doing, path,
+                       "cannot be read consistently: a -wal or -journal file beside it holds "
+                       "changes that a read-only open in this directory cannot apply (" +
+                           std::string(e.what()) + ")",
+                       e.extended_code());
+    }
+    if (::access(parent_dir(path).c_str(), W_OK) == 0) throw;
     try {
       return attempt(sql::Connection::Open::read_only_immutable);
     } catch (const CacheError&) {
@@ -343,9 +425,7 @@ std::unique_ptr<Database::Impl> open_read_only(const std::string& path) {
 }
 
 std::unique_ptr<Database::Impl> open_read_write(const std::string& path) {
-  bool is_dir = false;
-  if (path != ":memory:" && file_exists(path, &is_dir) && is_dir)
-    throw CacheError("opening cache", path, "is a directory", SQLITE_CANTOPEN);
+  detail::check_cache_path(path, "opening cache", true);
   sql::Connection conn(path, sql::Connection::Open::read_write_create);
   conn.set_busy_timeout(kBusyTimeoutMs);
   // Nothing is written before the file has passed inspection.
@@ -493,23 +573,16 @@ std::size_t Database::binary_count() const {
 void Database::export_to(const std::string& out_path, const std::optional<GpuId>& gpu,
                          const std::set<std::string>* only_binaries) const {
   const std::string doing = "exporting cache " + path();
-  // Claim the name atomically: never overwrite anything.
-  const int fd = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    const int err = errno;
-    throw CacheError(doing, out_path,
-                     err == EEXIST ? "file exists; refusing to overwrite it"
-                                   : std::string("cannot create file: ") + std::strerror(err),
-                     SQLITE_CANTOPEN);
-  }
-  ::close(fd);
-  try {
-    // A new file in rollback-journal mode (SQLite's default): self-contained,
-    // readable from read-only directories.
-    sql::Connection out(out_path, sql::Connection::Open::read_write);
-    out.set_busy_timeout(kBusyTimeoutMs);
-    schema::upgrade(out);
-
+  // Fail early (the final link re-checks atomically).
+  if (path_exists(out_path))
+    throw CacheError(doing, out_path, "file exists; refusing to overwrite it", SQLITE_CANTOPEN);
+  // The new file is built in memory, in rollback-journal mode (not WAL): self-
+  // contained and readable from read-only directories; then its image is
+  // written out in one piece (write_new_file), so that a killed export
+  // leaves no file or the complete one.
+  sql::Connection out(":memory:", sql::Connection::Open::read_write_create);
+  schema::upgrade(out);
+  {
     std::lock_guard<std::mutex> lock(impl_->mu);
     sql::Transaction wtxn(out, sql::Transaction::Kind::immediate, doing);
     sql::Transaction rtxn(impl_->conn, sql::Transaction::Kind::deferred, doing);
@@ -540,10 +613,118 @@ void Database::export_to(const std::string& out_path, const std::optional<GpuId>
     }
     rtxn.commit();
     wtxn.commit();
-  } catch (...) {
-    ::unlink(out_path.c_str());
-    throw;
   }
+  sqlite3_int64 size = 0;
+  unsigned char* image = sqlite3_serialize(out.handle(), "main", &size, 0);
+  if (!image) throw CacheError(doing, out_path, "out of memory while serialising the new cache", SQLITE_NOMEM);
+  std::unique_ptr<unsigned char, void (*)(void*)> owned(image, sqlite3_free);
+  detail::write_new_file(out_path, image, static_cast<std::size_t>(size), doing);
+}
+
+namespace detail {
+
+namespace {
+
+void write_all(int fd, const void* data, std::size_t size) {
+  const char* p = static_cast<const char*>(data);
+  while (size > 0) {
+    const ssize_t n = ::write(fd, p, size);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw std::system_error(errno, std::generic_category(), "write");
+    }
+    p += n;
+    size -= static_cast<std::size_t>(n);
+  }
+}
+
+void sync_dir(const std::string& dir) {
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return;  // the file is in place; durability of the name is best effort here
+  ::fsync(fd);
+  ::close(fd);
+}
+
+}  // namespace
+
+void write_new_file(const std::string& path, const void* data, std::size_t size,
+                    const std::string& doing) {
+  const std::string dir = parent_dir(path);
+  auto fail = [&](const std::string& problem, int err) {
+    throw CacheError(doing, path,
+                     err == EEXIST ? std::string("file exists; refusing to overwrite it")
+                                   : problem + ": " + std::strerror(err),
+                     SQLITE_CANTOPEN);
+  };
+  // 1. An unnamed file in the destination directory, linked in when complete.
+  int fd = ::open(dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
+  if (fd >= 0) {
+    int err = 0;
+    try {
+      write_all(fd, data, size);
+    } catch (const std::system_error& e) {
+      err = e.code().value();
+    }
+    if (err == 0 && ::fsync(fd) != 0) err = errno;
+    if (err != 0) {
+      ::close(fd);
+      fail("writing the new file", err);
+    }
+    const std::string proc = "/proc/self/fd/" + std::to_string(fd);
+    const int rc = ::linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, path.c_str(), AT_SYMLINK_FOLLOW);
+    err = rc == 0 ? 0 : errno;
+    ::close(fd);
+    if (rc == 0) {
+      sync_dir(dir);
+      return;
+    }
+    if (err != ENOENT && err != EPERM && err != EXDEV && err != EOPNOTSUPP) fail("linking the new file into place", err);
+    // No /proc, or a file system that cannot link it: a named temporary.
+  } else if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL) {
+    fail("cannot create a file in " + dir, errno);
+  }
+  // 2. A hidden named temporary beside it, renamed without replacing.
+  std::string name = path.substr(path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/') + 1);
+  std::string templ = dir + "/." + name + ".lntune-tmp-XXXXXX";
+  std::vector<char> buf(templ.begin(), templ.end());
+  buf.push_back('\0');
+  fd = ::mkostemp(buf.data(), O_CLOEXEC);
+  if (fd < 0) fail("cannot create a file in " + dir, errno);
+  const std::string tmp = buf.data();
+  int err = 0;
+  try {
+    write_all(fd, data, size);
+  } catch (const std::system_error& e) {
+    err = e.code().value();
+  }
+  if (err == 0 && ::fchmod(fd, 0644) != 0) err = errno;
+  if (err == 0 && ::fsync(fd) != 0) err = errno;
+  ::close(fd);
+  bool renamed = false;
+  if (err == 0) {
+    renamed = ::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, path.c_str(), RENAME_NOREPLACE) == 0;
+    if (!renamed) {
+      err = errno;
+      if (err == EINVAL || err == ENOSYS) {  // no RENAME_NOREPLACE here: link, which never replaces
+        err = ::link(tmp.c_str(), path.c_str()) == 0 ? 0 : errno;
+      }
+    }
+  }
+  if (!renamed) ::unlink(tmp.c_str());
+  if (err != 0) fail("writing the new file", err);
+  sync_dir(dir);
+}
+
+}  // namespace detail
+
+bool config_before(const Config& a, const Config& b) {
+  return std::tie(a.block_size, a.num_warps, a.rows_per_cta, a.group_size_m, a.cluster_size) <
+         std::tie(b.block_size, b.num_warps, b.rows_per_cta, b.group_size_m, b.cluster_size);
+}
+
+bool record_wins(const TuneRecord& a, const TuneRecord& b) {
+  if (a.timing.median_us != b.timing.median_us) return a.timing.median_us < b.timing.median_us;
+  return config_before(a.config, b.config);
 }
 
 void Database::merge_from(const Database& other) {
@@ -558,8 +739,7 @@ void Database::merge_from(const Database& other) {
 
   sql::Statement rd(other.impl_->conn, select_records(other.impl_->version) + kOrderByKey,
                     doing + " (reading records)");
-  sql::Statement cur(impl_->conn, std::string("SELECT median_us FROM tuned") + kWhereKeyButN +
-                                      " AND n = ?11",
+  sql::Statement cur(impl_->conn, select_records(impl_->version) + kWhereKeyButN + " AND n = ?11",
                      doing + " (comparing records)");
   sql::Statement ins(impl_->conn, kInsertRecord, doing + " (writing records)");
   while (rd.step()) {
@@ -567,7 +747,7 @@ void Database::merge_from(const Database& other) {
     cur.reset();
     bind_key(cur, r.key);
     cur.bind_int(11, r.key.n);
-    if (cur.step() && cur.column_double(0) <= r.timing.median_us) continue;  // ours is as fast
+    if (cur.step() && !record_wins(r, read_record(cur))) continue;  // ours wins or is the same
     cur.reset();
     if (r.prov.origin == Origin::tuned) {
       r.prov.origin = Origin::merged;

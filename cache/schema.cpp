@@ -2,6 +2,7 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 
@@ -161,6 +162,52 @@ const char* kInspecting = "checking cache file";
   throw CacheError(kInspecting, conn.path(), problem, code);
 }
 
+bool is_lntune_table(const std::string& name) {
+  return name == "meta" || name == "tuned" || name == "binaries";
+}
+
+// The allowlist: the file holds exactly lntune's tables (plain tables, with
+// exactly the columns of its schema version, none generated), the indexes
+// SQLite makes for their keys, and SQLite's own statistics tables: no views,
+// triggers, virtual tables or other indexes, whose SQL would run (or be
+// consulted) when lntune reads the tables. Anything else is "not an lntune
+// cache: <reason>".
+void check_objects(const sql::Connection& conn, int version) {
+  auto reject = [&](const std::string& why) { fail(conn, "not an lntune cache: " + why, SQLITE_NOTADB); };
+  sql::Statement st(conn, "SELECT type, name, tbl_name, sql FROM sqlite_master", kInspecting);
+  while (st.step()) {
+    auto text = [&](int i) { return st.is_null(i) ? std::string() : st.column_text(i); };
+    const std::string type = text(0), name = text(1), table = text(2), ddl = text(3);
+    const bool sqlite_own = name.rfind("sqlite_", 0) == 0;
+    if (type == "table") {
+      if (sqlite_own && (name == "sqlite_sequence" || name.rfind("sqlite_stat", 0) == 0)) continue;
+      if (!is_lntune_table(name)) reject("unexpected table '" + name + "'");
+      if (ddl.compare(0, 13, "CREATE TABLE ") != 0) reject("'" + name + "' is not a plain table");
+    } else if (type == "index") {
+      if (!(sqlite_own && ddl.empty() && is_lntune_table(table)))
+        reject("unexpected index '" + name + "' on '" + table + "'");
+    } else {
+      reject("unexpected " + type + " '" + name + "'" +
+             (is_lntune_table(name) ? " (lntune's '" + name + "' must be a table)" : ""));
+    }
+  }
+  for (const char* table : {"meta", "tuned", "binaries"}) {
+    std::vector<std::string> expected;
+    for (const TableSpec& spec : table_specs())
+      if (spec.since_version <= version && std::string(spec.table) == table)
+        expected.insert(expected.end(), spec.columns.begin(), spec.columns.end());
+    sql::Statement cols(conn, "SELECT name, hidden FROM pragma_table_xinfo(?1)", kInspecting);
+    cols.bind_text(1, table);
+    while (cols.step()) {
+      const std::string column = cols.is_null(0) ? std::string() : cols.column_text(0);
+      if (cols.column_int64(1) != 0)
+        reject("column '" + column + "' of table '" + table + "' is hidden or generated");
+      if (std::find(expected.begin(), expected.end(), column) == expected.end())
+        reject("table '" + std::string(table) + "' has an unexpected column '" + column + "'");
+    }
+  }
+}
+
 int inspect_in_transaction(const sql::Connection& conn, bool check_integrity) {
   std::int64_t app_id = 0, version = 0, objects = 0;
   try {
@@ -198,6 +245,7 @@ int inspect_in_transaction(const sql::Connection& conn, bool check_integrity) {
                    std::to_string(version), SQLITE_CORRUPT);
   }
 
+  check_objects(conn, static_cast<int>(version));
   for (const TableSpec& spec : table_specs()) {
     if (spec.since_version > version) continue;
     sql::Statement st(conn, "SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2", kInspecting);

@@ -83,6 +83,7 @@ Connection::Connection(std::string path, Open mode)
     throw CacheError(open_doing(mode), path_, msg, code);
   }
   sqlite3_extended_result_codes(db_, 1);
+  install_progress_handler();
   // SQLite silently falls back to read-only for a write-protected file.
   if (!read_only_ && sqlite3_db_readonly(db_, "main") == 1) {
     sqlite3_close_v2(db_);
@@ -97,8 +98,13 @@ Connection::~Connection() {
   if (db_) sqlite3_close_v2(db_);
 }
 
+// The budget travels with the handle: its address (registered with SQLite)
+// stays the same when a Connection is moved.
 Connection::Connection(Connection&& o) noexcept
-    : db_(std::exchange(o.db_, nullptr)), path_(std::move(o.path_)), read_only_(o.read_only_) {}
+    : db_(std::exchange(o.db_, nullptr)),
+      path_(std::move(o.path_)),
+      read_only_(o.read_only_),
+      budget_(std::exchange(o.budget_, std::make_unique<Budget>())) {}
 
 Connection& Connection::operator=(Connection&& o) noexcept {
   if (this != &o) {
@@ -106,18 +112,51 @@ Connection& Connection::operator=(Connection&& o) noexcept {
     db_ = std::exchange(o.db_, nullptr);
     path_ = std::move(o.path_);
     read_only_ = o.read_only_;
+    budget_ = std::exchange(o.budget_, std::make_unique<Budget>());
   }
   return *this;
 }
 
+int Connection::on_progress(void* p) {
+  auto* b = static_cast<Budget*>(p);
+  if (++b->used <= b->limit) return 0;
+  b->exceeded = true;
+  return 1;  // interrupts the statement: SQLITE_INTERRUPT
+}
+
+void Connection::install_progress_handler() {
+  sqlite3_progress_handler(db_, kProgressPeriod, &Connection::on_progress, budget_.get());
+}
+
+void Connection::set_step_budget(std::uint64_t instructions) {
+  budget_->limit = instructions / kProgressPeriod;
+}
+
+void Connection::start_step() const {
+  budget_->used = 0;
+  budget_->exceeded = false;
+}
+
+void Connection::throw_step_error(const std::string& doing, const std::string& msg, int code) const {
+  if ((code & 0xff) == SQLITE_INTERRUPT && budget_->exceeded) {
+    throw CacheError(doing, path_,
+                     "not a usable lntune cache: a query exceeded its budget of " +
+                         std::to_string(budget_->limit * kProgressPeriod) +
+                         " SQLite instructions (a hostile or damaged file?)",
+                     code);
+  }
+  throw CacheError(doing, path_, msg, code);
+}
+
 void Connection::exec(const std::string& sql, const std::string& doing) const {
   char* err = nullptr;
+  start_step();
   const int rc = sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err);
   if (rc != SQLITE_OK) {
     const std::string msg = err ? err : sqlite3_errstr(rc);
     sqlite3_free(err);
     const int ext = sqlite3_extended_errcode(db_);
-    throw CacheError(doing, path_, msg, (ext & 0xff) == (rc & 0xff) ? ext : rc);
+    throw_step_error(doing, msg, (ext & 0xff) == (rc & 0xff) ? ext : rc);
   }
 }
 
@@ -154,6 +193,7 @@ void Connection::throw_error(const std::string& doing, int code) const {
 
 Statement::Statement(const Connection& conn, std::string_view sql, std::string doing)
     : conn_(conn), doing_(std::move(doing)) {
+  conn_.start_step();
   const int rc = sqlite3_prepare_v3(conn_.handle(), sql.data(), static_cast<int>(sql.size()), 0,
                                     &stmt_, nullptr);
   if (rc != SQLITE_OK) {
@@ -205,6 +245,7 @@ Statement& Statement::bind_null(int i) {
 }
 
 bool Statement::step() {
+  conn_.start_step();
   const int rc = sqlite3_step(stmt_);
   if (rc == SQLITE_ROW) return true;
   if (rc == SQLITE_DONE) return false;
@@ -213,7 +254,7 @@ bool Statement::step() {
   const std::string msg = sqlite3_errmsg(conn_.handle());
   const int code = sqlite3_extended_errcode(conn_.handle());
   sqlite3_reset(stmt_);
-  throw CacheError(doing_, conn_.path(), msg, code);
+  conn_.throw_step_error(doing_, msg, code);
 }
 
 void Statement::run() {

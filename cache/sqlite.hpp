@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,8 +23,17 @@ struct sqlite3_stmt;
 namespace lntune::cache::sql {
 
 // SQLite primary result codes used by this layer (values fixed by SQLite).
-inline constexpr int kError = 1, kBusy = 5, kReadOnly = 8, kCorrupt = 11, kCantOpen = 14,
-                     kConstraint = 19, kMismatch = 20, kNotADb = 26;
+inline constexpr int kError = 1, kBusy = 5, kReadOnly = 8, kInterrupt = 9, kCorrupt = 11,
+                     kCantOpen = 14, kConstraint = 19, kMismatch = 20, kNotADb = 26;
+
+// Every statement step (and every exec) may run at most this many SQLite VM
+// instructions (counted in units of kProgressPeriod) before it is
+// interrupted with a CacheError "... exceeded its budget ...". An lntune
+// query over a legitimate cache needs a few per row it reads (a merge of
+// 1M records: ~10^8); a hostile file (a recursive view, say) would need
+// forever.
+inline constexpr std::uint64_t kDefaultStepBudget = std::uint64_t{1} << 28;
+inline constexpr int kProgressPeriod = 1000;
 
 class Connection {
  public:
@@ -49,6 +59,11 @@ class Connection {
   std::int64_t query_int(const std::string& sql, const std::string& doing) const;
 
   void set_busy_timeout(int ms) const;
+  // The budget of VM instructions for each later step()/exec() (rounded to
+  // kProgressPeriod); for tests.
+  void set_step_budget(std::uint64_t instructions);
+  // Starts a fresh budget for the next statement step (done by step/exec).
+  void start_step() const;
   int changes() const;  // rows changed by the last statement
   bool in_transaction() const;
 
@@ -61,9 +76,22 @@ class Connection {
   sqlite3* handle() const { return db_; }
 
  private:
+  // The progress handler: counts periods, interrupts past the budget.
+  struct Budget {
+    std::uint64_t limit = kDefaultStepBudget / kProgressPeriod;
+    std::uint64_t used = 0;
+    bool exceeded = false;
+  };
+  static int on_progress(void* budget);
+  void install_progress_handler();
+  friend class Statement;
+  // Rethrows SQLITE_INTERRUPT from the budget as its own message.
+  [[noreturn]] void throw_step_error(const std::string& doing, const std::string& msg, int code) const;
+
   sqlite3* db_ = nullptr;
   std::string path_;
   bool read_only_ = false;
+  std::unique_ptr<Budget> budget_ = std::make_unique<Budget>();  // stable address for SQLite
 };
 
 class Statement {

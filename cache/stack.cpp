@@ -1,3 +1,5 @@
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -17,35 +19,50 @@ namespace fs = std::filesystem;
 struct CacheStack::State {
   std::optional<std::string> user_path;
   std::vector<Database> shipped;  // filled once by the constructor: addresses stay put
-  mutable std::mutex mu;          // guards `user`
-  mutable std::optional<Database> user;
+  mutable std::mutex mu;          // guards `user` and `user_ro`
+  mutable std::optional<Database> user;     // read-write, once writable() was called
+  mutable std::optional<Database> user_ro;  // read-only, for lookups before that
 
-  // The user cache: opened if already open, or if `create`, or if its file
-  // exists. nullptr if there is none.
-  Database* user_db(bool create) const {
+  // The user cache opened read-write (creating it and its directory); nullptr
+  // if there is none.
+  Database* writable_db() {
     std::lock_guard<std::mutex> lock(mu);
     if (user) return &*user;
     if (!user_path) return nullptr;
-    std::error_code ec;
-    if (!create && !fs::exists(*user_path, ec)) return nullptr;
-    if (create) {
-      const fs::path parent = fs::path(*user_path).parent_path();
-      if (!parent.empty()) {
-        fs::create_directories(parent, ec);
-        if (ec) {
-          throw CacheError("creating the user cache directory", parent.string(), ec.message(),
-                           sql::kCantOpen);
-        }
+    const fs::path parent = fs::path(*user_path).parent_path();
+    if (!parent.empty()) {
+      std::error_code ec;
+      fs::create_directories(parent, ec);
+      if (ec) {
+        throw CacheError("creating the user cache directory", parent.string(), ec.message(),
+                         sql::kCantOpen);
       }
     }
     user.emplace(Database::open(*user_path, Database::Mode::read_write_create));
     return &*user;
   }
 
+  // The user cache for lookups: the read-write one if open, else the file
+  // opened read-only -- reading never creates, initialises, migrates or
+  // switches the journal mode of it. nullptr if there is no file yet (or an
+  // empty one, which a first write initialises).
+  const Database* lookup_db() const {
+    std::lock_guard<std::mutex> lock(mu);
+    if (user) return &*user;
+    if (user_ro) return &*user_ro;
+    if (!user_path) return nullptr;
+    const std::string doing = "opening the user cache";
+    if (!detail::check_cache_path(*user_path, doing, false)) return nullptr;
+    struct stat sb {};
+    if (::stat(user_path->c_str(), &sb) == 0 && sb.st_size == 0) return nullptr;
+    user_ro.emplace(Database::open(*user_path, Database::Mode::read_only));
+    return &*user_ro;
+  }
+
   // Layers in lookup order; opens the user cache if its file exists.
   std::vector<const Database*> all_layers() const {
     std::vector<const Database*> out;
-    if (const Database* u = user_db(false)) out.push_back(u);
+    if (const Database* u = lookup_db()) out.push_back(u);
     for (const Database& d : shipped) out.push_back(&d);
     return out;
   }
@@ -69,7 +86,12 @@ std::vector<std::string> expand(const std::string& entry) {
   if (entry.empty()) return files;
   std::error_code ec;
   const fs::file_status st = fs::status(entry, ec);
-  if (ec || !fs::exists(st)) return files;
+  if (ec || !fs::exists(st)) {
+    // A missing entry is skipped; anything else (a symbolic link loop, no
+    // permission) is left to Database::open to report.
+    if (ec && ec != std::errc::no_such_file_or_directory) files.push_back(entry);
+    return files;
+  }
   if (!fs::is_directory(st)) {
     files.push_back(entry);
     return files;
@@ -167,7 +189,7 @@ std::optional<std::vector<char>> CacheStack::get_binary(const BinaryKey& key) co
   return std::nullopt;
 }
 
-Database* CacheStack::writable() { return state_->user_db(true); }
+Database* CacheStack::writable() { return state_->writable_db(); }
 
 const std::optional<std::string>& CacheStack::writable_path() const { return state_->user_path; }
 

@@ -34,7 +34,20 @@ void add_group_sizes(const SpaceQuery& q, Config c, std::vector<Config>& out) {
   }
 }
 
+// bwd_dwdb row splits for `per_sm` CTAs per SM over q.m partial rows, at
+// least 8 rows per split.
+int dwdb_split_count(const SpaceQuery& q, int cols, int per_sm) {
+  const std::int64_t blocks = (q.n + cols - 1) / cols;
+  const std::int64_t want = (static_cast<std::int64_t>(per_sm) * q.sm_count + blocks - 1) / blocks;
+  const std::int64_t most = std::max<std::int64_t>(1, std::min(max_dwdb_splits(q.n), q.m / 8));
+  return static_cast<int>(std::clamp<std::int64_t>(want, 1, most));
+}
+
 }  // namespace
+
+std::int64_t max_dwdb_splits(std::int64_t n) {
+  return std::clamp<std::int64_t>((std::int64_t{1} << 20) / std::max<std::int64_t>(n, 1), 1, 32);
+}
 
 std::int64_t next_pow2(std::int64_t v) {
   std::int64_t p = 1;
@@ -47,8 +60,15 @@ std::vector<Config> search_space(const SpaceQuery& q) {
   std::vector<Config> out;
   if (q.kernel == Kernel::bwd_dwdb) {
     for (int cols : {32, 64, 128, 256})
-      for (int w : kWarpChoices)
-        if (cols <= 32 * w && 32 * w / cols <= 16) out.push_back(Config{cols, w, 1, 0});
+      for (int w : kWarpChoices) {
+        if (cols > 32 * w || 32 * w / cols > 16) continue;
+        int last = -1;
+        for (int per_sm : {0, 1, 2, 4}) {
+          const int splits = per_sm == 0 ? 1 : dwdb_split_count(q, cols, per_sm);
+          if (splits != last) out.push_back(Config{cols, w, 1, splits});
+          last = splits;
+        }
+      }
     return out;
   }
   const std::int64_t single = next_pow2(q.n);
@@ -89,18 +109,33 @@ std::vector<Config> search_space(const SpaceQuery& q) {
 
 Config default_config(const SpaceQuery& q) {
   if (q.n < 1) throw Error("lntune: default config needs N >= 1, got " + std::to_string(q.n));
-  // bwd_dwdb: 32 columns per CTA, 16 threads summing each column's partials.
-  if (q.kernel == Kernel::bwd_dwdb) return Config{32, 16, 1, 0};
+  // bwd_dwdb: rows with enough 32-column blocks for half the SMs: 32 columns
+  // per CTA of 128 threads, one split (16 row groups, each summing P/16
+  // partial rows before a 4-level tree: 512 threads, 64 row groups of about
+  // 2 rows each, measured 5% slower for the whole fp32 backward at N = 65536);
+  // narrower rows: 128 columns per CTA of 512 threads (16 row groups), and
+  // splits for about a CTA per SM (the best configs at M = 4096,
+  // N = 1024..4096 on an H100).
+  if (q.kernel == Kernel::bwd_dwdb) {
+    if ((q.n + 31) / 32 >= q.sm_count / 2) return Config{32, 4, 1, 1};
+    return Config{128, 16, 1, dwdb_split_count(q, 128, 1)};
+  }
   const bool bwd = q.kernel == Kernel::bwd_dx;
   // A thread holds 16 elements of a row, in CTAs of at least 64 threads
-  // (short rows share a CTA); rows needing more than 512 threads are split
-  // over a cluster (sm_90+; the backward, where it measured faster) or tiled.
+  // (short rows share a CTA; the backward at M <= 8192: two rows per CTA up
+  // to 256 threads a row, its row slots sharing one partial row); rows needing more
+  // than 512 threads are split over a cluster (sm_90+; the backward, where it
+  // measured faster) or tiled.
   constexpr int kItems = 16;
   const std::int64_t single = next_pow2(q.n);
   const std::int64_t tpr_needed = std::max<std::int64_t>(1, single / kItems);
   Config c{static_cast<int>(single), 1, 1, 0};
   if (tpr_needed <= 512) {
-    const std::int64_t threads = std::max<std::int64_t>(64, tpr_needed);
+    // The backward at training sizes (M <= 8192: few rows per CTA, so the
+    // partial rows weigh): two rows per CTA for rows of up to 256 threads,
+    // the same threads per SM in half the CTAs, so half the partial rows.
+    const bool pair = bwd && q.m <= 8192 && tpr_needed <= 256;
+    const std::int64_t threads = std::max<std::int64_t>(64, pair ? 2 * tpr_needed : tpr_needed);
     c.num_warps = static_cast<int>(threads / 32);
     c.rows_per_cta = static_cast<int>(threads / tpr_needed);
   } else if (!bwd && single / 512 <= max_items_per_thread(q.kernel, 16)) {
@@ -115,12 +150,13 @@ Config default_config(const SpaceQuery& q) {
   }
   if (bwd) {
     // Persistent: about 512 threads' worth of CTAs per SM (clusters: one per
-    // SM, as measured), but at least 8 row groups per CTA, so that the fp32
-    // partial rows stay a small part of the traffic when M is small.
+    // SM, as measured), but at least 8 rows per CTA, so that the fp32 partial
+    // rows (one per CTA) stay a small part of the traffic when M is small.
     const std::int64_t per_sm = std::min<std::int64_t>(8, std::max<std::int64_t>(1, 512 / c.threads()));
     const std::int64_t wanted = c.cluster_size > 1 ? q.sm_count : q.sm_count * per_sm;
     const std::int64_t groups = (q.m + c.rows_per_cta - 1) / c.rows_per_cta;
-    c.group_size_m = clip_groups(q, c.rows_per_cta, std::min(wanted, std::max<std::int64_t>(1, groups / 8)));
+    const std::int64_t most = std::max<std::int64_t>(1, groups * c.rows_per_cta / 8);
+    c.group_size_m = clip_groups(q, c.rows_per_cta, std::min(wanted, most));
   }
   return c;
 }

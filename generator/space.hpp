@@ -15,7 +15,10 @@
 //     {1, 2, 4, 8} * sm_count / cluster_size, clipped to the number of row
 //     groups ceil(M / rows_per_cta).
 // Rules (bwd_dwdb): block_size (columns per CTA) in {32, 64, 128, 256} with
-// block_size <= 32 * num_warps <= 1024 and at most 16 threads per column.
+// block_size <= 32 * num_warps <= 1024 and at most 16 threads per column;
+// group_size_m = row splits S (a 2D grid of column blocks x S splits, the
+// last CTA per column block summing the splits): 1, and enough splits for
+// 1, 2 and 4 CTAs per SM, at most max_dwdb_splits(N) and P / 8.
 #pragma once
 
 #include <cstdint>
@@ -40,13 +43,19 @@ std::vector<Config> search_space(const SpaceQuery& q);
 // heuristic (block_size = next_pow2(N), num_warps = min(max(block_size/256,
 // 1), 8)) and was refit to sweeps of the whole space on an H100
 // (bench/kernel_sweep.cpp): a thread holds 16 elements of a row, CTAs have at
-// least 64 threads (short rows share one), rows needing more than 512
-// threads are split over a cluster (backward, sm_90+) or tiled; bwd_dx runs
-// about 512 threads' worth of persistent CTAs per SM, but at least 8 row
-// groups per CTA; bwd_dwdb: 32 columns per CTA, 16 warps.
+// least 64 threads (short rows share one; bwd_dx at M <= 8192: two rows per
+// CTA for rows of up to 256 threads), rows needing more than 512 threads are split over a
+// cluster (backward, sm_90+) or tiled; bwd_dx runs about 512 threads' worth
+// of persistent CTAs per SM, but at least 8 rows per CTA; bwd_dwdb: 512
+// threads, 32 columns per CTA and one split when that gives half the SMs a
+// CTA, else 128 columns and splits for about a CTA per SM.
 Config default_config(const SpaceQuery& q);
 
 std::int64_t next_pow2(std::int64_t v);
+
+// The most row splits bwd_dwdb takes at N columns (its second-level rows
+// live in the backward's workspace: at most 32 rows, and 4 MiB per gradient).
+std::int64_t max_dwdb_splits(std::int64_t n);
 
 }  // namespace lntune::gen
 

@@ -16,7 +16,8 @@ std::size_t backward_workspace_size(const BackwardArgs& a) { return rt::default_
 Choice explain_forward(const ForwardArgs& a) { return rt::default_runtime().explain_forward(a); }
 Choice explain_backward(const BackwardArgs& a) { return rt::default_runtime().explain_backward(a); }
 
-const char* version() { return "0.1.0"; }
+// From project(VERSION), through the generated lntune/version.h.
+const char* version() { return LNTUNE_VERSION; }
 
 }  // namespace lntune
 
@@ -233,7 +234,11 @@ lntune_status lntune_norm_backward_workspace_size(const lntune_norm_backward_arg
 }
 
 lntune_status lntune_set_tuned(int enabled) {
-  return guarded([&] { lntune::rt::default_runtime().set_tuned(enabled != 0); });
+  return guarded([&] {
+    if (enabled != 0 && enabled != 1)
+      throw lntune::Error("lntune: lntune_set_tuned: enabled must be 0 or 1, got " + std::to_string(enabled));
+    lntune::rt::default_runtime().set_tuned(enabled != 0);
+  });
 }
 
 const char* lntune_last_error(void) { return t_last_error.c_str(); }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "generator/space.hpp"
 #include "runtime/selector.hpp"
 #include "templates/params.h"
 
@@ -82,10 +83,68 @@ Workspaces::Locked Workspaces::acquire(CUcontext ctx, CUstream stream, std::size
   return out;
 }
 
+namespace {
+
+struct WorkspaceSizes {
+  std::size_t partials = 0, splits = 0, counters = 0;  // bytes per gradient (counters: in all)
+  std::int64_t num_counters = 0;
+};
+
+WorkspaceSizes workspace_sizes(const BwdProblem& p, const Config& c) {
+  WorkspaceSizes s;
+  if (p.M == 0 || (!p.want_dw && !p.want_db)) return s;
+  const auto n = static_cast<std::size_t>(p.N);
+  s.partials = round_up(static_cast<std::size_t>(partial_rows(c, p.M)) * n * 4, 256);
+  s.splits = round_up(static_cast<std::size_t>(gen::max_dwdb_splits(p.N)) * n * 4, 256);
+  s.num_counters = (p.N + 31) / 32;
+  s.counters = round_up(static_cast<std::size_t>(s.num_counters) * 4, 256);
+  return s;
+}
+
+}  // namespace
+
 std::size_t workspace_bytes(const BwdProblem& p, const Config& c) {
-  if (p.M == 0 || (!p.want_dw && !p.want_db)) return 0;
-  const std::size_t one = round_up(static_cast<std::size_t>(partial_rows(c, p.M)) * static_cast<std::size_t>(p.N) * 4, 256);
-  return one * ((p.want_dw ? 1 : 0) + (p.want_db ? 1 : 0));
+  const WorkspaceSizes s = workspace_sizes(p, c);
+  const std::size_t grads = (p.want_dw ? 1 : 0) + (p.want_db ? 1 : 0);
+  return grads * (s.partials + s.splits) + s.counters;
+}
+
+BwdWorkspace workspace_layout(const BwdProblem& p, const Config& c, void* workspace) {
+  BwdWorkspace w;
+  const WorkspaceSizes s = workspace_sizes(p, c);
+  if (s.partials == 0 || !workspace) return w;
+  char* at = static_cast<char*>(workspace);
+  auto take = [&at](std::size_t bytes) {
+    char* r = at;
+    at += bytes;
+    return reinterpret_cast<float*>(r);
+  };
+  if (p.want_dw) w.dw_partial = take(s.partials);
+  if (p.want_db) w.db_partial = take(s.partials);
+  if (p.want_dw) w.dw_split = take(s.splits);
+  if (p.want_db) w.db_split = take(s.splits);
+  w.counters = reinterpret_cast<unsigned*>(take(s.counters));
+  w.num_counters = s.num_counters;
+  return w;
+}
+
+int dwdb_splits(const Config& rc, std::int64_t P, std::int64_t N) {
+  const std::int64_t most = std::max<std::int64_t>(1, std::min(P, gen::max_dwdb_splits(N)));
+  return static_cast<int>(std::clamp<std::int64_t>(rc.group_size_m, 1, most));
+}
+
+void launch_dwdb(const LoadedKernel& k, const Config& rc, const BwdWorkspace& w, std::int64_t P, std::int64_t N,
+                 void* dweight, void* dbias, CUstream stream) {
+  DwdbParams r{w.dw_partial, w.db_partial, dweight, dbias, w.dw_split, w.db_split, w.counters, P, N};
+  const unsigned blocks = grid_size((N + rc.block_size - 1) / rc.block_size, "backward dW/dB");
+  // No counters (no workspace: M = 0): one split, which needs none.
+  const auto splits = static_cast<unsigned>(w.counters ? dwdb_splits(rc, P, N) : 1);
+  void* args[] = {&r};
+  const CUresult res = driver().LaunchKernel(k.fn, blocks, splits, 1, static_cast<unsigned>(rc.threads()), 1, 1, 0,
+                                             stream, args, nullptr);
+  if (res != CUDA_SUCCESS)
+    check(res, "cuLaunchKernel(" + k.name + ", grid " + std::to_string(blocks) + " x " + std::to_string(splits) +
+                   ", block " + std::to_string(rc.threads()) + ")");
 }
 
 void launch_forward(const LoadedKernel& k, const Config& c, const ForwardArgs& a, const FwdProblem& p) {
@@ -108,20 +167,13 @@ void launch_backward(const LoadedKernel& dx, const LoadedKernel* dwdb, const Con
   if (need > 0 && (!ws || need > a.workspace_bytes))
     throw Error("lntune: backward: workspace_bytes (" + std::to_string(ws ? a.workspace_bytes : 0) +
                 ") is smaller than the " + std::to_string(need) + " bytes this call needs (see backward_workspace_size)");
-  const int buffers = (p.want_dw ? 1 : 0) + (p.want_db ? 1 : 0);
-  const std::size_t one = buffers ? need / static_cast<std::size_t>(buffers) : 0;
-  float* dw_partial = p.want_dw ? reinterpret_cast<float*>(ws) : nullptr;
-  float* db_partial = p.want_db ? reinterpret_cast<float*>(ws + (p.want_dw ? one : 0)) : nullptr;
-
-  BwdParams params{a.dy, a.x,         a.weight,    a.mean,      a.rstd,           a.dx,       dw_partial,
-                   db_partial, p.M, p.N, p.dy_stride, p.x_stride, p.dx_stride, a.dresidual_out, p.dz_stride};
-  launch(dx, grid_size(P / dc.rows_per_cta * dc.cluster_size, "backward"), static_cast<unsigned>(dc.threads()), stream,
+  const BwdWorkspace w = workspace_layout(p, dc, ws);
+  BwdParams params{a.dy,       a.x,   a.weight, a.mean,        a.rstd,        a.dx,
+                   w.dw_partial, w.db_partial, w.counters, w.num_counters, p.M, p.N,
+                   p.dy_stride, p.x_stride, p.dx_stride, a.dresidual_out, p.dz_stride};
+  launch(dx, grid_size(P * dc.cluster_size, "backward"), static_cast<unsigned>(dc.threads()), stream,
          &params);
-  if (dwdb && (p.want_dw || p.want_db)) {
-    DwdbParams r{dw_partial, db_partial, a.dweight, a.dbias, P, p.N};
-    const std::int64_t ctas = (p.N + rc.block_size - 1) / rc.block_size;
-    launch(*dwdb, grid_size(ctas, "backward dW/dB"), static_cast<unsigned>(rc.threads()), stream, &r);
-  }
+  if (dwdb && (p.want_dw || p.want_db)) launch_dwdb(*dwdb, rc, w, P, p.N, a.dweight, a.dbias, stream);
 }
 
 }  // namespace lntune::rt

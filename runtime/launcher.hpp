@@ -133,6 +133,28 @@ class Workspaces {
 
 std::size_t workspace_bytes(const BwdProblem& p, const Config& dx_config);
 
+// The backward's workspace, in order: the dW partial rows and the dB partial
+// rows (partial_rows x N fp32 each), the dW/dB reduction's second-level rows
+// (gen::max_dwdb_splits(N) x N fp32 each) and its counters (one per 32
+// columns). Pointers of gradients not wanted are null.
+struct BwdWorkspace {
+  float* dw_partial = nullptr;
+  float* db_partial = nullptr;
+  float* dw_split = nullptr;
+  float* db_split = nullptr;
+  unsigned* counters = nullptr;
+  std::int64_t num_counters = 0;
+};
+BwdWorkspace workspace_layout(const BwdProblem& p, const Config& dx_config, void* workspace);
+
+// The row splits a bwd_dwdb config launches with over P partial rows:
+// group_size_m, clipped to [1, min(P, gen::max_dwdb_splits(N))].
+int dwdb_splits(const Config& dwdb_config, std::int64_t P, std::int64_t N);
+
+// The dW/dB reduction alone, over partials bwd_dx left in `w` (P rows).
+void launch_dwdb(const LoadedKernel& k, const Config& dwdb_config, const BwdWorkspace& w, std::int64_t P,
+                 std::int64_t N, void* dweight, void* dbias, CUstream stream);
+
 // Launches with configs already chosen (the tuner uses these to time
 // configs). launch_backward needs a.workspace of workspace_bytes() (see
 // Runtime::launch_backward for a managed one).

@@ -25,11 +25,22 @@ void check_shape(const char* op, std::int64_t M, std::int64_t N) {
   if (N > (std::int64_t{1} << 31)) fail(op, "N is too large (at most 2^31): " + std::to_string(N));
 }
 
-std::int64_t resolve_stride(const char* op, const char* name, std::int64_t stride, std::int64_t N) {
+// Rows of a tensor span (M - 1) * stride + N elements; at most 2^48 (more
+// than any GPU's address space holds), so that no offset or size computed
+// from M and a stride, in elements or bytes, overflows 64 bits.
+constexpr std::int64_t kMaxSpan = std::int64_t{1} << 48;
+
+std::int64_t resolve_stride(const char* op, const char* name, std::int64_t stride, std::int64_t M, std::int64_t N) {
   if (stride == 0) return N;
   if (stride < N)
     fail(op, std::string(name) + " (" + std::to_string(stride) + ") must be 0 (contiguous) or at least N (" +
                  std::to_string(N) + ")");
+  if (stride > kMaxSpan)
+    fail(op, std::string(name) + " (" + std::to_string(stride) + ") is too large (at most 2^48 elements)");
+  // N <= 2^31 and stride <= 2^48 (checked): no overflow below.
+  if (M > 1 && stride > (kMaxSpan - N) / (M - 1))
+    fail(op, std::string(name) + " (" + std::to_string(stride) + ") is too large for M = " + std::to_string(M) +
+                 ": the rows span more than 2^48 elements");
   return stride;
 }
 
@@ -84,7 +95,8 @@ FwdProblem check_forward(const ForwardArgs& a) {
   const DType yd = a.y_dtype.value_or(a.x_dtype), rd = a.residual_dtype.value_or(a.x_dtype);
   check_dtype(op, "y_dtype", yd);
   check_dtype(op, "residual_dtype", rd);
-  if (!(a.eps > 0.f) || !std::isfinite(a.eps)) fail(op, "eps must be a finite number > 0, got " + std::to_string(a.eps));
+  // Any finite eps, as torch allows (a negative one gives NaN where variance + eps < 0, as in torch).
+  if (!std::isfinite(a.eps)) fail(op, "eps must be a finite number, got " + std::to_string(a.eps));
   if (a.norm == Norm::rms && a.mean)
     fail(op, "mean must be null for RMSNorm (it has no mean; rstd is what the backward needs)");
   if (a.zero_centered_weight && !a.weight)
@@ -96,11 +108,11 @@ FwdProblem check_forward(const ForwardArgs& a) {
   FwdProblem p;
   p.M = a.M;
   p.N = a.N;
-  p.x_stride = resolve_stride(op, "x_row_stride", a.x_row_stride, a.N);
-  p.y_stride = resolve_stride(op, "y_row_stride", a.y_row_stride, a.N);
+  p.x_stride = resolve_stride(op, "x_row_stride", a.x_row_stride, a.M, a.N);
+  p.y_stride = resolve_stride(op, "y_row_stride", a.y_row_stride, a.M, a.N);
   if (residual) {
-    p.residual_stride = resolve_stride(op, "residual_row_stride", a.residual_row_stride, a.N);
-    p.z_stride = resolve_stride(op, "residual_out_row_stride", a.residual_out_row_stride, a.N);
+    p.residual_stride = resolve_stride(op, "residual_row_stride", a.residual_row_stride, a.M, a.N);
+    p.z_stride = resolve_stride(op, "residual_out_row_stride", a.residual_out_row_stride, a.M, a.N);
   }
   const bool affine = a.weight || a.bias;
   check_w_dtype(op, a.x_dtype, a.w_dtype, affine);
@@ -110,9 +122,7 @@ FwdProblem check_forward(const ForwardArgs& a) {
   t.zero_centered = a.zero_centered_weight;
   t.y_dtype = yd;
   p.traits = t.canonical();
-  if (a.M == 0) return p;
-  require(op, "x", a.x);
-  require(op, "y", a.y);
+  // Every pointer given is checked, whatever M is.
   const std::size_t xs = dtype_size(a.x_dtype), ws = dtype_size(a.w_dtype);
   check_aligned(op, "x", a.x, xs);
   check_aligned(op, "y", a.y, dtype_size(yd));
@@ -124,6 +134,9 @@ FwdProblem check_forward(const ForwardArgs& a) {
   check_aligned(op, "bias", a.bias, ws);
   check_aligned(op, "mean", a.mean, 4);
   check_aligned(op, "rstd", a.rstd, 4);
+  if (a.M == 0) return p;
+  require(op, "x", a.x);
+  require(op, "y", a.y);
   p.vec = widest_vec(a.x_dtype, a.N, {p.x_stride}, {a.x}, gen::max_vec(a.x_dtype));
   // Every other stream is accessed with the same vector width, in its own dtype.
   p.vec = widest_vec(yd, a.N, {p.y_stride}, {a.y}, p.vec);
@@ -149,10 +162,10 @@ BwdProblem check_backward(const BackwardArgs& a) {
   BwdProblem p;
   p.M = a.M;
   p.N = a.N;
-  p.dy_stride = resolve_stride(op, "dy_row_stride", a.dy_row_stride, a.N);
-  p.x_stride = resolve_stride(op, "x_row_stride", a.x_row_stride, a.N);
-  p.dx_stride = resolve_stride(op, "dx_row_stride", a.dx_row_stride, a.N);
-  if (a.dresidual_out) p.dz_stride = resolve_stride(op, "dresidual_out_row_stride", a.dresidual_out_row_stride, a.N);
+  p.dy_stride = resolve_stride(op, "dy_row_stride", a.dy_row_stride, a.M, a.N);
+  p.x_stride = resolve_stride(op, "x_row_stride", a.x_row_stride, a.M, a.N);
+  p.dx_stride = resolve_stride(op, "dx_row_stride", a.dx_row_stride, a.M, a.N);
+  if (a.dresidual_out) p.dz_stride = resolve_stride(op, "dresidual_out_row_stride", a.dresidual_out_row_stride, a.M, a.N);
   p.want_dw = a.dweight != nullptr;
   p.want_db = a.dbias != nullptr;
   const bool affine = a.weight || a.dbias;
@@ -163,12 +176,8 @@ BwdProblem check_backward(const BackwardArgs& a) {
   t.zero_centered = a.zero_centered_weight;
   t.y_dtype = yd;
   p.traits = t.canonical();
-  if (a.M == 0) return p;
-  require(op, "dy", a.dy);
-  require(op, "x", a.x);
-  if (a.norm == Norm::layer) require(op, "mean", a.mean);
-  require(op, "rstd", a.rstd);
-  require(op, "dx", a.dx);
+  // Every pointer given is checked, whatever M is: a zero-row backward
+  // still writes dweight and dbias (zeros).
   const std::size_t xs = dtype_size(a.x_dtype), ws = dtype_size(a.w_dtype);
   const DType in = a.residual ? rd : a.x_dtype;  // the saved row: z or x
   check_aligned(op, "dy", a.dy, dtype_size(yd));
@@ -182,6 +191,12 @@ BwdProblem check_backward(const BackwardArgs& a) {
   check_aligned(op, "rstd", a.rstd, 4);
   if (a.workspace && reinterpret_cast<std::uintptr_t>(a.workspace) % 16)
     fail(op, "workspace must be 16-byte aligned");
+  if (a.M == 0) return p;
+  require(op, "dy", a.dy);
+  require(op, "x", a.x);
+  if (a.norm == Norm::layer) require(op, "mean", a.mean);
+  require(op, "rstd", a.rstd);
+  require(op, "dx", a.dx);
   p.vec = widest_vec(a.x_dtype, a.N, {p.dx_stride}, {a.dx}, gen::max_vec(a.x_dtype));
   p.vec = widest_vec(yd, a.N, {p.dy_stride}, {a.dy}, p.vec);
   p.vec = widest_vec(in, a.N, {p.x_stride}, {a.x}, p.vec);

@@ -39,11 +39,10 @@ Selection select(const DeviceInfo& dev, const Traits& traits, std::int64_t n, st
 }
 
 std::int64_t partial_rows(const Config& c, std::int64_t M) {
-  // group_size_m CTAs (or clusters) each own rows_per_cta partial rows; a
-  // cluster's CTAs write disjoint columns of one partial row.
+  // group_size_m CTAs (or clusters) each own one partial row (a CTA sums its
+  // row slots first); a cluster's CTAs write disjoint columns of it.
   const std::int64_t groups = (M + c.rows_per_cta - 1) / c.rows_per_cta;
-  const std::int64_t owners = std::max<std::int64_t>(1, std::min<std::int64_t>(c.group_size_m, groups));
-  return owners * c.rows_per_cta;
+  return std::max<std::int64_t>(1, std::min<std::int64_t>(c.group_size_m, groups));
 }
 
 Traits dwdb_traits(const Traits& bwd_traits, bool want_dw, bool want_db) {

@@ -39,8 +39,8 @@ Selection default_selection(const DeviceInfo& dev, const Traits& traits, std::in
 Selection select(const DeviceInfo& dev, const Traits& traits, std::int64_t n, std::int64_t m, int vec,
                  ConfigSource* source, const Log& log);
 
-// Partial rows the backward writes: group_size_m CTAs (at most one per row
-// group) times rows_per_cta.
+// Partial rows the backward writes: one per CTA (cluster), group_size_m of
+// them, at most one per row group.
 std::int64_t partial_rows(const Config& dx_config, std::int64_t M);
 
 // The dW/dB reduction that follows a backward run with `dx_config`: its

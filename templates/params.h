@@ -31,8 +31,10 @@ struct BwdParams {
   const float* mean;   // [M] (LayerNorm; unused by RMSNorm)
   const float* rstd;   // [M]
   void* dx;            // [M, dx_stride] x_dtype
-  float* dw_partial;   // [gridDim.x * rows_per_cta, N] or null (dW not wanted)
-  float* db_partial;   // [gridDim.x * rows_per_cta, N] or null (dB not wanted)
+  float* dw_partial;   // [CTAs (clusters), N] or null (dW not wanted)
+  float* db_partial;   // [CTAs (clusters), N] or null (dB not wanted)
+  unsigned* counters;  // [num_counters] the dW/dB reduction's, zeroed by CTA 0; or null
+  long long num_counters;
   long long M;
   long long N;
   long long dy_stride;
@@ -49,6 +51,9 @@ struct DwdbParams {
   const float* db_partial;  // [P, N] or null
   void* dw;                 // [N] w_dtype, or null
   void* db;                 // [N] w_dtype, or null
+  float* dw_split;          // [gridDim.y, N] second-level rows, or null (dW not wanted)
+  float* db_split;          // [gridDim.y, N] second-level rows, or null (dB not wanted)
+  unsigned* counters;       // [gridDim.x] zero on entry (gridDim.y > 1), left at zero
   long long P;              // partial rows
   long long N;
 };

@@ -86,15 +86,21 @@ TEST(ApiForward, RejectsNullData) {
   EXPECT_EQ(std::string(lntune_last_error()), "lntune: lntune_forward: args must not be null");
 }
 
-TEST(ApiForward, RejectsBadEps) {
+TEST(ApiForward, RejectsNonFiniteEps) {
+  // Any finite eps is accepted (torch computes with 0 and negative eps too);
+  // argument checks run before the driver, so M = 0 shows acceptance without a GPU.
   auto a = valid_forward();
-  a.eps = 0.f;
-  expect_invalid(a, "lntune: forward: eps must be a finite number > 0, got 0.000000");
-  a.eps = -1.f;
-  EXPECT_EQ(lntune_forward(&a), LNTUNE_ERROR_INVALID_ARGUMENT);
+  a.M = 0;
+  for (float eps : {0.f, -0.5f, 1e-5f}) {
+    a.eps = eps;
+    EXPECT_EQ(lntune_forward(&a), LNTUNE_OK) << eps << ": " << lntune_last_error();
+  }
+  a = valid_forward();
   a.eps = std::numeric_limits<float>::quiet_NaN();
+  expect_invalid(a, "lntune: forward: eps must be a finite number, got nan");
+  a.eps = std::numeric_limits<float>::infinity();
   EXPECT_EQ(lntune_forward(&a), LNTUNE_ERROR_INVALID_ARGUMENT);
-  EXPECT_NE(std::string(lntune_last_error()).find("eps must be a finite number > 0"), std::string::npos);
+  EXPECT_NE(std::string(lntune_last_error()).find("eps must be a finite number"), std::string::npos);
 }
 
 TEST(ApiForward, RejectsUnsupportedDtypes) {
@@ -162,7 +168,65 @@ TEST(Api, ZeroRowsForwardIsANoOpEvenWithoutAGpu) {
   EXPECT_STREQ(lntune_last_error(), "");
 }
 
-TEST(Api, Version) { EXPECT_STREQ(lntune_version(), "0.1.0"); }
+// One version: the library reports project(VERSION), as the headers do.
+TEST(Api, Version) {
+  EXPECT_STREQ(lntune_version(), LNTUNE_VERSION);
+  EXPECT_STREQ(lntune::version(), LNTUNE_VERSION);
+}
+// Hardening (issue 14): strides have an upper bound, so that M * stride
+// cannot overflow; set_tuned takes only 0 or 1; a zero-row backward checks
+// the alignment of dweight and dbias (it writes them) like any other.
+TEST(ApiHardening, StridesAreBounded) {
+  auto a = valid_forward();
+  a.x_row_stride = std::numeric_limits<std::int64_t>::max();
+  expect_invalid(a, "lntune: forward: x_row_stride (9223372036854775807) is too large (at most 2^48 elements)");
+  a = valid_forward();
+  a.M = std::int64_t{1} << 40;
+  a.y_row_stride = std::int64_t{1} << 20;  // each alone fine, the product is not
+  expect_invalid(a, "lntune: forward: y_row_stride (1048576) is too large for M = 1099511627776: "
+                    "the rows span more than 2^48 elements");
+  a.M = 0;  // checked whatever M is
+  a.y_row_stride = std::int64_t{1} << 49;
+  expect_invalid(a, "lntune: forward: y_row_stride (562949953421312) is too large (at most 2^48 elements)");
+  auto b = valid_backward();
+  b.dy_row_stride = std::numeric_limits<std::int64_t>::max() / 2;
+  expect_invalid(b, "lntune: backward: dy_row_stride (4611686018427387903) is too large (at most 2^48 elements)");
+  b = valid_backward();
+  b.M = std::int64_t{1} << 30;
+  b.dx_row_stride = std::int64_t{1} << 19;
+  expect_invalid(b, "lntune: backward: dx_row_stride (524288) is too large for M = 1073741824: "
+                    "the rows span more than 2^48 elements");
+  b.dx_row_stride = std::int64_t{1} << 18;  // (M - 1) * stride + N < 2^48: fine (fails later, without a GPU)
+  lntune_backward(&b);
+  EXPECT_EQ(std::string(lntune_last_error()).find("too large"), std::string::npos) << lntune_last_error();
+}
+
+TEST(ApiHardening, SetTunedTakesZeroOrOne) {
+  EXPECT_EQ(lntune_set_tuned(-7), LNTUNE_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(lntune_last_error(), "lntune: lntune_set_tuned: enabled must be 0 or 1, got -7");
+  EXPECT_EQ(lntune_set_tuned(2), LNTUNE_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(lntune_set_tuned(1), LNTUNE_OK) << lntune_last_error();
+  EXPECT_EQ(lntune_set_tuned(0), LNTUNE_OK) << lntune_last_error();
+  EXPECT_EQ(lntune_set_tuned(1), LNTUNE_OK) << lntune_last_error();
+}
+
+TEST(ApiHardening, ZeroRowBackwardChecksGradientAlignment) {
+  auto b = valid_backward();
+  b.M = 0;
+  b.dweight = fake(0x70002);  // fp32 weights: 4-byte alignment
+  expect_invalid(b, "lntune: backward: dweight is not aligned to its element size (4 bytes)");
+  b = valid_backward();
+  b.M = 0;
+  b.dbias = fake(0x80001);
+  expect_invalid(b, "lntune: backward: dbias is not aligned to its element size (4 bytes)");
+  size_t bytes = 1;
+  EXPECT_EQ(lntune_backward_workspace_size(&b, &bytes), LNTUNE_ERROR_INVALID_ARGUMENT);
+  auto f = valid_forward();
+  f.M = 0;
+  f.weight = fake(0x30001);
+  expect_invalid(f, "lntune: forward: weight is not aligned to its element size (2 bytes)");
+}
+
 
 // On a machine without a driver (CI), a valid call fails cleanly: a status,
 // a message naming the cause, no crash. On a GPU machine there is nothing to
@@ -316,12 +380,12 @@ TEST(ApiNorm, CppDefaultsAreTheLayerNormOfBefore) {
   f.M = 2;
   f.N = 4;
   f.mean = static_cast<float*>(fake(0x40000));  // allowed: a LayerNorm has a mean
-  f.eps = -1;
+  f.eps = std::numeric_limits<float>::infinity();  // any finite eps is allowed (main's eps rule)
   try {
     lntune::forward(f);
     FAIL();
   } catch (const lntune::Error& e) {
-    EXPECT_EQ(std::string(e.what()), "lntune: forward: eps must be a finite number > 0, got -1.000000");
+    EXPECT_EQ(std::string(e.what()), "lntune: forward: eps must be a finite number, got inf");
   }
   f.norm = lntune::Norm::rms;
   f.eps = 1e-5f;

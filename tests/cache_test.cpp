@@ -2,6 +2,7 @@
 // layered search path, export/merge, migration, refusal of damaged or foreign
 // files (left byte-identical), read-only use, and two writer processes.
 #include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -10,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -459,7 +461,11 @@ TEST(Stack, DirectoriesAndDuplicates) {
   EXPECT_EQ(fs::path(layers[2]->path()).filename(), "b.db");
   EXPECT_EQ(stack.find(key(1024))->timing.median_us, 1.0);
   EXPECT_TRUE(layers[1]->read_only());
-  EXPECT_FALSE(layers[0]->read_only());
+  // Lookups read the user cache read-only; writable() opens it read-write.
+  EXPECT_TRUE(layers[0]->read_only());
+  ASSERT_NE(stack.writable(), nullptr);
+  EXPECT_FALSE(stack.layers()[0]->read_only());
+  EXPECT_EQ(stack.layers()[0]->path(), tmp / "user.db");
 
   CacheStack none(std::nullopt, {});
   EXPECT_EQ(none.writable(), nullptr);
@@ -1216,6 +1222,350 @@ TEST(Concurrency, ThreadsShareOneDatabase) {
   }
   for (auto& th : threads) th.join();
   EXPECT_EQ(db.records().size(), 400u);
+}
+
+
+// ---------------------------------------------------------------------------
+// Hardening (issue 14): hostile and damaged files, clear errors, atomic and
+// read-only-safe writes.
+
+// Runs `fn` in a child process (as uid/gid 65534 with `as_nobody`) that is
+// killed after `seconds`; returns its exit code, or 128 + signal (SIGALRM:
+// it blocked or hung). `fn` returns the child's exit code.
+template <typename Fn>
+int in_child(Fn fn, unsigned seconds = 20, bool as_nobody = false) {
+  const pid_t pid = ::fork();
+  if (pid < 0) return -1;
+  if (pid == 0) {
+    ::alarm(seconds);
+    if (as_nobody && (::setgid(65534) != 0 || ::setuid(65534) != 0)) ::_exit(90);
+    int code = 91;
+    try {
+      code = fn();
+    } catch (...) {
+      code = 92;
+    }
+    ::_exit(code);
+  }
+  int status = 0;
+  if (::waitpid(pid, &status, 0) != pid) return -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// 0 if opening `path` read-only throws a CacheError containing `needle`
+// (printed), 1 if it opens, 2 for another message.
+int open_ro_fails_with(const std::string& path, const std::string& needle) {
+  try {
+    Database db = open_ro(path);
+    db.records();
+    return 1;
+  } catch (const CacheError& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    return std::string(e.what()).find(needle) != std::string::npos ? 0 : 2;
+  }
+}
+
+std::string make_cache(const TempDir& tmp, const std::string& name, int records = 3) {
+  const std::string path = tmp / name;
+  Database db = open_rw(path);
+  for (int i = 0; i < records; ++i) db.upsert(record(key(1024 + i), 1.0 + i));
+  return path;
+}
+
+// The issue's hostile cache: `tuned` a view over an infinite recursive CTE.
+// It used to pass every check and then hang show/info/export/merge.
+TEST(Hostile, ViewNamedTunedIsRejected) {
+  TempDir tmp;
+  const std::string path = make_cache(tmp, "view.db");
+  raw_exec(path,
+           "ALTER TABLE tuned RENAME TO t2; CREATE VIEW tuned AS WITH RECURSIVE c(i) AS "
+           "(SELECT 1 UNION ALL SELECT i+1 FROM c) SELECT t2.* FROM t2, c;");
+  const std::string before = read_bytes(path);
+  EXPECT_EQ(in_child([&] { return open_ro_fails_with(path, "not an lntune cache: unexpected table 't2'"); }), 0);
+  EXPECT_EQ(in_child([&] {
+              try {
+                CacheStack s(std::nullopt, {path});
+                return 1;
+              } catch (const CacheError& e) {
+                return std::string(e.what()).find("not an lntune cache") != std::string::npos ? 0 : 2;
+              }
+            }),
+            0);
+  EXPECT_EQ(read_bytes(path), before);
+}
+
+TEST(Hostile, UnexpectedObjectsAreRejected) {
+  struct Case {
+    const char* sql;
+    const char* reason;
+  };
+  const Case cases[] = {
+      {"CREATE TRIGGER tr AFTER INSERT ON tuned BEGIN SELECT 1; END;", "unexpected trigger 'tr'"},
+      {"CREATE VIEW v AS SELECT 1;", "unexpected view 'v'"},
+      {"CREATE TABLE extra (a);", "unexpected table 'extra'"},
+      {"CREATE INDEX ix ON tuned (n);", "unexpected index 'ix' on 'tuned'"},
+      {"ALTER TABLE tuned ADD COLUMN junk TEXT;", "table 'tuned' has an unexpected column 'junk'"},
+      {"ALTER TABLE binaries ADD COLUMN g INTEGER AS (length(cubin));",
+       "column 'g' of table 'binaries' is hidden or generated"},
+      {"DROP TABLE meta; CREATE VIEW meta AS SELECT 'application' AS key, 'lntune' AS value;",
+       "unexpected view 'meta' (lntune's 'meta' must be a table)"},
+  };
+  for (const Case& c : cases) {
+    TempDir tmp;
+    const std::string path = make_cache(tmp, "c.db");
+    raw_exec(path, c.sql);
+    EXPECT_EQ(expect_cache_error([&] { open_ro(path); }, path, std::string("not an lntune cache: ") + c.reason),
+              kSqliteNotADb)
+        << c.sql;
+    EXPECT_EQ(expect_cache_error([&] { open_rw(path); }, path, c.reason), kSqliteNotADb) << c.sql;
+  }
+}
+
+// Every step runs under a budget of SQLite VM instructions: a runaway query
+// becomes a clear error instead of a hang.
+TEST(Hostile, QueryBudgetStopsRunawayQuery) {
+  sql::Connection c(":memory:", sql::Connection::Open::read_write_create);
+  c.set_step_budget(2'000'000);
+  try {
+    c.query_int("WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r) SELECT max(i) FROM r",
+                "counting forever");
+    ADD_FAILURE() << "no error";
+  } catch (const CacheError& e) {
+    EXPECT_NE(std::string(e.what()).find("counting forever: :memory:: not a usable lntune cache: a query "
+                                         "exceeded its budget of 2000000 SQLite instructions"),
+              std::string::npos)
+        << e.what();
+    EXPECT_EQ(e.sqlite_code(), 9);  // SQLITE_INTERRUPT
+  }
+  // The budget is per step: the connection works on.
+  EXPECT_EQ(c.query_int("SELECT 42", "after"), 42);
+  c.exec("CREATE TABLE t(a)", "after");
+  try {
+    c.exec("WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r) INSERT INTO t SELECT i FROM r",
+           "inserting forever");
+    ADD_FAILURE() << "no error";
+  } catch (const CacheError& e) {
+    EXPECT_NE(std::string(e.what()).find("exceeded its budget"), std::string::npos) << e.what();
+  }
+}
+
+// A FIFO (or any non-regular file) is refused before SQLite opens it:
+// opening a FIFO blocks until a writer appears.
+TEST(Hostile, FifoAndDevicesAreRejectedWithoutBlocking) {
+  TempDir tmp;
+  const std::string fifo = tmp / "fifo.db";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+  EXPECT_EQ(in_child([&] { return open_ro_fails_with(fifo, "not a regular file (a FIFO)"); }), 0);
+  EXPECT_EQ(in_child([&] {
+              try {
+                open_rw(fifo);
+                return 1;
+              } catch (const CacheError& e) {
+                return std::string(e.what()).find("not a regular file (a FIFO)") != std::string::npos ? 0 : 2;
+              }
+            }),
+            0);
+  EXPECT_EQ(in_child([&] {
+              try {
+                CacheStack s(std::nullopt, {fifo});
+                return 1;
+              } catch (const CacheError& e) {
+                return std::string(e.what()).find("a FIFO") != std::string::npos ? 0 : 2;
+              }
+            }),
+            0);
+  // /dev/null: "not a regular file (a character device)", not "disk I/O error".
+  EXPECT_EQ(expect_cache_error([&] { open_ro("/dev/null"); }, "/dev/null",
+                               "not a regular file (a character device)"),
+            kSqliteCantOpen);
+  EXPECT_EQ(expect_cache_error([&] { open_rw("/dev/null"); }, "/dev/null",
+                               "not a regular file (a character device)"),
+            kSqliteCantOpen);
+}
+
+TEST(Errors, SymlinkLoopIsNamed) {
+  TempDir tmp;
+  const std::string a = tmp / "a.db", b = tmp / "b.db";
+  ASSERT_EQ(::symlink(b.c_str(), a.c_str()), 0);
+  ASSERT_EQ(::symlink(a.c_str(), b.c_str()), 0);
+  EXPECT_EQ(expect_cache_error([&] { open_ro(a); }, a, "symbolic link loop"), kSqliteCantOpen);
+  EXPECT_EQ(expect_cache_error([&] { open_rw(a); }, a, "symbolic link loop"), kSqliteCantOpen);
+  expect_cache_error([&] { CacheStack s(std::nullopt, {a}); }, a, "symbolic link loop");
+  // A dangling link is a missing file.
+  const std::string d = tmp / "dangling.db";
+  ASSERT_EQ(::symlink((tmp / "nowhere").c_str(), d.c_str()), 0);
+  expect_cache_error([&] { open_ro(d); }, d, "no such file");
+}
+
+TEST(Errors, PermissionDeniedIsNamed) {
+  TempDir tmp;
+  fs::permissions(tmp.path(), fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                                  fs::perms::others_read | fs::perms::others_exec);
+  const std::string path = make_cache(tmp, "secret.db");
+  fs::permissions(path, fs::perms::owner_read | fs::perms::owner_write);
+  fs::create_directories(tmp / "closed");
+  const std::string inside = make_cache(tmp, "closed/c.db");
+  fs::permissions(tmp / "closed", fs::perms::owner_all);
+  auto check = [&]() -> int {
+    int bad = 0;
+    bad += open_ro_fails_with(path, "permission denied (the file is not readable)") != 0;
+    bad += open_ro_fails_with(inside, "permission denied (a directory on the path cannot be searched)") != 0;
+    try {
+      open_rw(tmp / "closed/new.db");
+      ++bad;
+    } catch (const CacheError& e) {
+      std::fprintf(stderr, "%s\n", e.what());
+      bad += std::string(e.what()).find("permission denied") == std::string::npos;
+    }
+    return bad;
+  };
+  if (::geteuid() == 0) {
+    EXPECT_EQ(in_child(check, 20, true), 0);  // root reads anything: check as 'nobody'
+  } else {
+    EXPECT_EQ(check(), 0);
+  }
+}
+
+// Lookups never write the user cache: an empty file stays empty (it used to
+// be initialised as a cache by `info --db`), and an existing file in
+// rollback-journal mode (an export) is not switched to WAL.
+TEST(Stack, LookupsNeverWriteTheUserCache) {
+  TempDir tmp;
+  write_bytes(tmp / "empty.db", "");
+  {
+    CacheStack s(tmp / "empty.db", {});
+    EXPECT_TRUE(s.layers().empty());
+    EXPECT_FALSE(s.find(key(1024)));
+  }
+  EXPECT_EQ(read_bytes(tmp / "empty.db"), "");
+  const std::string src = make_cache(tmp, "src.db");
+  open_ro(src).export_to(tmp / "export.db");
+  const std::string before = read_bytes(tmp / "export.db");
+  {
+    CacheStack s(tmp / "export.db", {});
+    ASSERT_EQ(s.layers().size(), 1u);
+    EXPECT_EQ(s.layers()[0]->records().size(), 3u);
+    EXPECT_TRUE(s.find(key(1024)));
+  }
+  EXPECT_EQ(read_bytes(tmp / "export.db"), before);
+  // Writing still works, and then lookups see the writes.
+  CacheStack s(tmp / "empty.db", {});
+  ASSERT_NE(s.writable(), nullptr);
+  s.writable()->upsert(record(key(2048), 1.0));
+  EXPECT_TRUE(s.find(key(2048)));
+}
+
+// A rollback journal left by an interrupted write must not be ignored: the
+// read-only open used to fall back to immutable=1 and show the half-written
+// file.
+TEST(ReadOnly, HotJournalIsNotIgnored) {
+  TempDir tmp;
+  const std::string src = make_cache(tmp, "src.db", 0);
+  {
+    Database db = open_rw(src);
+    for (int i = 0; i < 2000; ++i) db.upsert(record(key(1000 + i), 1.0));
+  }
+  const std::string path = tmp / "crashed.db";
+  open_ro(src).export_to(path);  // rollback-journal mode
+  // Start deleting everything with a one-page cache (dirty pages spill into
+  // the file), then snapshot file + journal mid-transaction: what a kill -9
+  // leaves behind.
+  {
+    sql::Connection c(path, sql::Connection::Open::read_write);
+    c.exec("PRAGMA cache_size = 1; BEGIN IMMEDIATE; DELETE FROM tuned;", "test setup");
+    ASSERT_TRUE(exists(path + "-journal"));
+    fs::copy_file(path, tmp / "snap.db");
+    fs::copy_file(path + "-journal", tmp / "snap.db-journal");
+    c.exec("ROLLBACK", "test setup");
+  }
+  const std::string snap = tmp / "snap.db";
+  const std::string before = read_bytes(snap);
+  // Either a clear error, or (never) the wrong records.
+  try {
+    Database db = open_ro(snap);
+    EXPECT_EQ(db.records().size(), 2000u) << "read past a hot journal";
+  } catch (const CacheError& e) {
+    EXPECT_NE(std::string(e.what()).find("hot rollback journal"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(read_bytes(snap), before);
+  EXPECT_TRUE(exists(snap + "-journal"));
+  // Read-write rolls it back, as SQLite does.
+  EXPECT_EQ(open_rw(snap).records().size(), 2000u);
+}
+
+// export_to writes the file in one piece: no temporary files are left in the
+// directory, the result is a rollback-journal file, and a failed export
+// leaves nothing that blocks a re-run.
+TEST(ExportMerge, ExportLeavesNoTemporaryFiles) {
+  TempDir tmp;
+  fs::create_directories(tmp / "out");
+  const std::string src = make_cache(tmp, "src.db");
+  {
+    Database db = open_rw(src);
+    db.put_binary(BinaryKey{"h1", "sm_90", 12040}, blob(100000, 1), "k1");
+  }
+  open_ro(src).export_to(tmp / "out/x.db");
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(tmp / "out")) names.push_back(e.path().filename().string());
+  EXPECT_EQ(names, std::vector<std::string>{"x.db"});
+  const std::string bytes = read_bytes(tmp / "out/x.db");
+  ASSERT_GE(bytes.size(), 100u);
+  EXPECT_EQ(bytes[18], 1);  // rollback journal, not WAL
+  EXPECT_EQ(open_ro(tmp / "out/x.db").records().size(), 3u);
+  EXPECT_EQ(open_ro(tmp / "out/x.db").binary_count(), 1u);
+  EXPECT_EQ(fs::status(tmp / "out/x.db").permissions() & fs::perms::owner_read, fs::perms::owner_read);
+  // A dangling symbolic link at the destination counts as existing.
+  ASSERT_EQ(::symlink((tmp / "nowhere").c_str(), (tmp / "out/link.db").c_str()), 0);
+  expect_cache_error([&] { open_ro(src).export_to(tmp / "out/link.db"); }, tmp / "out/link.db",
+                     "refusing to overwrite");
+  EXPECT_FALSE(exists(tmp / "nowhere"));
+}
+
+// A writer killed at a random moment leaves no file or the complete one
+// (tests/crash_consistency.sh does this 50 times on a large merge).
+TEST(ExportMerge, KilledExportLeavesNothingOrTheWholeFile) {
+  TempDir tmp;
+  const std::string src = tmp / "big.db";
+  {
+    Database db = open_rw(src);
+    for (int i = 0; i < 300; ++i) db.upsert(record(key(1000 + i), 1.0));
+    for (int i = 0; i < 40; ++i)
+      db.put_binary(BinaryKey{"h" + std::to_string(i), "sm_90", 12040}, blob(200000, static_cast<unsigned>(i)), "k");
+  }
+  // How long one export takes here; kills are spread over 1.5 times that.
+  const auto t0 = std::chrono::steady_clock::now();
+  open_ro(src).export_to(tmp / "timing.db");
+  const auto took = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0);
+  int complete = 0, absent = 0;
+  const int rounds = 8;
+  for (int round = 0; round < rounds; ++round) {
+    const std::string out = tmp / ("out" + std::to_string(round) + ".db");
+    const pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      try {
+        open_ro(src).export_to(out);
+      } catch (...) {
+        ::_exit(1);
+      }
+      ::_exit(0);
+    }
+    ::usleep(static_cast<useconds_t>(took.count() * 3 * round / (2 * rounds)));
+    ::kill(pid, SIGKILL);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    if (!exists(out)) {
+      ++absent;
+      continue;
+    }
+    Database db = open_ro(out);
+    EXPECT_EQ(db.records().size(), 300u);
+    EXPECT_EQ(db.binary_count(), 40u);
+    ++complete;
+  }
+  for (const auto& e : fs::directory_iterator(tmp.path()))
+    EXPECT_EQ(e.path().filename().string().find("lntune-tmp"), std::string::npos) << e.path();
+  std::printf("killed exports: %d absent, %d complete\n", absent, complete);
 }
 
 }  // namespace

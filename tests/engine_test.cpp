@@ -668,6 +668,47 @@ TEST(Environment, Errors) {
   EXPECT_FALSE(env.contains("broken"));
 }
 
+// The combined depth of nesting, includes and macro recursion is capped, so
+// that no input overflows the stack (issue 14). Each cap alone held, their
+// product did not: 60 nested ifs around a self-include crashed the renderer.
+TEST(Environment, CombinedDepthIsCapped) {
+  auto nest = [](int levels, const std::string& inner) {
+    std::string t;
+    for (int i = 0; i < levels; ++i) t += "{% if true %}";
+    t += inner;
+    for (int i = 0; i < levels; ++i) t += "{% endif %}";
+    return t;
+  };
+  Environment env;
+  env.add("n", nest(60, "{% include 'n' %}"));
+  env.add("m", "{% macro m(k) %}" + nest(150, "{{ m(k + 1) }}") + "{% endmacro %}{{ m(0) }}");
+  env.add("mi", "{% macro m() %}" + nest(40, "{% include 'mi' %}{{ m() }}") + "{% endmacro %}{{ m() }}");
+  std::string deep_expr = "{{ ";
+  for (int i = 0; i < 50; ++i) deep_expr += "(1 ~ ";
+  deep_expr += "e()" + std::string(50, ')') + " }}";
+  env.add("e", "{% macro e() %}" + deep_expr + "{% endmacro %}" + deep_expr);
+  auto error = [&](std::string_view name) {
+    try {
+      env.render(name, {});
+    } catch (const TemplateError& e) {
+      return std::string(e.what());
+    }
+    return std::string("<no error>");
+  };
+  const std::string msg = "template nesting too deep (more than 500 levels of blocks, expressions, includes and macro calls)";
+  EXPECT_EQ(error("n"), "n:1:150: " + msg);
+  EXPECT_EQ(error("m"), "m:1:556: " + msg);
+  EXPECT_EQ(error("mi"), "mi:1:334: " + msg);
+  EXPECT_EQ(error("e"), "e:1:170: " + msg);
+  // Deep but legitimate: two templates of 150 nested blocks, one including
+  // the other, render.
+  env.add("inner", nest(150, "x"));
+  env.add("outer", nest(150, "{% include 'inner' %}"));
+  EXPECT_EQ(env.render("outer", {}), "x");
+  // A render that failed this way leaves the template usable.
+  EXPECT_EQ(env.render("outer", {}), "x");
+}
+
 // ---- parse once, render many -------------------------------------------------
 
 TEST(Template, RendersManyTimesWithDifferentData) {

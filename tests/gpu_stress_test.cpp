@@ -223,13 +223,27 @@ struct Work {
     g.x_dtype = s.x;
     g.w_dtype = s.w;
     g.stream = stream;
-    if (explicit_ws) {
-      const std::size_t bytes = backward_workspace_size(g);
-      if (bytes > ws.bytes()) ws = DeviceTensor(DType::f32, static_cast<std::int64_t>((bytes + 3) / 4));
-      g.workspace = ws.ptr();
-      g.workspace_bytes = bytes;
+    if (!explicit_ws) {
+      backward(g);
+    } else {
+      // The size a caller queries holds for the plan in force at the query. A
+      // config switch between the query and the launch (the switcher thread
+      // does that all the time) can make the launch need more: lntune then
+      // refuses with a clear error, and the caller queries again. That is the
+      // documented outcome, so it is retried here; any other error fails.
+      for (int attempt = 0;; ++attempt) {
+        const std::size_t bytes = backward_workspace_size(g);
+        if (bytes > ws.bytes()) ws = DeviceTensor(DType::f32, static_cast<std::int64_t>((bytes + 3) / 4));
+        g.workspace = ws.ptr();
+        g.workspace_bytes = bytes;
+        try {
+          backward(g);
+          break;
+        } catch (const Error& e) {
+          if (attempt >= 20 || std::string(e.what()).find("is smaller than the") == std::string::npos) throw;
+        }
+      }
     }
-    backward(g);
     rt::check(rt::driver().StreamSynchronize(stream), "cuStreamSynchronize");
     return check();
   }
@@ -289,27 +303,43 @@ TEST(GpuStress, EightThreadsLaunchWhileConfigsChange) {
 
   // Warm up: every state's plans for every shape, built by 8 threads at once
   // (compilations in parallel), so that the stress below is mostly warm.
-  auto warm = [&] {
+  std::mutex warm_mu;
+  std::vector<std::string> warm_failures;
+  auto warm = [&](const char* state) {
     std::vector<std::thread> ts;
     for (std::size_t t = 0; t < 8; ++t)
-      ts.emplace_back([t] {
-        Rng rng;
+      ts.emplace_back([&, t] {
         for (std::size_t i = t; i < shapes().size(); i += 8) {
-          Work w(shapes()[i], rng);
-          DeviceTensor ws;
-          (void)w.run(nullptr, false, ws);
+          std::string bad;
+          try {
+            Rng rng;
+            Work w(shapes()[i], rng);
+            DeviceTensor ws;
+            bad = w.run(nullptr, false, ws);
+          } catch (const std::exception& e) {
+            bad = e.what();
+          }
+          if (!bad.empty()) {
+            std::lock_guard<std::mutex> lock(warm_mu);
+            warm_failures.push_back(std::string(state) + ", " + shapes()[i].name() + ": " + bad);
+          }
         }
       });
     for (auto& th : ts) th.join();
   };
   ASSERT_EQ(lntune_set_tuned(1), LNTUNE_OK) << lntune_last_error();
-  for (const TunedCache* c : {&a, &b}) {
-    runtime.install_cache(c->stack);
-    ASSERT_NO_THROW(warm());
-  }
+  runtime.install_cache(a.stack);
+  warm("cache A");
+  runtime.install_cache(b.stack);
+  warm("cache B");
   ASSERT_EQ(lntune_set_tuned(0), LNTUNE_OK) << lntune_last_error();
-  ASSERT_NO_THROW(warm());
+  warm("tuning off");
   ASSERT_EQ(lntune_set_tuned(1), LNTUNE_OK) << lntune_last_error();
+  for (const std::string& f : warm_failures) ADD_FAILURE() << "warm-up: " << f;
+  if (!warm_failures.empty()) {
+    runtime.install_cache(original);
+    return;
+  }
 
   std::atomic<bool> stop{false};
   std::mutex mu;

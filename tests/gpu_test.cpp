@@ -336,7 +336,9 @@ TEST(Gpu, NanAndInfPropagateAsPyTorch) {
 struct BwdOut {
   HostTensor dx, dw, db;
 };
-BwdOut backward_with(Problem& p, const Config& dc, const Config& rc) {
+// garbage_ws: the workspace starts as all-ones bytes (counters included),
+// as a caller's own workspace may.
+BwdOut backward_with(Problem& p, const Config& dc, const Config& rc, bool garbage_ws = false) {
   const Case& c = p.c;
   BackwardArgs a;
   DeviceTensor ddx(c.x, c.M * p.ys), ddw(c.w, c.N), ddb(c.w, c.N);
@@ -366,6 +368,7 @@ BwdOut backward_with(Problem& p, const Config& dc, const Config& rc) {
   const rt::DwdbProblem r = rt::dwdb_problem(bp.traits, bp.want_dw, bp.want_db, dc, c.M);
   const auto& kr = runtime.kernel(ctx, dev.arch(), gen::make_instance(r.traits, rc, c.N, 1));
   rt::DeviceBuffer ws(rt::workspace_bytes(bp, dc));
+  if (garbage_ws) rt::check(rt::driver().MemsetD8(ws.get(), 0xff, ws.size()), "cuMemsetD8 (garbage workspace)");
   a.workspace = ws.ptr();
   a.workspace_bytes = ws.size();
   rt::launch_backward(kdx, &kr, dc, rc, a, bp);
@@ -402,6 +405,43 @@ TEST(Gpu, BackwardIsBitwiseDeterministicAndGroupSizeOnlyChangesRounding) {
       p.check_backward_outputs(ddx, &ddw, &ddb);
     }
   }
+}
+
+// The dW/dB reduction's row splits (a 2D grid, the last CTA per column block
+// summing the splits): correct for any split count, odd N (scalar loads) and
+// partial column blocks, from a garbage workspace (bwd_dx zeroes the
+// counters), and bitwise reproducible.
+TEST(Gpu, DwdbRowSplitsAreCorrectAndDeterministic) {
+  LNTUNE_REQUIRE_GPU();
+  Rng rng;
+  SCOPED_TRACE("seed " + std::to_string(rng.seed()));
+  int checked = 0;
+  for (std::int64_t N : {1, 3, 37, 1000, 1027, 4096}) {
+    Case c;
+    c.x = DType::bf16;
+    c.w = N % 2 ? DType::f32 : DType::bf16;
+    c.M = 777;
+    c.N = N;
+    Problem p(c, rng);
+    p.run_forward();
+    const Config dc = gen::default_config({Kernel::bwd_dx, c.x, N, c.M, 132});
+    for (int cols : {32, 64, 256})
+      for (int splits : {1, 2, 3, 7, 32}) {
+        const Config rc{cols, cols >= 256 ? 8 : 4, 1, splits};
+        SCOPED_TRACE("N=" + std::to_string(N) + " dwdb " + to_string(rc));
+        const BwdOut a = backward_with(p, dc, rc, true);
+        const BwdOut b = backward_with(p, dc, rc, false);
+        EXPECT_EQ(a.dw.bytes, b.dw.bytes) << "dW differs between two identical runs";
+        EXPECT_EQ(a.db.bytes, b.db.bytes) << "dB differs between two identical runs";
+        DeviceTensor ddx(c.x, c.M * p.ys), ddw(c.w, N), ddb(c.w, N);
+        ddx.upload(a.dx);
+        ddw.upload(a.dw);
+        ddb.upload(a.db);
+        p.check_backward_outputs(ddx, &ddw, &ddb);
+        ++checked;
+      }
+  }
+  std::printf("[ dwdb     ] %d split configs checked against the reference\n", checked);
 }
 
 // Every config of the search space, not only the default, is correct.

@@ -131,9 +131,9 @@ TEST(DwdbProblem, OneDerivationForEveryCaller) {
   EXPECT_TRUE(p.traits.has_weight);
   EXPECT_FALSE(p.traits.has_bias);
   EXPECT_EQ(p.traits.w_dtype, DType::f32);
-  EXPECT_EQ(p.rows, 16);  // 8 CTAs x 2 rows each
-  EXPECT_EQ(rt::dwdb_problem(bwd, true, false, dx, 3).rows, 2 * 2);  // only 2 row groups
-  EXPECT_EQ(rt::partial_rows(dx, 3), 4);
+  EXPECT_EQ(p.rows, 8);  // 8 CTAs, each summing its 2 row slots into one partial row
+  EXPECT_EQ(rt::dwdb_problem(bwd, true, false, dx, 3).rows, 2);  // only 2 row groups
+  EXPECT_EQ(rt::partial_rows(dx, 3), 2);
   EXPECT_GT(rt::default_dwdb_config(test_device(), p, 4096).block_size, 0);
 }
 

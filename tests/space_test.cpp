@@ -52,6 +52,33 @@ TEST(Space, GroupSizesClippedToRowGroups) {
   }
 }
 
+TEST(Space, DwdbRowSplitsFillTheGpuWithinTheirBounds) {
+  EXPECT_EQ(max_dwdb_splits(1024), 32);
+  EXPECT_EQ(max_dwdb_splits(65536), 16);
+  EXPECT_EQ(max_dwdb_splits(1 << 22), 1);
+  for (std::int64_t n : {1, 1000, 1024, 4096, 65536, 262144})
+    for (std::int64_t p : {1, 7, 528, 4096}) {
+      const SpaceQuery q{Kernel::bwd_dwdb, DType::bf16, n, p, 132, 90};
+      std::set<std::string> seen;
+      bool split = false;
+      for (const Config& c : search_space(q)) {
+        SCOPED_TRACE("N=" + std::to_string(n) + " P=" + std::to_string(p) + " " + to_string(c));
+        EXPECT_TRUE(seen.insert(to_string(c)).second);
+        EXPECT_GE(c.group_size_m, 1);
+        EXPECT_LE(c.group_size_m, std::max<std::int64_t>(1, std::min(max_dwdb_splits(n), p / 8)));
+        split = split || c.group_size_m > 1;
+      }
+      // Few column blocks and enough partial rows: the space splits the rows.
+      if (n <= 4096 && p >= 528) {
+        EXPECT_TRUE(split);
+      }
+    }
+  // The default at training sizes: 1 to 4 CTAs per SM.
+  const Config d = default_config({Kernel::bwd_dwdb, DType::bf16, 1024, 528, 132, 90});
+  EXPECT_GE((1024 / d.block_size) * d.group_size_m, 132) << to_string(d);
+  EXPECT_LE((1024 / d.block_size) * d.group_size_m, 4 * 132) << to_string(d);
+}
+
 TEST(Space, ClustersForLongRowsOnSm90Only) {
   auto has_cluster = [](const std::vector<Config>& v) {
     return std::any_of(v.begin(), v.end(), [](const Config& c) { return c.cluster_size > 1; });
@@ -79,9 +106,9 @@ TEST(Default, LongRowsAreTiledOrClustered) {
 }
 
 TEST(Default, PartialRowsStayFewWhenMIsSmall) {
+  // One partial row per CTA, at least 8 rows per CTA.
   const Config c = default_config({Kernel::bwd_dx, DType::f16, 1024, 4096, 132, 90});
-  const std::int64_t groups = 4096 / c.rows_per_cta;
-  EXPECT_LE(c.group_size_m, groups / 8);
+  EXPECT_LE(c.group_size_m, 4096 / 8);
 }
 
 TEST(Space, RejectsNonPositiveN) {

@@ -112,11 +112,30 @@ void print_summary(std::ostream& os, const TuneSummary& s) {
      << " failed";
   if (n_speedup > 0) os << format("; geometric-mean speed-up over the default: %.3fx", std::exp(log_speedup / n_speedup));
   os << "\n";
+  if (s.search.candidates > 0) os << search_counts_line(s.search) << "\n";
+  if (s.warm_keys > 0)
+    os << s.warm_keys << " key" << (s.warm_keys == 1 ? "" : "s")
+       << " re-tuned warm (previous winner and its close rivals; --full searches everything)\n";
   os << "compilations: " << s.compile.compiled << " with NVRTC (" << format("%.1f", s.compile.compile_seconds)
      << " s on " << s.compile_threads << " threads), " << s.compile.from_cache << " CUBINs from the cache, "
      << s.compile.failed << " failed\n";
+  if (s.devices.size() > 1)
+    for (const DeviceStats& d : s.devices)
+      os << "gpu " << d.ordinal << ": " << d.keys << " keys searched in " << format("%.1f", d.busy_s)
+         << " s, copy " << format("%.0f", d.copy_gbps) << " GB/s" << (d.fatal.empty() ? "" : ", stopped: " + d.fatal)
+         << "\n";
   os << "wall time: " << format("%.1f", s.wall_s) << " s" << (s.budget_spent ? " (budget spent)" : "") << "\n";
   if (!s.fatal.empty()) os << "stopped early: " << s.fatal << "\n";
+}
+
+std::string search_counts_line(const SearchCounts& c) {
+  std::ostringstream os;
+  os << "search: " << c.candidates << " candidates; removed before timing: " << c.reused
+     << " reused from the previous N, " << c.roofline << " by the roofline bound; " << c.screened
+     << " screened, " << c.screened_out << " of them screened out; " << c.careful << " timed carefully ("
+     << c.pruned << " pruned early), " << c.verified << " verified, " << c.failed << " failed";
+  if (c.skipped) os << ", " << c.skipped << " skipped (budget)";
+  return os.str();
 }
 
 void print_records(std::ostream& os, const std::vector<cache::TuneRecord>& records) {
@@ -207,6 +226,56 @@ std::string records_json(const std::vector<cache::TuneRecord>& records, const st
   return os.str();
 }
 
+// ------------------------------------------------------------ trace
+namespace {
+std::string key_json(const cache::TuneKey& k) {
+  const Traits& t = k.traits;
+  std::ostringstream os;
+  os << "\"gpu\": " << json_string(k.gpu.name) << ", \"sm_count\": " << k.gpu.sm_count
+     << ", \"kernel\": " << json_string(std::string(to_string(t.kernel)))
+     << ", \"x_dtype\": " << json_string(std::string(to_string(t.x_dtype)))
+     << ", \"w_dtype\": " << json_string(std::string(to_string(t.w_dtype)))
+     << ", \"has_weight\": " << (t.has_weight ? "true" : "false") << ", \"has_bias\": " << (t.has_bias ? "true" : "false")
+     << ", \"n\": " << k.n << ", \"m_bucket\": " << k.m_bucket;
+  return os.str();
+}
+std::string config_json(const Config& c) {
+  std::ostringstream os;
+  os << "{\"block_size\": " << c.block_size << ", \"num_warps\": " << c.num_warps << ", \"rows_per_cta\": "
+     << c.rows_per_cta << ", \"group_size_m\": " << c.group_size_m << ", \"cluster_size\": " << c.cluster_size << "}";
+  return os.str();
+}
+}  // namespace
+
+void TraceWriter::begin(std::size_t keys, std::size_t candidates) {
+  if (inner_) inner_->begin(keys, candidates);
+}
+void TraceWriter::key_begin(const cache::TuneKey& key, std::size_t candidates, int device) {
+  if (inner_) inner_->key_begin(key, candidates, device);
+}
+void TraceWriter::note(const std::string& message) {
+  if (inner_) inner_->note(message);
+}
+void TraceWriter::candidate_done(const cache::TuneKey& key, std::size_t index, const CandidateResult& r) {
+  out_ << "{\"event\": \"candidate\", " << key_json(key) << ", \"config\": " << config_json(r.config)
+       << ", \"default\": " << (r.is_default ? "true" : "false") << ", \"status\": " << json_string(to_string(r.status))
+       << ", \"median_us\": " << (r.timing ? json_number(r.timing->stats.median) : "null")
+       << ", \"reps\": " << (r.timing ? r.timing->stats.n : 0)
+       << ", \"screen_us\": " << (r.screen ? json_number(r.screen->stats.median) : "null")
+       << ", \"message\": " << json_string(r.message.substr(0, 300)) << "}\n";
+  out_.flush();
+  if (inner_) inner_->candidate_done(key, index, r);
+}
+void TraceWriter::key_done(const KeyResult& r) {
+  out_ << "{\"event\": \"key\", " << key_json(r.key) << ", \"state\": " << json_string(to_string(r.state))
+       << ", \"config\": " << (r.record ? config_json(r.record->config) : "null")
+       << ", \"median_us\": " << (r.record ? json_number(r.record->timing.median_us) : "null")
+       << ", \"device\": " << r.device << ", \"warm\": " << (r.warm ? "true" : "false")
+       << ", \"seconds\": " << json_number(r.seconds) << "}\n";
+  out_.flush();
+  if (inner_) inner_->key_done(r);
+}
+
 // ------------------------------------------------------------ progress
 ProgressBar::ProgressBar(std::FILE* out, bool tty) : out_(out), tty_(tty), start_(std::chrono::steady_clock::now()) {}
 
@@ -218,8 +287,17 @@ void ProgressBar::begin(std::size_t keys, std::size_t candidates) {
   std::fflush(out_);
 }
 
-void ProgressBar::key_begin(const cache::TuneKey& key, std::size_t) {
-  current_ = key_label(key);
+void ProgressBar::set_devices(const std::vector<int>& ordinals) { multi_ = ordinals.size() > 1; }
+
+void ProgressBar::key_begin(const cache::TuneKey& key, std::size_t, int device) {
+  if (multi_) {
+    current_by_device_[device] = key_label(key);
+    current_.clear();
+    for (const auto& [d, label] : current_by_device_)
+      current_ += (current_.empty() ? "" : " | ") + ("gpu " + std::to_string(d) + ": ") + label;
+  } else {
+    current_ = key_label(key);
+  }
   draw();
 }
 
@@ -239,7 +317,16 @@ void ProgressBar::key_done(const KeyResult& r) {
       line += format(", %.2fx vs default", r.record->default_median_us / r.record->timing.median_us);
   }
   if (!r.message.empty() && r.state != KeyResult::State::tuned) line += " — " + r.message.substr(0, 300);
+  if (!r.outcome.candidates.empty()) {
+    const SearchCounts c = r.outcome.counts();
+    line += ", " + std::to_string(c.careful) + "/" + std::to_string(c.candidates) + " timed carefully";
+  }
+  if (r.warm) line += " [warm]";
   if (r.state != KeyResult::State::cached) line += format(" (%.1f s)", r.seconds);
+  if (multi_ && r.device >= 0) {
+    const std::size_t mine = ++done_by_device_[r.device];
+    line = "gpu " + std::to_string(r.device) + " (" + std::to_string(mine) + "): " + line;
+  }
   std::fprintf(out_, "%s\n", line.c_str());
   std::fflush(out_);
   draw();

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <chrono>
+#include <map>
 #include <cstdio>
 #include <optional>
 #include <ostream>
@@ -21,8 +22,12 @@ namespace lntune::tune {
 std::string short_config(const Config& c);
 
 // Per key: kernel dtype N M-bucket | winner config | median us | GB/s |
-// % of copy | speed-up vs default | state.
+// % of copy | speed-up vs default | state; then the totals, what each stage
+// of the search removed, the compilations, per GPU (several) and wall time.
 void print_summary(std::ostream& os, const TuneSummary& s);
+
+// "search: 13263 candidates; removed: 120 reused from the previous N, ..."
+std::string search_counts_line(const SearchCounts& c);
 
 // The cache's records as a table (`lntune show`).
 void print_records(std::ostream& os, const std::vector<cache::TuneRecord>& records);
@@ -37,12 +42,14 @@ std::string records_json(const std::vector<cache::TuneRecord>& records,
 std::string json_string(const std::string& s);
 
 // Live progress on a stream: a redrawn bar with ETA when `tty`, else one
-// line per finished key.
+// line per finished key. With several GPUs (set_devices), each line names
+// the GPU ("gpu 1: [3/342] ...") and the bar shows what each GPU works on.
 class ProgressBar : public Progress {
  public:
   ProgressBar(std::FILE* out, bool tty);
+  void set_devices(const std::vector<int>& ordinals);
   void begin(std::size_t keys, std::size_t candidates) override;
-  void key_begin(const cache::TuneKey& key, std::size_t candidates) override;
+  void key_begin(const cache::TuneKey& key, std::size_t candidates, int device) override;
   void candidate_done(const cache::TuneKey& key, std::size_t index, const CandidateResult& r) override;
   void key_done(const KeyResult& r) override;
   void note(const std::string& message) override;
@@ -54,8 +61,31 @@ class ProgressBar : public Progress {
   bool tty_;
   std::size_t keys_total_ = 0, keys_done_ = 0, cand_total_ = 0, cand_done_ = 0;
   std::string current_;
+  bool multi_ = false;
+  std::map<int, std::string> current_by_device_;
+  std::map<int, std::size_t> done_by_device_;
   std::chrono::steady_clock::time_point start_;
   std::chrono::steady_clock::time_point last_draw_{};
+};
+
+// `lntune tune --trace FILE`: one JSON object per line for every candidate
+// ({"event": "candidate", the key's fields, "config", "default", "status",
+// "median_us", "reps", "screen_us", "message"}) and every finished key
+// ({"event": "key", the key's fields, "state", "config", "median_us",
+// "device", "warm", "seconds"}), forwarding every call to `inner` (may be
+// null). What bench/compare_winners.py reads.
+class TraceWriter : public Progress {
+ public:
+  TraceWriter(std::ostream& out, Progress* inner) : out_(out), inner_(inner) {}
+  void begin(std::size_t keys, std::size_t candidates) override;
+  void key_begin(const cache::TuneKey& key, std::size_t candidates, int device) override;
+  void candidate_done(const cache::TuneKey& key, std::size_t index, const CandidateResult& r) override;
+  void key_done(const KeyResult& r) override;
+  void note(const std::string& message) override;
+
+ private:
+  std::ostream& out_;
+  Progress* inner_;
 };
 
 // "fwd bf16 N=4096 M-bucket 4" style label of a key.

@@ -85,7 +85,6 @@ void Runner::warm_up(const std::function<void(CUstream)>& launch) {
 }
 
 Measurement Runner::time(const std::function<void(CUstream)>& launch, std::optional<double> best_median_us) {
-  const rt::DriverApi& d = rt::driver();
   warm_up(launch);
   samples_.clear();
   const StopRule& rule = options_.rule;
@@ -98,22 +97,41 @@ Measurement Runner::time(const std::function<void(CUstream)>& launch, std::optio
     if (best_median_us && done < rule.prune_after) want = rule.prune_after - done;
     want = std::max(1, std::min(want, rule.max_reps - done));
     want = std::min(want, static_cast<int>(start_.size()));
-    for (int i = 0; i < want; ++i) {
-      const auto k = static_cast<std::size_t>(i);
-      flush(++flush_value_);
-      check(d.EventRecord(start_[k], stream_), "cuEventRecord (start)");
-      launch(stream_);
-      check(d.EventRecord(end_[k], stream_), "cuEventRecord (end)");
-    }
-    check(d.EventSynchronize(end_[static_cast<std::size_t>(want - 1)]), "cuEventSynchronize (repetitions)");
-    for (int i = 0; i < want; ++i) {
-      const auto k = static_cast<std::size_t>(i);
-      samples_.push_back(1e3 * static_cast<double>(elapsed_ms(start_[k], end_[k])));
-    }
+    repeat(launch, want);
     m.stop = should_stop(samples_, seconds_since(begin), best_median_us, rule, &scratch_);
   }
   mark_busy();
   m.stats = summarize(samples_, rule.confidence, &scratch_);
+  return m;
+}
+
+void Runner::repeat(const std::function<void(CUstream)>& launch, int count) {
+  const rt::DriverApi& d = rt::driver();
+  for (int i = 0; i < count; ++i) {
+    const auto k = static_cast<std::size_t>(i);
+    flush(++flush_value_);
+    check(d.EventRecord(start_[k], stream_), "cuEventRecord (start)");
+    launch(stream_);
+    check(d.EventRecord(end_[k], stream_), "cuEventRecord (end)");
+  }
+  check(d.EventSynchronize(end_[static_cast<std::size_t>(count - 1)]), "cuEventSynchronize (repetitions)");
+  for (int i = 0; i < count; ++i) {
+    const auto k = static_cast<std::size_t>(i);
+    samples_.push_back(1e3 * static_cast<double>(elapsed_ms(start_[k], end_[k])));
+  }
+}
+
+Measurement Runner::screen(const std::function<void(CUstream)>& launch, int reps) {
+  warm_up(launch);
+  samples_.clear();
+  const int total = std::max(1, reps);
+  const int events = static_cast<int>(start_.size());
+  while (static_cast<int>(samples_.size()) < total)
+    repeat(launch, std::min(events, total - static_cast<int>(samples_.size())));
+  mark_busy();
+  Measurement m;
+  m.stop = StopReason::max_reps;
+  m.stats = summarize(samples_, options_.rule.confidence, &scratch_);
   return m;
 }
 

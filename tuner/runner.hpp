@@ -14,6 +14,9 @@
 //     event), so the GPU never waits for the host inside a timed interval;
 //     after each batch the stop rule (tuner/search.hpp) decides: median's 95%
 //     CI within +-1%, or max_reps, or max_seconds, or pruned.
+//   * screen(): the staged search's first look at a candidate: the same
+//     warm-up and flushed repetitions, a fixed small number of them, no stop
+//     rule.
 //   * No allocation per repetition: samples and scratch are reserved for
 //     max_reps, events for one batch.
 //   * copy_gbps(): cuMemcpyDtoDAsync between two large buffers (1 GiB each,
@@ -60,6 +63,10 @@ class Runner {
   // rt::CudaError when a launch or a CUDA call fails.
   Measurement time(const std::function<void(CUstream)>& launch, std::optional<double> best_median_us = {});
 
+  // The staged search's screening: the same warm-up and L2 flush, exactly
+  // `reps` repetitions (at least 1), no stop rule (StopReason::max_reps).
+  Measurement screen(const std::function<void(CUstream)>& launch, int reps);
+
   // Device-to-device copy bandwidth in GB/s (1e9 bytes/s, read + written).
   double copy_gbps();
 
@@ -67,6 +74,9 @@ class Runner {
   void warm_up(const std::function<void(CUstream)>& launch);
   void flush(unsigned value);
   void mark_busy();
+  // Enqueues `count` flushed, timed repetitions (count <= events) and
+  // appends their times to samples_.
+  void repeat(const std::function<void(CUstream)>& launch, int count);
 
   RunnerOptions options_;
   CUstream stream_ = nullptr;

@@ -2,7 +2,9 @@
 // they are compiled, timed and checked (the Bench interface: a GPU in the
 // tuner, a fake in tests).
 //
-// The rules, in order:
+// Two ways to search (SearchOptions::screen_reps):
+//
+// Exhaustive (screen_reps == 0, `lntune tune --full`), the rules in order:
 //   1. The default heuristic's config is the baseline: prepared, timed to
 //      convergence (never pruned) and verified against the CPU reference.
 //      When it verifies it is the first "best".
@@ -19,11 +21,35 @@
 //   3. The budget is checked before each candidate: when it is spent, the
 //      remaining candidates are recorded as skipped and the outcome is
 //      partial; the best verified so far still wins.
+//
+// Staged (screen_reps > 0, the default of `lntune tune`): the baseline is
+// timed to convergence and screened first, but verified only after S2, so
+// that the CPU reference (computed in the background) overlaps the
+// screening; then
+//   S0. reuse: a candidate that failed, or was plainly dominated, at a
+//       neighbouring N (SearchOptions::reuse says so) is not run: reused;
+//   S1. roofline: a candidate whose floor_us (bytes it moves at copy speed,
+//       see roofline_floor_us) is not below the best median cannot win even
+//       at copy speed: roofline, never run. During S2 the bound is the
+//       baseline's median, provisionally: should the baseline then fail its
+//       verification, those candidates are screened after all;
+//   S2. screening: every remaining candidate is prepared and timed with
+//       screen_reps repetitions (L2 flushed, no stop rule);
+//   S3. careful stage: the screened candidates in order of their screening
+//       median (ties: space order); a candidate whose screening median is
+//       more than (1 + screen_margin) x the screening median of the best
+//       verified so far is screened_out (and so is every one after it);
+//       the others go through the roofline check again (against the new
+//       best) and then rule 2 (timed to convergence with pruning, verified
+//       when faster). The correctness gate is unchanged: nothing becomes the
+//       best without verifying.
+//   The budget is checked before each candidate of S2 and S3, as in 3.
 // A failed candidate is a recorded result, never an abort. Only a FatalError
 // (the GPU context is unusable) ends the search, by propagating.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -72,6 +98,10 @@ enum class Status {
   launch_error,   // the launch failed (e.g. too many resources requested)
   wrong,          // faster, but its outputs do not match the reference
   skipped,        // not tried: the budget was spent
+  // Staged search only (see above):
+  reused,         // not run: failed or plainly dominated at a neighbouring N
+  roofline,       // not run: cannot beat the best even at copy speed
+  screened_out,   // screened only: beyond the margin of the best
 };
 const char* to_string(Status s);
 
@@ -80,7 +110,8 @@ struct CandidateResult {
   bool is_default = false;
   Status status = Status::skipped;
   std::string message;  // why it failed; empty when ok
-  std::optional<Measurement> timing;
+  std::optional<Measurement> timing;  // the careful measurement (stop rule)
+  std::optional<Measurement> screen;  // the screening (staged search)
 };
 
 // What the search needs from a machine. Implementations throw:
@@ -95,6 +126,12 @@ class Bench {
   // Times it; with prune_above_us set, the runner may stop early and report
   // StopReason::pruned.
   virtual Measurement time(const Config& c, std::optional<double> best_median_us) = 0;
+  // A quick timing of exactly `reps` repetitions, no stop rule (the staged
+  // search's screening). A bench without a cheaper way times to convergence.
+  virtual Measurement screen(const Config& c, int reps) {
+    (void)reps;
+    return time(c, std::nullopt);
+  }
   // Runs it once on poisoned outputs and compares with the reference: an
   // empty string when correct, else what is wrong.
   virtual std::string verify(const Config& c) = 0;
@@ -118,7 +155,50 @@ struct SearchOptions {
   std::function<bool()> out_of_time;
   // Called after each candidate (progress reporting): index, result.
   std::function<void(std::size_t, const CandidateResult&)> on_result;
+
+  // The staged search (see above); 0: exhaustive.
+  int screen_reps = 0;
+  // S3: careful timing for screening medians within (1 + margin) x the
+  // best verified candidate's.
+  double screen_margin = 0.10;
+  // S1: a lower bound of a config's time in microseconds (the roofline
+  // model); unset: no roofline pruning.
+  std::function<double(const Config&)> floor_us;
+  // S0: why a config need not run (its result at a neighbouring N), or
+  // nothing; unset: no reuse. Never asked about the default.
+  std::function<std::optional<std::string>(const Config&)> reuse;
 };
+
+// How many candidates each stage removed (counted from the statuses).
+struct SearchCounts {
+  std::size_t candidates = 0;  // the default included
+  std::size_t failed = 0;      // compile_error, launch_error, wrong
+  std::size_t reused = 0, roofline = 0, screened = 0, screened_out = 0;
+  std::size_t careful = 0;     // timed with the stop rule
+  std::size_t pruned = 0;      // of those, stopped early by the prune rule
+  std::size_t verified = 0;    // verify ran (ok or wrong)
+  std::size_t skipped = 0;     // budget
+  SearchCounts& operator+=(const SearchCounts& o);
+};
+
+// The roofline model: the time `bytes` take at `headroom` x the copy
+// bandwidth (GB/s, read + written), in microseconds; 0 (no bound) when the
+// bandwidth is unknown. headroom > 1 leaves room for kernels that beat a
+// plain device-to-device copy.
+double roofline_floor_us(double bytes, double copy_gbps, double headroom = 1.15);
+
+// S1 as a pure rule: true when a candidate with this floor cannot beat the
+// best verified median (strictly faster is needed to win).
+bool roofline_prunes(double floor_us, std::optional<double> best_median_us);
+
+// S3 as a pure rule: whether a screening median is within the margin of the
+// reference (the best verified candidate's screening median; none: every
+// candidate is within).
+bool within_screen_margin(double screen_us, std::optional<double> reference_us, double margin);
+
+// S3's order: indices of `screen_us` that have a value, by value, ties by
+// index.
+std::vector<std::size_t> careful_order(const std::vector<std::optional<double>>& screen_us);
 
 struct Outcome {
   std::vector<CandidateResult> candidates;  // [0] is the default (baseline)
@@ -128,7 +208,18 @@ struct Outcome {
   const CandidateResult& baseline() const { return candidates.front(); }
   // default median / winner median; 0 when either is unknown.
   double speedup() const;
+  SearchCounts counts() const;
 };
+
+// S0 as a pure rule over the outcome at a neighbouring N (prev_n): a reason
+// to skip `c` when it failed to compile or launch there, or was plainly
+// dominated there (its median > dominated_ratio x the winner's, comparing
+// screening medians when both have one, else careful medians); else none.
+// The caller checks the config compiles to the same kind of kernel at both
+// N (see tuner.cpp). Candidates skipped there (reused, roofline, budget)
+// give no evidence.
+std::optional<std::string> reuse_reason(const Outcome& prev, std::int64_t prev_n, const Config& c,
+                                        double dominated_ratio = 2.0);
 
 // The steps for one candidate, failures classified as described for Bench:
 // each returns false when the candidate failed (r.status and r.message set).

@@ -2,8 +2,13 @@
 #include "tuner/tuner.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <cmath>
 #include <map>
+#include <mutex>
+#include <sstream>
+#include <thread>
 #include <utility>
 
 #include "generator/instance.hpp"
@@ -113,6 +118,113 @@ const char* to_string(KeyResult::State s) {
   return "?";
 }
 
+const char* to_string(Retune r) {
+  switch (r) {
+    case Retune::skip: return "skip";
+    case Retune::warm: return "warm";
+    case Retune::full: return "full";
+  }
+  return "?";
+}
+
+Retune retune_mode(const std::optional<cache::TuneRecord>& existing, const cache::Provenance& now, bool force,
+                   bool full) {
+  if (!existing || existing->prov.origin == cache::Origin::partial) return Retune::full;
+  if (!force && existing->prov.template_hash == now.template_hash) return Retune::skip;
+  if (full) return Retune::full;
+  if (existing->prov.nvrtc_version == now.nvrtc_version && existing->prov.driver_version == now.driver_version)
+    return Retune::warm;
+  return Retune::full;
+}
+
+namespace {
+// a and b equal, or both positive and one twice the other.
+bool near_value(int a, int b) { return a == b || (a > 0 && b > 0 && (a == 2 * b || b == 2 * a)); }
+}  // namespace
+
+std::vector<Config> warm_space(const std::vector<Config>& space, const Config& previous) {
+  if (std::find(space.begin(), space.end(), previous) == space.end()) return {};
+  std::vector<Config> out{previous};
+  for (const Config& c : space) {
+    if (c == previous) continue;
+    const int a[] = {c.block_size, c.num_warps, c.rows_per_cta, c.group_size_m, c.cluster_size};
+    const int b[] = {previous.block_size, previous.num_warps, previous.rows_per_cta, previous.group_size_m,
+                     previous.cluster_size};
+    int differ = 0;
+    bool close = true;
+    for (int i = 0; i < 5; ++i) {
+      if (a[i] != b[i]) ++differ;
+      close = close && near_value(a[i], b[i]);
+    }
+    if (close && differ <= 2) out.push_back(c);
+  }
+  return out;
+}
+
+std::vector<int> parse_devices(const std::string& spec, int count) {
+  if (count <= 0) throw Error("lntune: --devices: this machine has no CUDA device");
+  std::vector<int> out;
+  if (spec == "all") {
+    for (int i = 0; i < count; ++i) out.push_back(i);
+    return out;
+  }
+  if (spec.empty()) throw Error("lntune: --devices: empty list (give 'all' or ordinals such as 0,1)");
+  std::size_t pos = 0;
+  while (pos <= spec.size()) {
+    const std::size_t comma = std::min(spec.find(',', pos), spec.size());
+    const std::string item = spec.substr(pos, comma - pos);
+    if (item.empty() || item.size() > 6 || item.find_first_not_of("0123456789") != std::string::npos)
+      throw Error("lntune: --devices: '" + item + "' is not a device ordinal (give 'all' or ordinals such as 0,1)");
+    const int d = std::stoi(item);
+    if (d >= count)
+      throw Error("lntune: --devices: device " + item + " does not exist (this machine has " + std::to_string(count) +
+                  " CUDA device" + (count == 1 ? "" : "s") + ")");
+    if (std::find(out.begin(), out.end(), d) != out.end())
+      throw Error("lntune: --devices: device " + item + " is listed twice");
+    out.push_back(d);
+    pos = comma + 1;
+  }
+  return out;
+}
+
+double target_cost(const Target& t) {
+  // Per key: a fixed part (planning, warm-up, screening launches) worth about
+  // 32 MiB of traffic, plus the workload's bytes (inputs generated on the
+  // host, the CPU reference, every timed launch).
+  const double tensors = t.traits.kernel == Kernel::fwd ? 2.0 : 3.0;
+  const double bytes = tensors * static_cast<double>(t.m) * static_cast<double>(t.n) * static_cast<double>(dtype_size(t.traits.x_dtype));
+  return 1.0 + bytes / double(1 << 25);
+}
+
+std::vector<std::vector<std::size_t>> partition_keys(const std::vector<double>& costs, std::size_t workers) {
+  if (workers == 0) throw Error("lntune: internal: partition_keys needs at least one worker");
+  std::vector<std::vector<std::size_t>> out(workers);
+  std::vector<double> load(workers, 0.0);
+  for (std::size_t i = 0; i < costs.size(); ++i) {
+    if (!(costs[i] >= 0) || !std::isfinite(costs[i]))
+      throw Error("lntune: internal: partition_keys: cost " + std::to_string(i) + " is not a finite number >= 0");
+    const std::size_t w = static_cast<std::size_t>(std::min_element(load.begin(), load.end()) - load.begin());
+    out[w].push_back(i);
+    load[w] += costs[i];
+  }
+  return out;
+}
+
+std::vector<std::vector<std::size_t>> group_by_model(const std::vector<cache::GpuId>& gpus) {
+  std::vector<std::vector<std::size_t>> groups;
+  std::vector<cache::GpuId> models;
+  for (std::size_t i = 0; i < gpus.size(); ++i) {
+    const auto it = std::find(models.begin(), models.end(), gpus[i]);
+    if (it == models.end()) {
+      models.push_back(gpus[i]);
+      groups.push_back({i});
+    } else {
+      groups[static_cast<std::size_t>(it - models.begin())].push_back(i);
+    }
+  }
+  return groups;
+}
+
 void use_device(int ordinal) {
   const rt::DriverApi& d = rt::driver();
   int count = 0;
@@ -217,6 +329,11 @@ class FwdBench : public Bench {
     const std::function<void(CUstream)> launch = [&](CUstream s) { w_.launch_forward(k, c, s); };
     return guarded("timing " + k.name, [&] { return env_.runner->time(launch, best); });
   }
+  Measurement screen(const Config& c, int reps) override {
+    const rt::LoadedKernel& k = kernels_.load(c);
+    const std::function<void(CUstream)> launch = [&](CUstream s) { w_.launch_forward(k, c, s); };
+    return guarded("screening " + k.name, [&] { return env_.runner->screen(launch, reps); });
+  }
   std::string verify(const Config& c) override {
     const rt::LoadedKernel& k = kernels_.load(c);
     return guarded("verifying " + k.name,
@@ -251,6 +368,12 @@ class BwdDxBench : public Bench {
     const rt::LoadedKernel* r = w_.has_dwdb() ? &dwdb_.load(dwdb_config_) : &k;
     const std::function<void(CUstream)> launch = [&](CUstream s) { w_.launch_backward(k, c, *r, dwdb_config_, s); };
     return guarded("timing " + k.name, [&] { return env_.runner->time(launch, best); });
+  }
+  Measurement screen(const Config& c, int reps) override {
+    const rt::LoadedKernel& k = dx_.load(c);
+    const rt::LoadedKernel* r = w_.has_dwdb() ? &dwdb_.load(dwdb_config_) : &k;
+    const std::function<void(CUstream)> launch = [&](CUstream s) { w_.launch_backward(k, c, *r, dwdb_config_, s); };
+    return guarded("screening " + k.name, [&] { return env_.runner->screen(launch, reps); });
   }
   std::string verify(const Config& c) override {
     const rt::LoadedKernel& k = dx_.load(c);
@@ -287,6 +410,11 @@ class DwdbBench : public Bench {
     const rt::LoadedKernel& k = dwdb_.load(c);
     const std::function<void(CUstream)> launch = [&](CUstream s) { w_.launch_dwdb(k, c, dx_config_, s); };
     return guarded("timing " + k.name, [&] { return env_.runner->time(launch, best); });
+  }
+  Measurement screen(const Config& c, int reps) override {
+    const rt::LoadedKernel& k = dwdb_.load(c);
+    const std::function<void(CUstream)> launch = [&](CUstream s) { w_.launch_dwdb(k, c, dx_config_, s); };
+    return guarded("screening " + k.name, [&] { return env_.runner->screen(launch, reps); });
   }
   std::string verify(const Config& c) override {
     const rt::LoadedKernel& k = dwdb_.load(c);
@@ -343,38 +471,243 @@ void submit_all(CompilePool& pool, const KeyPlan& p, int vec) {
   for (const Config& c : p.space) submit(c);
 }
 
-class Tuning {
- public:
-  Tuning(const Env& env, cache::Database& db, const TuneOptions& o, Progress* progress, TuneSummary& summary)
-      : env_(env), db_(db), o_(o), progress_(progress), summary_(summary), start_(Clock::now()) {}
+std::uint64_t target_seed(std::uint64_t seed, const Target& t) {
+  std::uint64_t h = seed;
+  auto mix = [&h](std::uint64_t v) { h = (h ^ v) * 0x100000001b3ULL + 0x9e3779b97f4a7c15ULL; };
+  mix(static_cast<std::uint64_t>(t.traits.kernel));
+  mix(static_cast<std::uint64_t>(t.traits.x_dtype));
+  mix(static_cast<std::uint64_t>(t.traits.w_dtype));
+  if (t.traits.norm != Norm::layer || t.traits.residual) {  // LayerNorm seeds as before
+    mix(static_cast<std::uint64_t>(t.traits.norm));
+    mix(t.traits.residual ? 1 + static_cast<std::uint64_t>(*t.traits.residual) : 0);
+  }
+  mix(static_cast<std::uint64_t>(t.n));
+  mix(static_cast<std::uint64_t>(t.m));
+  return h;
+}
+
+// The bwd_dwdb key of a backward target: it depends on the bwd_dx config
+// (its partial rows).
+KeyPlan dwdb_plan(const rt::DeviceInfo& dev, const Target& t, const Config& dx_config) {
+  const rt::DwdbProblem r = rt::dwdb_problem(t.traits, t.traits.has_weight, t.traits.has_bias, dx_config, t.m);
+  return plan_key(dev, r.traits, t.n, r.rows);
+}
+
+// ------------------------------------------------------------ workers
+// What the workers of one run over one GPU model share.
+struct Shared {
+  Shared(const TuneOptions& options, cache::Database& database, Progress* p)
+      : o(options), db(database), progress(p), start(Clock::now()) {}
+  const TuneOptions& o;
+  cache::Database& db;
+  Progress* progress;
+  CompilePool* pool = nullptr;
+  cache::Provenance now;  // templates, NVRTC and driver of this run
+  Clock::time_point start;
+  bool single = true;     // one worker: a fatal error may cancel the pool
+  std::mutex progress_mu;
+  std::atomic<bool> budget_spent{false};
 
   bool out_of_time() const {
-    return o_.budget_s > 0 && std::chrono::duration<double>(Clock::now() - start_).count() > o_.budget_s;
+    return o.budget_s > 0 && std::chrono::duration<double>(Clock::now() - start).count() > o.budget_s;
+  }
+  // Progress calls, serialised.
+  template <class F>
+  void report(F&& f) {
+    if (!progress) return;
+    std::lock_guard<std::mutex> lock(progress_mu);
+    f(*progress);
+  }
+};
+
+// One target: its main key (fwd or bwd_dx) and what to do with it.
+struct TargetPlan {
+  Target target;
+  KeyPlan main;                                // space already reduced for a warm re-tune
+  Retune main_mode = Retune::full;
+  std::optional<cache::TuneRecord> main_record;  // the existing one
+  bool dwdb = false;                           // bwd_dwdb follows (bwd with gradients, tune_dwdb)
+  Config dwdb_default;
+};
+
+// The outcome at the last N searched for the same kernel, traits and M.
+struct History {
+  std::int64_t n = 0;
+  int vec = 1;
+  Outcome outcome;
+};
+
+class Worker {
+ public:
+  Worker(Shared& sh, const Env& env, int ordinal, double copy_gbps)
+      : sh_(sh), env_(env), ordinal_(ordinal), copy_gbps_(copy_gbps) {}
+
+  std::size_t searched() const { return searched_; }
+
+  // Tunes one target (its main key, then its bwd_dwdb), reporting each key.
+  // Throws FatalOut, with the target's results, when the context is unusable.
+  std::vector<KeyResult> run(const TargetPlan& p) {
+    std::vector<KeyResult> out;
+    const Target& t = p.target;
+    const rt::DeviceInfo& dev = *env_.dev;
+    const std::string spent = "the time budget was spent";
+    std::optional<Config> dx_config;
+    if (p.main_mode == Retune::skip) {
+      finish(out, cached(p.main.key, t.m));
+      dx_config = p.main_record->config;
+      if (!p.dwdb) return out;
+      const KeyPlan dp = dwdb_plan(dev, t, *dx_config);
+      const auto rec = sh_.db.find(dp.key);
+      if (retune_mode(rec, sh_.now, sh_.o.force, sh_.o.full) == Retune::skip) {
+        finish(out, cached(dp.key, dp.m));
+        return out;
+      }
+    }
+    if (sh_.out_of_time()) {
+      sh_.budget_spent = true;
+      if (p.main_mode != Retune::skip)
+        finish(out, skipped(p.main.key, t.m, KeyResult::State::skipped_budget, spent));
+      if (p.dwdb) {
+        const KeyPlan dp = dwdb_plan(dev, t, dx_config.value_or(p.main.default_config));
+        finish(out, skipped(dp.key, dp.m, KeyResult::State::skipped_budget, spent));
+      }
+      return out;
+    }
+    try {
+      Workload w(t.traits, t.m, t.n, target_seed(sh_.o.seed, t));
+      if (p.main_mode != Retune::skip) {
+        KeyResult kr;
+        const bool warm = p.main_mode == Retune::warm;
+        if (t.traits.kernel == Kernel::fwd) {
+          FwdBench bench(env_, w);
+          kr = search_key(p.main, bench, [&](const Config&) { return w.fwd_bytes(); }, w.vec(), warm);
+        } else {
+          const Config dwdb_default = p.dwdb_default.block_size > 0
+                                          ? p.dwdb_default
+                                          : dwdb_plan(dev, t, p.main.default_config).default_config;
+          BwdDxBench bench(env_, w, dwdb_default);
+          kr = search_key(p.main, bench, [&](const Config& c) { return w.bwd_bytes(c); }, w.vec(), warm);
+        }
+        if (kr.outcome.best() && kr.state != KeyResult::State::failed) dx_config = kr.outcome.best()->config;
+        const bool partial = kr.outcome.partial;
+        finish(out, std::move(kr));
+        if (p.dwdb && (!dx_config || partial)) {
+          const KeyPlan dp = dwdb_plan(dev, t, dx_config.value_or(p.main.default_config));
+          finish(out, skipped(dp.key, dp.m, partial ? KeyResult::State::skipped_budget : KeyResult::State::failed,
+                              partial ? spent : "bwd_dx has no winner"));
+          return out;
+        }
+      }
+      if (p.dwdb && dx_config && w.has_dwdb()) {
+        KeyPlan dp = dwdb_plan(dev, t, *dx_config);
+        const auto rec = sh_.db.find(dp.key);
+        const Retune mode = retune_mode(rec, sh_.now, sh_.o.force, sh_.o.full);
+        if (mode == Retune::skip) {
+          finish(out, cached(dp.key, dp.m));
+          return out;
+        }
+        bool warm = false;
+        if (mode == Retune::warm) {
+          std::vector<Config> ws = warm_space(dp.space, rec->config);
+          if (!ws.empty()) {
+            dp.space = std::move(ws);
+            warm = true;
+          }
+        }
+        try {
+          DwdbBench bench(env_, w, *dx_config, dp.default_config);
+          const std::int64_t P = dp.m;
+          finish(out, search_key(dp, bench, [&](const Config&) { return w.dwdb_bytes(P); }, 1, warm));
+        } catch (const CandidateError& e) {
+          finish(out, skipped(dp.key, dp.m, KeyResult::State::failed,
+                              std::string("could not run the bwd_dx winner: ") + e.what()));
+        }
+      }
+    } catch (const FatalError& e) {
+      finish(out, skipped(p.main.key, t.m, KeyResult::State::failed, e.what()));
+      throw FatalOut(e.what(), std::move(out));
+    } catch (const std::exception& e) {
+      // E.g. out of GPU memory for this shape: the next key may still fit.
+      finish(out, skipped(p.main.key, t.m, KeyResult::State::failed, e.what()));
+      const CUresult r = rt::driver().CtxSynchronize();
+      if (r != CUDA_SUCCESS)
+        throw FatalOut("lntune: the CUDA context is unusable (" + rt::error_name(r) + ") after: " + e.what(),
+                       std::move(out));
+    }
+    return out;
+  }
+
+  // A fatal error with the results of the target it stopped in.
+  struct FatalOut {
+    FatalOut(std::string m, std::vector<KeyResult> r) : message(std::move(m)), results(std::move(r)) {}
+    std::string message;
+    std::vector<KeyResult> results;
+  };
+
+ private:
+  using HistoryKey = std::tuple<int, int, int, bool, bool, std::int64_t>;
+  static HistoryKey history_key(const Traits& t, std::int64_t m) {
+    const Traits c = t.canonical();
+    return {static_cast<int>(c.kernel), static_cast<int>(c.x_dtype), static_cast<int>(c.w_dtype), c.has_weight,
+            c.has_bias, m};
   }
 
   // Searches one key on `bench` and stores its winner.
-  KeyResult search_key(const KeyPlan& plan, Bench& bench, const std::function<double(const Config&)>& bytes) {
+  KeyResult search_key(const KeyPlan& plan, Bench& bench, const std::function<double(const Config&)>& bytes, int vec,
+                       bool warm) {
     KeyResult kr;
     kr.key = plan.key;
     kr.m = plan.m;
+    kr.warm = warm;
     const auto t0 = Clock::now();
-    if (progress_) progress_->key_begin(plan.key, plan.space.size() + 1);
+    sh_.report([&](Progress& p) { p.key_begin(plan.key, plan.space.size() + 1, ordinal_); });
     SearchOptions so;
-    so.out_of_time = [this] { return out_of_time(); };
+    so.out_of_time = [this] { return sh_.out_of_time(); };
     so.on_result = [this, &plan](std::size_t i, const CandidateResult& r) {
-      if (progress_) progress_->candidate_done(plan.key, i, r);
+      sh_.report([&](Progress& p) { p.candidate_done(plan.key, i, r); });
     };
+    const TuneOptions& o = sh_.o;
+    const HistoryKey hk = history_key(plan.key.traits, plan.m);
+    const History* prev = nullptr;
+    if (!o.full && o.screen_reps > 0) {
+      so.screen_reps = o.screen_reps;
+      so.screen_margin = o.screen_margin;
+      const double copy = copy_gbps_, headroom = o.roofline_headroom;
+      so.floor_us = [&bytes, copy, headroom](const Config& c) { return roofline_floor_us(bytes(c), copy, headroom); };
+      auto it = history_.find(hk);
+      if (!warm && o.dominated_ratio > 0 && it != history_.end() && it->second.n != plan.key.n) prev = &it->second;
+    }
+    if (prev) {
+      const Traits traits = plan.key.traits;
+      const std::int64_t n = plan.key.n;
+      const double ratio = o.dominated_ratio;
+      so.reuse = [prev, traits, n, vec, ratio](const Config& c) -> std::optional<std::string> {
+        // Only where the config makes the same kind of kernel at both N.
+        try {
+          const InstanceKey a = gen::make_instance(traits, c, prev->n, prev->vec);
+          const InstanceKey b = gen::make_instance(traits, c, n, vec);
+          if (a.single_tile != b.single_tile || a.vec != b.vec) return std::nullopt;
+        } catch (const Error&) {
+          return std::nullopt;
+        }
+        return reuse_reason(prev->outcome, prev->n, c, ratio);
+      };
+    }
     kr.outcome = search(bench, plan.default_config, plan.space, so);
+    ++searched_;
     const Outcome& out = kr.outcome;
-    if (out.partial) summary_.budget_spent = true;
+    if (!warm) history_[hk] = History{plan.key.n, vec, out};
+    if (out.partial) sh_.budget_spent = true;
     if (const CandidateResult* d = &out.baseline(); d->timing && d->timing->stats.median > 0)
       kr.default_gbps = bytes(d->config) / (d->timing->stats.median * 1e-6) / 1e9;
-    if (const CandidateResult* w = out.best()) {
-      const auto prov = make_provenance(rt::nvrtc_version(), env_.dev->driver_version, out.partial);
-      kr.record = make_record(plan.key, out, bytes(w->config), summary_.copy_gbps, prov);
+    if (const CandidateResult* win = out.best()) {
+      cache::Provenance prov = sh_.now;
+      prov.tuned_at = cache::utc_now_iso8601();
+      prov.origin = out.partial ? cache::Origin::partial : cache::Origin::tuned;
+      kr.record = make_record(plan.key, out, bytes(win->config), copy_gbps_, prov);
       kr.winner_gbps = kr.record->gbps;
       try {
-        db_.upsert(*kr.record);
+        sh_.db.upsert(*kr.record);
         kr.state = out.partial ? KeyResult::State::partial : KeyResult::State::tuned;
       } catch (const std::exception& e) {
         kr.state = KeyResult::State::failed;
@@ -390,9 +723,10 @@ class Tuning {
     return kr;
   }
 
-  void finish(KeyResult kr) {
-    if (progress_) progress_->key_done(kr);
-    summary_.keys.push_back(std::move(kr));
+  void finish(std::vector<KeyResult>& out, KeyResult kr) {
+    if (kr.state != KeyResult::State::cached && kr.state != KeyResult::State::skipped_budget) kr.device = ordinal_;
+    sh_.report([&](Progress& p) { p.key_done(kr); });
+    out.push_back(std::move(kr));
   }
 
   KeyResult cached(const cache::TuneKey& key, std::int64_t m) const {
@@ -400,7 +734,7 @@ class Tuning {
     kr.key = key;
     kr.m = m;
     kr.state = KeyResult::State::cached;
-    kr.record = db_.find(key);
+    kr.record = sh_.db.find(key);
     if (kr.record) kr.winner_gbps = kr.record->gbps;
     return kr;
   }
@@ -414,33 +748,14 @@ class Tuning {
     return kr;
   }
 
-  const Env& env() const { return env_; }
-  const TuneOptions& options() const { return o_; }
-  cache::Database& db() { return db_; }
-
- private:
+  Shared& sh_;
   Env env_;
-  cache::Database& db_;
-  const TuneOptions& o_;
-  Progress* progress_;
-  TuneSummary& summary_;
-  Clock::time_point start_;
+  int ordinal_;
+  double copy_gbps_;
+  std::size_t searched_ = 0;
+  std::map<HistoryKey, History> history_;
 };
 
-std::uint64_t target_seed(std::uint64_t seed, const Target& t) {
-  std::uint64_t h = seed;
-  auto mix = [&h](std::uint64_t v) { h = (h ^ v) * 0x100000001b3ULL + 0x9e3779b97f4a7c15ULL; };
-  mix(static_cast<std::uint64_t>(t.traits.kernel));
-  mix(static_cast<std::uint64_t>(t.traits.x_dtype));
-  mix(static_cast<std::uint64_t>(t.traits.w_dtype));
-  if (t.traits.norm != Norm::layer || t.traits.residual) {  // LayerNorm seeds as before
-    mix(static_cast<std::uint64_t>(t.traits.norm));
-    mix(t.traits.residual ? 1 + static_cast<std::uint64_t>(*t.traits.residual) : 0);
-  }
-  mix(static_cast<std::uint64_t>(t.n));
-  mix(static_cast<std::uint64_t>(t.m));
-  return h;
-}
 
 }  // namespace
 
@@ -525,150 +840,230 @@ std::int64_t representative_m(int bucket, int sm_count) {
 }
 
 // ------------------------------------------------------------ run_tuning
-TuneSummary run_tuning(const std::vector<Target>& targets, cache::Database& db,
-                       std::shared_ptr<rt::BinaryStore> store, const TuneOptions& options, Progress* progress) {
+namespace {
+
+// Tunes `targets` on one GPU model: on the calling thread's current context
+// when `ordinals` is empty, else one worker thread per ordinal.
+TuneSummary run_group(const std::vector<int>& ordinals, const rt::DeviceInfo& dev, const std::vector<Target>& targets,
+                      cache::Database& db, const std::shared_ptr<LayeredBinaryStore>& store,
+                      const TuneOptions& options, Progress* progress, Clock::time_point start) {
   const auto t0 = Clock::now();
   TuneSummary summary;
-  rt::Runtime runtime;  // the tuner's own: it never touches the default runtime
-  CUcontext ctx = nullptr;
-  summary.device = runtime.current_device(&ctx);
-  summary.gpu = rt::gpu_id(summary.device);
-  const rt::DeviceInfo& dev = summary.device;
-
-  auto layered = std::make_shared<LayeredBinaryStore>(std::move(store));
-  runtime.set_binary_store(layered);
-  CompilePool pool(dev.arch(), layered, options.jobs);
+  summary.device = dev;
+  summary.gpu = rt::gpu_id(dev);
+  const std::size_t workers = std::max<std::size_t>(1, ordinals.size());
+  unsigned jobs = options.jobs;
+  if (jobs == 0) {
+    // One hardware thread per GPU worker, one for the references.
+    const unsigned hw = std::thread::hardware_concurrency();
+    const unsigned busy = static_cast<unsigned>(workers) + 1;
+    jobs = hw > busy + 1 ? hw - busy : 1;
+  }
+  CompilePool pool(dev.arch(), store, jobs);
   summary.compile_threads = pool.threads();
-  Runner runner(dev, options.runner);
-  Env env{&runtime, ctx, &summary.device, &pool, &runner};
-  Tuning tuning(env, db, options, progress, summary);
+  Shared sh(options, db, progress);
+  sh.start = start;
+  sh.pool = &pool;
+  sh.now = make_provenance(rt::nvrtc_version(), dev.driver_version, false);
+  sh.single = workers == 1;
 
-  // Plans, resume decisions and compilations, all up front.
-  struct TargetPlan {
-    Target target;
-    KeyPlan main;                // fwd or bwd_dx
-    bool main_done = false;      // already tuned (resume)
-    std::optional<Config> stored_dx;  // the cached bwd_dx winner, when main_done
-    bool dwdb = false;           // bwd_dwdb still to tune after bwd_dx
-    Config dwdb_default;         // its default config
-  };
-  // The bwd_dwdb key depends on the bwd_dx config (its partial rows).
-  auto dwdb_plan = [&dev](const Target& t, const Config& dx_config) {
-    const rt::DwdbProblem r = rt::dwdb_problem(t.traits, t.traits.has_weight, t.traits.has_bias, dx_config, t.m);
-    return plan_key(dev, r.traits, t.n, r.rows);
-  };
+  // Plans, retune decisions and compilations, all up front.
   std::vector<TargetPlan> plans;
+  std::vector<double> costs;
   std::size_t keys = 0, candidates = 0;
   for (const Target& t : targets) {
     TargetPlan p;
     p.target = t;
     p.main = plan_key(dev, t.traits, t.n, t.m);
-    p.main_done = !options.force && is_tuned(db, p.main.key);
-    if (p.main_done) {
-      if (auto r = db.find(p.main.key)) p.stored_dx = r->config;
-    } else {
+    p.main_record = db.find(p.main.key);
+    p.main_mode = retune_mode(p.main_record, sh.now, options.force, options.full);
+    if (p.main_mode == Retune::warm) {
+      std::vector<Config> ws = warm_space(p.main.space, p.main_record->config);
+      if (ws.empty())
+        p.main_mode = Retune::full;
+      else
+        p.main.space = std::move(ws);
+    }
+    if (p.main_mode != Retune::skip) {
       submit_all(pool, p.main, expected_vec(t.traits, t.n));
       candidates += p.main.space.size() + 1;
       ++keys;
     }
     const bool grads = t.traits.has_weight || t.traits.has_bias;
+    bool dwdb_work = false;
     if (t.traits.kernel == Kernel::bwd_dx && options.tune_dwdb && grads) {
+      p.dwdb = true;
       // Any bwd_dx config will do for the space and the compilations: the
       // bwd_dwdb instances do not depend on M.
-      const KeyPlan dp = dwdb_plan(t, p.stored_dx.value_or(p.main.default_config));
+      const Config dx = p.main_mode == Retune::skip ? p.main_record->config : p.main.default_config;
+      const KeyPlan dp = dwdb_plan(dev, t, dx);
       p.dwdb_default = dp.default_config;
-      p.dwdb = !p.main_done || !p.stored_dx || options.force || !is_tuned(db, dp.key);
-      if (p.dwdb) {
+      dwdb_work = p.main_mode != Retune::skip ||
+                  retune_mode(db.find(dp.key), sh.now, options.force, options.full) != Retune::skip;
+      if (dwdb_work) {
         submit_all(pool, dp, 1);
         candidates += dp.space.size() + 1;
         ++keys;
       }
     }
+    costs.push_back(p.main_mode != Retune::skip || dwdb_work ? target_cost(t) : 0.0);
     plans.push_back(std::move(p));
   }
-  if (progress) progress->begin(keys, candidates);
+  sh.report([&](Progress& pr) { pr.begin(keys, candidates); });
 
-  summary.copy_gbps = runner.copy_gbps();
-  if (progress) progress->note("device-to-device copy: " + std::to_string(static_cast<long>(summary.copy_gbps)) + " GB/s");
+  const std::vector<std::vector<std::size_t>> shares = partition_keys(costs, workers);
+  std::vector<std::vector<KeyResult>> results(plans.size());
+  std::vector<DeviceStats> stats(workers);
+  std::vector<rt::KernelCacheStats> kernel_stats(workers);
 
-  for (const TargetPlan& p : plans) {
-    const Target& t = p.target;
-    std::optional<Config> dx_config = p.stored_dx;
-    const std::string spent = "the time budget was spent";
-    if (p.main_done) tuning.finish(tuning.cached(p.main.key, t.m));
-    if (p.main_done && p.stored_dx && p.dwdb_default.block_size > 0 && !p.dwdb) {
-      const KeyPlan dp = dwdb_plan(t, *p.stored_dx);
-      tuning.finish(tuning.cached(dp.key, dp.m));
-    }
-    if (p.main_done && !p.dwdb) continue;
-    if (tuning.out_of_time()) {
-      summary.budget_spent = true;
-      if (!p.main_done) tuning.finish(tuning.skipped(p.main.key, t.m, KeyResult::State::skipped_budget, spent));
-      if (p.dwdb) {
-        const KeyPlan dp = dwdb_plan(t, dx_config.value_or(p.main.default_config));
-        tuning.finish(tuning.skipped(dp.key, dp.m, KeyResult::State::skipped_budget, spent));
-      }
-      continue;
-    }
+  auto work = [&](std::size_t w) {
+    const auto w0 = Clock::now();
+    DeviceStats& st = stats[w];
+    st.ordinal = ordinals.empty() ? dev.ordinal : ordinals[w];
+    const std::string who = workers > 1 ? "gpu " + std::to_string(st.ordinal) + ": " : "";
+    // The worker's own runtime (never the process's default one): its
+    // modules and device table, CUBINs from the run's shared store. Declared
+    // first, so that it outlives the runner and the benches' kernels.
+    rt::Runtime runtime;
+    runtime.set_binary_store(store);
+    std::unique_ptr<Runner> runner;
+    CUcontext ctx = nullptr;
+    const rt::DeviceInfo* d = &dev;
     try {
-      Workload w(t.traits, t.m, t.n, target_seed(options.seed, t));
-      if (!p.main_done) {
-        KeyResult kr;
-        if (t.traits.kernel == Kernel::fwd) {
-          FwdBench bench(env, w);
-          kr = tuning.search_key(p.main, bench, [&](const Config&) { return w.fwd_bytes(); });
-        } else {
-          const Config dwdb_default = p.dwdb_default.block_size > 0 ? p.dwdb_default
-                                                                     : dwdb_plan(t, p.main.default_config).default_config;
-          BwdDxBench bench(env, w, dwdb_default);
-          kr = tuning.search_key(p.main, bench, [&](const Config& c) { return w.bwd_bytes(c); });
-        }
-        if (kr.outcome.best() && kr.state != KeyResult::State::failed) dx_config = kr.outcome.best()->config;
-        const bool partial = kr.outcome.partial;
-        tuning.finish(std::move(kr));
-        if (p.dwdb && (!dx_config || partial)) {
-          const KeyPlan dp = dwdb_plan(t, dx_config.value_or(p.main.default_config));
-          tuning.finish(tuning.skipped(dp.key, dp.m,
-                                       partial ? KeyResult::State::skipped_budget : KeyResult::State::failed,
-                                       partial ? spent : "bwd_dx has no winner"));
-          continue;
-        }
-      }
-      if (p.dwdb && dx_config && w.has_dwdb()) {
-        const KeyPlan dp = dwdb_plan(t, *dx_config);
-        if (!options.force && is_tuned(db, dp.key)) {
-          tuning.finish(tuning.cached(dp.key, dp.m));
-          continue;
-        }
-        try {
-          DwdbBench bench(env, w, *dx_config, dp.default_config);
-          const std::int64_t P = dp.m;
-          tuning.finish(tuning.search_key(dp, bench, [&](const Config&) { return w.dwdb_bytes(P); }));
-        } catch (const CandidateError& e) {
-          tuning.finish(tuning.skipped(dp.key, dp.m, KeyResult::State::failed,
-                                       std::string("could not run the bwd_dx winner: ") + e.what()));
-        }
-      }
-    } catch (const FatalError& e) {
-      summary.fatal = e.what();
-      tuning.finish(tuning.skipped(p.main.key, t.m, KeyResult::State::failed, e.what()));
-      pool.cancel();
-      break;
+      if (!ordinals.empty()) use_device(ordinals[w]);
+      d = &runtime.current_device(&ctx);
+      runner = std::make_unique<Runner>(*d, options.runner);
+      st.copy_gbps = runner->copy_gbps();
     } catch (const std::exception& e) {
-      // E.g. out of GPU memory for this shape: the next key may still fit.
-      tuning.finish(tuning.skipped(p.main.key, t.m, KeyResult::State::failed, e.what()));
-      const CUresult r = rt::driver().CtxSynchronize();
-      if (r != CUDA_SUCCESS) {
-        summary.fatal = "lntune: the CUDA context is unusable (" + rt::error_name(r) + ") after: " + e.what();
-        pool.cancel();
+      if (ordinals.empty()) throw;  // one GPU: nothing was tuned yet
+      st.fatal = e.what();
+      for (std::size_t i : shares[w]) {
+        KeyResult kr;
+        kr.key = plans[i].main.key;
+        kr.m = plans[i].target.m;
+        kr.state = KeyResult::State::failed;
+        kr.message = "GPU " + std::to_string(st.ordinal) + " could not start: " + e.what();
+        sh.report([&](Progress& pr) { pr.key_done(kr); });
+        results[i].push_back(std::move(kr));
+      }
+      st.busy_s = std::chrono::duration<double>(Clock::now() - w0).count();
+      return;
+    }
+    sh.report([&](Progress& pr) {
+      pr.note(who + "device-to-device copy: " + std::to_string(static_cast<long>(st.copy_gbps)) + " GB/s");
+    });
+    Env env{&runtime, ctx, d, &pool, runner.get()};
+    Worker wk(sh, env, st.ordinal, st.copy_gbps);
+    for (std::size_t i : shares[w]) {
+      try {
+        results[i] = wk.run(plans[i]);
+      } catch (const Worker::FatalOut& f) {
+        results[i] = f.results;
+        st.fatal = f.message;
+        if (sh.single) pool.cancel();
         break;
       }
     }
+    st.keys = wk.searched();
+    runner.reset();
+    kernel_stats[w] = runtime.kernel_cache_stats();
+    st.busy_s = std::chrono::duration<double>(Clock::now() - w0).count();
+  };
+
+  if (ordinals.empty()) {
+    work(0);
+  } else {
+    std::vector<std::thread> threads;
+    std::vector<std::string> crashed(workers);
+    for (std::size_t w = 0; w < workers; ++w)
+      threads.emplace_back([&, w] {
+        try {
+          work(w);
+        } catch (const std::exception& e) {
+          crashed[w] = e.what();
+        } catch (...) {
+          crashed[w] = "unknown error";
+        }
+      });
+    for (auto& th : threads) th.join();
+    for (std::size_t w = 0; w < workers; ++w)
+      if (!crashed[w].empty() && stats[w].fatal.empty()) stats[w].fatal = crashed[w];
   }
+
+  for (auto& r : results)
+    for (auto& k : r) {
+      if (!k.outcome.candidates.empty()) summary.search += k.outcome.counts();
+      if (k.warm) ++summary.warm_keys;
+      summary.keys.push_back(std::move(k));
+    }
+  for (const DeviceStats& st : stats)
+    if (!st.fatal.empty())
+      summary.fatal += (summary.fatal.empty() ? "" : "; ") +
+                       (workers > 1 ? "gpu " + std::to_string(st.ordinal) + ": " : std::string()) + st.fatal;
+  summary.copy_gbps = stats.front().copy_gbps;
+  summary.devices = std::move(stats);
+  summary.budget_spent = sh.budget_spent;
   summary.compile = pool.stats();
-  summary.kernel_cache = runtime.kernel_cache_stats();
+  for (const rt::KernelCacheStats& k : kernel_stats) {
+    summary.kernel_cache.compiled += k.compiled;
+    summary.kernel_cache.loaded_from_store += k.loaded_from_store;
+    summary.kernel_cache.loaded += k.loaded;
+  }
   summary.wall_s = std::chrono::duration<double>(Clock::now() - t0).count();
   return summary;
+}
+
+}  // namespace
+
+TuneSummary run_tuning(const std::vector<Target>& targets, cache::Database& db,
+                       std::shared_ptr<rt::BinaryStore> store, const TuneOptions& options, Progress* progress) {
+  const auto start = Clock::now();
+  CUdevice cu = 0;
+  rt::current_context(&cu);
+  const rt::DeviceInfo dev = rt::device_info(cu);
+  auto layered = std::make_shared<LayeredBinaryStore>(std::move(store));
+  return run_group({}, dev, targets, db, layered, options, progress, start);
+}
+
+std::vector<TuneSummary> run_tuning_on(const std::vector<int>& ordinals, const std::vector<Target>& targets,
+                                       cache::Database& db, std::shared_ptr<rt::BinaryStore> store,
+                                       const TuneOptions& options, Progress* progress) {
+  const auto start = Clock::now();
+  if (ordinals.empty()) throw Error("lntune: no devices to tune on");
+  const rt::DriverApi& d = rt::driver();
+  int count = 0;
+  rt::check(d.DeviceGetCount(&count), "cuDeviceGetCount");
+  std::vector<rt::DeviceInfo> infos;
+  std::vector<cache::GpuId> ids;
+  for (std::size_t i = 0; i < ordinals.size(); ++i) {
+    const int o = ordinals[i];
+    if (o < 0 || o >= count)
+      throw Error("lntune: device " + std::to_string(o) + " does not exist (this machine has " +
+                  std::to_string(count) + " CUDA device" + (count == 1 ? "" : "s") + ")");
+    if (std::find(ordinals.begin(), ordinals.begin() + static_cast<std::ptrdiff_t>(i), o) !=
+        ordinals.begin() + static_cast<std::ptrdiff_t>(i))
+      throw Error("lntune: device " + std::to_string(o) + " is listed twice");
+    CUdevice dev = 0;
+    rt::check(d.DeviceGet(&dev, o), "cuDeviceGet(" + std::to_string(o) + ")");
+    infos.push_back(rt::device_info(dev));
+    ids.push_back(rt::gpu_id(infos.back()));
+  }
+  auto layered = std::make_shared<LayeredBinaryStore>(std::move(store));
+  std::vector<TuneSummary> out;
+  const auto groups = group_by_model(ids);
+  for (const auto& g : groups) {
+    std::vector<int> mine;
+    for (std::size_t i : g) mine.push_back(ordinals[i]);
+    if (groups.size() > 1 && progress) {
+      std::string list;
+      for (int o : mine) list += (list.empty() ? "" : ",") + std::to_string(o);
+      std::ostringstream os;
+      os << ids[g.front()];
+      progress->note("tuning " + os.str() + " on device" + (mine.size() == 1 ? " " : "s ") + list);
+    }
+    out.push_back(run_group(mine, infos[g.front()], targets, db, layered, options, progress, start));
+  }
+  return out;
 }
 
 }  // namespace lntune::tune

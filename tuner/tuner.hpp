@@ -3,8 +3,10 @@
 // For each target (fwd, or bwd = bwd_dx followed by its bwd_dwdb):
 //   * its key (GPU, canonical traits, N, M bucket) is skipped when the
 //     writable cache already holds a complete record for it made with the
-//     current templates (resume; see is_tuned), unless `force`;
-//   * every candidate of gen::search_space (and the default config) is
+//     current templates (resume; see retune_mode), unless `force`; a record
+//     from other templates is re-tuned warm (below);
+//   * every candidate of gen::search_space (or of warm_space) and the
+//     default config is
 //     compiled on the CompilePool, submitted for all targets up front so that
 //     compilation overlaps the GPU work; CUBINs already in the cache are
 //     taken from it;
@@ -17,10 +19,34 @@
 //   * the winner is upserted at once (so an interrupted run keeps it) with
 //     its timing, GB/s, the copy bandwidth measured at the start of this run,
 //     the default config's time, and provenance. A key cut short by the
-//     budget is stored with origin "tuned-partial" and tuned again on resume.
+//     budget is stored with origin cache::Origin::partial ("tuned-partial") and
+//     tuned again on resume.
 // A candidate's failure is recorded in its result; a key's failure (e.g. out
 // of memory) in the key's; only an unusable CUDA context stops the run
 // (TuneSummary::fatal).
+//
+// Search (see tuner/search.hpp): staged by default (screening, roofline
+// bound from the bytes a config moves and the copy bandwidth measured at the
+// start of the run, reuse of failures and plainly dominated configs from the
+// previous N of the same kernel, dtype and M); TuneOptions::full gives the
+// exhaustive search.
+//
+// Warm re-tune (retune_mode): a key whose record was measured with other
+// kernel templates (or any key, with `force`) but the same GPU (the key),
+// driver and NVRTC is re-tuned over the previous winner and its close
+// rivals (warm_space) instead of the whole space; `full` searches the whole
+// space.
+//
+// Several GPUs (run_tuning_on): one worker thread per GPU, each with its own
+// context, runner and workload, over a deterministic share of the targets
+// (partition_keys); one compile pool for all; every winner goes into the
+// same Database through its own transaction. A record does not say which GPU
+// measured it. GPUs of different models are tuned one model after another,
+// each into its own records (the GPU is part of the key). State: a worker
+// owns its rt::Runtime (kernel cache, device table; the run's shared binary
+// store set on it with set_binary_store), runner, workloads and neighbour
+// history; the compile pool and the binary store behind it are shared. The
+// process's default runtime (rt::default_runtime) is never touched.
 #pragma once
 
 #include <cstdint>
@@ -87,6 +113,8 @@ struct KeyResult {
   cache::TuneKey key;
   std::int64_t m = 0;  // rows of the timed problem (bwd_dwdb: partial rows)
   State state = State::failed;
+  int device = -1;     // ordinal of the GPU that measured it (-1: not measured)
+  bool warm = false;   // searched over the previous winner and its rivals only
   std::string message;
   Outcome outcome;                         // empty unless searched
   std::optional<cache::TuneRecord> record;  // stored (or found, for cached)
@@ -95,12 +123,16 @@ struct KeyResult {
 };
 const char* to_string(KeyResult::State s);
 
-// Progress reporting (the CLI's progress bar). Called on the tuning thread.
+// Progress reporting (the CLI's progress bar). Calls are never concurrent
+// (the tuner serialises them), but with several GPUs they come from the
+// workers' threads; `device` is the ordinal of the GPU working on the key.
 class Progress {
  public:
   virtual ~Progress() = default;
   virtual void begin(std::size_t keys, std::size_t candidates) { (void)keys, (void)candidates; }
-  virtual void key_begin(const cache::TuneKey& key, std::size_t candidates) { (void)key, (void)candidates; }
+  virtual void key_begin(const cache::TuneKey& key, std::size_t candidates, int device) {
+    (void)key, (void)candidates, (void)device;
+  }
   virtual void candidate_done(const cache::TuneKey& key, std::size_t index, const CandidateResult& r) {
     (void)key, (void)index, (void)r;
   }
@@ -112,16 +144,75 @@ struct TuneOptions {
   RunnerOptions runner;
   double budget_s = 0;  // 0: no limit
   bool force = false;   // re-tune keys already in the cache
+  bool full = false;    // exhaustive search of the whole space, no warm re-tune
   bool tune_dwdb = true;
   unsigned jobs = 0;    // compile threads (0: automatic)
   std::uint64_t seed = 0x6c6e74756e65ULL;
+  // The staged search (ignored with `full`): see tuner/search.hpp.
+  int screen_reps = 5;
+  double screen_margin = 0.10;
+  double roofline_headroom = 1.15;  // floor = bytes / (headroom x copy bandwidth)
+  double dominated_ratio = 2.0;     // reuse from the previous N; 0: no reuse
+};
+
+// What to do with a key that is about to be tuned, given its existing record
+// and the provenance of results measured now (pure):
+//   skip  the record is complete and from the current templates, no `force`;
+//   warm  re-tune over the previous winner and its rivals: the record is
+//         complete and from the same NVRTC and driver (the GPU is the key's),
+//         only the code (templates) changed, or `force`; never with `full`;
+//   full  everything else (no record, a partial one, another NVRTC/driver,
+//         or `full`).
+enum class Retune { skip, warm, full };
+const char* to_string(Retune r);
+Retune retune_mode(const std::optional<cache::TuneRecord>& existing, const cache::Provenance& now, bool force,
+                   bool full);
+
+// The warm re-tune's candidates (pure): the previous winner and its close
+// rivals, the configs of `space` that differ from it in at most two fields,
+// each by a factor of two (block_size, num_warps, rows_per_cta,
+// group_size_m, cluster_size); in space order, the previous winner first.
+// Empty when the previous winner is not in the space (a full search then).
+std::vector<Config> warm_space(const std::vector<Config>& space, const Config& previous);
+
+// ---- several GPUs (pure helpers)
+
+// `--devices`: "all" (every one of `count` devices) or a comma-separated
+// list of ordinals, in the order given. Throws lntune::Error naming the
+// problem: empty, not a number, out of range, listed twice, or no device.
+std::vector<int> parse_devices(const std::string& spec, int count);
+
+// The estimated cost of tuning a target (arbitrary units): a fixed part per
+// key plus one growing with the bytes its workload moves.
+double target_cost(const Target& t);
+
+// Splits items (given in order, with their costs) over `workers`: each item
+// goes to the worker with the least cost so far, ties to the lowest index.
+// Deterministic; every item exactly once; each worker's items in order.
+// Throws lntune::Error for workers == 0 or a negative or non-finite cost.
+std::vector<std::vector<std::size_t>> partition_keys(const std::vector<double>& costs, std::size_t workers);
+
+// Indices of `gpus` grouped by model (equal GpuId), groups in order of first
+// appearance, indices ascending.
+std::vector<std::vector<std::size_t>> group_by_model(const std::vector<cache::GpuId>& gpus);
+
+// One GPU's share of a run.
+struct DeviceStats {
+  int ordinal = -1;
+  double copy_gbps = 0;
+  std::size_t keys = 0;   // searched (not cached, not skipped)
+  double busy_s = 0;      // wall time of its worker
+  std::string fatal;      // non-empty: this GPU stopped early
 };
 
 struct TuneSummary {
-  rt::DeviceInfo device;
+  rt::DeviceInfo device;  // the first GPU of the run
   cache::GpuId gpu;
-  double copy_gbps = 0;
-  std::vector<KeyResult> keys;
+  double copy_gbps = 0;   // the first GPU's
+  std::vector<KeyResult> keys;  // in the order of the targets
+  std::vector<DeviceStats> devices;
+  SearchCounts search;    // summed over the searched keys
+  std::size_t warm_keys = 0;
   CompileStats compile;
   unsigned compile_threads = 0;
   rt::KernelCacheStats kernel_cache;  // of the tuner's own runtime, at the end
@@ -172,5 +263,12 @@ void use_device(int ordinal);
 TuneSummary run_tuning(const std::vector<Target>& targets, cache::Database& db,
                        std::shared_ptr<rt::BinaryStore> store, const TuneOptions& options,
                        Progress* progress = nullptr);
+
+// The same over the devices `ordinals` (see "Several GPUs" above): one
+// summary per GPU model, in order of first appearance. The calling thread
+// plans and submits compilations; each GPU gets a worker thread.
+std::vector<TuneSummary> run_tuning_on(const std::vector<int>& ordinals, const std::vector<Target>& targets,
+                                       cache::Database& db, std::shared_ptr<rt::BinaryStore> store,
+                                       const TuneOptions& options, Progress* progress = nullptr);
 
 }  // namespace lntune::tune

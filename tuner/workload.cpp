@@ -324,27 +324,11 @@ void Workload::launch_backward(const rt::LoadedKernel& dx, const Config& dx_conf
 
 void Workload::launch_dwdb(const rt::LoadedKernel& dwdb, const Config& rc, const Config& dx_config,
                            CUstream stream) const {
-  // The layout rt::launch_backward uses: the dW partials, then the dB
-  // partials, each workspace_bytes / (number of gradients) bytes.
   const std::size_t need = rt::workspace_bytes(bwd_, dx_config);
   if (need == 0 || need > ws_.size())
     throw Error("lntune: internal: no backward partials for " + to_string(dx_config));
-  const int grads = (bwd_.want_dw ? 1 : 0) + (bwd_.want_db ? 1 : 0);
-  const std::size_t one = need / static_cast<std::size_t>(grads);
-  char* ws = static_cast<char*>(ws_.ptr());
-  DwdbParams params{bwd_.want_dw ? reinterpret_cast<const float*>(ws) : nullptr,
-                    bwd_.want_db ? reinterpret_cast<const float*>(ws + (bwd_.want_dw ? one : 0)) : nullptr,
-                    bargs_.dweight,
-                    bargs_.dbias,
-                    rt::partial_rows(dx_config, m_),
-                    n_};
-  void* args[] = {&params};
-  const auto grid = static_cast<unsigned>((n_ + rc.block_size - 1) / rc.block_size);
-  const CUresult r = rt::driver().LaunchKernel(dwdb.fn, grid, 1, 1, static_cast<unsigned>(rc.threads()), 1, 1, 0,
-                                               stream, args, nullptr);
-  if (r != CUDA_SUCCESS)
-    rt::check(r, "cuLaunchKernel(" + dwdb.name + ", grid " + std::to_string(grid) + ", block " +
-                     std::to_string(rc.threads()) + ")");
+  rt::launch_dwdb(dwdb, rc, rt::workspace_layout(bwd_, dx_config, ws_.ptr()), rt::partial_rows(dx_config, m_), n_,
+                  bargs_.dweight, bargs_.dbias, stream);
 }
 
 void Workload::poison(const rt::DeviceBuffer& b, DType d, std::size_t bytes, CUstream stream) const {

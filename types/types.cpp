@@ -31,6 +31,9 @@ std::string_view to_string(Kernel k) {
   return "?";
 }
 
+std::ostream& operator<<(std::ostream& os, DType d) { return os << to_string(d); }
+std::ostream& operator<<(std::ostream& os, Kernel k) { return os << to_string(k); }
+
 std::optional<DType> parse_dtype(std::string_view s) {
   if (s == "fp32" || s == "f32" || s == "float32" || s == "float") return DType::f32;
   if (s == "fp16" || s == "f16" || s == "float16" || s == "half") return DType::f16;

@@ -13,10 +13,29 @@ namespace {
 
 constexpr int kMaxIncludeDepth = 32;
 constexpr int kMaxMacroDepth = 64;
+// The combined depth of the renderer's recursion: nested bodies (if, for,
+// macro, included template) and expressions, across includes and macro
+// calls. Each of those is capped on its own (the parser caps one template's
+// nesting at 200), but not their product: 60 nested ifs around a
+// self-include used to overflow the stack. At this depth the renderer uses
+// well under 1 MiB of stack, also under AddressSanitizer.
+constexpr int kMaxRenderDepth = 500;
 constexpr std::size_t kMaxRangeItems = 1'000'000;
-constexpr std::size_t kMaxStringBytes = std::size_t{1} << 28;
+// Resource caps, so that no template exhausts memory or runs for hours
+// (kernel templates need a tiny fraction of each): every string (the output
+// included) holds at most kMaxStringBytes, every list kMaxRangeItems, and a
+// render takes at most kMaxRenderSteps steps (nodes, expressions and loop
+// iterations; macros calling themselves twice would otherwise take 2^64).
+constexpr std::size_t kMaxStringBytes = std::size_t{1} << 24;
+constexpr std::int64_t kMaxRenderSteps = 5'000'000;
+
 
 [[noreturn]] void fail(const Location& loc, std::string message) { throw TemplateError(loc, std::move(message)); }
+
+void check_string(const std::string& s, const Location& loc) {
+  if (s.size() > kMaxStringBytes)
+    fail(loc, "string of " + std::to_string(s.size()) + " bytes is too large (limit " + std::to_string(kMaxStringBytes) + ")");
+}
 
 std::string quoted(std::string_view s) { return "'" + std::string(s) + "'"; }
 
@@ -118,8 +137,14 @@ Value repeat(const std::string& s, int64_t n, const Location& loc) {
 Value arith(BinaryOp op, const Value& a, const Value& b, const Location& loc) {
   if (a.is_int() && b.is_int()) return int_arith(op, a.as_int(), b.as_int(), loc);
   if (a.is_number() && b.is_number()) return double_arith(op, a.as_double(), b.as_double(), loc);
-  if (op == BinaryOp::Add && a.is_string() && b.is_string()) return a.as_string() + b.as_string();
+  if (op == BinaryOp::Add && a.is_string() && b.is_string()) {
+    if (a.as_string().size() + b.as_string().size() > kMaxStringBytes) check_string(a.as_string() + b.as_string(), loc);
+    return a.as_string() + b.as_string();
+  }
   if (op == BinaryOp::Add && a.is_list() && b.is_list()) {
+    if (a.as_list().size() + b.as_list().size() > kMaxRangeItems)
+      fail(loc, "list of " + std::to_string(a.as_list().size() + b.as_list().size()) + " items is too large (limit " +
+                    std::to_string(kMaxRangeItems) + ")");
     List out = a.as_list();
     out.insert(out.end(), b.as_list().begin(), b.as_list().end());
     return out;
@@ -158,7 +183,11 @@ bool contains(const Value& container, const Value& item, const Location& loc) {
 
 Value binary(BinaryOp op, const Value& a, const Value& b, const Location& loc) {
   switch (op) {
-    case BinaryOp::Concat: return to_string(a, loc) + to_string(b, loc);
+    case BinaryOp::Concat: {
+      std::string joined = to_string(a, loc) + to_string(b, loc);
+      check_string(joined, loc);
+      return joined;
+    }
     case BinaryOp::Eq: return a == b;
     case BinaryOp::Ne: return a != b;
     case BinaryOp::Lt: {
@@ -200,8 +229,36 @@ class Renderer {
  private:
   // ---- statements ----
 
+  // Counts one level of the renderer's recursion while alive.
+  class Depth {
+   public:
+    Depth(Renderer& r, const Location& at) : r_(r) {
+      r_.step(at);
+      if (r_.depth_ >= kMaxRenderDepth) {
+        fail(at, "template nesting too deep (more than " + std::to_string(kMaxRenderDepth) +
+                     " levels of blocks, expressions, includes and macro calls)");
+      }
+      ++r_.depth_;
+    }
+    ~Depth() { --r_.depth_; }
+    Depth(const Depth&) = delete;
+    Depth& operator=(const Depth&) = delete;
+
+   private:
+    Renderer& r_;
+  };
+
+  void step(const Location& at) {
+    if (++steps_ > kMaxRenderSteps)
+      fail(at, "template rendering takes too long (more than " + std::to_string(kMaxRenderSteps) + " steps)");
+  }
+
   void render_nodes(const NodeList& nodes, std::string& out) {
+    if (nodes.empty()) return;
+    Depth depth(*this, nodes.front()->loc);
     for (const NodePtr& node : nodes) {
+      step(node->loc);
+      if (out.size() > kMaxStringBytes) check_string(out, node->loc);
       switch (node->kind) {
         case Node::Kind::Text: out += static_cast<const TextNode&>(*node).text; break;
         case Node::Kind::Output: {
@@ -254,6 +311,7 @@ class Renderer {
     auto length = static_cast<int64_t>(items->size());
     frames_.emplace_back();
     for (int64_t i = 0; i < length; ++i) {
+      step(node.loc);
       Dict& frame = frames_.back();
       frame.clear();
       frame.insert_or_assign(node.var, (*items)[static_cast<std::size_t>(i)]);
@@ -304,6 +362,7 @@ class Renderer {
   // attribute, or an index out of range, gives nullopt instead of an error
   // (for |default and `is defined`).
   std::optional<Value> access(const Expr& e, bool soft) {
+    Depth depth(*this, e.loc);
     switch (e.kind) {
       case Expr::Kind::Var: {
         const auto& var = static_cast<const VarExpr&>(e);
@@ -356,6 +415,7 @@ class Renderer {
   }
 
   Value eval(const Expr& e) {
+    Depth depth(*this, e.loc);
     switch (e.kind) {
       case Expr::Kind::Literal: return static_cast<const LiteralExpr&>(e).value;
       case Expr::Kind::List: {
@@ -542,6 +602,7 @@ class Renderer {
           if (!first) out += separator;
           first = false;
           out += to_string(item, f.loc);
+          check_string(out, f.loc);
         }
         return out;
       }
@@ -588,6 +649,8 @@ class Renderer {
   const TemplateAst* current_ = nullptr;
   int include_depth_ = 0;
   int macro_depth_ = 0;
+  int depth_ = 0;  // see kMaxRenderDepth
+  std::int64_t steps_ = 0;  // see kMaxRenderSteps
 };
 
 }  // namespace

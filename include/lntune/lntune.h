@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lntune/export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -25,7 +27,7 @@ typedef enum { LNTUNE_FP32 = 0, LNTUNE_FP16 = 1, LNTUNE_BF16 = 2 } lntune_dtype;
 
 typedef enum {
   LNTUNE_OK = 0,
-  LNTUNE_ERROR_INVALID_ARGUMENT = 1, /* shapes, strides, null pointers, dtypes, eps, alignment */
+  LNTUNE_ERROR_INVALID_ARGUMENT = 1, /* shapes, strides, null pointers, dtypes, non-finite eps, alignment */
   LNTUNE_ERROR_NO_DRIVER = 2,        /* libcuda.so.1 could not be loaded */
   LNTUNE_ERROR_NO_DEVICE = 3,        /* no CUDA device */
   LNTUNE_ERROR_COMPILE = 4,          /* NVRTC failed (the message holds the log) */
@@ -44,7 +46,7 @@ typedef struct {
   int64_t M, N;
   int64_t x_row_stride, y_row_stride;
   lntune_dtype x_dtype, w_dtype; /* w_dtype: x_dtype or LNTUNE_FP32 */
-  float eps;                     /* > 0 */
+  float eps;                     /* finite (0 and negative allowed, as in torch) */
   void* stream;                  /* CUstream */
 } lntune_forward_args;
 
@@ -65,8 +67,8 @@ typedef struct {
   void* stream;
 } lntune_backward_args;
 
-lntune_status lntune_forward(const lntune_forward_args* args);
-lntune_status lntune_backward(const lntune_backward_args* args);
+LNTUNE_API lntune_status lntune_forward(const lntune_forward_args* args);
+LNTUNE_API lntune_status lntune_backward(const lntune_backward_args* args);
 
 /* ---- Variants: RMSNorm, fused residual add, zero-centred gamma, output dtype.
  * lntune_norm_* take the same arguments as lntune_forward/lntune_backward
@@ -120,26 +122,27 @@ typedef struct {
   lntune_dtype y_dtype;        /* dtype of dy */
 } lntune_norm_backward_args;
 
-lntune_status lntune_norm_forward(const lntune_norm_forward_args* args);
-lntune_status lntune_norm_backward(const lntune_norm_backward_args* args);
-lntune_status lntune_norm_backward_workspace_size(const lntune_norm_backward_args* args, size_t* bytes);
+LNTUNE_API lntune_status lntune_norm_forward(const lntune_norm_forward_args* args);
+LNTUNE_API lntune_status lntune_norm_backward(const lntune_norm_backward_args* args);
+LNTUNE_API lntune_status lntune_norm_backward_workspace_size(const lntune_norm_backward_args* args, size_t* bytes);
 
 /* Bytes of workspace the backward needs for these arguments (the fp32 partial
  * dW/dB rows). Pass it in to keep allocations out of the launch (e.g. during
  * CUDA graph capture); with workspace = NULL lntune allocates and keeps one
  * per stream itself. */
-lntune_status lntune_backward_workspace_size(const lntune_backward_args* args, size_t* bytes);
+LNTUNE_API lntune_status lntune_backward_workspace_size(const lntune_backward_args* args, size_t* bytes);
 
 /* Tuned configs on (1: from the tuning cache, LNTUNE_CACHE / LNTUNE_CACHE_PATH;
  * nothing with LNTUNE_CACHE=off) or off (0: the default heuristic), for shapes
  * planned after the call. Needs no GPU. */
-lntune_status lntune_set_tuned(int enabled);
+LNTUNE_API lntune_status lntune_set_tuned(int enabled);
 
 /* The message of this thread's last failed call ("" if none). */
-const char* lntune_last_error(void);
+LNTUNE_API const char* lntune_last_error(void);
 
-/* "0.1.0" */
-const char* lntune_version(void);
+/* The library's version, "MAJOR.MINOR.PATCH" (LNTUNE_VERSION in lntune/version.h, which lntune.hpp includes,
+ * is the headers'). */
+LNTUNE_API const char* lntune_version(void);
 
 #ifdef __cplusplus
 }

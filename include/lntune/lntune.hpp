@@ -9,7 +9,9 @@
 #include <optional>
 #include <string>
 
+#include "lntune/export.h"
 #include "lntune/types.hpp"
+#include "lntune/version.h"
 
 namespace lntune {
 
@@ -68,9 +70,9 @@ struct BackwardArgs {
   std::optional<DType> y_dtype = std::nullopt;  // dtype of dy; none: x_dtype
 };
 
-void forward(const ForwardArgs& args);
-void backward(const BackwardArgs& args);
-std::size_t backward_workspace_size(const BackwardArgs& args);
+LNTUNE_API void forward(const ForwardArgs& args);
+LNTUNE_API void backward(const BackwardArgs& args);
+LNTUNE_API std::size_t backward_workspace_size(const BackwardArgs& args);
 
 // Which config a call with these arguments runs, and why, without launching.
 struct Choice {
@@ -78,9 +80,11 @@ struct Choice {
   std::string instance;  // kernel instance name
   std::string reason;    // "tuned (exact)", "tuned (nearest N=...)", "default heuristic"
 };
-Choice explain_forward(const ForwardArgs& args);
-Choice explain_backward(const BackwardArgs& args);  // the bwd_dx choice
+LNTUNE_API Choice explain_forward(const ForwardArgs& args);
+LNTUNE_API Choice explain_backward(const BackwardArgs& args);  // the bwd_dx choice
 
-const char* version();
+// The library's version, "MAJOR.MINOR.PATCH" (= LNTUNE_VERSION of the headers it
+// was built with, lntune/version.h).
+LNTUNE_API const char* version();
 
 }  // namespace lntune

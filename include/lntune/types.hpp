@@ -12,6 +12,8 @@
 #include <string>
 #include <string_view>
 
+#include "lntune/export.h"
+
 namespace lntune {
 
 // Element type of x, y, dy, dx (and, separately, of weight/bias and their
@@ -25,18 +27,20 @@ enum class Kernel : int {
   bwd_dwdb = 2,  // dW/dB from the partials, in a fixed (deterministic) order
 };
 
-std::size_t dtype_size(DType d);
-std::string_view to_string(DType d);    // "fp32", "fp16", "bf16"
-std::string_view to_string(Kernel k);   // "fwd", "bwd_dx", "bwd_dwdb"
-std::optional<DType> parse_dtype(std::string_view s);   // accepts fp32/f32/float32, ...
-std::optional<Kernel> parse_kernel(std::string_view s);
+LNTUNE_API std::size_t dtype_size(DType d);
+LNTUNE_API std::string_view to_string(DType d);    // "fp32", "fp16", "bf16"
+LNTUNE_API std::string_view to_string(Kernel k);   // "fwd", "bwd_dx", "bwd_dwdb"
+LNTUNE_API std::optional<DType> parse_dtype(std::string_view s);   // accepts fp32/f32/float32, ...
+LNTUNE_API std::optional<Kernel> parse_kernel(std::string_view s);
+LNTUNE_API std::ostream& operator<<(std::ostream& os, DType d);   // to_string (also what gtest prints)
+LNTUNE_API std::ostream& operator<<(std::ostream& os, Kernel k);
 
 // Which normalisation a kernel computes.
 //   layer: xhat = (x - mean) * rstd, rstd = 1/sqrt(var + eps)     (LayerNorm)
 //   rms:   xhat = x * rstd,          rstd = 1/sqrt(mean(x^2) + eps) (RMSNorm; no mean)
 enum class Norm : int { layer = 0, rms = 1 };
-std::string_view to_string(Norm n);  // "layernorm", "rmsnorm"
-std::optional<Norm> parse_norm(std::string_view s);  // layernorm/layer_norm/ln, rmsnorm/rms_norm/rms
+LNTUNE_API std::string_view to_string(Norm n);  // "layernorm", "rmsnorm"
+LNTUNE_API std::optional<Norm> parse_norm(std::string_view s);  // layernorm/layer_norm/ln, rmsnorm/rms_norm/rms
 
 // What the problem is, independent of how it is run.
 struct Traits {
@@ -70,11 +74,11 @@ struct Traits {
   // so that equal problems compare and hash equal (e.g. w_dtype when there is
   // neither weight nor bias; y_dtype equal to x_dtype; zero_centered without a
   // weight; for bwd_dwdb, which only sums fp32 partials, every variant field).
-  Traits canonical() const;
-  friend bool operator==(const Traits& a, const Traits& b);
+  LNTUNE_API Traits canonical() const;
+  friend LNTUNE_API bool operator==(const Traits& a, const Traits& b);
   friend bool operator!=(const Traits& a, const Traits& b) { return !(a == b); }
 };
-std::ostream& operator<<(std::ostream& os, const Traits& t);
+LNTUNE_API std::ostream& operator<<(std::ostream& os, const Traits& t);
 
 // How the problem is run: the tuning parameters.
 //   block_size   fwd/bwd_dx: columns of a row processed per tile (power of two);
@@ -109,8 +113,8 @@ struct Config {
   }
   friend bool operator!=(const Config& a, const Config& b) { return !(a == b); }
 };
-std::ostream& operator<<(std::ostream& os, const Config& c);
-std::string to_string(const Config& c);  // "block_size=1024 num_warps=4 rows_per_cta=1 group_size_m=0[ cluster_size=2]"
+LNTUNE_API std::ostream& operator<<(std::ostream& os, const Config& c);
+LNTUNE_API std::string to_string(const Config& c);  // "block_size=1024 num_warps=4 rows_per_cta=1 group_size_m=0[ cluster_size=2]"
 
 // Everything that determines a compiled kernel's source: traits, the compile-
 // time parts of the config, and two facts about the call that the code is
@@ -125,17 +129,17 @@ struct InstanceKey {
   bool single_tile = true; // N <= block_size * cluster_size (fwd/bwd_dx); unused by bwd_dwdb
   int cluster_size = 1;
 
-  friend bool operator==(const InstanceKey& a, const InstanceKey& b);
+  friend LNTUNE_API bool operator==(const InstanceKey& a, const InstanceKey& b);
   friend bool operator!=(const InstanceKey& a, const InstanceKey& b) { return !(a == b); }
   // Stable, readable, e.g. "fwd_bf16_wbf16_wb_b1024_w4_r1_v8_s"; variants add
   // a suffix ("_rms", "_rfp32" residual, "_zc", "_ofp32" output dtype), so
   // LayerNorm names are what they were.
-  std::string name() const;
+  LNTUNE_API std::string name() const;
 };
-std::ostream& operator<<(std::ostream& os, const InstanceKey& k);
+LNTUNE_API std::ostream& operator<<(std::ostream& os, const InstanceKey& k);
 
 // Thrown (C++ API) for invalid arguments; the C ABI maps it to a status.
-class Error : public std::runtime_error {
+class LNTUNE_API Error : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
@@ -149,5 +153,5 @@ struct std::hash<lntune::Config> {
 
 template <>
 struct std::hash<lntune::InstanceKey> {
-  std::size_t operator()(const lntune::InstanceKey& k) const noexcept;
+  LNTUNE_API std::size_t operator()(const lntune::InstanceKey& k) const noexcept;
 };

@@ -12,6 +12,8 @@
 from __future__ import annotations
 
 import importlib
+import re
+from pathlib import Path
 
 from ._ffi import (
     DType,
@@ -25,7 +27,30 @@ from ._ffi import (
     version,
 )
 
+def _package_version() -> str:
+    """The version without loading the library: written at build time into an
+    installed package (lntune/_version.py), else read from the source tree's
+    CMakeLists.txt (project(lntune VERSION ...)), which lntune_version() reports."""
+    try:
+        from ._version import __version__ as v  # pip install . writes it
+
+        return v
+    except ImportError:
+        pass
+    try:
+        text = (Path(__file__).resolve().parent.parent.parent / "CMakeLists.txt").read_text()
+        m = re.search(r"project\(\s*lntune\s+VERSION\s+([0-9][0-9.]*)", text)
+        if m:
+            return m.group(1)
+    except OSError:
+        pass
+    return "unknown"
+
+
+__version__ = _package_version()
+
 __all__ = [
+    "__version__",
     "DType",
     "Status",
     "LntuneError",

@@ -65,8 +65,9 @@ class Status(enum.IntEnum):
         return "LNTUNE_" + self.name
 
 
-class ForwardArgs(ctypes.Structure):
-    """lntune_forward_args."""
+class _RawForwardArgs(ctypes.Structure):
+    """lntune_forward_args, unchecked (the hot path of lntune.torch fills it
+    with values that fit by construction)."""
 
     _fields_ = [
         ("x", ctypes.c_void_p),  # const void*  [M, x_row_stride] x_dtype
@@ -81,13 +82,13 @@ class ForwardArgs(ctypes.Structure):
         ("y_row_stride", ctypes.c_int64),
         ("x_dtype", ctypes.c_int),  # lntune_dtype
         ("w_dtype", ctypes.c_int),  # lntune_dtype: x_dtype or FP32
-        ("eps", ctypes.c_float),  # > 0
+        ("eps", ctypes.c_float),  # finite (may be <= 0, as in torch)
         ("stream", ctypes.c_void_p),  # CUstream (NULL = legacy default stream)
     ]
 
 
-class BackwardArgs(ctypes.Structure):
-    """lntune_backward_args."""
+class _RawBackwardArgs(ctypes.Structure):
+    """lntune_backward_args, unchecked."""
 
     _fields_ = [
         ("dy", ctypes.c_void_p),  # const void*  [M, dy_row_stride] x_dtype
@@ -111,33 +112,107 @@ class BackwardArgs(ctypes.Structure):
     ]
 
 
-class LibraryNotFoundError(OSError):
-    """liblntune.so could not be found or loaded."""
+_RANGES = {
+    ctypes.c_int64: (-(2**63), 2**63 - 1, "int64_t"),
+    ctypes.c_int: (-(2**31), 2**31 - 1, "int"),
+    ctypes.c_size_t: (0, 2**64 - 1, "size_t"),
+    ctypes.c_void_p: (0, 2**64 - 1, "a pointer"),
+}
+
+
+class _Checked:
+    """Range checks for the integer and pointer fields: ctypes silently wraps
+    a value that does not fit (M = 2**63 would become -2**63)."""
+
+    __slots__ = ()
+
+    def __init__(self, *args, **kwargs):
+        names = [f[0] for f in self._fields_]
+        if len(args) > len(names):
+            raise TypeError("%s takes at most %d field values, got %d" % (type(self).__name__, len(names), len(args)))
+        super().__init__()
+        for name, value in list(zip(names, args)) + list(kwargs.items()):
+            setattr(self, name, value)
+
+    def __setattr__(self, name, value):
+        ctype = self._types.get(name)
+        if ctype is None:
+            if name not in self._names:
+                raise AttributeError("%s has no field %r" % (type(self).__name__, name))
+        elif value is not None and (ctype is not ctypes.c_void_p or isinstance(value, int)):
+            if not isinstance(value, int):
+                raise TypeError("%s.%s must be an int, got %s" % (type(self).__name__, name, type(value).__name__))
+            lo, hi, what = _RANGES[ctype]
+            if not lo <= value <= hi:
+                raise OverflowError("%s.%s = %d does not fit in %s (%d .. %d)"
+                                    % (type(self).__name__, name, value, what, lo, hi))
+        super().__setattr__(name, value)
+
+
+def _field_types(cls):
+    cls._types = {n: t for n, t in cls._fields_ if t in _RANGES}
+    cls._names = frozenset(n for n, _ in cls._fields_)
+    return cls
+
+
+@_field_types
+class ForwardArgs(_Checked, _RawForwardArgs):
+    """lntune_forward_args. Integer and pointer fields are range-checked
+    (OverflowError rather than a silent wrap-around)."""
+
+    __slots__ = ()
+
+
+@_field_types
+class BackwardArgs(_Checked, _RawBackwardArgs):
+    """lntune_backward_args, range-checked like ForwardArgs."""
+
+    __slots__ = ()
 
 
 class LntuneError(RuntimeError):
     """A call into liblntune failed.
 
-    Attributes: ``status`` (a Status), ``status_name`` (its C name, e.g.
+    Attributes: ``status`` (a Status, or None when no call was made: the
+    library could not be loaded), ``status_name`` (its C name, e.g.
     "LNTUNE_ERROR_NO_DRIVER") and ``message`` (lntune_last_error()'s text).
     """
 
-    def __init__(self, status: int, message: str, function: str = ""):
-        try:
-            self.status = Status(status)
-            self.status_name = self.status.c_name
-        except ValueError:
-            self.status = status
-            self.status_name = "unknown lntune_status %d" % status
+    def __init__(self, status, message: str, function: str = ""):
+        if status is None:
+            self.status = None
+            self.status_name = "library not usable"
+        else:
+            try:
+                self.status = Status(status)
+                self.status_name = self.status.c_name
+            except ValueError:
+                self.status = status
+                self.status_name = "unknown lntune_status %d" % status
         self.message = message
         self.function = function
         where = (function + ": ") if function else ""
         super().__init__("%s%s: %s" % (where, self.status_name, message or "(no message)"))
 
 
+class LibraryNotFoundError(LntuneError, OSError):
+    """liblntune.so could not be found or loaded, or the file loaded is not
+    liblntune (a symbol is missing). An OSError and an LntuneError."""
+
+    def __init__(self, message: str):
+        LntuneError.__init__(self, None, message)
+        self.args = (message,)
+
+    def __str__(self):
+        return self.message
+
+
 # ------------------------------------------------------------------ loading
 
 _lock = threading.Lock()
+# Bumped by set_tuned(): lntune.torch keys its per-shape memo (the backward's
+# workspace size) on it.
+generation = 0
 _lib: Optional[ctypes.CDLL] = None
 _lib_path: Optional[str] = None
 
@@ -149,22 +224,36 @@ def _candidates() -> List[str]:
     if env:
         out.append(env)
         return out  # an explicit choice: nothing else is tried
+    here = Path(__file__).resolve().parent
+    # An installed package (pip install .) carries its own copy.
+    bundled = here / "lib" / "liblntune.so"
+    if bundled.exists():
+        out.append(str(bundled))
     # <repo>/python/lntune/_ffi.py -> <repo>/build/lib/liblntune.so
-    repo = Path(__file__).resolve().parent.parent.parent
-    out.append(str(repo / "build" / "lib" / "liblntune.so"))
+    out.append(str(here.parent.parent / "build" / "lib" / "liblntune.so"))
     found = ctypes.util.find_library("lntune")
     if found:
         out.append(found)
     return out
 
 
-def _declare(lib: ctypes.CDLL) -> None:
+_REQUIRED = ("lntune_forward", "lntune_backward", "lntune_backward_workspace_size", "lntune_last_error",
+             "lntune_version")
+
+
+def _declare(lib: ctypes.CDLL, path: str) -> None:
+    missing = [name for name in _REQUIRED if not hasattr(lib, name)]
+    if missing:
+        raise LibraryNotFoundError(
+            "lntune: %s is not liblntune: it has no symbol %s%s. Point LNTUNE_LIBRARY at build/lib/liblntune.so "
+            "(or unset it to use the library installed with the package)."
+            % (path, missing[0], "" if len(missing) == 1 else " (nor %s)" % ", ".join(missing[1:])))
     status = ctypes.c_int
-    lib.lntune_forward.argtypes = [ctypes.POINTER(ForwardArgs)]
+    lib.lntune_forward.argtypes = [ctypes.POINTER(_RawForwardArgs)]
     lib.lntune_forward.restype = status
-    lib.lntune_backward.argtypes = [ctypes.POINTER(BackwardArgs)]
+    lib.lntune_backward.argtypes = [ctypes.POINTER(_RawBackwardArgs)]
     lib.lntune_backward.restype = status
-    lib.lntune_backward_workspace_size.argtypes = [ctypes.POINTER(BackwardArgs), ctypes.POINTER(ctypes.c_size_t)]
+    lib.lntune_backward_workspace_size.argtypes = [ctypes.POINTER(_RawBackwardArgs), ctypes.POINTER(ctypes.c_size_t)]
     lib.lntune_backward_workspace_size.restype = status
     lib.lntune_last_error.argtypes = []
     lib.lntune_last_error.restype = ctypes.c_char_p
@@ -178,8 +267,9 @@ def _declare(lib: ctypes.CDLL) -> None:
 def library() -> ctypes.CDLL:
     """The loaded liblntune (loaded on first use).
 
-    Looks at $LNTUNE_LIBRARY (only), else <repo>/build/lib/liblntune.so next
-    to this package, else ctypes.util.find_library("lntune").
+    Looks at $LNTUNE_LIBRARY (only), else the copy installed with the package
+    (lntune/lib/liblntune.so), else <repo>/build/lib/liblntune.so next to
+    this package's source tree, else ctypes.util.find_library("lntune").
     """
     global _lib, _lib_path
     if _lib is not None:
@@ -199,7 +289,7 @@ def library() -> ctypes.CDLL:
             except OSError as e:
                 tried.append("%s (%s)" % (path, e))
                 continue
-            _declare(lib)
+            _declare(lib, path)  # raises LibraryNotFoundError if it is not liblntune
             _lib_path = path
             _lib = lib
             return lib
@@ -226,10 +316,32 @@ def last_error() -> str:
     return msg.decode("utf-8", "replace") if msg else ""
 
 
+_clear_args = None
+
+
+def _clear_last_error() -> None:
+    """Empties this thread's lntune_last_error() with a call that always
+    succeeds (a zero-row workspace query needs no GPU)."""
+    global _clear_args
+    if _clear_args is None:
+        a = _RawBackwardArgs()
+        a.N = 1
+        _clear_args = (a, ctypes.c_size_t(0))
+    library().lntune_backward_workspace_size(ctypes.byref(_clear_args[0]), ctypes.byref(_clear_args[1]))
+
+
 def check(status: int, function: str = "") -> None:
-    """Raise LntuneError (status name + lntune_last_error()) unless status is OK."""
+    """Raise LntuneError (status name + lntune_last_error()) unless status is OK.
+
+    Call it right after the call that returned `status`, on the same thread.
+    The message is taken once: check() then empties lntune_last_error(), so
+    a later check() of some other, older status never attaches this message
+    (it says "(no message)" instead)."""
     if status != Status.OK:
-        raise LntuneError(status, last_error(), function)
+        message = last_error()
+        if message:
+            _clear_last_error()
+        raise LntuneError(status, message, function)
 
 
 def version() -> str:
@@ -271,6 +383,8 @@ def set_tuned(enabled: bool) -> None:
     lib = library()
     if not hasattr(lib, "lntune_set_tuned"):
         raise NotImplementedError("lntune: this liblntune (%s) has no lntune_set_tuned" % _lib_path)
+    global generation
+    generation += 1  # configs may change: shape-keyed caches above the C ABI start afresh
     status = lib.lntune_set_tuned(1 if enabled else 0)
     if status:
         check(status, "lntune_set_tuned")

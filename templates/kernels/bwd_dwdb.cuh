@@ -1,9 +1,19 @@
 // lntune/kernels/bwd_dwdb.cuh — the final dW/dB reduction: sums the P fp32
 // partial rows written by the backward (bwd_dx.cuh) into dW and dB.
 //
-// A CTA owns S::kCols columns; its threads split the partial rows in a fixed
-// interleaving and combine their sums in a fixed order, so the result does
-// not depend on timing.
+// The grid is (column blocks) x (row splits): CTA (b, s) owns S::kCols
+// columns and the partial rows [P s / S, P (s + 1) / S). Each thread holds 4
+// consecutive columns (16-byte loads when N % 4 == 0) and sums every R-th
+// row of the split in order; the CTA's R row groups are combined by a
+// fixed-shape tree in shared memory. With one split, that is dW/dB. With
+// more, each CTA writes its sums to a second-level partial row (split s) and
+// the last CTA of the column block to finish sums the S second-level rows
+// with the same fixed tree, then resets the column block's counter. Which
+// CTA finishes last changes nothing in the arithmetic, so the result does
+// not depend on timing: dW/dB are bitwise reproducible.
+//
+// The counters start at zero: bwd_dx zeroes them (BwdParams::counters), and
+// the finishing CTA leaves its counter at zero again.
 #pragma once
 
 #include "lntune/common.cuh"
@@ -17,53 +27,142 @@ struct DwdbShape {
   using W = WeightT;
   static constexpr int kCols = BLOCK_SIZE;  // columns per CTA
   static constexpr int kThreads = 32 * NUM_WARPS;
-  static constexpr int kRowGroups = kThreads / BLOCK_SIZE;  // threads per column
+  static constexpr int kLanes = BLOCK_SIZE / 4;         // threads across the columns, 4 columns each
+  static constexpr int kRowGroups = kThreads / kLanes;  // threads down the rows
   static constexpr bool kHasWeight = HAS_WEIGHT;
   static constexpr bool kHasBias = HAS_BIAS;
   static_assert(BLOCK_SIZE >= 32 && kThreads % BLOCK_SIZE == 0, "32 <= block_size <= threads, both powers of two");
   static_assert(HAS_WEIGHT || HAS_BIAS, "a reduction of dW, dB or both");
 };
 
+// Adds 4 columns of one fp32 row (col is a multiple of 4; L2 only: the
+// second-level rows come from other CTAs).
+__device__ __forceinline__ void add4(const float* row, i64 col, i64 n, bool vec_ok, float (&acc)[4]) {
+  if (vec_ok) {
+    const float4 v = __ldcg(reinterpret_cast<const float4*>(row + col));
+    acc[0] += v.x;
+    acc[1] += v.y;
+    acc[2] += v.z;
+    acc[3] += v.w;
+  } else {
+#pragma unroll
+    for (int k = 0; k < 4; ++k)
+      if (col + k < n) acc[k] += __ldcg(row + col + k);
+  }
+}
+
+// Sums rows [lo, hi) of buf[.][n] (dW in buf[0], dB in buf[1]) in columns
+// col..col+3: row group r adds rows lo + r, lo + r + R, ... in order (two at a
+// time for loads in flight; the order of the additions is the serial one),
+// then a fixed tree over the row groups. Thread (lane, r = 0) ends with the
+// sums. Every thread of the CTA calls it.
+template <class S>
+__device__ __forceinline__ void sum_rows(const float* const (&buf)[2], i64 lo, i64 hi, i64 n, i64 col, bool vec_ok,
+                                         int lane, int r, float (&acc)[2][4]) {
+  constexpr int R = S::kRowGroups;
+  constexpr bool kWant[2] = {S::kHasWeight, S::kHasBias};
+#pragma unroll
+  for (int g = 0; g < 2; ++g)
+#pragma unroll
+    for (int k = 0; k < 4; ++k) acc[g][k] = 0.f;
+  if (col < n) {
+    i64 i = lo + r;
+    for (; i + R < hi; i += 2 * R) {
+      float a[2][4], b[2][4];
+#pragma unroll
+      for (int g = 0; g < 2; ++g) {
+#pragma unroll
+        for (int k = 0; k < 4; ++k) a[g][k] = b[g][k] = 0.f;
+        if (kWant[g] && buf[g]) {
+          add4(buf[g] + i * n, col, n, vec_ok, a[g]);
+          add4(buf[g] + (i + R) * n, col, n, vec_ok, b[g]);
+        }
+      }
+#pragma unroll
+      for (int g = 0; g < 2; ++g)
+#pragma unroll
+        for (int k = 0; k < 4; ++k) acc[g][k] = (acc[g][k] + a[g][k]) + b[g][k];
+    }
+    if (i < hi) {
+#pragma unroll
+      for (int g = 0; g < 2; ++g)
+        if (kWant[g] && buf[g]) add4(buf[g] + i * n, col, n, vec_ok, acc[g]);
+    }
+  }
+  if constexpr (R > 1) {
+    __shared__ float4 tree[S::kHasWeight && S::kHasBias ? 2 : 1][R][S::kLanes];
+    constexpr int kFirst = S::kHasWeight ? 0 : 1;
+    constexpr int kLast = S::kHasBias ? 1 : 0;
+#pragma unroll
+    for (int g = kFirst; g <= kLast; ++g)
+      tree[g - kFirst][r][lane] = make_float4(acc[g][0], acc[g][1], acc[g][2], acc[g][3]);
+    __syncthreads();
+#pragma unroll
+    for (int h = R / 2; h >= 1; h /= 2) {
+      if (r < h) {
+#pragma unroll
+        for (int g = kFirst; g <= kLast; ++g) {
+          const float4 o = tree[g - kFirst][r + h][lane];
+          acc[g][0] += o.x;
+          acc[g][1] += o.y;
+          acc[g][2] += o.z;
+          acc[g][3] += o.w;
+          tree[g - kFirst][r][lane] = make_float4(acc[g][0], acc[g][1], acc[g][2], acc[g][3]);
+        }
+      }
+      __syncthreads();
+    }
+  }
+}
+
 template <class S>
 __device__ __forceinline__ void layer_norm_bwd_dwdb(const DwdbParams& p) {
   using W = typename S::W;
-  constexpr int kCols = S::kCols;
-  constexpr int kRowGroups = S::kRowGroups;
-  const int c = static_cast<int>(threadIdx.x) % kCols;
-  const int r = static_cast<int>(threadIdx.x) / kCols;
-  const i64 col = static_cast<i64>(blockIdx.x) * kCols + c;
-  const bool valid = col < p.N;
-  float dw = 0.f, db = 0.f;
-  if (valid) {
-    for (i64 i = r; i < p.P; i += kRowGroups) {
-      if constexpr (S::kHasWeight) {
-        if (p.dw_partial) dw += p.dw_partial[i * p.N + col];
-      }
-      if constexpr (S::kHasBias) {
-        if (p.db_partial) db += p.db_partial[i * p.N + col];
+  const int lane = static_cast<int>(threadIdx.x) % S::kLanes;
+  const int r = static_cast<int>(threadIdx.x) / S::kLanes;
+  const i64 n = p.N;
+  const i64 col = static_cast<i64>(blockIdx.x) * S::kCols + 4 * lane;
+  const bool vec_ok = n % 4 == 0;  // rows 16-byte aligned (the workspace is)
+  const i64 splits = gridDim.y, s = blockIdx.y;
+  float acc[2][4];
+  {
+    const float* const buf[2] = {p.dw_partial, p.db_partial};
+    sum_rows<S>(buf, p.P * s / splits, p.P * (s + 1) / splits, n, col, vec_ok, lane, r, acc);
+  }
+  if (splits > 1) {
+    // Second level: this split's sums, then the last CTA of the column block
+    // to arrive sums all splits (in split order, whoever arrives last).
+    __shared__ bool last;
+    float* const split[2] = {p.dw_split, p.db_split};
+    if (r == 0 && col < n) {
+#pragma unroll
+      for (int g = 0; g < 2; ++g) {
+        if (!split[g]) continue;
+#pragma unroll
+        for (int k = 0; k < 4; ++k)
+          if (col + k < n) split[g][s * n + col + k] = acc[g][k];
       }
     }
-  }
-  if constexpr (kRowGroups > 1) {
-    // Combine the row groups' sums, in order.
-    __shared__ float dw_sums[S::kHasWeight ? kRowGroups : 1][kCols];
-    __shared__ float db_sums[S::kHasBias ? kRowGroups : 1][kCols];
-    if constexpr (S::kHasWeight) dw_sums[r][c] = dw;
-    if constexpr (S::kHasBias) db_sums[r][c] = db;
+    __threadfence();
     __syncthreads();
-    if (r != 0) return;
-    dw = db = 0.f;
-    for (int g = 0; g < kRowGroups; ++g) {
-      if constexpr (S::kHasWeight) dw += dw_sums[g][c];
-      if constexpr (S::kHasBias) db += db_sums[g][c];
+    if (threadIdx.x == 0) last = atomicAdd(p.counters + blockIdx.x, 1u) == static_cast<unsigned>(splits - 1);
+    __syncthreads();
+    if (!last) return;
+    __threadfence();
+    const float* const buf[2] = {p.dw_split, p.db_split};
+    sum_rows<S>(buf, 0, splits, n, col, vec_ok, lane, r, acc);
+    if (threadIdx.x == 0) p.counters[blockIdx.x] = 0;  // ready for the next backward
+  }
+  if (r != 0 || col >= n) return;
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    if (col + k >= n) break;
+    if constexpr (S::kHasWeight) {
+      if (p.dw) static_cast<W*>(p.dw)[col + k] = from_float<W>(acc[0][k]);
     }
-  }
-  if (!valid) return;
-  if constexpr (S::kHasWeight) {
-    if (p.dw) static_cast<W*>(p.dw)[col] = from_float<W>(dw);
-  }
-  if constexpr (S::kHasBias) {
-    if (p.db) static_cast<W*>(p.db)[col] = from_float<W>(db);
+    if constexpr (S::kHasBias) {
+      if (p.db) static_cast<W*>(p.db)[col + k] = from_float<W>(acc[1][k]);
+    }
   }
 }
 

@@ -2,11 +2,11 @@
 // partial dW/dB.
 //
 // Persistent: the grid has group_size_m CTAs (clusters); CTA c processes row
-// groups c, c + gridDim.x, ... and owns partial rows c * S::kRowsPerCta + slot
-// (S is a RowShape), which it writes (fp32) once at the end (single tile) or
-// accumulates in place (tiled rows). Each partial element has a single owner
-// thread and rows are visited in a fixed order, so dW/dB are bitwise
-// reproducible.
+// groups c, c + gridDim.x, ... and owns partial row c, which it writes (fp32)
+// once at the end (single tile: a CTA's row slots are summed in shared memory
+// first, in slot order) or accumulates in place (tiled rows). Each partial
+// element has a single owner thread and rows are visited in a fixed order, so
+// dW/dB are bitwise reproducible.
 //
 //   dx = rstd * (w dy - (xhat c1 + c2)),  c1 = mean(xhat w dy), c2 = mean(w dy)
 //
@@ -71,6 +71,34 @@ __device__ __forceinline__ void prefetch_bwd_row(const BwdParams& p, i64 row, i6
   }
 }
 
+// The row slots of a CTA hold the same columns of their partials: slot 0
+// ends with their sum, (((v[R-1] + v[R-2]) + ...) + v[0]), through shared
+// memory (kBlockSize floats: at most 32 KB, as rows_per_cta * block_size <=
+// 16384). Every thread of the CTA calls it.
+template <class S>
+__device__ __forceinline__ void sum_row_slots(float (&v)[S::kVecsPerThread][S::kVec], int slot, int t) {
+  __shared__ float sum[S::kBlockSize];
+  for (int s = S::kRowsPerCta - 1; s >= 1; --s) {
+    if (slot == s) {
+#pragma unroll
+      for (int j = 0; j < S::kVecsPerThread; ++j)
+#pragma unroll
+        for (int k = 0; k < S::kVec; ++k) {
+          const int col = (j * S::kThreadsPerRow + t) * S::kVec + k;
+          sum[col] = s == S::kRowsPerCta - 1 ? v[j][k] : v[j][k] + sum[col];
+        }
+    }
+    __syncthreads();
+  }
+  if (slot == 0) {
+#pragma unroll
+    for (int j = 0; j < S::kVecsPerThread; ++j)
+#pragma unroll
+      for (int k = 0; k < S::kVec; ++k) v[j][k] += sum[(j * S::kThreadsPerRow + t) * S::kVec + k];
+  }
+  __syncthreads();  // the buffer is free again
+}
+
 // A row of N <= kBlockSize * kCluster in registers; dW/dB partials accumulate
 // in registers across rows. With a cluster, each CTA holds a slab of
 // kBlockSize columns and the row sums cross the cluster.
@@ -86,9 +114,8 @@ __device__ __forceinline__ void layer_norm_bwd_dx_single_tile(const BwdParams& p
   const int slot = kClustered ? 0 : static_cast<int>(threadIdx.x) / S::kThreadsPerRow;
   const i64 slab = kClustered ? static_cast<i64>(cluster_rank()) * S::kBlockSize : 0;  // this CTA's first column
   const i64 n = p.N - slab;  // columns from there on
-  // One partial row per cluster, or per row slot of a CTA.
-  const i64 partial_row =
-      kClustered ? static_cast<i64>(cluster_index()) : static_cast<i64>(blockIdx.x) * S::kRowsPerCta + slot;
+  // One partial row per cluster or CTA (its row slots summed first).
+  const i64 partial_row = kClustered ? static_cast<i64>(cluster_index()) : static_cast<i64>(blockIdx.x);
   const W* weight = static_cast<const W*>(p.weight) + slab;
   const float inv_n = 1.0f / static_cast<float>(p.N);
 
@@ -184,15 +211,22 @@ __device__ __forceinline__ void layer_norm_bwd_dx_single_tile(const BwdParams& p
   }
   if constexpr (kClustered) cluster_arrive();  // done reading the other CTAs' slots
 
+  if constexpr (S::kRowsPerCta > 1) {
+    if constexpr (S::kHasWeight) sum_row_slots<S>(dw, slot, t);
+    if constexpr (S::kHasBias) sum_row_slots<S>(db, slot, t);
+  }
+
+  if (kClustered || slot == 0) {
 #pragma unroll
-  for (int j = 0; j < S::kVecsPerThread; ++j) {
-    const i64 col = static_cast<i64>(j * S::kThreadsPerRow + t) * S::kVec;
-    if (col >= n) continue;
-    if constexpr (S::kHasWeight) {
-      if (p.dw_partial) store<S::kVec>(p.dw_partial + partial_row * p.N + slab + col, dw[j]);
-    }
-    if constexpr (S::kHasBias) {
-      if (p.db_partial) store<S::kVec>(p.db_partial + partial_row * p.N + slab + col, db[j]);
+    for (int j = 0; j < S::kVecsPerThread; ++j) {
+      const i64 col = static_cast<i64>(j * S::kThreadsPerRow + t) * S::kVec;
+      if (col >= n) continue;
+      if constexpr (S::kHasWeight) {
+        if (p.dw_partial) store<S::kVec>(p.dw_partial + partial_row * p.N + slab + col, dw[j]);
+      }
+      if constexpr (S::kHasBias) {
+        if (p.db_partial) store<S::kVec>(p.db_partial + partial_row * p.N + slab + col, db[j]);
+      }
     }
   }
   if constexpr (kClustered) cluster_wait();  // keep this CTA's slots alive until every CTA has read them
@@ -310,6 +344,9 @@ __device__ __forceinline__ void layer_norm_bwd_dx_tiled(const BwdParams& p) {
 
 template <class S>
 __device__ __forceinline__ void layer_norm_bwd_dx(const BwdParams& p) {
+  // The dW/dB reduction that follows counts its arrivals from zero.
+  if (p.counters && blockIdx.x == 0)
+    for (i64 i = threadIdx.x; i < p.num_counters; i += S::kThreads) p.counters[i] = 0;
   if constexpr (S::kSingleTile) {
     layer_norm_bwd_dx_single_tile<S>(p);
   } else {

@@ -90,7 +90,13 @@ def test_import_does_not_import_torch():
 
 
 def test_version():
-    assert lntune.version() == "0.1.0", lntune.version()
+    # lntune_version() is CMakeLists.txt's project(lntune VERSION ...), and so is __version__.
+    import re
+
+    with open(os.path.join(REPO, "CMakeLists.txt")) as f:
+        want = re.search(r"project\(\s*lntune\s+VERSION\s+([0-9][0-9.]*)", f.read()).group(1)
+    assert lntune.version() == want, (lntune.version(), want)
+    assert lntune.__version__ == lntune.version(), (lntune.__version__, lntune.version())
 
 
 def test_struct_layout_matches_header():
@@ -127,15 +133,110 @@ def test_invalid_argument_reported_before_the_driver():
 
 def test_lntune_error_carries_status_and_message():
     try:
-        _ffi.forward(_forward_args(eps=0.0))
+        _ffi.forward(_forward_args(eps=float("nan")))
     except _ffi.LntuneError as e:
         assert isinstance(e, RuntimeError)
         assert e.status == _ffi.Status.ERROR_INVALID_ARGUMENT
         assert e.status_name == "LNTUNE_ERROR_INVALID_ARGUMENT", e.status_name
-        assert "eps" in e.message, e.message
+        assert "eps must be a finite number" in e.message, e.message
         assert "LNTUNE_ERROR_INVALID_ARGUMENT" in str(e) and "lntune_forward" in str(e), str(e)
     else:
-        raise AssertionError("eps = 0 was accepted")
+        raise AssertionError("eps = nan was accepted")
+
+
+def test_any_finite_eps_is_accepted():
+    # As in torch: 0 and negative eps are computed with (M = 0: checked, nothing launched).
+    for eps in (0.0, -0.5, 1e-5):
+        _ffi.forward(_forward_args(M=0, eps=eps))
+
+
+def test_out_of_range_fields_are_errors_not_wrap_arounds():
+    # ctypes itself would store M = 2**63 as -2**63.
+    for make in (lambda: _ffi.ForwardArgs(M=2**63), lambda: _forward_args(M=2**63)):
+        try:
+            make()
+        except OverflowError as e:
+            assert "ForwardArgs.M = 9223372036854775808 does not fit in int64_t" in str(e), str(e)
+        else:
+            raise AssertionError("M = 2**63 was accepted")
+    a = _backward_args()
+    for field, value in (("N", -(2**63) - 1), ("workspace_bytes", -1), ("workspace_bytes", 2**64),
+                         ("x_dtype", 2**31), ("dx", 2**64), ("dy", -1)):
+        try:
+            setattr(a, field, value)
+        except OverflowError as e:
+            assert ("BackwardArgs.%s" % field) in str(e), str(e)
+        else:
+            raise AssertionError("%s = %d was accepted" % (field, value))
+    a.M = 2**63 - 1  # the largest int64_t is stored as is (and rejected by the C checks)
+    assert a.M == 2**63 - 1
+    try:
+        _ffi.ForwardArgs(no_such_field=1)
+    except AttributeError as e:
+        assert "no_such_field" in str(e)
+    else:
+        raise AssertionError("an unknown field was accepted")
+
+
+def test_another_library_is_a_clear_error():
+    # LNTUNE_LIBRARY at a library that is not liblntune: an LntuneError naming
+    # the file and the missing symbol, not a raw AttributeError.
+    code = (
+        "import lntune\n"
+        "try:\n"
+        "    lntune.version()\n"
+        "except lntune.LntuneError as e:\n"
+        "    assert isinstance(e, OSError)\n"
+        "    print('error: ' + str(e))\n"
+    )
+    env = _child_env()
+    env["LNTUNE_LIBRARY"] = "libc.so.6"
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "libc.so.6 is not liblntune: it has no symbol lntune_forward" in r.stdout, r.stdout
+
+
+def test_check_never_attaches_a_stale_message():
+    lib = _ffi.library()
+    st = lib.lntune_forward(ctypes.byref(_forward_args(N=0)))
+    assert st == _ffi.Status.ERROR_INVALID_ARGUMENT
+    try:
+        _ffi.check(st, "lntune_forward")
+    except _ffi.LntuneError as e:
+        assert "N must be >= 1" in e.message, e.message
+    else:
+        raise AssertionError("check() did not raise")
+    # A second check() (of the same or another status) must not reuse that message.
+    for status in (st, _ffi.Status.ERROR_CUDA):
+        try:
+            _ffi.check(status, "something_else")
+        except _ffi.LntuneError as e:
+            assert e.message == "", e.message
+            assert "(no message)" in str(e), str(e)
+        else:
+            raise AssertionError("check() did not raise")
+    # After a successful call there is no message either.
+    lib.lntune_forward(ctypes.byref(_forward_args(N=0)))
+    _ffi.forward(_forward_args(M=0))
+    try:
+        _ffi.check(_ffi.Status.ERROR_INVALID_ARGUMENT)
+    except _ffi.LntuneError as e:
+        assert e.message == "", e.message
+
+
+def test_python_m_lntune_info_is_the_cli():
+    # `python -m lntune info` runs the same CLI as `lntune info` (exit status too).
+    from lntune import __main__ as m
+
+    cli, tried = m.cli_path()
+    if cli is None:
+        _skip("no lntune CLI built (looked at %s)" % "; ".join(tried))
+    want = subprocess.run([cli, "info"], capture_output=True, text=True)
+    got = subprocess.run([sys.executable, "-m", "lntune", "info"], env=_child_env(), capture_output=True, text=True)
+    assert got.returncode == want.returncode, (got.returncode, want.returncode, got.stderr)
+    assert got.stdout == want.stdout, (got.stdout, want.stdout)
+    assert got.stderr == want.stderr, (got.stderr, want.stderr)
+    print("    (lntune info: exit %d; %s)" % (got.returncode, (got.stdout + got.stderr).strip().splitlines()[:1]))
 
 
 def test_m_zero_is_a_no_op():

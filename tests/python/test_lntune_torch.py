@@ -164,7 +164,7 @@ def test_long_rows(M, N, dtype):
     check_layer_norm(x, (N,), w, b, dy=dy)
 
 
-@pytest.mark.parametrize("eps", [1e-6, 1e-5, 1e-2])
+@pytest.mark.parametrize("eps", [1e-6, 1e-5, 1e-2, 0.0])
 def test_eps(eps):
     x, w, b, dy = _inputs((32, 512), (512,), torch.float32)
     check_layer_norm(x, (512,), w, b, eps=eps, dy=dy)
@@ -392,9 +392,276 @@ def test_weight_dtype_rules():
         lt.layer_norm(x, (8,), torch.ones(8, dtype=torch.bfloat16))
 
 
-def test_library_errors_carry_status_and_message():
-    x = torch.randn(4, 8, device=DEV)
+@pytest.mark.parametrize("requires_grad", [False, True])
+def test_library_errors_carry_status_and_message(requires_grad):
+    x = torch.randn(4, 8, device=DEV, requires_grad=requires_grad)
     with pytest.raises(lntune.LntuneError) as ei:
-        lt.layer_norm(x, (8,), eps=0.0)
+        lt.layer_norm(x, (8,), eps=float("nan"))
     assert ei.value.status == lntune.Status.ERROR_INVALID_ARGUMENT
-    assert "eps" in ei.value.message
+    assert "eps must be a finite number" in ei.value.message
+    assert "lntune_forward" in str(ei.value)
+    y = lt.layer_norm(x, (8,), eps=1e-5)  # and the next call works
+    assert torch.isfinite(y).all()
+
+
+# ------------------------------------------------------------------ drop-in fidelity
+
+
+def test_negative_eps_is_computed_with_like_torch():
+    x = torch.randn(2, 2, 3, device=DEV) * 4
+    w, b = torch.rand(2, 3, device=DEV) + 0.5, torch.randn(2, 3, device=DEV)
+    torch.testing.assert_close(lt.layer_norm(x, (2, 3), w, b, -0.5), F.layer_norm(x, (2, 3), w, b, -0.5))
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
+@pytest.mark.parametrize("affine", ["wb", "w", "b", "none"])
+def test_single_column_rows_are_exact(dtype, affine):
+    """N = 1: x - mean is exactly 0, so y = bias (0 without one), and dx and dW
+    are exactly 0, as in torch (rstd = 1/sqrt(eps) would magnify any rounding)."""
+    x, w, b, dy = _inputs((64, 1), (1,), dtype, affine=affine)
+    y, dx, dw, db = _run(lt.layer_norm, x, (1,), w, b, 1e-5, dy)
+    assert torch.equal(y, (b if b is not None else torch.zeros(1, device=DEV, dtype=dtype)).expand_as(y).to(dtype))
+    assert torch.count_nonzero(dx).item() == 0, "dx at N = 1 must be exactly 0, got max |dx| %.3e" % dx.abs().max()
+    if dw is not None:
+        assert torch.count_nonzero(dw).item() == 0, dw
+
+
+def _opinfo(name):
+    pytest.importorskip("expecttest", reason="torch.testing._internal needs the expecttest package")
+    from torch.testing._internal.common_methods_invocations import op_db
+
+    return next(o for o in op_db if o.name == name)
+
+
+def _grads(fn, args, kwargs, g):
+    """(y, grads of every floating tensor argument that requires grad) of fn."""
+    y = fn(*args, **kwargs)
+    leaves = [a for a in args if isinstance(a, torch.Tensor) and a.requires_grad]
+    if not leaves or y.numel() == 0:
+        return [y] + [torch.zeros_like(a) for a in leaves]
+    return [y] + list(torch.autograd.grad(y, leaves, g, allow_unused=True))
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
+def test_opinfo_samples(dtype):
+    """PyTorch's own OpInfo samples for nn.functional.layer_norm, through
+    lntune.torch.layer_norm: outputs and gradients equal torch's within
+    torch.testing.assert_close's defaults."""
+    op = _opinfo("nn.functional.layer_norm")
+    n = 0
+    failures = []
+    for sample in op.sample_inputs(DEV, dtype, requires_grad=True):
+        args = (sample.input,) + tuple(sample.args)
+        g = torch.randn_like(sample.input)
+        ours = _grads(lt.layer_norm, args, sample.kwargs, g)
+        ref = _grads(F.layer_norm, args, sample.kwargs, g)
+        for name, a, r in zip(("y", "dx", "dw", "db"), ours, ref):
+            try:
+                torch.testing.assert_close(a, r)
+            except AssertionError as e:
+                failures.append("x %s, args %s, kwargs %s: %s: %s" % (
+                    tuple(sample.input.shape), [tuple(a.shape) if isinstance(a, torch.Tensor) else a for a in
+                                                sample.args], sample.kwargs, name, " ".join(str(e).split())[:300]))
+        n += 1
+    assert n >= 5
+    assert not failures, "%d of %d samples' outputs differ from torch's:\n" % (len(failures), n) + "\n".join(failures)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
+def test_module_info_samples(dtype):
+    """PyTorch's ModuleInfo inputs for nn.LayerNorm, through lntune.torch.LayerNorm."""
+    pytest.importorskip("expecttest", reason="torch.testing._internal needs the expecttest package")
+    from torch.testing._internal.common_modules import module_db
+
+    info = next(m for m in module_db if m.module_cls is torch.nn.LayerNorm)
+    n = 0
+    for mi in info.module_inputs_func(info, device=DEV, dtype=dtype, requires_grad=True, training=True):
+        if mi.forward_input is None:
+            continue
+        cargs, ckw = mi.constructor_input.args, mi.constructor_input.kwargs
+        ref = torch.nn.LayerNorm(*cargs, **ckw, device=DEV, dtype=dtype)
+        ours = lt.LayerNorm.from_torch(ref)
+        assert repr(ours) == repr(ref)
+        fargs, fkw = mi.forward_input.args, mi.forward_input.kwargs
+        x = fargs[0]
+        g = torch.randn_like(x)
+        outs = []
+        for m in (ours, ref):
+            xl = x.detach().clone().requires_grad_(x.requires_grad)
+            y = m(xl, *fargs[1:], **fkw)
+            leaves = ([xl] if xl.requires_grad else []) + [p for p in m.parameters()]
+            grads = torch.autograd.grad(y, leaves, g) if leaves and y.numel() else []
+            outs.append([y] + list(grads))
+        for i, (a, r) in enumerate(zip(*outs)):
+            torch.testing.assert_close(a, r, msg=lambda msg: "module input %s, output %d: %s" % (mi, i, msg))
+        n += 1
+    assert n >= 3
+
+
+# ------------------------------------------------------------------ torch custom ops
+
+
+AFFINES = ["wb", "w", "b", "none", "wb32"]
+
+
+def _op_args(dtype, affine, shape=(3, 17, 64), k=1, requires_grad=True, scale=0.5):
+    g = torch.Generator(device=DEV).manual_seed(3)
+    ns = list(shape[len(shape) - k:])
+    wdt = torch.float32 if affine == "wb32" else dtype
+    x = (torch.randn(shape, device=DEV, generator=g) * scale - 2.3).to(dtype).requires_grad_(requires_grad)
+    w = (torch.rand(ns, device=DEV, generator=g) + 0.5).to(wdt).requires_grad_(requires_grad) if "w" in affine else None
+    b = torch.randn(ns, device=DEV, generator=g).to(wdt).requires_grad_(requires_grad) if "b" in affine else None
+    return x, ns, w, b
+
+
+@pytest.mark.parametrize("affine", AFFINES)
+@pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
+def test_opcheck_forward(dtype, affine):
+    if affine == "wb32" and dtype == torch.float32:
+        pytest.skip("same as wb")
+    x, ns, w, b = _op_args(dtype, affine)
+    torch.library.opcheck(torch.ops.lntune.layer_norm_fwd.default, (x, ns, w, b, 1e-5))
+    # Two normalized dims, and a negative eps (variance 4 + eps > 0: finite, as in torch).
+    x2, ns2, w2, b2 = _op_args(dtype, affine, shape=(5, 6, 8), k=2, scale=2.0)
+    torch.library.opcheck(torch.ops.lntune.layer_norm_fwd.default, (x2, ns2, w2, b2, -0.5))
+
+
+@pytest.mark.parametrize("affine", AFFINES)
+@pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
+def test_opcheck_backward(dtype, affine):
+    if affine == "wb32" and dtype == torch.float32:
+        pytest.skip("same as wb")
+    x, ns, w, b = _op_args(dtype, affine, requires_grad=False)
+    _, mean, rstd = torch.ops.lntune.layer_norm_fwd(x, ns, w, b, 1e-5)
+    dy = torch.randn_like(x)
+    for mask in ([True, True, True], [True, False, True], [False, True, False]):
+        torch.library.opcheck(torch.ops.lntune.layer_norm_bwd.default, (dy, x, mean, rstd, ns, w, b, mask))
+
+
+def test_ops_match_the_eager_route():
+    x, ns, w, b = _op_args(torch.bfloat16, "wb")
+    dy = torch.randn_like(x)
+    y_op, mean, rstd = torch.ops.lntune.layer_norm_fwd(x, ns, w, b, 1e-5)
+    assert mean.shape == rstd.shape == x.shape[:-1] and mean.dtype == torch.float32
+    y = lt.layer_norm(x, ns, w, b, 1e-5)
+    assert torch.equal(y, y_op)
+    dx, dw, db = torch.autograd.grad(y, (x, w, b), dy)
+    dx2, dw2, db2 = torch.autograd.grad(y_op, (x, w, b), dy)
+    assert torch.equal(dx, dx2) and torch.equal(dw, dw2) and torch.equal(db, db2)
+
+
+class _Block(torch.nn.Module):
+    """A transformer block's norm path: Linear -> LayerNorm -> residual."""
+
+    def __init__(self, n, dtype):
+        super().__init__()
+        self.lin = torch.nn.Linear(n, n, device=DEV, dtype=dtype)
+        self.ln = lt.LayerNorm(n, device=DEV, dtype=dtype)
+        with torch.no_grad():
+            self.ln.weight.uniform_(0.5, 1.5)
+            self.ln.bias.normal_()
+
+    def forward(self, x):
+        return x + self.ln(self.lin(x))
+
+
+def _step(model, x, g):
+    x = x.detach().clone().requires_grad_()
+    model.zero_grad(set_to_none=True)
+    y = model(x)
+    y.backward(g)
+    return [y.detach(), x.grad] + [p.grad for p in model.parameters()]
+
+
+@pytest.fixture
+def no_tf32():
+    old = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = False
+    yield
+    torch.backends.cuda.matmul.allow_tf32 = old
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=["fp32", "bf16"])
+def test_compile_fullgraph_no_graph_break(dtype, no_tf32):
+    torch._dynamo.reset()
+    N = 256
+    blk = _Block(N, dtype)
+    x = torch.randn(4, 16, N, device=DEV, dtype=dtype)
+    g = torch.randn_like(x)
+    ex = torch._dynamo.explain(blk)(x.clone().requires_grad_())
+    assert ex.graph_break_count == 0, ex.break_reasons
+    assert ex.graph_count == 1
+    targets = [str(n.target) for gm in ex.graphs for n in gm.graph.nodes]
+    assert any("lntune.layer_norm_fwd" in t for t in targets), targets
+    eager = _step(blk, x, g)
+    compiled = _step(torch.compile(blk, fullgraph=True), x, g)
+    # Outputs: y, x.grad, then the Linear's and the LayerNorm's parameter grads.
+    # Inductor generates the residual add and the Linear bias grad's row sum
+    # itself (another summation order than eager's), so fp32 results agree to
+    # rounding of those sums (~1e-5 relative), bf16 ones to about one ulp.
+    tol = dict(rtol=1e-4, atol=1e-4) if dtype == torch.float32 else dict(rtol=2e-2, atol=2e-2)
+    for i, (c, e) in enumerate(zip(compiled, eager)):
+        torch.testing.assert_close(c, e, **tol, msg=lambda m: "output %d: %s" % (i, m))
+
+
+def test_compile_reduce_overhead_matches_eager(no_tf32):
+    torch._dynamo.reset()
+    N = 512
+    blk = _Block(N, torch.float32)
+    cblk = torch.compile(blk, mode="reduce-overhead", fullgraph=True)
+    for seed in range(4):  # warm-up, recording, then replays with new data
+        gen = torch.Generator(device=DEV).manual_seed(seed)
+        x = torch.randn(8, 32, N, device=DEV, generator=gen)
+        g = torch.randn(8, 32, N, device=DEV, generator=gen)
+        got = [t.clone() for t in _step(cblk, x, g)]
+        ref = _step(blk, x, g)
+        for i, (c, e) in enumerate(zip(got, ref)):
+            # fp32 with inductor's own sums for the Linear bias grad (see above):
+            # seen 1.3e-5 absolute on one of 512 elements of magnitude ~1.
+            torch.testing.assert_close(c, e, rtol=1e-4, atol=1e-4,
+                                       msg=lambda m: "seed %d output %d: %s" % (seed, i, m))
+
+
+@pytest.mark.parametrize("affine", ["wb", "w", "b", "none"])
+def test_ctypes_route_matches_the_native_route(affine, monkeypatch):
+    """The C++ fast path (when built) and the ctypes fallback launch the same
+    kernels: bitwise equal outputs and gradients."""
+    if lt._ext is None:
+        pytest.skip("the C++ fast path is not built here: every test ran the ctypes route")
+    x, w, b, dy = _inputs((64, 1000), (1000,), torch.bfloat16, affine=affine)
+    native = _run(lt.layer_norm, x, (1000,), w, b, 1e-5, dy)
+    monkeypatch.setattr(lt, "_ext", None)
+    fallback = _run(lt.layer_norm, x, (1000,), w, b, 1e-5, dy)
+    for n, a, r in zip(("y", "dx", "dw", "db"), native, fallback):
+        assert (a is None) == (r is None), n
+        if a is not None:
+            assert torch.equal(a, r), n
+
+
+def test_native_route_is_built():
+    """Where a compiler and CUDA headers exist (the GPU test machines), the C++
+    fast path must build: without it the host-time targets are not met."""
+    import shutil
+
+    if os.environ.get("LNTUNE_TORCH_EXT", "auto").lower() in ("off", "0", "no"):
+        pytest.skip("LNTUNE_TORCH_EXT=off")
+    if shutil.which(os.environ.get("CXX", "c++")) is None:
+        pytest.skip("no C++ compiler")
+    assert lt._ext is not None
+
+
+def test_torch_function_and_dispatch_modes_take_the_op_route():
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    seen = []
+
+    class Record(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            seen.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    x, ns, w, b = _op_args(torch.float32, "wb", requires_grad=False)
+    with Record():
+        y = lt.layer_norm(x, ns, w, b)
+    assert any("lntune.layer_norm_fwd" in s for s in seen), seen
+    torch.testing.assert_close(y, F.layer_norm(x, ns, w, b))

@@ -7,11 +7,14 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <sstream>
 
 #include "runtime/cache_binding.hpp"
 #include "runtime/driver.hpp"
 #include "runtime/nvrtc.hpp"
 #include "tuner/cli/common.hpp"
+#include "tuner/cli/json.hpp"
+#include "tuner/fleet.hpp"
 #include "tuner/report.hpp"
 #include "lntune/lntune.hpp"
 
@@ -29,11 +32,20 @@ bool name_matches(const std::string& name, const std::string& pattern) {
   return pattern.empty() || name == pattern || lower(name).find(lower(pattern)) != std::string::npos;
 }
 
+// Opens a cache file read-only. A missing file is "does not exist"; anything
+// else that is not a readable regular file (symbolic link loop, permission,
+// FIFO, device) gets the cache layer's own message, checked before SQLite
+// opens it.
 cache::Database open_existing(const std::string& path, const char* doing) {
   std::error_code ec;
-  if (!fs::exists(path, ec)) throw Error(std::string("lntune: ") + doing + ": " + path + " does not exist");
+  const auto st = fs::symlink_status(path, ec);
+  if (ec && st.type() == fs::file_type::not_found)
+    throw Error(std::string("lntune: ") + doing + ": " + path + " does not exist");
   return cache::Database::open(path, cache::Database::Mode::read_only);
 }
+
+// A path or other text for the terminal.
+std::string shown(const std::string& s) { return terminal_text(s); }
 
 // ------------------------------------------------------------ show
 int run_show(const std::string& db_path, const std::string& gpu, bool json) {
@@ -63,13 +75,19 @@ int run_show(const std::string& db_path, const std::string& gpu, bool json) {
         }
       if (!json && stack->layers().empty())
         std::cout << "no cache files yet (user cache: "
-                  << (stack->writable_path() ? *stack->writable_path() : std::string("none")) << ")\n";
+                  << (stack->writable_path() ? shown(*stack->writable_path()) : std::string("none")) << ")\n";
     }
   }
   if (json) {
+    // Valid UTF-8 whatever the cache holds.
+    for (auto& r : records) r = printable(r, true);
+    for (auto& f : files) f = utf8_text(f);
     std::cout << tune::records_json(records, &files);
     return 0;
   }
+  // Cache text is printed escaped: no terminal control sequences.
+  for (auto& r : records) r = printable(r, false);
+  for (auto& f : files) f = shown(f);
   // Table, one section per file.
   std::vector<std::string> order;
   for (const auto& f : files)
@@ -126,7 +144,7 @@ int run_export(const std::string& db_path, const std::string& gpu, const std::st
     const auto& found = exact.empty() ? partial : exact;
     auto list = [](const std::vector<cache::GpuId>& v) {
       std::string s;
-      for (const auto& g : v) s += (s.empty() ? "" : "; ") + g.name + " (" + g.arch() + ", " + std::to_string(g.sm_count) + " SMs)";
+      for (const auto& g : v) s += (s.empty() ? "" : "; ") + shown(g.name) + " (" + g.arch() + ", " + std::to_string(g.sm_count) + " SMs)";
       return s.empty() ? std::string("none") : s;
     };
     if (found.empty())
@@ -140,31 +158,47 @@ int run_export(const std::string& db_path, const std::string& gpu, const std::st
   if (!all_kernels) winners = winners_kernels(db.records(id));
   db.export_to(out, id, all_kernels ? nullptr : &winners);
   const cache::Database written = cache::Database::open(out, cache::Database::Mode::read_only);
-  std::cout << "wrote " << out << ": " << written.records().size() << " records, " << written.binary_count()
+  std::cout << "wrote " << shown(out) << ": " << written.records().size() << " records, " << written.binary_count()
             << " compiled kernels";
-  if (id) std::cout << " for " << *id;
+  if (id) std::cout << " for " << shown(id->name) << " (" << id->arch() << ", " << id->sm_count << " SMs)";
   std::cout << "\n";
   return 0;
 }
 
 // ------------------------------------------------------------ merge
-int run_merge(const std::vector<std::string>& inputs, const std::string& out) {
+int run_merge(const std::vector<std::string>& inputs, const std::string& out, bool check) {
   if (inputs.size() < 2) throw UsageError("lntune: merge: give at least two cache files to merge");
+  if (out.empty() && !check) throw UsageError("lntune: merge: -o/--output FILE is required (or --check to only report)");
   std::vector<cache::Database> dbs;
   for (const auto& p : inputs) dbs.push_back(open_existing(p, "merge"));
+  if (check) {
+    std::vector<std::pair<std::string, std::vector<cache::TuneRecord>>> files;
+    // Text from the files (GPU names, provenance) and their names made safe
+    // for a terminal before the report prints them.
+    for (std::size_t i = 0; i < dbs.size(); ++i) {
+      std::vector<cache::TuneRecord> records = dbs[i].records();
+      for (cache::TuneRecord& r : records) r = printable(r, false);
+      files.emplace_back(shown(inputs[i]), std::move(records));
+    }
+    tune::print_merge_check(std::cout, tune::check_merge(files));
+    if (out.empty()) return 0;
+  }
   // Merged in memory (per key, the faster record wins), then written out as
   // one self-contained file.
   cache::Database merged = cache::Database::open(":memory:", cache::Database::Mode::read_write_create);
   for (const auto& d : dbs) merged.merge_from(d);
   merged.export_to(out);
   const cache::Database written = cache::Database::open(out, cache::Database::Mode::read_only);
-  std::cout << "wrote " << out << ": " << written.records().size() << " records, " << written.binary_count()
+  std::cout << "wrote " << shown(out) << ": " << written.records().size() << " records, " << written.binary_count()
             << " compiled kernels, from " << inputs.size() << " files\n";
   return 0;
 }
 
 // ------------------------------------------------------------ info
 void describe_layer(const std::string& role, const cache::Database& db, const std::optional<cache::GpuId>& gpu) {
+  auto gpu_text = [](const cache::GpuId& g) {
+    return shown(g.name) + " (" + g.arch() + ", " + std::to_string(g.sm_count) + " SMs)";
+  };
   const auto records = db.records();
   std::size_t mine = 0;
   std::vector<cache::GpuId> gpus;
@@ -172,11 +206,11 @@ void describe_layer(const std::string& role, const cache::Database& db, const st
     if (gpu && r.key.gpu == *gpu) ++mine;
     if (std::find(gpus.begin(), gpus.end(), r.key.gpu) == gpus.end()) gpus.push_back(r.key.gpu);
   }
-  std::cout << "  " << role << " " << db.path() << ": " << records.size() << " records";
+  std::cout << "  " << role << " " << shown(db.path()) << ": " << records.size() << " records";
   if (gpu) std::cout << " (" << mine << " for this GPU)";
   std::cout << ", " << db.binary_count() << " compiled kernels, schema v" << db.schema_version()
             << (db.read_only() ? ", read-only" : "") << "\n";
-  for (const auto& g : gpus) std::cout << "      records for " << g << "\n";
+  for (const auto& g : gpus) std::cout << "      records for " << gpu_text(g) << "\n";
 }
 
 int run_info() {
@@ -207,8 +241,8 @@ int run_info() {
   }
   const char* env_cache = std::getenv("LNTUNE_CACHE");
   const char* env_path = std::getenv("LNTUNE_CACHE_PATH");
-  std::cout << "cache search path (LNTUNE_CACHE=" << (env_cache ? env_cache : "") << ", LNTUNE_CACHE_PATH="
-            << (env_path ? env_path : "") << "):\n";
+  std::cout << "cache search path (LNTUNE_CACHE=" << shown(env_cache ? env_cache : "") << ", LNTUNE_CACHE_PATH="
+            << shown(env_path ? env_path : "") << "):\n";
   try {
     auto stack = cache_stack();
     if (!stack) {
@@ -220,13 +254,87 @@ int run_info() {
     if (!user)
       std::cout << "  user    none (set LNTUNE_CACHE, XDG_CACHE_HOME or HOME)\n";
     else if (layers.empty() || layers.front()->path() != *user)
-      std::cout << "  user    " << *user << ": not created yet\n";
-    for (const cache::Database* l : layers) describe_layer(l->read_only() ? "shipped" : "user   ", *l, this_gpu);
+      std::cout << "  user    " << shown(*user) << ": " << ([&] { std::error_code ec; return fs::exists(*user, ec); }() ? "empty, not a cache yet" : "not created yet")
+                << "\n";
+    // info only reads: the user cache is opened read-only, like any lookup.
+    for (const cache::Database* l : layers) describe_layer(user && l->path() == *user ? "user   " : "shipped", *l, this_gpu);
   } catch (const std::exception& e) {
     std::cout << "  error: " << error_message(e) << "\n";
     return 1;
   }
   return 0;
+}
+
+// `info --json`: the same facts as one JSON object.
+int run_info_json() {
+  std::ostringstream buf;  // printed whole at the end: an error leaves stdout empty
+  JsonWriter j(buf);
+  j.begin_object().field("lntune_version", version());
+  const int nv = rt::nvrtc_version();
+  j.key("nvrtc").begin_object().field("version", std::to_string(nv / 1000) + "." + std::to_string((nv % 1000) / 10));
+  j.key("archs").begin_array();
+  for (const auto& a : rt::supported_archs()) j.value(a);
+  j.end_array().end_object();
+  std::optional<cache::GpuId> this_gpu;
+  std::string why;
+  if (rt::gpu_available(&why)) {
+    const rt::DriverApi& d = rt::driver();
+    int version = 0, count = 0;
+    rt::check(d.DriverGetVersion(&version), "cuDriverGetVersion");
+    rt::check(d.DeviceGetCount(&count), "cuDeviceGetCount");
+    j.field("driver", std::to_string(version / 1000) + "." + std::to_string((version % 1000) / 10)).field("no_gpu", nullptr);
+    j.key("gpus").begin_array();
+    for (int i = 0; i < count; ++i) {
+      CUdevice dev = 0;
+      rt::check(d.DeviceGet(&dev, i), "cuDeviceGet");
+      const rt::DeviceInfo info = rt::device_info(dev);
+      if (i == 0) this_gpu = rt::gpu_id(info);
+      j.begin_object()
+          .field("index", i)
+          .field("name", info.name)
+          .field("arch", info.arch())
+          .field("sm_count", info.sm_count)
+          .field("l2_bytes", static_cast<long long>(info.l2_bytes))
+          .end_object();
+    }
+    j.end_array();
+  } else {
+    j.field("driver", nullptr).field("no_gpu", why.rfind("lntune: ", 0) == 0 ? why.substr(8) : why);
+    j.key("gpus").begin_array().end_array();
+  }
+  const char* env_cache = std::getenv("LNTUNE_CACHE");
+  const char* env_path = std::getenv("LNTUNE_CACHE_PATH");
+  j.key("cache").begin_object().field("LNTUNE_CACHE", env_cache).field("LNTUNE_CACHE_PATH", env_path);
+  auto stack = cache_stack();  // a broken cache file: the error goes to stderr, exit 1
+  j.field("disabled", !stack);
+  if (stack) {
+    const auto& user = stack->writable_path();
+    j.field("user", user);
+    j.key("files").begin_array();
+    for (const cache::Database* l : stack->layers()) {
+      const auto records = l->records();
+      std::vector<cache::GpuId> gpus;
+      std::size_t mine = 0;
+      for (const auto& r : records) {
+        if (this_gpu && r.key.gpu == *this_gpu) ++mine;
+        if (std::find(gpus.begin(), gpus.end(), r.key.gpu) == gpus.end()) gpus.push_back(r.key.gpu);
+      }
+      j.begin_object()
+          .field("path", l->path())
+          .field("role", user && l->path() == *user ? "user" : "shipped")  // lookups open every layer read-only
+          .field("records", records.size());
+      j.key("records_for_this_gpu");
+      if (this_gpu) j.value(mine); else j.null();
+      j.field("compiled_kernels", l->binary_count()).field("schema_version", l->schema_version()).field("read_only", l->read_only());
+      j.key("gpus").begin_array();
+      for (const auto& g : gpus) write_gpu(j, g);
+      j.end_array().end_object();
+    }
+    j.end_array();
+  }
+  j.end_object().end_object().finish();
+  std::cout << buf.str();
+  return kExitOk;
 }
 
 }  // namespace
@@ -261,20 +369,27 @@ void add_cache_commands(CLI::App& app, std::vector<Command>& out) {
     struct O {
       std::vector<std::string> inputs;
       std::string out;
+      bool check = false;
     };
     auto o = std::make_shared<O>();
-    CLI::App* sub = app.add_subcommand("merge", "Merge cache files into a new one (per key, the faster record wins)");
+    CLI::App* sub = app.add_subcommand(
+        "merge", "Merge cache files into a new one (per key, the faster median wins; ties: config order)");
     sub->add_option("inputs", o->inputs, "Cache files to merge (two or more)")->required()->expected(2, 1 << 20);
-    sub->add_option("-o,--output", o->out, "File to create (must not exist)")->required();
-    out.push_back({sub, [o] { return run_merge(o->inputs, o->out); }});
+    sub->add_option("-o,--output", o->out, "File to create (must not exist; optional with --check)");
+    sub->add_flag("--check", o->check,
+                  "Report keys whose files disagree on the winner (same GPU model, different configs) and the timing "
+                  "spread");
+    out.push_back({sub, [o] { return run_merge(o->inputs, o->out, o->check); }});
   }
   {
     auto db = std::make_shared<std::string>();
+    auto json = std::make_shared<bool>(false);
     CLI::App* sub = app.add_subcommand("info", "GPU, driver, NVRTC, and the cache files in the search path");
     sub->add_option("--db", *db, "Cache file to use as the user cache");
-    out.push_back({sub, [db] {
+    sub->add_flag("--json", *json, "One JSON object instead of text");
+    out.push_back({sub, [db, json] {
                      use_db(*db);
-                     return run_info();
+                     return *json ? run_info_json() : run_info();
                    }});
   }
 }

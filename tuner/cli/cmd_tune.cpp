@@ -2,8 +2,11 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <fstream>
 #include <iostream>
 #include <map>
+#include <optional>
+#include <sstream>
 
 #include "generator/space.hpp"
 #include "lntune/lntune.hpp"
@@ -11,6 +14,7 @@
 #include "runtime/runtime.hpp"
 #include "runtime/selector.hpp"
 #include "tuner/cli/common.hpp"
+#include "tuner/cli/json.hpp"
 #include "tuner/report.hpp"
 #include "tuner/tuner.hpp"
 #include "tuner/workload.hpp"
@@ -28,13 +32,13 @@ struct GpuOptions {
 
   void add(CLI::App& app) {
     app.add_option("--db", db, "Cache file to use (default: $LNTUNE_CACHE, else ~/.cache/lntune/lntune.db)");
-    app.add_option("--device", device, "CUDA device ordinal")->check(CLI::NonNegativeNumber);
-    app.add_option("--min-reps", min_reps, "Fewest timed repetitions per config")->check(CLI::PositiveNumber);
-    app.add_option("--max-reps", max_reps, "Most timed repetitions per config")->check(CLI::PositiveNumber);
-    app.add_option("--max-seconds", max_seconds, "Most seconds of repetitions per config")->check(CLI::PositiveNumber);
+    app.add_option("--device", device, "CUDA device ordinal")->check(int_range(0, 1023));
+    app.add_option("--min-reps", min_reps, "Fewest timed repetitions per config")->check(int_range(1, 1000000));
+    app.add_option("--max-reps", max_reps, "Most timed repetitions per config")->check(int_range(1, 1000000));
+    app.add_option("--max-seconds", max_seconds, "Most seconds of repetitions per config")->check(finite_number(false));
     app.add_option("--rel-ci", rel_ci, "Stop when the median's 95% CI is within +-this fraction (default 0.01)")
-        ->check(CLI::PositiveNumber);
-    app.add_option("--jobs", jobs, "NVRTC compile threads (default: CPUs - 2)");
+        ->check(finite_number(false));
+    app.add_option("--jobs", jobs, "NVRTC compile threads (default: CPUs - 2)")->check(int_range(0, 1024));
   }
   tune::RunnerOptions runner() const {
     tune::RunnerOptions r;
@@ -71,8 +75,8 @@ struct ProblemOptions {
     app.add_option("--residual-dtype", residual_dtype, "dtype of the residual stream (default: the row dtype)");
   }
   std::vector<tune::Target> targets(const std::vector<std::int64_t>& default_ns) const {
-    const auto ns = n.empty() ? default_ns : parse_int_list(n, "--n");
-    const auto ms = parse_int_list(m, "--m");
+    const auto ns = n.empty() ? default_ns : parse_int_list(n, "--n", kMaxN);
+    const auto ms = parse_int_list(m, "--m", kMaxM);
     std::optional<DType> wd;
     if (!w_dtype.empty()) {
       wd = parse_dtype(w_dtype);
@@ -84,7 +88,10 @@ struct ProblemOptions {
         if (*wd != d && *wd != DType::f32)
           throw UsageError("lntune: --w-dtype: weights must be fp32 or the row dtype (" +
                            std::string(to_string(d)) + ")");
-    const auto base = tune::make_targets(ns, ms, dtypes, parse_kernel_list(kernel, "--kernel"), wd, !no_weight, !no_bias);
+    const auto kernels = parse_kernel_list(kernel, "--kernel");
+    check_problem_count(ns.size(), ms.size(), dtypes.size(), kernels.size());
+    check_workload_size(ns, ms);
+    const auto base = tune::make_targets(ns, ms, dtypes, kernels, wd, !no_weight, !no_bias);
     std::optional<DType> rd;
     if (!residual_dtype.empty()) {
       rd = parse_dtype(residual_dtype);
@@ -108,8 +115,126 @@ struct ProblemOptions {
 };
 
 // ------------------------------------------------------------ tune
-int run_tune(const ProblemOptions& po, const GpuOptions& go, double budget, bool force, bool no_dwdb,
-             std::uint64_t seed) {
+struct TuneFlags {
+  double budget = 0;
+  bool force = false, no_dwdb = false, full = false, json = false;
+  std::uint64_t seed = tune::TuneOptions{}.seed;
+  std::string devices;  // --devices: "all" or a list; empty: --device
+  std::string trace;    // --trace FILE
+  int screen_reps = tune::TuneOptions{}.screen_reps;
+  double screen_margin = tune::TuneOptions{}.screen_margin;
+};
+
+// A key's state as an identifier, for tools.
+const char* state_id(tune::KeyResult::State st) {
+  using S = tune::KeyResult::State;
+  switch (st) {
+    case S::tuned: return "tuned";
+    case S::partial: return "partial";
+    case S::cached: return "cached";
+    case S::skipped_budget: return "skipped_budget";
+    case S::no_winner: return "no_winner";
+    case S::failed: return "failed";
+  }
+  return "unknown";
+}
+
+constexpr tune::KeyResult::State kAllStates[] = {
+    tune::KeyResult::State::tuned,          tune::KeyResult::State::partial,   tune::KeyResult::State::cached,
+    tune::KeyResult::State::skipped_budget, tune::KeyResult::State::no_winner, tune::KeyResult::State::failed};
+
+// The fields of one summary (one GPU model), inside an open object.
+void write_summary_fields(JsonWriter& j, const tune::TuneSummary& s) {
+  j.key("gpu");
+  write_gpu(j, s.gpu);
+  j.field("driver_version", s.device.driver_version).field("copy_gbps", s.copy_gbps);
+  j.key("devices").begin_array();  // the GPUs that tuned (one without --devices)
+  for (const tune::DeviceStats& d : s.devices)
+    j.begin_object()
+        .field("ordinal", d.ordinal)
+        .field("copy_gbps", d.copy_gbps)
+        .field("keys", d.keys)
+        .field("busy_s", d.busy_s)
+        .field("fatal", d.fatal.empty() ? std::nullopt : std::optional<std::string>(d.fatal))
+        .end_object();
+  j.end_array();
+  j.key("keys").begin_array();
+  for (const tune::KeyResult& k : s.keys) {
+    j.begin_object();
+    write_key_fields(j, k.key);
+    j.field("m", static_cast<long long>(k.m)).field("state", state_id(k.state)).field("message", k.message);
+    j.field("device", k.device >= 0 ? std::optional<int>(k.device) : std::nullopt).field("warm", k.warm);
+    j.key("config");
+    if (k.record) {
+      const cache::TuneRecord& r = *k.record;
+      write_config(j, r.config);
+      const bool known = r.default_median_us > 0 && r.timing.median_us > 0;
+      j.field("median_us", r.timing.median_us)
+          .field("gbps", r.gbps)
+          .field("copy_gbps", r.copy_gbps)
+          .field("default_median_us", known ? std::optional<double>(r.default_median_us) : std::nullopt)
+          .field("speedup_vs_default",
+                 known ? std::optional<double>(r.default_median_us / r.timing.median_us) : std::nullopt);
+    } else {
+      j.null();  // no record: nothing stored for this key
+    }
+    j.field("seconds", k.seconds).end_object();
+  }
+  j.end_array();
+  j.key("counts").begin_object();
+  for (tune::KeyResult::State st : kAllStates) {
+    int count = 0;
+    for (const tune::KeyResult& k : s.keys) count += k.state == st;
+    j.field(state_id(st), count);
+  }
+  j.end_object();
+  j.key("compile")
+      .begin_object()
+      .field("nvrtc", s.compile.compiled)
+      .field("seconds", s.compile.compile_seconds)
+      .field("threads", s.compile_threads)
+      .field("from_cache", s.compile.from_cache)
+      .field("failed", s.compile.failed)
+      .end_object();
+  j.field("wall_s", s.wall_s).field("budget_spent", s.budget_spent);
+  j.field("fatal", s.fatal.empty() ? std::nullopt : std::optional<std::string>(s.fatal));
+}
+
+// `tune --json`: one JSON object. Without --devices: the summary's fields at
+// the top level. With --devices: "summaries", one per GPU model (in the order
+// tuned), and "counts" and "fatal" over all of them.
+void write_tune_json(std::ostream& os, const std::vector<tune::TuneSummary>& summaries, bool several,
+                     const std::string& cache_path) {
+  JsonWriter j(os);
+  j.begin_object().field("lntune_version", version()).field("cache", cache_path);
+  if (!several && summaries.size() == 1) {
+    write_summary_fields(j, summaries.front());
+    j.end_object().finish();
+    return;
+  }
+  j.key("summaries").begin_array();
+  for (const tune::TuneSummary& s : summaries) {
+    j.begin_object();
+    write_summary_fields(j, s);
+    j.end_object();
+  }
+  j.end_array();
+  j.key("counts").begin_object();
+  for (tune::KeyResult::State st : kAllStates) {
+    int count = 0;
+    for (const tune::TuneSummary& s : summaries)
+      for (const tune::KeyResult& k : s.keys) count += k.state == st;
+    j.field(state_id(st), count);
+  }
+  j.end_object();
+  std::string fatal;
+  for (const tune::TuneSummary& s : summaries)
+    if (!s.fatal.empty()) fatal += (fatal.empty() ? "" : "; ") + s.fatal;
+  j.field("fatal", fatal.empty() ? std::nullopt : std::optional<std::string>(fatal));
+  j.end_object().finish();
+}
+
+int run_tune(const ProblemOptions& po, const GpuOptions& go, const TuneFlags& f) {
   const auto targets = po.targets(gen::default_n_grid());
   require_gpu();
   use_db(go.db);
@@ -118,26 +243,59 @@ int run_tune(const ProblemOptions& po, const GpuOptions& go, double budget, bool
   cache::Database* db = stack->writable();
   if (!db)
     throw Error("lntune: tune: no cache file to write: pass --db PATH (or set LNTUNE_CACHE, XDG_CACHE_HOME or HOME)");
-  tune::use_device(go.device);
+  std::vector<int> devices;
+  if (!f.devices.empty()) {
+    int count = 0;
+    rt::check(rt::driver().DeviceGetCount(&count), "cuDeviceGetCount");
+    devices = tune::parse_devices(f.devices, count);
+  } else {
+    tune::use_device(go.device);
+  }
 
   tune::TuneOptions o;
   o.runner = go.runner();
-  o.budget_s = budget;
-  o.force = force;
-  o.tune_dwdb = !no_dwdb;
+  o.budget_s = f.budget;
+  o.force = f.force;
+  o.full = f.full;
+  o.tune_dwdb = !f.no_dwdb;
   o.jobs = go.jobs;
-  o.seed = seed;
-  tune::ProgressBar progress(stderr, ::isatty(::fileno(stderr)) != 0);
+  o.seed = f.seed;
+  o.screen_reps = f.screen_reps;
+  o.screen_margin = f.screen_margin;
+  tune::ProgressBar bar(stderr, ::isatty(::fileno(stderr)) != 0);
+  bar.set_devices(devices);
+  std::ofstream trace_file;
+  std::unique_ptr<tune::TraceWriter> trace;
+  tune::Progress* progress = &bar;
+  if (!f.trace.empty()) {
+    trace_file.open(f.trace, std::ios::out | std::ios::trunc);
+    if (!trace_file) throw Error("lntune: tune: --trace: cannot write " + f.trace);
+    trace = std::make_unique<tune::TraceWriter>(trace_file, &bar);
+    progress = trace.get();
+  }
   std::fprintf(stderr, "cache: %s\n", db->path().c_str());
-  const tune::TuneSummary s =
-      tune::run_tuning(targets, *db, std::make_shared<rt::CacheBinaryStore>(stack), o, &progress);
-  std::cout << "\n";
-  tune::print_summary(std::cout, s);
-  std::cout << "cache: " << db->path() << "\n";
-  if (!s.fatal.empty()) return 1;
-  for (const auto& k : s.keys)
-    if (k.state == tune::KeyResult::State::failed || k.state == tune::KeyResult::State::no_winner) return 1;
-  return 0;
+  auto store = std::make_shared<rt::CacheBinaryStore>(stack);
+  std::vector<tune::TuneSummary> summaries;
+  if (devices.empty())
+    summaries.push_back(tune::run_tuning(targets, *db, store, o, progress));
+  else
+    summaries = tune::run_tuning_on(devices, targets, *db, store, o, progress);
+  if (f.json) {
+    write_tune_json(std::cout, summaries, !devices.empty(), db->path());
+  } else {
+    std::cout << "\n";
+    for (const tune::TuneSummary& s : summaries) tune::print_summary(std::cout, s);
+    std::cout << "cache: " << db->path() << "\n";
+  }
+  // Over all summaries: a fatal stop first, then keys without a winner.
+  int rc = kExitOk;
+  for (const tune::TuneSummary& s : summaries) {
+    if (!s.fatal.empty()) return kExitFailure;  // stopped early
+    for (const auto& k : s.keys)
+      if (k.state == tune::KeyResult::State::failed || k.state == tune::KeyResult::State::no_winner)
+        rc = kExitSomeFailed;  // finished, but some keys have no winner
+  }
+  return rc;
 }
 
 // ------------------------------------------------------------ bench
@@ -153,7 +311,7 @@ std::string fmt(const char* f, double v) {
   return b;
 }
 
-int run_bench(const ProblemOptions& po, const GpuOptions& go, std::uint64_t seed) {
+int run_bench(const ProblemOptions& po, const GpuOptions& go, std::uint64_t seed, bool json) {
   const auto targets = po.targets({1024, 4096, 8192});
   require_gpu();
   use_db(go.db);
@@ -163,10 +321,20 @@ int run_bench(const ProblemOptions& po, const GpuOptions& go, std::uint64_t seed
   tune::Session session(stack ? std::make_shared<rt::CacheBinaryStore>(stack) : nullptr, go.runner(), go.jobs);
   const rt::DeviceInfo& dev = session.device();
   const double copy = session.copy_gbps();
-  std::cout << "GPU: " << rt::gpu_id(dev) << "; device-to-device copy " << fmt("%.0f", copy)
-            << " GB/s (read + written)\n"
-            << "kernel  dtype        N      M  default config        µs    GB/s  tuned config          µs    GB/s  "
-               "% copy  speed-up  check  selection\n";
+  // --json: built in memory, printed whole at the end (an error on the way
+  // leaves stdout empty, never half a document).
+  std::ostringstream jbuf;
+  JsonWriter j(jbuf);
+  if (json) {
+    j.begin_object().field("lntune_version", version()).key("gpu");
+    write_gpu(j, rt::gpu_id(dev));
+    j.field("copy_gbps", copy).key("rows").begin_array();
+  } else {
+    std::cout << "GPU: " << rt::gpu_id(dev) << "; device-to-device copy " << fmt("%.0f", copy)
+              << " GB/s (read + written)\n"
+              << "kernel  dtype        N      M  default config        µs    GB/s  tuned config          µs    GB/s  "
+                 "% copy  speed-up  check  selection\n";
+  }
   int bad = 0;
   for (const tune::Target& t : targets) {
     tune::Workload w(t.traits, t.m, t.n, seed);
@@ -197,6 +365,37 @@ int run_bench(const ProblemOptions& po, const GpuOptions& go, std::uint64_t seed
     const double dg = gbps(d, def.main), tg = gbps(r, tuned.main);
     const std::string check = r.status == tune::Status::ok ? "ok" : tune::to_string(r.status);
     if (r.status != tune::Status::ok) ++bad;
+    if (json) {
+      auto run = [&](const char* name, const tune::CandidateResult& c, const Configs& cs, double g) {
+        j.key(name).begin_object().key("config");
+        write_config(j, cs.main);
+        if (bwd) {
+          j.key("dwdb_config");
+          write_config(j, cs.other);
+        }
+        j.field("median_us", c.timing ? std::optional<double>(us(c)) : std::nullopt)
+            .field("gbps", c.timing ? std::optional<double>(g) : std::nullopt)
+            .field("status", tune::to_string(c.status))
+            .field("message", c.message)
+            .end_object();
+      };
+      j.begin_object()
+          .field("kernel", bwd ? "bwd" : "fwd")
+          .field("x_dtype", std::string(to_string(t.traits.x_dtype)))
+          .field("w_dtype", std::string(to_string(t.traits.w_dtype)))
+          .field("has_weight", t.traits.has_weight)
+          .field("has_bias", t.traits.has_bias)
+          .field("n", static_cast<long long>(t.n))
+          .field("m", static_cast<long long>(t.m));
+      run("default", d, def, dg);
+      run("tuned", r, tuned, tg);
+      j.field("selection", tuned.reason)
+          .field("pct_of_copy", copy > 0 && tg > 0 ? std::optional<double>(100 * tg / copy) : std::nullopt)
+          .field("speedup", us(d) > 0 && us(r) > 0 ? std::optional<double>(us(d) / us(r)) : std::nullopt)
+          .field("ok", r.status == tune::Status::ok)
+          .end_object();
+      continue;
+    }
     char line[512];
     std::snprintf(line, sizeof(line), "%-6s  %-5s %7lld %6lld  %-20s %7s %7s  %-20s %7s %7s  %6s  %8s  %-5s  %s\n",
                   k == Kernel::fwd ? "fwd" : "bwd", std::string(to_string(t.traits.x_dtype)).c_str(),
@@ -214,14 +413,29 @@ int run_bench(const ProblemOptions& po, const GpuOptions& go, std::uint64_t seed
   // prints "0 NVRTC compilations".
   const rt::KernelCacheStats ks = launcher.kernel_cache_stats();
   const tune::CompileStats cs = session.compile_stats();
+  if (json) {
+    j.end_array()
+        .key("compilations")
+        .begin_object()
+        .field("nvrtc_benchmark", cs.compiled)
+        .field("nvrtc_launcher", ks.compiled)
+        .field("cubins_from_cache", ks.loaded_from_store)
+        .field("modules_loaded", ks.loaded)
+        .end_object()
+        .field("failed_checks", bad)
+        .end_object()
+        .finish();
+    std::cout << jbuf.str();
+    return bad ? kExitSomeFailed : kExitOk;
+  }
   std::cout << "kernels in this process: " << ks.compiled + cs.compiled << " NVRTC compilations ("
             << cs.compiled << " by the benchmark, " << ks.compiled << " by the launcher), "
             << ks.loaded_from_store << " CUBINs loaded from the cache, " << ks.loaded << " modules loaded\n";
-  return bad ? 1 : 0;
+  return bad ? kExitSomeFailed : kExitOk;
 }
 
 // ------------------------------------------------------------ verify
-int run_verify(const GpuOptions& go, std::uint64_t seed) {
+int run_verify(const GpuOptions& go, std::uint64_t seed, bool json) {
   require_gpu();
   use_db(go.db);
   tune::use_device(go.device);
@@ -238,8 +452,16 @@ int run_verify(const GpuOptions& go, std::uint64_t seed) {
       for (const auto& p : records) seen = seen || p.first.key == r.key;
       if (!seen) records.emplace_back(r, layer->path());
     }
-  std::cout << "GPU: " << gpu << "; " << records.size() << " cached winner" << (records.size() == 1 ? "" : "s")
-            << " to check against the CPU reference\n";
+  std::ostringstream jbuf;  // --json: printed whole at the end
+  JsonWriter j(jbuf);
+  if (json) {
+    j.begin_object().field("lntune_version", version()).key("gpu");
+    write_gpu(j, gpu);
+    j.key("records").begin_array();
+  } else {
+    std::cout << "GPU: " << gpu << "; " << records.size() << " cached winner" << (records.size() == 1 ? "" : "s")
+              << " to check against the CPU reference\n";
+  }
   int bad = 0;
   for (const auto& [r, file] : records) {
     const Traits t = r.key.traits.canonical();
@@ -269,13 +491,31 @@ int run_verify(const GpuOptions& go, std::uint64_t seed) {
     }
     const bool ok = c.status == tune::Status::ok;
     if (!ok) ++bad;
+    if (json) {
+      j.begin_object();
+      write_key_fields(j, r.key);
+      j.field("m", static_cast<long long>(m)).key("config");
+      write_config(j, r.config);
+      j.field("file", file).field("ok", ok).field("status", tune::to_string(c.status)).field("message", c.message);
+      j.end_object();
+      continue;
+    }
     std::cout << (ok ? "ok     " : "FAILED ") << tune::key_label(r.key) << " (M=" << m << ") "
               << tune::short_config(r.config) << "  [" << file << "]";
     if (!ok) std::cout << "\n       " << tune::to_string(c.status) << ": " << c.message.substr(0, 600);
     std::cout << "\n";
   }
-  std::cout << (records.size() - static_cast<std::size_t>(bad)) << " of " << records.size() << " correct\n";
-  return bad ? 1 : 0;
+  if (json) {
+    j.end_array()
+        .field("correct", records.size() - static_cast<std::size_t>(bad))
+        .field("total", records.size())
+        .end_object()
+        .finish();
+    std::cout << jbuf.str();
+  } else {
+    std::cout << (records.size() - static_cast<std::size_t>(bad)) << " of " << records.size() << " correct\n";
+  }
+  return bad ? kExitSomeFailed : kExitOk;
 }
 
 }  // namespace
@@ -285,41 +525,57 @@ void add_tune_commands(CLI::App& app, std::vector<Command>& out) {
   {
     auto po = std::make_shared<ProblemOptions>();
     auto go = std::make_shared<GpuOptions>();
-    auto budget = std::make_shared<double>(0);
-    auto flags = std::make_shared<std::pair<bool, bool>>(false, false);  // force, no-dwdb
-    auto seed = std::make_shared<std::uint64_t>(tune::TuneOptions{}.seed);
+    auto f = std::make_shared<TuneFlags>();
     CLI::App* sub = app.add_subcommand("tune", "Tune kernels on this GPU into the cache (resumable)");
     po->variant_grid = true;
     po->add(*sub, "fp16,bf16,fp32", "Row lengths N: LIST or START:STOP:STEP (default: the built-in grid of common hidden sizes)");
     go->add(*sub);
-    sub->add_option("--budget", *budget, "Time budget in seconds for the whole run (default: none)")
-        ->check(CLI::NonNegativeNumber);
-    sub->add_flag("--force", flags->first, "Re-tune keys already in the cache");
-    sub->add_flag("--no-dwdb", flags->second, "Do not tune the backward's dW/dB reduction kernel");
-    sub->add_option("--seed", *seed, "Seed of the random inputs");
-    out.push_back({sub, [=] { return run_tune(*po, *go, *budget, flags->first, flags->second, *seed); }});
+    sub->add_option("--budget", f->budget, "Time budget in seconds for the whole run (default: none)")
+        ->check(finite_number(true));
+    sub->add_flag("--force", f->force,
+                  "Re-tune keys already in the cache (warm: the previous winner and its rivals, unless --full)");
+    sub->add_flag("--full", f->full, "Exhaustive search: every candidate timed to convergence, no warm re-tune");
+    sub->add_flag("--no-dwdb", f->no_dwdb, "Do not tune the backward's dW/dB reduction kernel");
+    sub->add_option("--seed", f->seed, "Seed of the random inputs");
+    sub->add_option("--devices", f->devices,
+                    "Tune on several GPUs: 'all' or ordinals such as 0,1 (one worker per GPU, keys split between them)")
+        ->excludes(sub->get_option("--device"));
+    sub->add_option("--trace", f->trace, "Write every candidate's result as JSON lines to this file");
+    sub->add_option("--screen-reps", f->screen_reps,
+                    "Repetitions of the screening stage (default 5; 0: no screening, every candidate timed carefully)")
+        ->check(int_range(0, 1000000));
+    sub->add_option("--screen-margin", f->screen_margin,
+                    "Time carefully the candidates screened within this fraction of the best (default 0.10)")
+        ->check(finite_number(true));
+    sub->add_flag("--json", f->json,
+                  "Print the summary as JSON (progress still goes to stderr; with --devices: one summary per GPU model)");
+    out.push_back({sub, [=] { return run_tune(*po, *go, *f); }});
   }
   // bench
   {
     auto po = std::make_shared<ProblemOptions>();
     auto go = std::make_shared<GpuOptions>();
     auto seed = std::make_shared<std::uint64_t>(1);
+    auto json = std::make_shared<bool>(false);
     CLI::App* sub = app.add_subcommand("bench", "Time the tuned config against the default heuristic and the copy bandwidth");
     po->add(*sub, "bf16", "Row lengths N: LIST or START:STOP:STEP (default 1024,4096,8192)");
     go->add(*sub);
     sub->add_option("--seed", *seed, "Seed of the random inputs");
-    out.push_back({sub, [=] { return run_bench(*po, *go, *seed); }});
+    sub->add_flag("--json", *json, "Print the results as JSON");
+    out.push_back({sub, [=] { return run_bench(*po, *go, *seed, *json); }});
   }
   // verify
   {
     auto go = std::make_shared<GpuOptions>();
     auto seed = std::make_shared<std::uint64_t>(2);
+    auto json = std::make_shared<bool>(false);
     CLI::App* sub = app.add_subcommand("verify", "Re-check this GPU's cached winners against the CPU reference");
     sub->add_option("--db", go->db, "Cache file to check (default: the whole search path)");
-    sub->add_option("--device", go->device, "CUDA device ordinal")->check(CLI::NonNegativeNumber);
-    sub->add_option("--jobs", go->jobs, "NVRTC compile threads (default: CPUs - 2)");
+    sub->add_option("--device", go->device, "CUDA device ordinal")->check(int_range(0, 1023));
+    sub->add_option("--jobs", go->jobs, "NVRTC compile threads (default: CPUs - 2)")->check(int_range(0, 1024));
     sub->add_option("--seed", *seed, "Seed of the random inputs");
-    out.push_back({sub, [=] { return run_verify(*go, *seed); }});
+    sub->add_flag("--json", *json, "Print the results as JSON");
+    out.push_back({sub, [=] { return run_verify(*go, *seed, *json); }});
   }
 }
 

@@ -42,11 +42,12 @@ struct ProblemOptions {
         ->check(CLI::IsMember(kDTypeNames));
     app.add_option("--w-dtype", w_dtype_name, "Element type of weight and bias (default: --dtype; or fp32)")
         ->check(CLI::IsMember(kDTypeNames));
-    app.add_option("--n", n, "Row length N (elements)")->required()->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 31));
-    app.add_option("--m", m, "Rows M (bounds group_size_m)")->check(CLI::PositiveNumber);
+    app.add_option("--n", n, "Row length N (elements)")->required()->check(lntune::cli::int_range(1, lntune::cli::kMaxN));
+    app.add_option("--m", m, "Rows M (bounds group_size_m)")->check(lntune::cli::int_range(1, lntune::cli::kMaxM));
     app.add_flag("--no-weight", no_weight, "LayerNorm without weight");
     app.add_flag("--no-bias", no_bias, "LayerNorm without bias (PaLM-style)");
-    app.add_option("--sm-count", sm_count, "SM count of the target GPU (default: H100's 132)")->check(CLI::PositiveNumber);
+    app.add_option("--sm-count", sm_count, "SM count of the target GPU (default: H100's 132)")
+        ->check(lntune::cli::int_range(1, 4096));
   }
   // After parsing: names -> enums (the checks above guarantee they parse).
   void resolve() {
@@ -69,7 +70,13 @@ int cmd_gen(const ProblemOptions& po, const std::optional<int>& block, const std
   if (warps) c.num_warps = *warps;
   if (rows) c.rows_per_cta = *rows;
   if (cluster) c.cluster_size = *cluster;
-  const auto key = lntune::gen::make_instance(po.traits(), c, po.n, vec.value_or(lntune::gen::max_vec(po.dtype)));
+  lntune::InstanceKey key;
+  try {
+    key = lntune::gen::make_instance(po.traits(), c, po.n, vec.value_or(lntune::gen::max_vec(po.dtype)));
+  } catch (const lntune::Error& e) {
+    // The options name a config this kernel cannot have: a usage error.
+    throw lntune::cli::UsageError(e.what());
+  }
   const std::string source = lntune::gen::render(key).source;
   std::cout << (flatten ? lntune::gen::flatten(source) : source);
   return 0;
@@ -105,11 +112,27 @@ int cmd_compile(const ProblemOptions& po, const std::string& arch, bool ptx, con
   return 0;
 }
 
+// Shown under `lntune --help`; README lists the same.
+const char* const kExitCodesHelp =
+    "Exit codes:\n"
+    "  0  success\n"
+    "  1  failure: the command could not do its job (no driver or GPU, a cache file\n"
+    "     that cannot be read or written, a compile error, ...); the reason is on stderr\n"
+    "  2  usage error: an unknown command or option, a missing or bad option value\n"
+    "  3  the command ran to the end but some items failed: tune (keys without a\n"
+    "     winner; the others are stored), verify (records that fail the check),\n"
+    "     bench (configs that fail the check)\n"
+    "tune, bench, verify, info and show take --json: one JSON document on stdout\n"
+    "(errors still go to stderr, with the exit codes above).";
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  using lntune::cli::kExitFailure;
+  using lntune::cli::kExitUsage;
   CLI::App app{"lntune: LayerNorm kernels tuned for the GPU they run on"};
   app.name("lntune");
+  app.footer(kExitCodesHelp);
   app.set_version_flag("--version", std::string("lntune ") + lntune::version());
   app.require_subcommand(1);
 
@@ -147,10 +170,27 @@ int main(int argc, char** argv) {
   lntune::cli::add_tune_commands(app, commands);
   lntune::cli::add_cache_commands(app, commands);
 
+  // An unknown command: CLI11 would only say "A subcommand is required".
+  if (argc > 1 && argv[1][0] != '-') {
+    std::string names;
+    bool known = false;
+    for (CLI::App* sub : app.get_subcommands({})) {
+      names += (names.empty() ? "" : ", ") + sub->get_name();
+      known = known || sub->check_name(argv[1]);
+    }
+    if (!known) {
+      std::cerr << "lntune: unknown command '" << argv[1] << "' (commands: " << names << ")\n"
+                << "Run with --help for more information.\n";
+      return kExitUsage;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // --help and --version end parsing too (code 0); every other parse error
+    // (CLI11's own codes, 100+) is a usage error.
+    const int code = app.exit(e);
+    return code == 0 ? 0 : kExitUsage;
   }
   try {
     for (const auto& c : commands)
@@ -162,13 +202,13 @@ int main(int argc, char** argv) {
     if (*compile) return cmd_compile(compile_po, arch, ptx, out);
   } catch (const lntune::cli::UsageError& e) {
     std::cerr << lntune::cli::error_message(e) << '\n';
-    return 2;
+    return kExitUsage;
   } catch (const std::exception& e) {
     std::cerr << lntune::cli::error_message(e) << '\n';
-    return 1;
+    return kExitFailure;
   } catch (...) {
     std::cerr << "lntune: unknown error\n";
-    return 1;
+    return kExitFailure;
   }
   return 0;
 }

@@ -1,0 +1,186 @@
+// Reporting of a tune at scale (ctest label "cpu"): the --trace JSON lines,
+// bench/compare_winners.py reading two traces (pruned vs exhaustive), the
+// per-GPU progress lines, and the summary's search line.
+#include <gtest/gtest.h>
+
+#include <stdio.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "temp_dir.hpp"
+#include "tuner/report.hpp"
+#include "tuner/stats.hpp"
+#include "tuner/tuner.hpp"
+
+#ifndef LNTUNE_SOURCE_DIR
+#error "LNTUNE_SOURCE_DIR must be the source tree"
+#endif
+
+namespace {
+
+using namespace lntune;
+using namespace lntune::tune;
+using lntune::testing::TempDir;
+
+cache::TuneKey key(std::int64_t n) {
+  cache::TuneKey k;
+  k.gpu = {"NVIDIA H100 80GB HBM3", 9, 0, 132};
+  k.traits = Traits{Kernel::fwd, DType::bf16, DType::bf16, true, true};
+  k.n = n;
+  k.m_bucket = 4;
+  return k;
+}
+
+CandidateResult candidate(Config c, Status s, std::optional<double> careful, std::optional<double> screen,
+                          bool is_default = false) {
+  CandidateResult r;
+  r.config = c;
+  r.status = s;
+  r.is_default = is_default;
+  if (careful) r.timing = Measurement{summarize({*careful, *careful}), StopReason::converged};
+  if (screen) r.screen = Measurement{summarize({*screen}), StopReason::max_reps};
+  return r;
+}
+
+KeyResult key_result(std::int64_t n, Config winner, double median, int device) {
+  KeyResult kr;
+  kr.key = key(n);
+  kr.m = 4096;
+  kr.state = KeyResult::State::tuned;
+  kr.device = device;
+  kr.seconds = 0.5;
+  cache::TuneRecord r;
+  r.key = kr.key;
+  r.config = winner;
+  r.timing = {median, median, median, 20};
+  kr.record = r;
+  return kr;
+}
+
+const Config kA{1024, 4, 1, 0, 1}, kB{2048, 4, 1, 0, 1}, kC{1024, 8, 1, 0, 1};
+
+TEST(Trace, OneJsonLinePerCandidateAndKey) {
+  std::ostringstream os;
+  TraceWriter t(os, nullptr);
+  t.candidate_done(key(1024), 0, candidate(kA, Status::ok, 10.0, 10.5, true));
+  t.candidate_done(key(1024), 1, candidate(kB, Status::screened_out, std::nullopt, 12.25));
+  t.key_done(key_result(1024, kA, 10.0, 1));
+  EXPECT_EQ(os.str(),
+            "{\"event\": \"candidate\", \"gpu\": \"NVIDIA H100 80GB HBM3\", \"sm_count\": 132, \"kernel\": \"fwd\", "
+            "\"x_dtype\": \"bf16\", \"w_dtype\": \"bf16\", \"has_weight\": true, \"has_bias\": true, \"n\": 1024, "
+            "\"m_bucket\": 4, \"config\": {\"block_size\": 1024, \"num_warps\": 4, \"rows_per_cta\": 1, "
+            "\"group_size_m\": 0, \"cluster_size\": 1}, \"default\": true, \"status\": \"ok\", \"median_us\": 10, "
+            "\"reps\": 2, \"screen_us\": 10.5, \"message\": \"\"}\n"
+            "{\"event\": \"candidate\", \"gpu\": \"NVIDIA H100 80GB HBM3\", \"sm_count\": 132, \"kernel\": \"fwd\", "
+            "\"x_dtype\": \"bf16\", \"w_dtype\": \"bf16\", \"has_weight\": true, \"has_bias\": true, \"n\": 1024, "
+            "\"m_bucket\": 4, \"config\": {\"block_size\": 2048, \"num_warps\": 4, \"rows_per_cta\": 1, "
+            "\"group_size_m\": 0, \"cluster_size\": 1}, \"default\": false, \"status\": \"screened_out\", "
+            "\"median_us\": null, \"reps\": 0, \"screen_us\": 12.25, \"message\": \"\"}\n"
+            "{\"event\": \"key\", \"gpu\": \"NVIDIA H100 80GB HBM3\", \"sm_count\": 132, \"kernel\": \"fwd\", "
+            "\"x_dtype\": \"bf16\", \"w_dtype\": \"bf16\", \"has_weight\": true, \"has_bias\": true, \"n\": 1024, "
+            "\"m_bucket\": 4, \"state\": \"tuned\", \"config\": {\"block_size\": 1024, \"num_warps\": 4, "
+            "\"rows_per_cta\": 1, \"group_size_m\": 0, \"cluster_size\": 1}, \"median_us\": 10, \"device\": 1, "
+            "\"warm\": false, \"seconds\": 0.5}\n");
+}
+
+std::string run_command(const std::string& cmd, int* code) {
+  std::string out;
+  FILE* p = ::popen((cmd + " 2>&1").c_str(), "r");
+  if (!p) return out;
+  char buf[4096];
+  std::size_t n;
+  while ((n = std::fread(buf, 1, sizeof(buf), p)) > 0) out.append(buf, n);
+  const int status = ::pclose(p);
+  *code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return out;
+}
+
+TEST(Trace, CompareWinnersReadsTwoTraces) {
+  int code = -1;
+  run_command("python3 -c 'import json'", &code);
+  if (code != 0) GTEST_SKIP() << "no python3";
+  TempDir tmp;
+  {
+    // The pruned run chose kA at N=1024 (exhaustive: kB, kA measured at
+    // 1.01x there) and kC at N=2048 (the same as exhaustive).
+    std::ofstream pf(tmp / "pruned.trace");
+    TraceWriter p(pf, nullptr);
+    p.key_done(key_result(1024, kA, 10.0, 0));
+    p.key_done(key_result(2048, kC, 20.0, 0));
+    std::ofstream ff(tmp / "full.trace");
+    TraceWriter f(ff, nullptr);
+    f.candidate_done(key(1024), 0, candidate(kA, Status::slower, 10.1, std::nullopt, true));
+    f.candidate_done(key(1024), 1, candidate(kB, Status::ok, 10.0, std::nullopt));
+    f.key_done(key_result(1024, kB, 10.0, 0));
+    f.candidate_done(key(2048), 0, candidate(kC, Status::ok, 19.0, std::nullopt, true));
+    f.key_done(key_result(2048, kC, 19.0, 0));
+  }
+  const std::string out = run_command("python3 '" + std::string(LNTUNE_SOURCE_DIR) + "/bench/compare_winners.py' '" +
+                                          (tmp / "pruned.trace") + "' '" + (tmp / "full.trace") + "'",
+                                      &code);
+  EXPECT_EQ(code, 0) << out;
+  EXPECT_NE(out.find("fwd bf16 N=1024 M-bucket 4         b1024 w4 r1            b2048 w4 r1              1.010  slower"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("fwd bf16 N=2048 M-bucket 4         b1024 w8 r1            b1024 w8 r1              1.000  same"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("pruned vs exhaustive: 2 keys compared, 2 within 2% of the exhaustive winner's median, worst "
+                     "1.0% (fwd bf16 N=1024 M-bucket 4); FAIL (target: all of >= 30 keys)"),
+            std::string::npos)
+      << out;
+  const std::string strict = run_command("python3 '" + std::string(LNTUNE_SOURCE_DIR) +
+                                             "/bench/compare_winners.py' --limit 0.005 '" + (tmp / "pruned.trace") +
+                                             "' '" + (tmp / "full.trace") + "'",
+                                         &code);
+  EXPECT_NE(strict.find("1.010  slower SLOWER"), std::string::npos) << strict;
+}
+
+TEST(Progress, LinesNameTheGpuWithSeveral) {
+  char* buf = nullptr;
+  std::size_t size = 0;
+  FILE* f = ::open_memstream(&buf, &size);
+  ASSERT_NE(f, nullptr);
+  {
+    ProgressBar bar(f, false);
+    bar.set_devices({0, 1});
+    bar.begin(2, 10);
+    bar.key_begin(key(1024), 5, 0);
+    bar.key_begin(key(2048), 5, 1);
+    KeyResult k = key_result(2048, kC, 20.0, 1);
+    k.warm = true;
+    k.outcome.candidates = {candidate(kC, Status::ok, 20.0, 20.0, true), candidate(kA, Status::screened_out, std::nullopt, 30.0)};
+    bar.key_done(k);
+  }
+  std::fclose(f);
+  const std::string out(buf, size);
+  std::free(buf);
+  EXPECT_NE(out.find("tuning 2 keys, 10 candidate configs\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("gpu 1 (1): [1/2] fwd bf16 N=2048 M-bucket 4 (M=4096): tuned b1024 w8 r1, 20.00 us, 0 GB/s, "
+                     "1/2 timed carefully [warm] (0.5 s)\n"),
+            std::string::npos)
+      << out;
+}
+
+TEST(Summary, SearchLineSaysWhatEachStageRemoved) {
+  SearchCounts c;
+  c.candidates = 100;
+  c.reused = 3;
+  c.roofline = 4;
+  c.screened = 90;
+  c.screened_out = 80;
+  c.careful = 12;
+  c.pruned = 1;
+  c.verified = 5;
+  c.failed = 2;
+  EXPECT_EQ(search_counts_line(c),
+            "search: 100 candidates; removed before timing: 3 reused from the previous N, 4 by the roofline bound; 90 "
+            "screened, 80 of them screened out; 12 timed carefully (1 pruned early), 5 verified, 2 failed");
+  c.skipped = 7;
+  EXPECT_NE(search_counts_line(c).find(", 7 skipped (budget)"), std::string::npos);
+}
+
+}  // namespace
