@@ -234,7 +234,7 @@ class Database {
   // The file's schema version: kCurrentSchemaVersion unless the file is older
   // and opened read-only.
   int schema_version() const;
-  static constexpr int kCurrentSchemaVersion = 3;
+  static constexpr int kCurrentSchemaVersion = 4;
 
   // Stores `r` under r.key (traits canonicalised), replacing any record for
   // the same key. Throws lntune::Error for an invalid record (n <= 0, m_bucket

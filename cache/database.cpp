@@ -79,20 +79,25 @@ namespace {
 
 constexpr const char* kKeyColumns =
     "gpu_name, cc_major, cc_minor, sm_count, kernel, x_dtype, w_dtype, has_weight, has_bias, "
-    "m_bucket, n";
-// Everything but n: the parameters ?1..?10 of bind_key().
+    "norm, residual_dtype, zero_centered, y_dtype, m_bucket, n";
+// Everything but n: the parameters ?1..?10 and ?30..?33 (the variant, schema
+// v4) of bind_key().
 constexpr const char* kWhereKeyButN =
     " WHERE gpu_name = ?1 AND cc_major = ?2 AND cc_minor = ?3 AND sm_count = ?4 AND kernel = ?5"
-    " AND x_dtype = ?6 AND w_dtype = ?7 AND has_weight = ?8 AND has_bias = ?9 AND m_bucket = ?10";
+    " AND x_dtype = ?6 AND w_dtype = ?7 AND has_weight = ?8 AND has_bias = ?9 AND m_bucket = ?10"
+    " AND norm = ?30 AND residual_dtype = ?31 AND zero_centered = ?32 AND y_dtype = ?33";
 constexpr const char* kOrderByKey =
     " ORDER BY gpu_name, cc_major, cc_minor, sm_count, kernel, x_dtype, w_dtype, has_weight,"
-    " has_bias, m_bucket, n";
+    " has_bias, norm, residual_dtype, zero_centered, y_dtype, m_bucket, n";
 
-// The record columns in the order read_record() expects; schema v1 lacks the
-// last two, which read as their v2 defaults.
+// The record columns in the order read_record() expects, as a subquery so
+// that kWhereKeyButN and kOrderByKey apply to every schema version; older
+// versions lack later columns, which read as their defaults (v1: no
+// default_median_us or origin; v2: no cluster_size; v3: no variant, i.e. a
+// LayerNorm without options).
 std::string select_records(int version) {
   std::string s =
-      "SELECT gpu_name, cc_major, cc_minor, sm_count, kernel, x_dtype, w_dtype, has_weight,"
+      "SELECT * FROM (SELECT gpu_name, cc_major, cc_minor, sm_count, kernel, x_dtype, w_dtype, has_weight,"
       " has_bias, m_bucket, n, block_size, num_warps, rows_per_cta, group_size_m, median_us,"
       " p20_us, p80_us, reps, gbps, copy_gbps, template_hash, lntune_version, nvrtc_version,"
       " driver_version, tuned_at, ";
@@ -100,7 +105,9 @@ std::string select_records(int version) {
                     : std::string("0.0 AS default_median_us, '") + schema::kUnknownOrigin +
                           "' AS origin";
   s += version >= 3 ? ", cluster_size" : ", 1 AS cluster_size";
-  s += " FROM tuned";
+  s += version >= 4 ? ", norm, residual_dtype, zero_centered, y_dtype"
+                    : ", 'layernorm' AS norm, '' AS residual_dtype, 0 AS zero_centered, '' AS y_dtype";
+  s += " FROM tuned)";
   return s;
 }
 
@@ -109,9 +116,9 @@ constexpr const char* kInsertRecord =
     " w_dtype, has_weight, has_bias, m_bucket, n, block_size, num_warps, rows_per_cta,"
     " group_size_m, median_us, p20_us, p80_us, reps, gbps, copy_gbps, template_hash,"
     " lntune_version, nvrtc_version, driver_version, tuned_at, default_median_us, origin,"
-    " cluster_size)"
+    " cluster_size, norm, residual_dtype, zero_centered, y_dtype)"
     " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,"
-    " ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29)";
+    " ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33)";
 
 constexpr const char* kInsertBinary =
     "INSERT OR REPLACE INTO binaries (source_hash, arch, nvrtc_version, kernel_name, cubin,"
@@ -119,7 +126,7 @@ constexpr const char* kInsertBinary =
 constexpr const char* kSelectBinaries =
     "SELECT source_hash, arch, nvrtc_version, kernel_name, cubin, created_at FROM binaries";
 
-// Binds ?1..?10 (the key without n), with the traits canonicalised.
+// Binds ?1..?10 and ?30..?33 (the key without n), with the traits canonicalised.
 void bind_key(sql::Statement& st, const TuneKey& k) {
   const Traits t = k.traits.canonical();
   st.bind_text(1, k.gpu.name)
@@ -131,7 +138,11 @@ void bind_key(sql::Statement& st, const TuneKey& k) {
       .bind_text(7, to_string(t.w_dtype))
       .bind_int(8, t.has_weight ? 1 : 0)
       .bind_int(9, t.has_bias ? 1 : 0)
-      .bind_int(10, k.m_bucket);
+      .bind_int(10, k.m_bucket)
+      .bind_text(30, to_string(t.norm))
+      .bind_text(31, t.residual ? to_string(*t.residual) : std::string_view(""))
+      .bind_int(32, t.zero_centered ? 1 : 0)
+      .bind_text(33, t.y_dtype ? to_string(*t.y_dtype) : std::string_view(""));
 }
 
 void bind_record(sql::Statement& st, const TuneRecord& r) {
@@ -200,6 +211,20 @@ TuneRecord read_record(const sql::Statement& st) {
   r.default_median_us = st.column_double(26);
   r.prov.origin = parse_origin(st.column_text(27), &r.prov.merged_from);
   r.config.cluster_size = st.column_int(28);
+  {
+    const std::string s = st.column_text(29);
+    const auto n = parse_norm(s);
+    if (!n) st.bad_column(29, "holds '" + s + "', not a norm (layernorm, rmsnorm)");
+    r.key.traits.norm = *n;
+  }
+  for (int i : {30, 32}) {
+    const std::string s = st.column_text(i);
+    if (s.empty()) continue;  // no residual; y in x_dtype
+    const auto d = parse_dtype(s);
+    if (!d) st.bad_column(i, "holds '" + s + "', not a dtype (fp32, fp16, bf16) or '' (none)");
+    (i == 30 ? r.key.traits.residual : r.key.traits.y_dtype) = *d;
+  }
+  r.key.traits.zero_centered = st.column_bool(31);
   if (r.config.cluster_size < 1)
     st.bad_column(28, "holds " + std::to_string(r.config.cluster_size) + ", not a cluster size (>= 1)");
   return r;

@@ -70,6 +70,61 @@ constexpr const char* kV2toV3 = R"sql(
 ALTER TABLE tuned ADD COLUMN cluster_size INTEGER NOT NULL DEFAULT 1;
 )sql";
 
+// v4: the norm's variant (issue 11) joins the key: kind of norm, fused
+// residual add and its dtype ('' = none), zero-centred gamma, output dtype
+// ('' = x_dtype). The UNIQUE constraint gains them, and SQLite cannot alter a
+// constraint, so the table is rebuilt; every v3 record is copied as a
+// LayerNorm without options, which is what it was.
+constexpr const char* kV3toV4 = R"sql(
+CREATE TABLE tuned_v4 (
+  gpu_name          TEXT    NOT NULL,
+  cc_major          INTEGER NOT NULL,
+  cc_minor          INTEGER NOT NULL,
+  sm_count          INTEGER NOT NULL,
+  kernel            TEXT    NOT NULL,
+  x_dtype           TEXT    NOT NULL,
+  w_dtype           TEXT    NOT NULL,
+  has_weight        INTEGER NOT NULL,
+  has_bias          INTEGER NOT NULL,
+  m_bucket          INTEGER NOT NULL,
+  n                 INTEGER NOT NULL,
+  block_size        INTEGER NOT NULL,
+  num_warps         INTEGER NOT NULL,
+  rows_per_cta      INTEGER NOT NULL,
+  group_size_m      INTEGER NOT NULL,
+  median_us         REAL    NOT NULL,
+  p20_us            REAL    NOT NULL,
+  p80_us            REAL    NOT NULL,
+  reps              INTEGER NOT NULL,
+  gbps              REAL    NOT NULL,
+  copy_gbps         REAL    NOT NULL,
+  template_hash     TEXT    NOT NULL,
+  lntune_version    TEXT    NOT NULL,
+  nvrtc_version     INTEGER NOT NULL,
+  driver_version    INTEGER NOT NULL,
+  tuned_at          TEXT    NOT NULL,
+  default_median_us REAL    NOT NULL DEFAULT 0,
+  origin            TEXT    NOT NULL DEFAULT 'unknown',
+  cluster_size      INTEGER NOT NULL DEFAULT 1,
+  norm              TEXT    NOT NULL DEFAULT 'layernorm',
+  residual_dtype    TEXT    NOT NULL DEFAULT '',
+  zero_centered     INTEGER NOT NULL DEFAULT 0,
+  y_dtype           TEXT    NOT NULL DEFAULT '',
+  UNIQUE (gpu_name, cc_major, cc_minor, sm_count, kernel, x_dtype, w_dtype,
+          has_weight, has_bias, norm, residual_dtype, zero_centered, y_dtype, m_bucket, n)
+);
+INSERT INTO tuned_v4 (gpu_name, cc_major, cc_minor, sm_count, kernel, x_dtype, w_dtype, has_weight,
+  has_bias, m_bucket, n, block_size, num_warps, rows_per_cta, group_size_m, median_us, p20_us, p80_us,
+  reps, gbps, copy_gbps, template_hash, lntune_version, nvrtc_version, driver_version, tuned_at,
+  default_median_us, origin, cluster_size)
+SELECT gpu_name, cc_major, cc_minor, sm_count, kernel, x_dtype, w_dtype, has_weight,
+  has_bias, m_bucket, n, block_size, num_warps, rows_per_cta, group_size_m, median_us, p20_us, p80_us,
+  reps, gbps, copy_gbps, template_hash, lntune_version, nvrtc_version, driver_version, tuned_at,
+  default_median_us, origin, cluster_size FROM tuned;
+DROP TABLE tuned;
+ALTER TABLE tuned_v4 RENAME TO tuned;
+)sql";
+
 struct TableSpec {
   const char* table;
   std::vector<const char*> columns;
@@ -87,6 +142,7 @@ const std::vector<TableSpec>& table_specs() {
        1},
       {"tuned", {"default_median_us", "origin"}, 2},
       {"tuned", {"cluster_size"}, 3},
+      {"tuned", {"norm", "residual_dtype", "zero_centered", "y_dtype"}, 4},
       {"binaries",
        {"source_hash", "arch", "nvrtc_version", "kernel_name", "cubin", "created_at"},
        1},
@@ -225,6 +281,7 @@ const std::vector<Migration>& migrations() {
       {0, "create the v1 tables", kV0toV1},
       {1, "add tuned.default_median_us and tuned.origin", kV1toV2},
       {2, "add tuned.cluster_size", kV2toV3},
+      {3, "add the norm variant (norm, residual_dtype, zero_centered, y_dtype) to the tuned key", kV3toV4},
   };
   return list;
 }
@@ -238,7 +295,7 @@ int inspect(const sql::Connection& conn, bool check_integrity) {
 }
 
 int upgrade(const sql::Connection& conn) {
-  static_assert(kCurrentVersion == 3, "add the migration step to migrations()");
+  static_assert(kCurrentVersion == 4, "add the migration step to migrations()");
   sql::Transaction txn(conn, sql::Transaction::Kind::immediate, "upgrading cache schema");
   const int found = inspect_in_transaction(conn, false);
   if (found == kCurrentVersion) {

@@ -14,7 +14,7 @@ inline constexpr std::int32_t kApplicationId = 0x4C4E5455;
 // meta('application') of every lntune cache.
 inline constexpr const char* kApplicationMarker = "lntune";
 // PRAGMA user_version written by this build.
-inline constexpr int kCurrentVersion = 3;
+inline constexpr int kCurrentVersion = 4;
 // Provenance.origin of records from schema v1, which did not record one.
 inline constexpr const char* kUnknownOrigin = "unknown";
 

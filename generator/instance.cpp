@@ -80,6 +80,7 @@ void validate(const InstanceKey& key) {
   if (key.num_warps < 1 || key.num_warps > 32 || !is_pow2(key.num_warps))
     invalid(key, "num_warps must be a power of two in [1, 32]");
   if (!is_pow2(key.block_size)) invalid(key, "block_size must be a power of two");
+  if (t.zero_centered && !t.has_weight) invalid(key, "zero-centred gamma needs a weight");
   if (t.kernel == Kernel::bwd_dwdb) {
     if (!t.has_weight && !t.has_bias) invalid(key, "bwd_dwdb needs a weight or a bias");
     if (key.rows_per_cta != 1) invalid(key, "bwd_dwdb takes rows_per_cta = 1");
@@ -129,6 +130,11 @@ KernelSource render(const InstanceKey& key) {
   d["vec"] = key.vec;
   d["single_tile"] = key.single_tile;
   d["cluster"] = key.cluster_size;
+  d["norm_kind"] = t.norm == Norm::rms ? "kRmsNorm" : "kLayerNorm";
+  d["norm_title"] = t.norm == Norm::rms ? "RMSNorm" : "LayerNorm";
+  d["r_type"] = t.residual ? device_type(*t.residual) : "void";
+  d["zero_centered"] = t.zero_centered;
+  d["y_type"] = device_type(t.out_dtype());
   out.source = environment().render(template_name(t.kernel, key.cluster_size), d);
   out.hash = fnv1a(out.source, templates_hash());
   return out;

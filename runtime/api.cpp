@@ -112,6 +112,75 @@ lntune::BackwardArgs to_cpp(const lntune_backward_args& a) {
   return o;
 }
 
+lntune::Norm to_norm(const lntune_norm& field) {
+  int n = 0;
+  static_assert(sizeof(n) == sizeof(field), "lntune_norm is int-sized");
+  std::memcpy(&n, &field, sizeof n);
+  switch (n) {
+    case LNTUNE_LAYER_NORM: return lntune::Norm::layer;
+    case LNTUNE_RMS_NORM: return lntune::Norm::rms;
+  }
+  throw lntune::Error("lntune: norm is not a valid lntune_norm (LNTUNE_LAYER_NORM, LNTUNE_RMS_NORM): " +
+                      std::to_string(n));
+}
+
+lntune::ForwardArgs to_cpp(const lntune_norm_forward_args& a) {
+  lntune::ForwardArgs o;
+  o.x = a.x;
+  o.weight = a.weight;
+  o.bias = a.bias;
+  o.y = a.y;
+  o.mean = a.mean;
+  o.rstd = a.rstd;
+  o.M = a.M;
+  o.N = a.N;
+  o.x_row_stride = a.x_row_stride;
+  o.y_row_stride = a.y_row_stride;
+  o.x_dtype = to_dtype(a.x_dtype, "x_dtype");
+  o.w_dtype = to_dtype(a.w_dtype, "w_dtype");
+  o.eps = a.eps;
+  o.stream = a.stream;
+  o.norm = to_norm(a.norm);
+  o.zero_centered_weight = a.zero_centered_weight != 0;
+  o.residual = a.residual;
+  o.residual_out = a.residual_out;
+  o.residual_row_stride = a.residual_row_stride;
+  o.residual_out_row_stride = a.residual_out_row_stride;
+  if (a.residual || a.residual_out) o.residual_dtype = to_dtype(a.residual_dtype, "residual_dtype");
+  o.y_dtype = to_dtype(a.y_dtype, "y_dtype");
+  return o;
+}
+
+lntune::BackwardArgs to_cpp(const lntune_norm_backward_args& a) {
+  lntune::BackwardArgs o;
+  o.dy = a.dy;
+  o.x = a.x;
+  o.weight = a.weight;
+  o.mean = a.mean;
+  o.rstd = a.rstd;
+  o.dx = a.dx;
+  o.dweight = a.dweight;
+  o.dbias = a.dbias;
+  o.M = a.M;
+  o.N = a.N;
+  o.dy_row_stride = a.dy_row_stride;
+  o.x_row_stride = a.x_row_stride;
+  o.dx_row_stride = a.dx_row_stride;
+  o.x_dtype = to_dtype(a.x_dtype, "x_dtype");
+  o.w_dtype = to_dtype(a.w_dtype, "w_dtype");
+  o.workspace = a.workspace;
+  o.workspace_bytes = a.workspace_bytes;
+  o.stream = a.stream;
+  o.norm = to_norm(a.norm);
+  o.zero_centered_weight = a.zero_centered_weight != 0;
+  o.residual = a.residual != 0;
+  o.dresidual_out = a.dresidual_out;
+  o.dresidual_out_row_stride = a.dresidual_out_row_stride;
+  if (a.residual) o.residual_dtype = to_dtype(a.residual_dtype, "residual_dtype");
+  o.y_dtype = to_dtype(a.y_dtype, "y_dtype");
+  return o;
+}
+
 void require_args(const void* args, const char* fn) {
   if (!args) throw lntune::Error(std::string("lntune: ") + fn + ": args must not be null");
 }
@@ -138,6 +207,28 @@ lntune_status lntune_backward_workspace_size(const lntune_backward_args* args, s
   return guarded([&] {
     require_args(args, "lntune_backward_workspace_size");
     if (!bytes) throw lntune::Error("lntune: lntune_backward_workspace_size: bytes must not be null");
+    *bytes = lntune::backward_workspace_size(to_cpp(*args));
+  });
+}
+
+lntune_status lntune_norm_forward(const lntune_norm_forward_args* args) {
+  return guarded([&] {
+    require_args(args, "lntune_norm_forward");
+    lntune::forward(to_cpp(*args));
+  });
+}
+
+lntune_status lntune_norm_backward(const lntune_norm_backward_args* args) {
+  return guarded([&] {
+    require_args(args, "lntune_norm_backward");
+    lntune::backward(to_cpp(*args));
+  });
+}
+
+lntune_status lntune_norm_backward_workspace_size(const lntune_norm_backward_args* args, size_t* bytes) {
+  return guarded([&] {
+    require_args(args, "lntune_norm_backward_workspace_size");
+    if (!bytes) throw lntune::Error("lntune: lntune_norm_backward_workspace_size: bytes must not be null");
     *bytes = lntune::backward_workspace_size(to_cpp(*args));
   });
 }

@@ -32,6 +32,9 @@ std::size_t PlanKeyHash::operator()(const PlanKey& k) const noexcept {
       static_cast<std::size_t>(k.traits.w_dtype) << 8 | static_cast<std::size_t>(k.traits.has_weight) << 12 |
       static_cast<std::size_t>(k.traits.has_bias) << 13 | static_cast<std::size_t>(k.want_dw) << 14 |
       static_cast<std::size_t>(k.want_db) << 15);
+  mix(static_cast<std::size_t>(k.traits.norm) | static_cast<std::size_t>(k.traits.zero_centered) << 2 |
+      (k.traits.residual ? 1 + static_cast<std::size_t>(*k.traits.residual) : 0) << 4 |
+      (k.traits.y_dtype ? 1 + static_cast<std::size_t>(*k.traits.y_dtype) : 0) << 8);
   mix(static_cast<std::size_t>(k.n));
   mix(static_cast<std::size_t>(k.m_bucket) << 8 | static_cast<std::size_t>(k.vec));
   return h;
@@ -145,7 +148,9 @@ void launch_dwdb(const LoadedKernel& k, const Config& rc, const BwdWorkspace& w,
 }
 
 void launch_forward(const LoadedKernel& k, const Config& c, const ForwardArgs& a, const FwdProblem& p) {
-  FwdParams params{a.x, a.weight, a.bias, a.y, a.mean, a.rstd, p.M, p.N, p.x_stride, p.y_stride, a.eps};
+  FwdParams params{a.x,      a.weight,   a.bias,       a.y,       a.mean,          a.rstd,
+                   p.M,      p.N,        p.x_stride,   p.y_stride, a.eps,          a.residual,
+                   a.residual_out, p.residual_stride, p.z_stride};
   // Clusters are persistent: group_size_m of them walk the rows.
   const std::int64_t ctas = c.cluster_size > 1
                                 ? std::max<std::int64_t>(1, std::min<std::int64_t>(c.group_size_m, p.M)) * c.cluster_size
@@ -163,8 +168,9 @@ void launch_backward(const LoadedKernel& dx, const LoadedKernel* dwdb, const Con
     throw Error("lntune: backward: workspace_bytes (" + std::to_string(ws ? a.workspace_bytes : 0) +
                 ") is smaller than the " + std::to_string(need) + " bytes this call needs (see backward_workspace_size)");
   const BwdWorkspace w = workspace_layout(p, dc, ws);
-  BwdParams params{a.dy, a.x, a.weight, a.mean, a.rstd, a.dx, w.dw_partial, w.db_partial, w.counters,
-                   w.num_counters, p.M, p.N, p.dy_stride, p.x_stride, p.dx_stride};
+  BwdParams params{a.dy,       a.x,   a.weight, a.mean,        a.rstd,        a.dx,
+                   w.dw_partial, w.db_partial, w.counters, w.num_counters, p.M, p.N,
+                   p.dy_stride, p.x_stride, p.dx_stride, a.dresidual_out, p.dz_stride};
   launch(dx, grid_size(P * dc.cluster_size, "backward"), static_cast<unsigned>(dc.threads()), stream,
          &params);
   if (dwdb && (p.want_dw || p.want_db)) launch_dwdb(*dwdb, rc, w, P, p.N, a.dweight, a.dbias, stream);

@@ -79,6 +79,11 @@ void check_w_dtype(const char* op, DType x, DType w, bool used) {
                  std::string(to_string(w)));
 }
 
+void check_norm(const char* op, Norm n) {
+  if (n != Norm::layer && n != Norm::rms)
+    fail(op, "norm is not a supported norm (layernorm, rmsnorm): " + std::to_string(static_cast<int>(n)));
+}
+
 }  // namespace
 
 FwdProblem check_forward(const ForwardArgs& a) {
@@ -86,20 +91,45 @@ FwdProblem check_forward(const ForwardArgs& a) {
   check_dtype(op, "x_dtype", a.x_dtype);
   check_dtype(op, "w_dtype", a.w_dtype);
   check_shape(op, a.M, a.N);
+  check_norm(op, a.norm);
+  const DType yd = a.y_dtype.value_or(a.x_dtype), rd = a.residual_dtype.value_or(a.x_dtype);
+  check_dtype(op, "y_dtype", yd);
+  check_dtype(op, "residual_dtype", rd);
   // Any finite eps, as torch allows (a negative one gives NaN where variance + eps < 0, as in torch).
   if (!std::isfinite(a.eps)) fail(op, "eps must be a finite number, got " + std::to_string(a.eps));
+  if (a.norm == Norm::rms && a.mean)
+    fail(op, "mean must be null for RMSNorm (it has no mean; rstd is what the backward needs)");
+  if (a.zero_centered_weight && !a.weight)
+    fail(op, "zero_centered_weight needs a weight (y = xhat * (1 + w) + b)");
+  const bool residual = a.residual != nullptr;
+  if (a.residual_out && !residual) fail(op, "residual_out was given without residual (z = x + residual needs both)");
+  if (residual && !a.residual_out)
+    fail(op, "residual was given without residual_out (z = x + residual is written there; both or neither)");
   FwdProblem p;
   p.M = a.M;
   p.N = a.N;
   p.x_stride = resolve_stride(op, "x_row_stride", a.x_row_stride, a.M, a.N);
   p.y_stride = resolve_stride(op, "y_row_stride", a.y_row_stride, a.M, a.N);
+  if (residual) {
+    p.residual_stride = resolve_stride(op, "residual_row_stride", a.residual_row_stride, a.M, a.N);
+    p.z_stride = resolve_stride(op, "residual_out_row_stride", a.residual_out_row_stride, a.M, a.N);
+  }
   const bool affine = a.weight || a.bias;
   check_w_dtype(op, a.x_dtype, a.w_dtype, affine);
-  p.traits = Traits{Kernel::fwd, a.x_dtype, a.w_dtype, a.weight != nullptr, a.bias != nullptr}.canonical();
+  Traits t{Kernel::fwd, a.x_dtype, a.w_dtype, a.weight != nullptr, a.bias != nullptr};
+  t.norm = a.norm;
+  if (residual) t.residual = rd;
+  t.zero_centered = a.zero_centered_weight;
+  t.y_dtype = yd;
+  p.traits = t.canonical();
   // Every pointer given is checked, whatever M is.
   const std::size_t xs = dtype_size(a.x_dtype), ws = dtype_size(a.w_dtype);
   check_aligned(op, "x", a.x, xs);
-  check_aligned(op, "y", a.y, xs);
+  check_aligned(op, "y", a.y, dtype_size(yd));
+  if (residual) {
+    check_aligned(op, "residual", a.residual, dtype_size(rd));
+    check_aligned(op, "residual_out", a.residual_out, dtype_size(rd));
+  }
   check_aligned(op, "weight", a.weight, ws);
   check_aligned(op, "bias", a.bias, ws);
   check_aligned(op, "mean", a.mean, 4);
@@ -107,8 +137,10 @@ FwdProblem check_forward(const ForwardArgs& a) {
   if (a.M == 0) return p;
   require(op, "x", a.x);
   require(op, "y", a.y);
-  p.vec = widest_vec(a.x_dtype, a.N, {p.x_stride, p.y_stride}, {a.x, a.y}, gen::max_vec(a.x_dtype));
-  // Weight and bias are read with the same vector width, in their own dtype.
+  p.vec = widest_vec(a.x_dtype, a.N, {p.x_stride}, {a.x}, gen::max_vec(a.x_dtype));
+  // Every other stream is accessed with the same vector width, in its own dtype.
+  p.vec = widest_vec(yd, a.N, {p.y_stride}, {a.y}, p.vec);
+  if (residual) p.vec = widest_vec(rd, a.N, {p.residual_stride, p.z_stride}, {a.residual, a.residual_out}, p.vec);
   if (affine) p.vec = widest_vec(a.w_dtype, a.N, {}, {a.weight, a.bias}, p.vec);
   return p;
 }
@@ -118,24 +150,40 @@ BwdProblem check_backward(const BackwardArgs& a) {
   check_dtype(op, "x_dtype", a.x_dtype);
   check_dtype(op, "w_dtype", a.w_dtype);
   check_shape(op, a.M, a.N);
+  check_norm(op, a.norm);
+  const DType yd = a.y_dtype.value_or(a.x_dtype), rd = a.residual_dtype.value_or(a.x_dtype);
+  check_dtype(op, "y_dtype", yd);
+  check_dtype(op, "residual_dtype", rd);
   if (a.dweight && !a.weight) fail(op, "dweight was given but weight is null (a LayerNorm without weight has no dW)");
+  if (a.zero_centered_weight && !a.weight)
+    fail(op, "zero_centered_weight needs a weight (y = xhat * (1 + w) + b)");
+  if (a.dresidual_out && !a.residual)
+    fail(op, "dresidual_out was given but residual is false (it is the gradient of a fused residual add's z)");
   BwdProblem p;
   p.M = a.M;
   p.N = a.N;
   p.dy_stride = resolve_stride(op, "dy_row_stride", a.dy_row_stride, a.M, a.N);
   p.x_stride = resolve_stride(op, "x_row_stride", a.x_row_stride, a.M, a.N);
   p.dx_stride = resolve_stride(op, "dx_row_stride", a.dx_row_stride, a.M, a.N);
+  if (a.dresidual_out) p.dz_stride = resolve_stride(op, "dresidual_out_row_stride", a.dresidual_out_row_stride, a.M, a.N);
   p.want_dw = a.dweight != nullptr;
   p.want_db = a.dbias != nullptr;
   const bool affine = a.weight || a.dbias;
   check_w_dtype(op, a.x_dtype, a.w_dtype, affine);
-  p.traits = Traits{Kernel::bwd_dx, a.x_dtype, a.w_dtype, a.weight != nullptr, p.want_db}.canonical();
+  Traits t{Kernel::bwd_dx, a.x_dtype, a.w_dtype, a.weight != nullptr, p.want_db};
+  t.norm = a.norm;
+  if (a.residual) t.residual = rd;
+  t.zero_centered = a.zero_centered_weight;
+  t.y_dtype = yd;
+  p.traits = t.canonical();
   // Every pointer given is checked, whatever M is: a zero-row backward
   // still writes dweight and dbias (zeros).
   const std::size_t xs = dtype_size(a.x_dtype), ws = dtype_size(a.w_dtype);
-  check_aligned(op, "dy", a.dy, xs);
-  check_aligned(op, "x", a.x, xs);
+  const DType in = a.residual ? rd : a.x_dtype;  // the saved row: z or x
+  check_aligned(op, "dy", a.dy, dtype_size(yd));
+  check_aligned(op, "x", a.x, dtype_size(in));
   check_aligned(op, "dx", a.dx, xs);
+  check_aligned(op, "dresidual_out", a.dresidual_out, dtype_size(rd));
   check_aligned(op, "weight", a.weight, ws);
   check_aligned(op, "dweight", a.dweight, ws);
   check_aligned(op, "dbias", a.dbias, ws);
@@ -146,11 +194,13 @@ BwdProblem check_backward(const BackwardArgs& a) {
   if (a.M == 0) return p;
   require(op, "dy", a.dy);
   require(op, "x", a.x);
-  require(op, "mean", a.mean);
+  if (a.norm == Norm::layer) require(op, "mean", a.mean);
   require(op, "rstd", a.rstd);
   require(op, "dx", a.dx);
-  p.vec = widest_vec(a.x_dtype, a.N, {p.dy_stride, p.x_stride, p.dx_stride}, {a.dy, a.x, a.dx},
-                     gen::max_vec(a.x_dtype));
+  p.vec = widest_vec(a.x_dtype, a.N, {p.dx_stride}, {a.dx}, gen::max_vec(a.x_dtype));
+  p.vec = widest_vec(yd, a.N, {p.dy_stride}, {a.dy}, p.vec);
+  p.vec = widest_vec(in, a.N, {p.x_stride}, {a.x}, p.vec);
+  if (a.dresidual_out) p.vec = widest_vec(rd, a.N, {p.dz_stride}, {a.dresidual_out}, p.vec);
   if (a.weight) p.vec = widest_vec(a.w_dtype, a.N, {}, {a.weight}, p.vec);
   return p;
 }

@@ -11,12 +11,14 @@ namespace lntune::rt {
 struct FwdProblem {
   Traits traits;
   std::int64_t M = 0, N = 0, x_stride = 0, y_stride = 0;
+  std::int64_t residual_stride = 0, z_stride = 0;  // with a residual
   int vec = 1;  // widest access every pointer, stride and N allow
 };
 
 struct BwdProblem {
   Traits traits;  // kernel = bwd_dx; has_bias = dB wanted
   std::int64_t M = 0, N = 0, dy_stride = 0, x_stride = 0, dx_stride = 0;
+  std::int64_t dz_stride = 0;  // with a residual
   int vec = 1;
   bool want_dw = false, want_db = false;
 };

@@ -109,15 +109,41 @@ __device__ __forceinline__ void store(T* dst, const float (&src)[VEC]) {
 }
 
 // ------------------------------------------------------------ kernel shapes
+// Norms a RowShape computes (Norm in lntune/types.hpp).
+enum NormKind : int { kLayerNorm = 0, kRmsNorm = 1 };
+
+// A storage type chosen at compile time (NVRTC has no <type_traits>).
+template <bool C, class A, class B> struct pick { using type = A; };
+template <class A, class B> struct pick<false, A, B> { using type = B; };
+template <class A> struct is_void_t { static constexpr bool value = false; };
+template <> struct is_void_t<void> { static constexpr bool value = true; };
+
+// v rounded to T's precision and widened back (what storing and reloading it gives).
+template <class T> __device__ __forceinline__ float round_to(float v) { return to_float(from_float<T>(v)); }
+
 // The compile-time shape of a row kernel (forward, forward over a cluster,
 // backward dx): element types, CTA and tile geometry, and which optional terms
 // the kernel has. The kernel headers read it with `if constexpr`, so a new
-// variant is one more member here, not a new kernel.
+// variant is one more member here, not a new kernel. The parameters after
+// CLUSTER choose the variant; their defaults are LayerNorm without options.
+//   NORM           kLayerNorm or kRmsNorm (no mean: xhat = x * rstd)
+//   ResidT         void: no residual; else the residual stream's storage: the
+//                  forward reads residual, writes z = x + residual (rounded to
+//                  ResidT) and normalises z; the backward reads z as its input
+//                  row and adds the upstream dz into dx
+//   ZERO_CENTERED  y = xhat * (1 + w) + b
+//   OutT           storage of y (forward) and dy (backward)
 template <class RowT, class WeightT, int BLOCK_SIZE, int NUM_WARPS, int ROWS_PER_CTA, int VEC, bool HAS_WEIGHT,
-          bool HAS_BIAS, bool SINGLE_TILE, int CLUSTER = 1>
+          bool HAS_BIAS, bool SINGLE_TILE, int CLUSTER = 1, int NORM = kLayerNorm, class ResidT = void,
+          bool ZERO_CENTERED = false, class OutT = RowT>
 struct RowShape {
-  using T = RowT;     // x, y, dy, dx
+  using T = RowT;     // x, dx
   using W = WeightT;  // weight and bias (unused without either)
+  static constexpr bool kResidual = !is_void_t<ResidT>::value;
+  using R = typename pick<kResidual, ResidT, RowT>::type;  // the normalised row's storage: z, or x
+  using Y = OutT;                                          // y, dy
+  static constexpr bool kRms = NORM == kRmsNorm;
+  static constexpr bool kZeroCentered = ZERO_CENTERED;
   static constexpr int kBlockSize = BLOCK_SIZE;  // columns per tile; per CTA with clusters
   static constexpr int kThreads = 32 * NUM_WARPS;
   static constexpr int kRowsPerCta = ROWS_PER_CTA;  // rows a CTA processes side by side
@@ -130,7 +156,8 @@ struct RowShape {
   static constexpr int kCluster = CLUSTER;          // CTAs sharing a row (sm_90+)
   // xhat = x * rstd + shift (shift = -mean * rstd) in one FMA for 16-bit rows,
   // whose kernels are bound by instruction issue; its extra rounding is far
-  // below a 16-bit output's. fp32 rows compute (x - mean) * rstd.
+  // below a 16-bit output's. fp32 rows compute (x - mean) * rstd. (RMSNorm:
+  // mean = shift = 0, both forms are x * rstd.)
   static constexpr bool kFusedXhat = sizeof(RowT) == 2;
 
   static_assert(NUM_WARPS >= 1 && NUM_WARPS <= 32 && (NUM_WARPS & (NUM_WARPS - 1)) == 0,
@@ -141,7 +168,27 @@ struct RowShape {
                 "block_size is a multiple of threads_per_row * vec");
   static_assert(SINGLE_TILE || ROWS_PER_CTA == 1, "rows_per_cta > 1 needs a row that fits one tile");
   static_assert(CLUSTER == 1 || (SINGLE_TILE && ROWS_PER_CTA == 1), "a cluster holds one row in registers");
+  static_assert(NORM == kLayerNorm || NORM == kRmsNorm, "norm: kLayerNorm or kRmsNorm");
+  static_assert(!ZERO_CENTERED || HAS_WEIGHT, "zero-centred gamma needs a weight");
 };
+
+// The weight as applied: w, or 1 + w for zero-centred gamma.
+template <class S>
+__device__ __forceinline__ float applied_weight(float w) {
+  if constexpr (S::kZeroCentered) {
+    return 1.f + w;
+  } else {
+    return w;
+  }
+}
+
+// z = x + residual for one access, rounded to the residual's storage (so that
+// the row normalised is exactly the z written out), in place in x.
+template <class S, int VEC>
+__device__ __forceinline__ void add_residual(float (&x)[VEC], const float (&r)[VEC]) {
+#pragma unroll
+  for (int k = 0; k < VEC; ++k) x[k] = round_to<typename S::R>(x[k] + r[k]);
+}
 
 // Shared memory for cross-warp row reductions: PER_WARP floats for each warp
 // of each row, or none (a null pointer) when a warp holds a whole row.
@@ -222,15 +269,19 @@ __device__ __forceinline__ float part_squares(const float (&v)[S::kVecsPerThread
 // nothing per element.
 __device__ __forceinline__ float xhat_scale(float var, float rstd) { return var == 0.f ? 0.f : rstd; }
 
-// y = xhat * w + b for one access of kVec columns from `col` on, with the
-// weight and bias the shape has; xhat as S::kFusedXhat says, with `rstd` the
+// y = xhat * w + b (w: applied_weight<S>, so 1 + w when zero-centred) for one access
+// of kVec columns from `col` on, with the weight and bias the shape has; xhat as S::kFusedXhat says, with `rstd` the
 // row's xhat_scale and shift = -mean * rstd.
 template <class S>
-__device__ __forceinline__ void normalize_store(typename S::T* y, const typename S::W* weight,
+__device__ __forceinline__ void normalize_store(typename S::Y* y, const typename S::W* weight,
                                                 const typename S::W* bias, i64 col, const float (&x)[S::kVec],
                                                 float mean, float rstd, float shift) {
   float w[S::kVec], b[S::kVec];
-  if constexpr (S::kHasWeight) load<S::kVec>(weight + col, w);
+  if constexpr (S::kHasWeight) {
+    load<S::kVec>(weight + col, w);
+#pragma unroll
+    for (int k = 0; k < S::kVec; ++k) w[k] = applied_weight<S>(w[k]);
+  }
   if constexpr (S::kHasBias) load<S::kVec>(bias + col, b);
   float out[S::kVec];
 #pragma unroll

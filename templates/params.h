@@ -9,7 +9,7 @@ struct FwdParams {
   const void* x;       // [M, x_stride] x_dtype
   const void* weight;  // [N] w_dtype, or null
   const void* bias;    // [N] w_dtype, or null
-  void* y;             // [M, y_stride] x_dtype
+  void* y;             // [M, y_stride] y dtype (x_dtype unless chosen)
   float* mean;         // [M] or null
   float* rstd;         // [M] or null
   long long M;
@@ -17,13 +17,18 @@ struct FwdParams {
   long long x_stride;  // elements between consecutive rows
   long long y_stride;
   float eps;
+  // Fused residual add (kernels whose shape has one): z = x + residual.
+  const void* residual;       // [M, residual_stride] residual dtype
+  void* z;                    // [M, z_stride] residual dtype
+  long long residual_stride;
+  long long z_stride;
 };
 
 struct BwdParams {
-  const void* dy;      // [M, dy_stride] x_dtype
-  const void* x;       // [M, x_stride] x_dtype
+  const void* dy;      // [M, dy_stride] y dtype
+  const void* x;       // [M, x_stride] x_dtype; with a residual: z, residual dtype
   const void* weight;  // [N] w_dtype, or null (then w = 1)
-  const float* mean;   // [M]
+  const float* mean;   // [M] (LayerNorm; unused by RMSNorm)
   const float* rstd;   // [M]
   void* dx;            // [M, dx_stride] x_dtype
   float* dw_partial;   // [CTAs (clusters), N] or null (dW not wanted)
@@ -35,6 +40,10 @@ struct BwdParams {
   long long dy_stride;
   long long x_stride;
   long long dx_stride;
+  // Fused residual (kernels whose shape has one): the upstream gradient of z,
+  // added into dx; null: none.
+  const void* dz;  // [M, dz_stride] residual dtype
+  long long dz_stride;
 };
 
 struct DwdbParams {

@@ -249,4 +249,160 @@ TEST(Api, NoDriverGivesAClearError) {
                lntune::Error);
 }
 
+// ---------------------------------------------------------------- issue 11
+// lntune_norm_*: RMSNorm, fused residual, zero-centred gamma, output dtype.
+
+lntune_norm_forward_args valid_norm_forward() {
+  lntune_norm_forward_args a{};
+  a.x = fake(0x10000);
+  a.y = fake(0x20000);
+  a.weight = fake(0x30000);
+  a.rstd = static_cast<float*>(fake(0x50000));
+  a.M = 4;
+  a.N = 8;
+  a.x_dtype = LNTUNE_BF16;
+  a.w_dtype = LNTUNE_BF16;
+  a.eps = 1e-6f;
+  a.norm = LNTUNE_RMS_NORM;
+  a.residual = fake(0x60000);
+  a.residual_out = fake(0x70000);
+  a.residual_dtype = LNTUNE_FP32;
+  a.y_dtype = LNTUNE_BF16;
+  return a;
+}
+
+lntune_norm_backward_args valid_norm_backward() {
+  lntune_norm_backward_args a{};
+  a.dy = fake(0x10000);
+  a.x = fake(0x20000);
+  a.weight = fake(0x30000);
+  a.rstd = static_cast<const float*>(fake(0x50000));
+  a.dx = fake(0x60000);
+  a.dweight = fake(0x70000);
+  a.M = 4;
+  a.N = 8;
+  a.x_dtype = LNTUNE_BF16;
+  a.w_dtype = LNTUNE_BF16;
+  a.norm = LNTUNE_RMS_NORM;
+  a.residual = 1;
+  a.dresidual_out = fake(0x80000);
+  a.residual_dtype = LNTUNE_FP32;
+  a.y_dtype = LNTUNE_BF16;
+  return a;
+}
+
+void expect_invalid(const lntune_norm_forward_args& a, const std::string& message) {
+  EXPECT_EQ(lntune_norm_forward(&a), LNTUNE_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(std::string(lntune_last_error()), message);
+}
+
+void expect_invalid(const lntune_norm_backward_args& a, const std::string& message) {
+  EXPECT_EQ(lntune_norm_backward(&a), LNTUNE_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(std::string(lntune_last_error()), message);
+  size_t bytes = 0;
+  EXPECT_EQ(lntune_norm_backward_workspace_size(&a, &bytes), LNTUNE_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(std::string(lntune_last_error()), message);
+}
+
+TEST(ApiNorm, RejectsInvalidForwardCombinations) {
+  auto a = valid_norm_forward();
+  a.mean = static_cast<float*>(fake(0x40000));
+  expect_invalid(a, "lntune: forward: mean must be null for RMSNorm (it has no mean; rstd is what the backward needs)");
+  a = valid_norm_forward();
+  a.weight = nullptr;
+  a.zero_centered_weight = 1;
+  expect_invalid(a, "lntune: forward: zero_centered_weight needs a weight (y = xhat * (1 + w) + b)");
+  a = valid_norm_forward();
+  a.residual = nullptr;
+  expect_invalid(a, "lntune: forward: residual_out was given without residual (z = x + residual needs both)");
+  a = valid_norm_forward();
+  a.residual_out = nullptr;
+  expect_invalid(a, "lntune: forward: residual was given without residual_out (z = x + residual is written there; "
+                    "both or neither)");
+  a = valid_norm_forward();
+  a.residual_row_stride = 7;
+  expect_invalid(a, "lntune: forward: residual_row_stride (7) must be 0 (contiguous) or at least N (8)");
+  a = valid_norm_forward();
+  a.residual_out = fake(0x70002);  // fp32 z, 2-byte aligned
+  expect_invalid(a, "lntune: forward: residual_out is not aligned to its element size (4 bytes)");
+  a = valid_norm_forward();
+  a.y = fake(0x20001);
+  expect_invalid(a, "lntune: forward: y is not aligned to its element size (2 bytes)");
+  a = valid_norm_forward();
+  int bad = 9;
+  std::memcpy(&a.norm, &bad, sizeof bad);
+  expect_invalid(a, "lntune: norm is not a valid lntune_norm (LNTUNE_LAYER_NORM, LNTUNE_RMS_NORM): 9");
+  a = valid_norm_forward();
+  std::memcpy(&a.y_dtype, &bad, sizeof bad);
+  expect_invalid(a, "lntune: y_dtype is not a valid lntune_dtype: 9");
+  a = valid_norm_forward();
+  std::memcpy(&a.residual_dtype, &bad, sizeof bad);
+  expect_invalid(a, "lntune: residual_dtype is not a valid lntune_dtype: 9");
+  // Without a residual, residual_dtype is not read.
+  a.residual = nullptr;
+  a.residual_out = nullptr;
+  a.M = 0;
+  EXPECT_EQ(lntune_norm_forward(&a), LNTUNE_OK) << lntune_last_error();
+  EXPECT_EQ(lntune_norm_forward(nullptr), LNTUNE_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(std::string(lntune_last_error()), "lntune: lntune_norm_forward: args must not be null");
+}
+
+TEST(ApiNorm, RejectsInvalidBackwardCombinations) {
+  auto a = valid_norm_backward();
+  a.residual = 0;
+  expect_invalid(a, "lntune: backward: dresidual_out was given but residual is false (it is the gradient of a fused "
+                    "residual add's z)");
+  a = valid_norm_backward();
+  a.zero_centered_weight = 1;
+  a.weight = nullptr;
+  a.dweight = nullptr;
+  expect_invalid(a, "lntune: backward: zero_centered_weight needs a weight (y = xhat * (1 + w) + b)");
+  a = valid_norm_backward();
+  a.dresidual_out_row_stride = 3;
+  expect_invalid(a, "lntune: backward: dresidual_out_row_stride (3) must be 0 (contiguous) or at least N (8)");
+  a = valid_norm_backward();
+  a.x = fake(0x20002);  // z is fp32 with a residual
+  expect_invalid(a, "lntune: backward: x is not aligned to its element size (4 bytes)");
+  a = valid_norm_backward();
+  a.norm = LNTUNE_LAYER_NORM;  // LayerNorm needs the forward's mean
+  expect_invalid(a, "lntune: backward: mean must not be null");
+  a = valid_norm_backward();
+  a.dy = nullptr;
+  expect_invalid(a, "lntune: backward: dy must not be null");
+}
+
+TEST(ApiNorm, CppDefaultsAreTheLayerNormOfBefore) {
+  // A ForwardArgs/BackwardArgs that never mentions a variant is a LayerNorm
+  // without options: the same checks and messages as before.
+  lntune::ForwardArgs f;
+  f.x = fake(0x10000);
+  f.y = fake(0x20000);
+  f.M = 2;
+  f.N = 4;
+  f.mean = static_cast<float*>(fake(0x40000));  // allowed: a LayerNorm has a mean
+  f.eps = std::numeric_limits<float>::infinity();  // any finite eps is allowed (main's eps rule)
+  try {
+    lntune::forward(f);
+    FAIL();
+  } catch (const lntune::Error& e) {
+    EXPECT_EQ(std::string(e.what()), "lntune: forward: eps must be a finite number, got inf");
+  }
+  f.norm = lntune::Norm::rms;
+  f.eps = 1e-5f;
+  EXPECT_THROW(lntune::forward(f), lntune::Error);  // RMSNorm with a mean
+  lntune::BackwardArgs b;
+  b.dy = fake(0x10000);
+  b.x = fake(0x20000);
+  b.dx = fake(0x30000);
+  b.rstd = static_cast<const float*>(fake(0x50000));
+  b.M = 2;
+  b.N = 4;
+  try {
+    lntune::backward(b);
+    FAIL();
+  } catch (const lntune::Error& e) {
+    EXPECT_EQ(std::string(e.what()), "lntune: backward: mean must not be null");
+  }
+}
+
 }  // namespace

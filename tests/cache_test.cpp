@@ -166,17 +166,17 @@ TEST(Schema, CreatesCurrentSchema) {
   const std::string path = tmp / "c.db";
   {
     Database db = open_rw(path);
-    EXPECT_EQ(db.schema_version(), 3);
-    EXPECT_EQ(Database::kCurrentSchemaVersion, 3);
+    EXPECT_EQ(db.schema_version(), 4);
+    EXPECT_EQ(Database::kCurrentSchemaVersion, 4);
     EXPECT_EQ(db.path(), path);
     EXPECT_FALSE(db.read_only());
     EXPECT_TRUE(db.records().empty());
     EXPECT_EQ(db.binary_count(), 0u);
   }
   EXPECT_EQ(raw_int(path, "PRAGMA application_id"), 0x4C4E5455);
-  EXPECT_EQ(raw_int(path, "PRAGMA user_version"), 3);
+  EXPECT_EQ(raw_int(path, "PRAGMA user_version"), 4);
   EXPECT_EQ(raw_int(path, "SELECT count(*) FROM meta WHERE key = 'application' AND value = 'lntune'"), 1);
-  EXPECT_EQ(raw_int(path, "SELECT count(*) FROM meta WHERE key = 'schema_version' AND value = '3'"), 1);
+  EXPECT_EQ(raw_int(path, "SELECT count(*) FROM meta WHERE key = 'schema_version' AND value = '4'"), 1);
   EXPECT_EQ(raw_int(path, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN "
                           "('meta', 'tuned', 'binaries')"),
             3);
@@ -188,8 +188,8 @@ TEST(Schema, CreatesCurrentSchema) {
     EXPECT_EQ(c.query_text("PRAGMA journal_mode", "test"), "wal");
   }
   // Reopening is a no-op.
-  EXPECT_EQ(open_rw(path).schema_version(), 3);
-  EXPECT_EQ(open_ro(path).schema_version(), 3);
+  EXPECT_EQ(open_rw(path).schema_version(), 4);
+  EXPECT_EQ(open_ro(path).schema_version(), 4);
 }
 
 TEST(Schema, InMemory) {
@@ -568,7 +568,7 @@ TEST(ExportMerge, RoundTripFilteredByGpu) {
   }
   {
     Database e = open_ro(out);
-    EXPECT_EQ(e.schema_version(), 3);
+    EXPECT_EQ(e.schema_version(), 4);
     EXPECT_EQ(e.records(), h100);  // only H100's, all fields (origin kept)
     EXPECT_EQ(e.binary_count(), 2u);
     EXPECT_TRUE(e.get_binary({"h1", "sm_90", 1}).has_value());
@@ -720,7 +720,7 @@ TEST(Migration, ReadWriteMigratesV1ToCurrent) {
   build_v1_file(path);
   {
     Database db = open_rw(path);
-    EXPECT_EQ(db.schema_version(), 3);
+    EXPECT_EQ(db.schema_version(), 4);
     EXPECT_EQ(*db.find(key(1024, 2)), v1_first_record());
     Traits t;
     t.kernel = Kernel::bwd_dx;
@@ -735,11 +735,135 @@ TEST(Migration, ReadWriteMigratesV1ToCurrent) {
     db.upsert(fresh);
     EXPECT_EQ(*db.find(fresh.key), fresh);
   }
-  EXPECT_EQ(raw_int(path, "PRAGMA user_version"), 3);
+  EXPECT_EQ(raw_int(path, "PRAGMA user_version"), 4);
   EXPECT_EQ(raw_int(path, "PRAGMA application_id"), 0x4C4E5455);
-  EXPECT_EQ(raw_int(path, "SELECT count(*) FROM meta WHERE key = 'schema_version' AND value = '3'"), 1);
+  EXPECT_EQ(raw_int(path, "SELECT count(*) FROM meta WHERE key = 'schema_version' AND value = '4'"), 1);
   EXPECT_EQ(raw_int(path, "SELECT count(*) FROM tuned WHERE origin = 'unknown'"), 2);
-  EXPECT_EQ(open_ro(path).schema_version(), 3);
+  EXPECT_EQ(open_ro(path).schema_version(), 4);
+}
+
+// The schema of lntune before issue 11 (v3: no norm variant in the key),
+// written by hand, with one record of each kind that must survive.
+void build_v3_file(const std::string& path) {
+  raw_exec(path, R"sql(
+    PRAGMA application_id = 1280201813;
+    PRAGMA user_version = 3;
+    CREATE TABLE meta (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL);
+    INSERT INTO meta VALUES ('application', 'lntune'), ('schema_version', '3');
+    CREATE TABLE tuned (
+      gpu_name TEXT NOT NULL, cc_major INTEGER NOT NULL, cc_minor INTEGER NOT NULL,
+      sm_count INTEGER NOT NULL, kernel TEXT NOT NULL, x_dtype TEXT NOT NULL,
+      w_dtype TEXT NOT NULL, has_weight INTEGER NOT NULL, has_bias INTEGER NOT NULL,
+      m_bucket INTEGER NOT NULL, n INTEGER NOT NULL, block_size INTEGER NOT NULL,
+      num_warps INTEGER NOT NULL, rows_per_cta INTEGER NOT NULL, group_size_m INTEGER NOT NULL,
+      median_us REAL NOT NULL, p20_us REAL NOT NULL, p80_us REAL NOT NULL, reps INTEGER NOT NULL,
+      gbps REAL NOT NULL, copy_gbps REAL NOT NULL, template_hash TEXT NOT NULL,
+      lntune_version TEXT NOT NULL, nvrtc_version INTEGER NOT NULL,
+      driver_version INTEGER NOT NULL, tuned_at TEXT NOT NULL,
+      default_median_us REAL NOT NULL DEFAULT 0, origin TEXT NOT NULL DEFAULT 'unknown',
+      cluster_size INTEGER NOT NULL DEFAULT 1,
+      UNIQUE (gpu_name, cc_major, cc_minor, sm_count, kernel, x_dtype, w_dtype, has_weight,
+              has_bias, m_bucket, n));
+    CREATE TABLE binaries (
+      source_hash TEXT NOT NULL, arch TEXT NOT NULL, nvrtc_version INTEGER NOT NULL,
+      kernel_name TEXT NOT NULL, cubin BLOB NOT NULL, created_at TEXT NOT NULL,
+      PRIMARY KEY (source_hash, arch, nvrtc_version));
+    INSERT INTO tuned VALUES ('NVIDIA H100 80GB HBM3', 9, 0, 132, 'fwd', 'bf16', 'bf16', 1, 1,
+      2, 1024, 1024, 4, 1, 0, 5.5, 5.0, 6.0, 50, 2000.0, 3000.0, 'th', '0.1.0', 12040, 12050,
+      '2026-01-01T00:00:00Z', 7.5, 'tuned', 1);
+    INSERT INTO tuned VALUES ('NVIDIA H100 80GB HBM3', 9, 0, 132, 'bwd_dx', 'fp16', 'fp32', 1, 0,
+      3, 16384, 4096, 8, 1, 132, 9.5, 9.0, 10.0, 50, 1800.0, 3000.0, 'th', '0.1.0', 12040, 12050,
+      '2026-01-02T00:00:00Z', 11.0, 'merged:a.db', 4);
+    INSERT INTO binaries VALUES ('hh', 'sm_90', 12040, 'k', x'00010203', '2026-01-01T00:00:00Z');
+  )sql");
+}
+
+TEST(Migration, V3RecordsReadAsLayerNormWithoutOptions) {
+  TempDir tmp;
+  const std::string path = tmp / "v3.db";
+  build_v3_file(path);
+  Traits bwd;
+  bwd.kernel = Kernel::bwd_dx;
+  bwd.x_dtype = DType::f16;
+  bwd.w_dtype = DType::f32;
+  bwd.has_bias = false;
+  TuneRecord first = record(key(1024, 2), 5.5);
+  first.timing = {5.5, 5.0, 6.0, 50};
+  first.gbps = 2000.0;
+  first.copy_gbps = 3000.0;
+  first.default_median_us = 7.5;
+  first.prov = {"th", "0.1.0", 12040, 12050, "2026-01-01T00:00:00Z", Origin::tuned, ""};
+  const auto check = [&](const Database& db) {
+    ASSERT_EQ(db.records().size(), 2u);
+    EXPECT_EQ(*db.find(key(1024, 2)), first);
+    for (const TuneRecord& r : db.records()) {
+      EXPECT_EQ(r.key.traits.norm, Norm::layer);
+      EXPECT_FALSE(r.key.traits.residual.has_value());
+      EXPECT_FALSE(r.key.traits.zero_centered);
+      EXPECT_FALSE(r.key.traits.y_dtype.has_value());
+    }
+    auto second = db.find(key(16384, 3, kH100, bwd));
+    ASSERT_TRUE(second.has_value());
+    EXPECT_EQ(second->config, (Config{4096, 8, 1, 132, 4}));
+    EXPECT_EQ(second->prov.origin_text(), "merged:a.db");
+    EXPECT_DOUBLE_EQ(second->default_median_us, 11.0);
+    // The same key as an RMSNorm (or any variant) is another problem: absent.
+    Traits rms = first.key.traits;
+    rms.norm = Norm::rms;
+    EXPECT_FALSE(db.find(key(1024, 2, kH100, rms)).has_value());
+    EXPECT_FALSE(db.find_nearest(key(1000, 2, kH100, rms)).has_value());
+  };
+  const std::string before = read_bytes(path);
+  {
+    Database ro = open_ro(path);  // reads v3 as is
+    EXPECT_EQ(ro.schema_version(), 3);
+    check(ro);
+  }
+  EXPECT_EQ(read_bytes(path), before);
+  {
+    Database db = open_rw(path);  // migrates to v4, records intact
+    EXPECT_EQ(db.schema_version(), 4);
+    check(db);
+    EXPECT_EQ(db.binary_count(), 1u);
+    // A variant record beside the LayerNorm one with the same old key columns.
+    Traits rms = first.key.traits;
+    rms.norm = Norm::rms;
+    rms.residual = DType::f32;
+    TuneRecord r = record(key(1024, 2, kH100, rms), 3.0, 512);
+    db.upsert(r);
+    EXPECT_EQ(*db.find(r.key), r);
+    EXPECT_EQ(*db.find(key(1024, 2)), first);  // not replaced
+    EXPECT_EQ(db.records().size(), 3u);
+  }
+  EXPECT_EQ(raw_int(path, "PRAGMA user_version"), 4);
+  EXPECT_EQ(raw_int(path, "SELECT count(*) FROM tuned WHERE norm = 'layernorm' AND residual_dtype = '' AND "
+                          "zero_centered = 0 AND y_dtype = ''"),
+            2);
+  EXPECT_EQ(raw_int(path, "SELECT count(*) FROM tuned WHERE norm = 'rmsnorm' AND residual_dtype = 'fp32'"), 1);
+}
+
+TEST(Migration, EveryVariantFieldIsPartOfTheKey) {
+  TempDir tmp;
+  Database db = open_rw(tmp / "k.db");
+  std::vector<Traits> variants(6, fwd_bf16());
+  variants[1].norm = Norm::rms;
+  variants[2].residual = DType::bf16;
+  variants[3].residual = DType::f32;
+  variants[4].zero_centered = true;
+  variants[5].y_dtype = DType::f32;
+  for (std::size_t i = 0; i < variants.size(); ++i)
+    db.upsert(record(key(2048, 2, kH100, variants[i]), 1.0 + static_cast<double>(i)));
+  ASSERT_EQ(db.records().size(), variants.size());
+  for (std::size_t i = 0; i < variants.size(); ++i) {
+    auto r = db.find(key(2048, 2, kH100, variants[i]));
+    ASSERT_TRUE(r.has_value()) << i;
+    EXPECT_EQ(r->key.traits, variants[i].canonical()) << i;
+    EXPECT_DOUBLE_EQ(r->timing.median_us, 1.0 + static_cast<double>(i)) << i;
+  }
+  // Canonical forms: y_dtype equal to x_dtype is no y_dtype.
+  Traits same = fwd_bf16();
+  same.y_dtype = DType::bf16;
+  EXPECT_DOUBLE_EQ(db.find(key(2048, 2, kH100, same))->timing.median_us, 1.0);
 }
 
 // ---------------------------------------------------------------------------
@@ -871,6 +995,12 @@ TEST(Damaged, BadValuesNameTheColumn) {
   expect_cache_error([&] { open_ro(path).records(); }, path, "column 'has_bias'");
   raw_exec(path, "UPDATE tuned SET has_bias = 1, block_size = 'big'");
   expect_cache_error([&] { open_ro(path).records(); }, path, "column 'block_size'");
+  raw_exec(path, "UPDATE tuned SET block_size = 1024, norm = 'cubic'");
+  expect_cache_error([&] { open_ro(path).records(); }, path, "column 'norm'");
+  raw_exec(path, "UPDATE tuned SET norm = 'rmsnorm', residual_dtype = 'fp8'");
+  expect_cache_error([&] { open_ro(path).records(); }, path, "column 'residual_dtype'");
+  raw_exec(path, "UPDATE tuned SET residual_dtype = '', y_dtype = 'int8'");
+  expect_cache_error([&] { open_ro(path).records(); }, path, "column 'y_dtype'");
 }
 
 TEST(Damaged, ZeroLengthFile) {
@@ -881,7 +1011,7 @@ TEST(Damaged, ZeroLengthFile) {
   expect_cache_error([&] { open_ro(path); }, path, "empty database");
   EXPECT_EQ(fs::file_size(path), 0u);
   // Read-write: an empty database, initialised.
-  EXPECT_EQ(open_rw(path).schema_version(), 3);
+  EXPECT_EQ(open_rw(path).schema_version(), 4);
 }
 
 // ---------------------------------------------------------------------------

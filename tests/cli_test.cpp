@@ -335,6 +335,22 @@ TEST(Cli, TuneBadListsExitWithUsageError) {
   EXPECT_TRUE(contains(r.err, "--n")) << r.err;
 }
 
+TEST(Cli, TuneNormOptionsAreChecked) {
+  TempDir tmp;
+  Result r = run(tmp, "tune --op layernorm,cubic");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_TRUE(contains(r.err, "--op: unknown norm 'cubic' (layernorm, rmsnorm)")) << r.err;
+  r = run(tmp, "tune --op rmsnorm --residual-dtype fp32");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_TRUE(contains(r.err, "--residual-dtype needs --residual")) << r.err;
+  r = run(tmp, "tune --op rmsnorm --residual --residual-dtype fp8");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_TRUE(contains(r.err, "--residual-dtype: unknown dtype 'fp8'")) << r.err;
+  r = run(tmp, "tune --help");
+  EXPECT_TRUE(contains(r.out, "--op")) << r.out;
+  EXPECT_TRUE(contains(r.out, "--residual")) << r.out;
+}
+
 // ------------------------------------------------------------ no GPU
 TEST(Cli, TuneWithoutGpuSaysWhyAndFails) {
   if (has_gpu()) GTEST_SKIP() << "this machine has a GPU";

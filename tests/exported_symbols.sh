@@ -16,6 +16,9 @@ lntune_backward
 lntune_backward_workspace_size
 lntune_forward
 lntune_last_error
+lntune_norm_backward
+lntune_norm_backward_workspace_size
+lntune_norm_forward
 lntune_set_tuned
 lntune_version
 lntune::forward(lntune::ForwardArgs const&)
@@ -27,9 +30,11 @@ lntune::version()
 lntune::dtype_size(lntune::DType)
 lntune::to_string(lntune::DType)
 lntune::to_string(lntune::Kernel)
+lntune::to_string(lntune::Norm)
 lntune::to_string[abi:cxx11](lntune::Config const&)
 lntune::parse_dtype(std::basic_string_view<char, std::char_traits<char> >)
 lntune::parse_kernel(std::basic_string_view<char, std::char_traits<char> >)
+lntune::parse_norm(std::basic_string_view<char, std::char_traits<char> >)
 lntune::Traits::canonical() const
 lntune::operator==(lntune::Traits const&, lntune::Traits const&)
 lntune::operator==(lntune::InstanceKey const&, lntune::InstanceKey const&)

@@ -103,5 +103,49 @@ TEST(Instance, RenderingIsDeterministicAndHashed) {
   EXPECT_NE(templates_hash(), 0u);
 }
 
+// Issue 11: the variant is part of an instance's identity (name, equality,
+// hash), LayerNorm names are what they were, and the dW/dB reduction is one
+// kernel for every variant.
+TEST(Instance, NormVariantsNameAndHash) {
+  const Config c{1024, 4, 1, 0};
+  const InstanceKey ln = make_instance(traits(Kernel::fwd), c, 1024, 8);
+  EXPECT_EQ(ln.name(), "fwd_bf16_wbf16_wb_b1024_w4_r1_v8_s");
+  std::vector<Traits> vs(5, traits(Kernel::fwd));
+  vs[1].norm = Norm::rms;
+  vs[2].residual = DType::f32;
+  vs[3].zero_centered = true;
+  vs[4].y_dtype = DType::f32;
+  const char* suffix[] = {"", "_rms", "_rfp32", "_zc", "_ofp32"};
+  std::unordered_set<std::size_t> hashes;
+  std::unordered_set<std::string> names;
+  for (std::size_t i = 0; i < vs.size(); ++i) {
+    const InstanceKey k = make_instance(vs[i], c, 1024, 8);
+    EXPECT_EQ(k.name(), ln.name() + suffix[i]);
+    names.insert(k.name());
+    hashes.insert(std::hash<InstanceKey>{}(k));
+  }
+  EXPECT_EQ(names.size(), vs.size());
+  EXPECT_EQ(hashes.size(), vs.size());
+  // Canonical: y_dtype = x_dtype is no y_dtype; zero-centred without weight is plain.
+  Traits same = traits(Kernel::fwd);
+  same.y_dtype = DType::bf16;
+  EXPECT_EQ(make_instance(same, c, 1024, 8), ln);
+  Traits nw = traits(Kernel::fwd, DType::bf16, DType::bf16, false, true);
+  Traits nwz = nw;
+  nwz.zero_centered = true;
+  EXPECT_EQ(make_instance(nwz, c, 1024, 8), make_instance(nw, c, 1024, 8));
+  // bwd_dwdb: the same instance whatever the backward's variant.
+  Traits d = traits(Kernel::bwd_dwdb, DType::f32, DType::f32);
+  Traits dv = d;
+  dv.norm = Norm::rms;
+  dv.residual = DType::f32;
+  dv.zero_centered = true;
+  dv.y_dtype = DType::bf16;
+  EXPECT_EQ(make_instance(dv, Config{32, 1, 1, 0}, 1024, 1), make_instance(d, Config{32, 1, 1, 0}, 1024, 1));
+  EXPECT_EQ(parse_norm("rms_norm"), Norm::rms);
+  EXPECT_EQ(parse_norm("layernorm"), Norm::layer);
+  EXPECT_FALSE(parse_norm("batchnorm").has_value());
+}
+
 }  // namespace
 }  // namespace lntune::gen

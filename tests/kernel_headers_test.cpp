@@ -10,6 +10,7 @@
 #include <nvrtc.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -87,12 +88,41 @@ struct RowCase {
   int block, warps, rows, vec;
   bool single;
   int cluster;
+  // The variant (issue 11); defaults: LayerNorm without options.
+  Norm norm = Norm::layer;
+  std::optional<DType> residual = std::nullopt;
+  bool zero_centered = false;
+  std::optional<DType> out = std::nullopt;
 };
 
 std::string row_shape(const RowCase& c) {
-  return "lntune::RowShape<" + std::string(type_of(c.x)) + ", " + type_of(c.w) + ", " + std::to_string(c.block) + ", " +
-         std::to_string(c.warps) + ", " + std::to_string(c.rows) + ", " + std::to_string(c.vec) + ", " + b(c.weight) +
-         ", " + b(c.bias) + ", " + b(c.single) + ", " + std::to_string(c.cluster) + ">";
+  std::string s = "lntune::RowShape<" + std::string(type_of(c.x)) + ", " + type_of(c.w) + ", " +
+                  std::to_string(c.block) + ", " + std::to_string(c.warps) + ", " + std::to_string(c.rows) + ", " +
+                  std::to_string(c.vec) + ", " + b(c.weight) + ", " + b(c.bias) + ", " + b(c.single) + ", " +
+                  std::to_string(c.cluster);
+  if (c.norm != Norm::layer || c.residual || c.zero_centered || c.out)
+    s += std::string(", ") + (c.norm == Norm::rms ? "lntune::kRmsNorm" : "lntune::kLayerNorm") + ", " +
+         (c.residual ? type_of(*c.residual) : "void") + ", " + b(c.zero_centered) + ", " + type_of(c.out.value_or(c.x));
+  return s + ">";
+}
+
+// Every variant (norm x residual none/same/fp32 x zero-centred x output
+// dtype) on the geometry of `base`.
+std::vector<RowCase> variants_of(const RowCase& base) {
+  std::vector<RowCase> out;
+  for (Norm norm : {Norm::layer, Norm::rms})
+    for (int r = 0; r < 3; ++r)
+      for (bool zc : {false, true})
+        for (bool other_out : {false, true}) {
+          RowCase c = base;
+          c.norm = norm;
+          if (r == 1) c.residual = c.x;
+          if (r == 2) c.residual = DType::f32;
+          c.zero_centered = zc && c.weight;
+          if (other_out) c.out = c.x == DType::f32 ? DType::bf16 : DType::f32;
+          out.push_back(c);
+        }
+  return out;
 }
 
 // A translation unit: the header, then one extern "C" kernel per case.
@@ -196,6 +226,69 @@ TEST(KernelHeaders, BackwardDwdbInstantiations) {
          "(const lntune::DwdbParams p) { lntune::layer_norm_bwd_dwdb<" + shape + ">(p); }\n";
   }
   expect_compiles("bwd_dwdb.cuh", s, cases.size(), {"sm_80", "sm_90"});
+}
+
+// Issue 11: every variant compiles, in each family's single-tile, tiled and
+// cluster forms (one translation unit per family and form: NVRTC is slow).
+TEST(KernelHeaders, VariantInstantiations) {
+  const RowCase fwd_single{bf16, bf16, true, true, 1024, 4, 1, 8, true, 1};
+  const RowCase fwd_tiled{f16, f32, true, true, 4096, 8, 1, 8, false, 1};
+  const RowCase fwd_rows{f32, f32, true, false, 128, 2, 2, 4, true, 1};
+  for (const RowCase& base : {fwd_single, fwd_tiled, fwd_rows}) {
+    const auto cases = variants_of(base);
+    expect_compiles("fwd.cuh variants", row_unit("fwd.cuh", "layer_norm_fwd", "FwdParams", cases), cases.size(),
+                    {"sm_90"});
+  }
+  const auto cluster = variants_of(RowCase{bf16, f32, true, true, 8192, 8, 1, 8, true, 4});
+  expect_compiles("fwd_cluster.cuh variants", row_unit("fwd_cluster.cuh", "layer_norm_fwd_cluster", "FwdParams", cluster),
+                  cluster.size(), {"sm_90"});
+  const RowCase bwd_single{bf16, bf16, true, true, 2048, 8, 1, 8, true, 1};
+  const RowCase bwd_tiled{f32, f32, true, true, 4096, 8, 1, 4, false, 1};
+  const RowCase bwd_cluster{f16, f16, true, false, 4096, 8, 1, 8, true, 4};
+  for (const RowCase& base : {bwd_single, bwd_tiled, bwd_cluster}) {
+    const auto cases = variants_of(base);
+    expect_compiles("bwd_dx.cuh variants", row_unit("bwd_dx.cuh", "layer_norm_bwd_dx", "BwdParams", cases),
+                    cases.size(), {"sm_90"});
+  }
+  // sm_80 too, for one form each.
+  const auto fwd80 = variants_of(fwd_single);
+  expect_compiles("fwd.cuh variants", row_unit("fwd.cuh", "layer_norm_fwd", "FwdParams", fwd80), fwd80.size(),
+                  {"sm_80"});
+  const auto bwd80 = variants_of(bwd_tiled);
+  expect_compiles("bwd_dx.cuh variants", row_unit("bwd_dx.cuh", "layer_norm_bwd_dx", "BwdParams", bwd80), bwd80.size(),
+                  {"sm_80"});
+}
+
+// The instantiation templates carry the variant: a rendered RMSNorm instance
+// with every option compiles and names what it is.
+TEST(KernelHeaders, RenderedVariantInstancesCompile) {
+  Traits t{Kernel::fwd, DType::bf16, DType::f32, true, true};
+  t.norm = Norm::rms;
+  t.residual = DType::f32;
+  t.zero_centered = true;
+  t.y_dtype = DType::f16;
+  for (Kernel k : {Kernel::fwd, Kernel::bwd_dx}) {
+    t.kernel = k;
+    for (int cluster : {1, 2}) {
+      Config c{2048, 8, 1, k == Kernel::bwd_dx ? 132 : 0, cluster};
+      const std::int64_t n = 2048 * cluster;
+      const gen::KernelSource src = gen::render(gen::make_instance(t, c, n, 8));
+      SCOPED_TRACE(src.kernel_name);
+      EXPECT_NE(src.kernel_name.find("_rms_rfp32_zc_ofp16"), std::string::npos);
+      EXPECT_NE(src.source.find("RMSNorm"), std::string::npos);
+      EXPECT_NE(src.source.find("NORM = lntune::kRmsNorm"), std::string::npos);
+      EXPECT_NE(src.source.find("using Residual = float"), std::string::npos);
+      EXPECT_NE(src.source.find("ZERO_CENTERED = true"), std::string::npos);
+      EXPECT_NE(src.source.find("using Out = lntune::half_t"), std::string::npos);
+      const Compiled out = nvrtc(src.source, "sm_90");
+      EXPECT_TRUE(out.ok) << out.log;
+    }
+  }
+  // A LayerNorm instance renders no variant: Residual void, Out = x's type.
+  const gen::KernelSource ln =
+      gen::render(gen::make_instance(Traits{Kernel::fwd, DType::bf16, DType::bf16, true, true}, Config{1024, 4, 1, 0, 1}, 1024, 8));
+  EXPECT_NE(ln.source.find("using Residual = void"), std::string::npos);
+  EXPECT_EQ(ln.kernel_name.find("rms"), std::string::npos);
 }
 
 TEST(KernelHeaders, ShapeRulesAreCompileErrors) {

@@ -25,6 +25,19 @@ TEST(Report, JsonAndConfigs) {
                            "\"block_size\": 4096", "\"median_us\": 10", "\"speedup_vs_default\": 1.2",
                            "\"pct_of_copy\": 33.33333333", "\"origin\": \"tuned\"", "\"name\": \"Test GPU\""})
     EXPECT_NE(j.find(part), std::string::npos) << part << " in " << j;
+  // The norm variant is part of the key, so part of each record.
+  for (const char* part : {"\"norm\": \"layernorm\"", "\"residual_dtype\": null", "\"zero_centered\": false",
+                           "\"y_dtype\": \"bf16\""})
+    EXPECT_NE(j.find(part), std::string::npos) << part << " in " << j;
+  cache::TuneRecord v = sample_record(4096, 4, cache::Origin::tuned);
+  v.key.traits.norm = Norm::rms;
+  v.key.traits.residual = DType::f32;
+  v.key.traits.zero_centered = true;
+  v.key.traits.y_dtype = DType::f32;
+  const std::string jv = records_json({v}, nullptr);
+  for (const char* part : {"\"norm\": \"rmsnorm\"", "\"residual_dtype\": \"fp32\"", "\"zero_centered\": true",
+                           "\"y_dtype\": \"fp32\""})
+    EXPECT_NE(jv.find(part), std::string::npos) << part << " in " << jv;
 }
 
 TEST(Report, SummaryTableHasEveryColumn) {

@@ -33,6 +33,38 @@ TEST(Targets, CrossProductInOrder) {
   EXPECT_THROW(make_targets({8}, {1}, {DType::f32}, {Kernel::bwd_dwdb}), Error);
 }
 
+TEST(Targets, NormVariants) {
+  const auto ln = make_targets({4096}, {4096}, {DType::f16, DType::bf16, DType::f32}, {Kernel::fwd, Kernel::bwd_dx});
+  const auto rms = with_variant(ln, Norm::rms, false);
+  ASSERT_EQ(rms.size(), ln.size());
+  for (const Target& t : rms) {
+    EXPECT_EQ(t.traits.norm, Norm::rms);
+    EXPECT_FALSE(t.traits.has_bias);  // RMSNorm's usual form
+    EXPECT_TRUE(t.traits.has_weight);
+    EXPECT_FALSE(t.traits.residual.has_value());
+  }
+  const auto res = with_variant(ln, Norm::layer, true, DType::f32);
+  for (const Target& t : res) {
+    EXPECT_EQ(t.traits.norm, Norm::layer);
+    EXPECT_TRUE(t.traits.has_bias);
+    EXPECT_EQ(t.traits.residual, DType::f32);
+  }
+  EXPECT_EQ(with_variant(ln, Norm::rms, true)[0].traits.residual, DType::f16);  // the row dtype
+  EXPECT_THROW(with_variant(ln, Norm::rms, false, DType::f32), Error);
+  // The default grid: LayerNorm as given, then RMSNorm without and with a
+  // residual for the fp16 and bf16 targets only.
+  const auto grid = default_variant_grid(ln);
+  ASSERT_EQ(grid.size(), ln.size() + 2 * 4);
+  for (std::size_t i = 0; i < ln.size(); ++i) EXPECT_EQ(grid[i].traits, ln[i].traits);
+  int plain = 0, with_residual = 0;
+  for (std::size_t i = ln.size(); i < grid.size(); ++i) {
+    EXPECT_EQ(grid[i].traits.norm, Norm::rms);
+    EXPECT_NE(grid[i].traits.x_dtype, DType::f32);
+    (grid[i].traits.residual ? with_residual : plain) += 1;
+  }
+  EXPECT_EQ(plain, 4);
+  EXPECT_EQ(with_residual, 4);
+}
 
 TEST(Resume, CompleteRecordsAreSkippedPartialOnesAreNot) {
   TempDir tmp;

@@ -80,11 +80,11 @@ Tolerance default_tolerance(DType out, Quantity q, int64_t N, int64_t M, double 
   Tolerance t;
   switch (q) {
     case Quantity::y:
-      t.rtol = one_ulp + (1.0 + uo) * (e_r + 4.0 * u);
+      t.rtol = one_ulp + (1.0 + uo) * (e_r + 5.0 * u);  // +u: zero-centred 1 + w
       t.atol = (1.0 + uo) * mag * (e_mean + e_r + 6.0 * u) + so;
       break;
     case Quantity::dx:
-      t.rtol = one_ulp + (1.0 + uo) * (2.0 * e_r + 6.0 * u);
+      t.rtol = one_ulp + (1.0 + uo) * (2.0 * e_r + 8.0 * u);  // +2u: 1 + w, + dz
       t.atol = (1.0 + uo) * mag *
                    ((X + 1.0) * e_mean + (X + 2.0) * e_r + (X + 1.0) * lam * s * u +
                     (2.0 * X + 15.0) * u) +

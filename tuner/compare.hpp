@@ -54,7 +54,7 @@
 //   w*xhat and + b add u each. Errors proportional to |xhat w| are bounded
 //   through |xhat w| <= |y| + |b| <= |want| + mag, so they go into rtol and
 //   atol both (no X needed):
-//     rtol_y = one_ulp + (1+uo) (e_r + 4u)
+//     rtol_y = one_ulp + (1+uo) (e_r + 5u)          (+u: zero-centred 1 + w)
 //     atol_y = (1+uo) mag (e_mean + e_r + 6u) + so
 //
 // dx = rstd (wdy - xhat c1 - c2),  mag >= rstd * max|w dy|  (rstd = 1/std(x)):
@@ -65,7 +65,7 @@
 //   xhat * d_c1 is the one term that needs |xhat| <= X; c1 * d_xhat and the
 //   rounding of the products/subtractions are bounded with
 //   |xhat c1 rstd| <= |dx| + 2 mag; rstd's own error is relative to |dx|:
-//     rtol_dx = one_ulp + (1+uo) (2 e_r + 6u)
+//     rtol_dx = one_ulp + (1+uo) (2 e_r + 8u)       (+2u: 1 + w, + dz)
 //     atol_dx = (1+uo) mag [ (X+1) e_mean + (X+2) e_r + (X+1) lam s u
 //                            + (2X + 15) u ] + so
 //
@@ -85,6 +85,24 @@
 //   mean: absolute error e_mean * std(x):
 //     rtol = one_ulp + e_r + 2u
 //     atol = mag (e_mean + u) + so(fp32)
+//
+// The variants of issue 11 (the same formulas, which stay valid bounds):
+//   RMSNorm: no mean, so e_mean's terms vanish (keeping them only loosens the
+//     bound); rstd is 1/sqrt of a mean of N same-sign terms x^2, the e_r
+//     analysis as is; mean(xhat^2) <= 1 still holds, so every Cauchy-Schwarz
+//     step above does; dx has no c2 term.
+//   Zero-centred gamma: the applied weight is the fp32 sum 1 + w, one more
+//     rounding (u) relative to each weight term: +u in rtol_y and rtol_dx;
+//     mag must bound max|1 + w| instead of max|w|.
+//   Fused residual, forward: z = x + residual is rounded once to its dtype,
+//     and the reference normalises the same stored z (rounded once from the
+//     exact sum); the fp32 sum of two 16-bit or fp32 values of comparable
+//     size is exact (or is the single rounding, for fp32 z), so z agrees to
+//     one ulp of its dtype: rtol = one_ulp, atol = so (Quantity::y with mag 0
+//     bounds it). Backward: dx = dnorm + dz adds one fp32 rounding relative
+//     to the sum: +u in rtol_dx; mag must bound max|dz| too.
+//   Output dtype: `out` is the dtype of the compared array (y's own dtype;
+//     dx is in x's).
 //
 // The assumptions (|xhat| <= X, |mean| <~ std, mean|xhat| per column <= 1,
 // mag bounding the inputs) hold for the randomly generated test data; for

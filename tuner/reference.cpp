@@ -159,6 +159,24 @@ Stats row_stats(const double* x, int64_t N, double eps) {
   return {mean, 1.0 / std::sqrt(var + eps)};
 }
 
+// RMSNorm: rstd = 1/sqrt(mean(x^2) + eps), mean 0.
+Stats rms_stats(const double* x, int64_t N, double eps) {
+  const double ms = pairwise_sum(0, N, [x](int64_t j) { return x[j] * x[j]; }) / static_cast<double>(N);
+  return {0.0, 1.0 / std::sqrt(ms + eps)};
+}
+
+Stats stats_of(Norm norm, const double* x, int64_t N, double eps) {
+  return norm == Norm::rms ? rms_stats(x, N, eps) : row_stats(x, N, eps);
+}
+
+// The weight as applied: w, 1 + w (zero-centred), or ones.
+std::vector<double> applied_weight(const Src& s, int64_t N, bool zero_centered) {
+  std::vector<double> w = load_vector(s, N, 1.0);
+  if (zero_centered && s.p != nullptr)
+    for (double& v : w) v += 1.0;
+  return w;
+}
+
 // Per-thread scratch rows.
 struct Scratch {
   std::vector<double> a, b;
@@ -241,10 +259,17 @@ void check_eps(const char* fn, double eps) {
 
 // ---- forward -----------------------------------------------------------------------
 
+// Variant options of the implementations.
+struct Variant {
+  Norm norm = Norm::layer;
+  bool zero_centered = false;
+};
+
 void forward_impl(int64_t M, int64_t N, const Src& x, const Src& w_src, const Src& b_src,
-                  double eps, const Dst& y, const Dst& mean_out, const Dst& rstd_out) {
+                  double eps, const Dst& y, const Dst& mean_out, const Dst& rstd_out, Variant v = {},
+                  const Src& residual = {}, const Dst& z = {}) {
   if (M == 0) return;
-  const std::vector<double> w = load_vector(w_src, N, 1.0);
+  const std::vector<double> w = applied_weight(w_src, N, v.zero_centered);
   const std::vector<double> b = load_vector(b_src, N, 0.0);
   const int64_t rpt = rows_per_task(N);
   const int64_t ntasks = (M + rpt - 1) / rpt;
@@ -259,7 +284,15 @@ void forward_impl(int64_t M, int64_t N, const Src& x, const Src& w_src, const Sr
     const int64_t r1 = std::min(M, (task + 1) * rpt);
     for (int64_t r = task * rpt; r < r1; ++r) {
       x.load(r, 0, N, xr);
-      const Stats st = row_stats(xr, N, eps);
+      if (z.wanted()) {
+        // z = x + residual, rounded once to z's dtype; the norm is of that z.
+        double* rr = s.b.data();
+        residual.load(r, 0, N, rr);
+        for (int64_t j = 0; j < N; ++j) rr[j] += xr[j];
+        z.store(r, 0, N, rr);
+        Src{z.kind, z.p, z.stride}.load(r, 0, N, xr);
+      }
+      const Stats st = stats_of(v.norm, xr, N, eps);
       double* yr = xr;  // in place
       for (int64_t j = 0; j < N; ++j) yr[j] = (xr[j] - st.mean) * st.rstd * w[j] + b[j];
       y.store(r, 0, N, yr);
@@ -283,7 +316,8 @@ int64_t dwdb_chunks(int64_t M, int64_t N) {
 constexpr int64_t kColBlock = 512;  // columns per dw/db reduction task
 
 void backward_impl(int64_t M, int64_t N, const Src& dy, const Src& x, const Src& w_src,
-                   double eps, const Dst& dx, const Dst& dw, const Dst& db) {
+                   double eps, const Dst& dx, const Dst& dw, const Dst& db, Variant v = {},
+                   const Src& dz = {}) {
   const bool want_dwdb = dw.wanted() || db.wanted();
   if (M == 0) {
     const std::vector<double> zeros(static_cast<std::size_t>(N), 0.0);
@@ -291,7 +325,7 @@ void backward_impl(int64_t M, int64_t N, const Src& dy, const Src& x, const Src&
     if (db.wanted()) db.store(0, 0, N, zeros.data());
     return;
   }
-  const std::vector<double> w = load_vector(w_src, N, 1.0);
+  const std::vector<double> w = applied_weight(w_src, N, v.zero_centered);
   const int64_t rpt = rows_per_task(N);
   const int64_t ntasks = (M + rpt - 1) / rpt;
   const int workers = workers_for(M * N, ntasks);
@@ -310,7 +344,7 @@ void backward_impl(int64_t M, int64_t N, const Src& dy, const Src& x, const Src&
     const int64_t r1 = std::min(M, (task + 1) * rpt);
     for (int64_t r = task * rpt; r < r1; ++r) {
       x.load(r, 0, N, xhat);
-      const Stats st = row_stats(xhat, N, eps);
+      const Stats st = stats_of(v.norm, xhat, N, eps);
       means[static_cast<std::size_t>(r)] = st.mean;
       rstds[static_cast<std::size_t>(r)] = st.rstd;
       if (!dx.wanted()) continue;
@@ -320,9 +354,15 @@ void backward_impl(int64_t M, int64_t N, const Src& dy, const Src& x, const Src&
         wdy[j] = w[j] * wdy[j];
       }
       const double c1 = pairwise_sum(0, N, [&](int64_t j) { return xhat[j] * wdy[j]; }) / n;
-      const double c2 = pairwise_sum(0, N, [&](int64_t j) { return wdy[j]; }) / n;
+      const double c2 =
+          v.norm == Norm::rms ? 0.0 : pairwise_sum(0, N, [&](int64_t j) { return wdy[j]; }) / n;
       double* dxr = xhat;
       for (int64_t j = 0; j < N; ++j) dxr[j] = st.rstd * (wdy[j] - (xhat[j] * c1 + c2));
+      if (dz.p != nullptr) {
+        // dx = dnorm + dz (the upstream gradient of z), in double, rounded once.
+        dz.load(r, 0, N, wdy);
+        for (int64_t j = 0; j < N; ++j) dxr[j] += wdy[j];
+      }
       dx.store(r, 0, N, dxr);
     }
   });
@@ -383,16 +423,31 @@ void set_num_threads(int n) { g_num_threads.store(n, std::memory_order_relaxed);
 int num_threads() { return effective_threads(); }
 
 void layer_norm_forward(const FwdArgs& a, void* y, float* mean, float* rstd) {
-  const char* fn = "layer_norm_forward";
+  norm_forward(a, y, mean, rstd, nullptr);
+}
+
+void norm_forward(const FwdArgs& a, void* y, float* mean, float* rstd, void* z) {
+  const char* fn = "norm_forward";
   check_shape(fn, a.M, a.N);
   check_stride(fn, "x_stride", a.x_stride, a.N);
   check_stride(fn, "y_stride", a.y_stride, a.N);
   check_ptr(fn, "x", a.x, a.M);
   check_ptr(fn, "y", y, a.M);
   check_eps(fn, a.eps);
-  const Kind xk = kind_of(a.x_dtype), wk = kind_of(a.w_dtype);
+  if (a.norm == Norm::rms && mean != nullptr) throw Error(std::string(fn) + ": RMSNorm has no mean (pass null)");
+  if (a.zero_centered && a.weight == nullptr) throw Error(std::string(fn) + ": zero_centered needs a weight");
+  if ((a.residual != nullptr) != (z != nullptr))
+    throw Error(std::string(fn) + ": residual and z go together (both or neither)");
+  if (a.residual != nullptr) {
+    check_stride(fn, "residual_stride", a.residual_stride, a.N);
+    check_stride(fn, "z_stride", a.z_stride, a.N);
+  }
+  const Kind xk = kind_of(a.x_dtype), wk = kind_of(a.w_dtype), yk = kind_of(a.y_dtype.value_or(a.x_dtype));
+  const Kind rk = kind_of(a.residual_dtype);
   forward_impl(a.M, a.N, Src{xk, a.x, a.x_stride}, Src{wk, a.weight, 0}, Src{wk, a.bias, 0},
-               a.eps, Dst{xk, y, a.y_stride}, Dst{Kind::f32, mean, 1}, Dst{Kind::f32, rstd, 1});
+               a.eps, Dst{yk, y, a.y_stride}, Dst{Kind::f32, mean, 1}, Dst{Kind::f32, rstd, 1},
+               Variant{a.norm, a.zero_centered}, Src{rk, a.residual, a.residual_stride},
+               Dst{rk, z, a.z_stride});
 }
 
 void layer_norm_backward(const BwdArgs& a, void* dx, void* dweight, void* dbias) {
@@ -404,32 +459,39 @@ void layer_norm_backward(const BwdArgs& a, void* dx, void* dweight, void* dbias)
   check_ptr(fn, "x", a.x, a.M);
   check_ptr(fn, "dy", a.dy, a.M);
   check_eps(fn, a.eps);
-  const Kind xk = kind_of(a.x_dtype), wk = kind_of(a.w_dtype);
-  backward_impl(a.M, a.N, Src{xk, a.dy, a.dy_stride}, Src{xk, a.x, a.x_stride},
+  if (a.zero_centered && a.weight == nullptr) throw Error(std::string(fn) + ": zero_centered needs a weight");
+  if (a.dz != nullptr && !a.residual) throw Error(std::string(fn) + ": dz needs residual");
+  if (a.dz != nullptr) check_stride(fn, "dz_stride", a.dz_stride, a.N);
+  const Kind xk = kind_of(a.x_dtype), wk = kind_of(a.w_dtype), yk = kind_of(a.y_dtype.value_or(a.x_dtype));
+  const Kind rk = kind_of(a.residual_dtype);
+  const Kind ink = a.residual ? rk : xk;  // the saved row: z or x
+  backward_impl(a.M, a.N, Src{yk, a.dy, a.dy_stride}, Src{ink, a.x, a.x_stride},
                 Src{wk, a.weight, 0}, a.eps, Dst{xk, dx, a.dx_stride}, Dst{wk, dweight, 0},
-                Dst{wk, dbias, 0});
+                Dst{wk, dbias, 0}, Variant{a.norm, a.zero_centered}, Src{rk, a.dz, a.dz_stride});
 }
 
 void forward_f64(int64_t M, int64_t N, const double* x, const double* w, const double* b,
-                 double eps, double* y, double* mean, double* rstd) {
+                 double eps, double* y, double* mean, double* rstd, Norm norm, bool zero_centered) {
   const char* fn = "forward_f64";
   check_shape(fn, M, N);
   check_ptr(fn, "x", x, M);
   check_ptr(fn, "y", y, M);
   check_eps(fn, eps);
   forward_impl(M, N, Src{Kind::f64, x, N}, Src{Kind::f64, w, 0}, Src{Kind::f64, b, 0}, eps,
-               Dst{Kind::f64, y, N}, Dst{Kind::f64, mean, 1}, Dst{Kind::f64, rstd, 1});
+               Dst{Kind::f64, y, N}, Dst{Kind::f64, norm == Norm::rms ? nullptr : mean, 1},
+               Dst{Kind::f64, rstd, 1}, Variant{norm, zero_centered});
 }
 
 void backward_f64(int64_t M, int64_t N, const double* dy, const double* x, const double* w,
-                  double eps, double* dx, double* dw, double* db) {
+                  double eps, double* dx, double* dw, double* db, Norm norm, bool zero_centered) {
   const char* fn = "backward_f64";
   check_shape(fn, M, N);
   check_ptr(fn, "x", x, M);
   check_ptr(fn, "dy", dy, M);
   check_eps(fn, eps);
   backward_impl(M, N, Src{Kind::f64, dy, N}, Src{Kind::f64, x, N}, Src{Kind::f64, w, 0}, eps,
-                Dst{Kind::f64, dx, N}, Dst{Kind::f64, dw, 0}, Dst{Kind::f64, db, 0});
+                Dst{Kind::f64, dx, N}, Dst{Kind::f64, dw, 0}, Dst{Kind::f64, db, 0},
+                Variant{norm, zero_centered});
 }
 
 }  // namespace lntune::ref

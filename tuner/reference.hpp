@@ -19,6 +19,15 @@
 //   dx    = rstd * (wdy - (xhat * c1 + c2))
 //   dw    = sum over rows of dy * xhat,    db = sum over rows of dy
 //
+// RMSNorm (norm = Norm::rms): no mean; rstd = 1 / sqrt(sum(x^2) / N + eps),
+// xhat = x * rstd, and in the backward c2 = 0: dx = rstd * (wdy - xhat * c1).
+// Zero-centred gamma: w is replaced by 1 + w everywhere (dw is unchanged).
+// Fused residual (forward): z = x + residual, rounded once to the residual's
+// dtype and written out; the norm is of that stored z. Backward with a
+// residual: x is z (residual dtype) and dz, the upstream gradient of z, is
+// added: dx = dnorm + dz. The output dtype (y; dy in the backward) may differ
+// from x's.
+//
 // NaN / Inf in a row propagate as in PyTorch's layer_norm: that row's y (and
 // dx) are all NaN, its mean is +-inf or NaN, its rstd NaN; other rows are
 // unaffected (dw/db of course become NaN in every column).
@@ -32,6 +41,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include "lntune/types.hpp"
 
@@ -46,6 +56,13 @@ struct FwdArgs {
   const void* weight = nullptr;  // nullable: as if all ones
   const void* bias = nullptr;    // nullable: as if all zeros
   double eps = 1e-5;
+  // Variants (defaults: LayerNorm without options).
+  Norm norm = Norm::layer;
+  bool zero_centered = false;     // w -> 1 + w (weight required)
+  const void* residual = nullptr;  // nullable: no residual add
+  DType residual_dtype = DType::f32;
+  int64_t residual_stride = 0, z_stride = 0;
+  std::optional<DType> y_dtype;  // none: x_dtype
 };
 
 // y: M rows of y_stride elements (x_dtype; only the first N of each row are
@@ -53,6 +70,10 @@ struct FwdArgs {
 // Throws lntune::Error on invalid arguments (M < 0, N < 1, stride < N, a
 // required pointer null, eps < 0 or NaN).
 void layer_norm_forward(const FwdArgs& a, void* y, float* mean, float* rstd);
+// The same with every variant: z (residual_dtype, rows of z_stride) is
+// required with a residual and must be null without; mean is not written for
+// RMSNorm (it must be null).
+void norm_forward(const FwdArgs& a, void* y, float* mean, float* rstd, void* z);
 
 struct BwdArgs {
   int64_t M = 0, N = 0, dy_stride = 0, x_stride = 0, dx_stride = 0;
@@ -61,6 +82,14 @@ struct BwdArgs {
   const void* x = nullptr;
   const void* weight = nullptr;  // nullable: as if all ones
   double eps = 1e-5;
+  // Variants (defaults: LayerNorm without options).
+  Norm norm = Norm::layer;
+  bool zero_centered = false;
+  bool residual = false;            // x is z, in residual_dtype
+  DType residual_dtype = DType::f32;
+  const void* dz = nullptr;         // nullable: upstream gradient of z (residual_dtype), added into dx
+  int64_t dz_stride = 0;
+  std::optional<DType> y_dtype;     // dtype of dy; none: x_dtype
 };
 
 // Computes mean/rstd itself (double, from x and eps). dx: x_dtype, rows of
@@ -72,10 +101,14 @@ void layer_norm_backward(const BwdArgs& a, void* dx, void* dweight, void* dbias)
 // finite differences. w, b nullable (ones / zeros); mean, rstd, dx, dw, db
 // nullable (not wanted); y required. Same arithmetic as the typed path: the
 // typed path's outputs are exactly these values rounded once to the dtype.
+// `norm` and `zero_centered` choose the variant (RMSNorm writes no mean) (the residual is a plain
+// addition: callers add x + residual, and dz into dx, themselves).
 void forward_f64(int64_t M, int64_t N, const double* x, const double* w, const double* b,
-                 double eps, double* y, double* mean, double* rstd);
+                 double eps, double* y, double* mean, double* rstd, Norm norm = Norm::layer,
+                 bool zero_centered = false);
 void backward_f64(int64_t M, int64_t N, const double* dy, const double* x, const double* w,
-                  double eps, double* dx, double* dw, double* db);
+                  double eps, double* dx, double* dw, double* db, Norm norm = Norm::layer,
+                  bool zero_centered = false);
 
 // Worker threads used by the functions above: n > 0 caps them at n; n <= 0
 // (the default) uses std::thread::hardware_concurrency(). Results never

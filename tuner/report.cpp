@@ -25,6 +25,10 @@ std::string dtype_label(const Traits& t) {
   if (!t.has_weight && !t.has_bias) s += " noaffine";
   else if (!t.has_weight) s += " noW";
   else if (!t.has_bias) s += " noB";
+  if (t.norm == Norm::rms) s += " rms";
+  if (t.residual) s += " +res" + (*t.residual != t.x_dtype ? std::string(to_string(*t.residual)) : std::string());
+  if (t.zero_centered) s += " zc";
+  if (t.y_dtype && *t.y_dtype != t.x_dtype) s += " ->" + std::string(to_string(*t.y_dtype));
   return s;
 }
 
@@ -194,7 +198,11 @@ std::string records_json(const std::vector<cache::TuneRecord>& records, const st
        << ", \"x_dtype\": " << json_string(std::string(to_string(t.x_dtype)))
        << ", \"w_dtype\": " << json_string(std::string(to_string(t.w_dtype)))
        << ", \"has_weight\": " << (t.has_weight ? "true" : "false")
-       << ", \"has_bias\": " << (t.has_bias ? "true" : "false") << ", \"n\": " << r.key.n
+       << ", \"has_bias\": " << (t.has_bias ? "true" : "false")
+       << ", \"norm\": " << json_string(std::string(to_string(t.norm)))
+       << ", \"residual_dtype\": " << (t.residual ? json_string(std::string(to_string(*t.residual))) : "null")
+       << ", \"zero_centered\": " << (t.zero_centered ? "true" : "false")
+       << ", \"y_dtype\": " << json_string(std::string(to_string(t.out_dtype()))) << ", \"n\": " << r.key.n
        << ", \"m_bucket\": " << r.key.m_bucket << ",\n"
        << "   \"config\": {\"block_size\": " << c.block_size << ", \"num_warps\": " << c.num_warps
        << ", \"rows_per_cta\": " << c.rows_per_cta << ", \"group_size_m\": " << c.group_size_m

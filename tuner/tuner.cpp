@@ -48,6 +48,30 @@ std::vector<Target> make_targets(const std::vector<std::int64_t>& ns, const std:
   return out;
 }
 
+std::vector<Target> with_variant(std::vector<Target> targets, Norm norm, bool residual,
+                                 std::optional<DType> residual_dtype) {
+  if (residual_dtype && !residual) throw Error("lntune: a residual dtype was given without a residual");
+  for (Target& t : targets) {
+    t.traits.norm = norm;
+    if (norm == Norm::rms) t.traits.has_bias = false;
+    if (residual) t.traits.residual = residual_dtype.value_or(t.traits.x_dtype);
+    t.traits = t.traits.canonical();
+  }
+  return targets;
+}
+
+std::vector<Target> default_variant_grid(const std::vector<Target>& layernorm_targets) {
+  std::vector<Target> out = layernorm_targets;
+  std::vector<Target> half;
+  for (const Target& t : layernorm_targets)
+    if (t.traits.x_dtype == DType::f16 || t.traits.x_dtype == DType::bf16) half.push_back(t);
+  for (bool residual : {false, true}) {
+    const auto v = with_variant(half, Norm::rms, residual);
+    out.insert(out.end(), v.begin(), v.end());
+  }
+  return out;
+}
+
 bool is_tuned(const cache::Database& db, const cache::TuneKey& key) {
   const auto r = db.find(key);
   return r && r->prov.origin != cache::Origin::partial && !rt::is_stale(*r);
@@ -453,6 +477,10 @@ std::uint64_t target_seed(std::uint64_t seed, const Target& t) {
   mix(static_cast<std::uint64_t>(t.traits.kernel));
   mix(static_cast<std::uint64_t>(t.traits.x_dtype));
   mix(static_cast<std::uint64_t>(t.traits.w_dtype));
+  if (t.traits.norm != Norm::layer || t.traits.residual) {  // LayerNorm seeds as before
+    mix(static_cast<std::uint64_t>(t.traits.norm));
+    mix(t.traits.residual ? 1 + static_cast<std::uint64_t>(*t.traits.residual) : 0);
+  }
   mix(static_cast<std::uint64_t>(t.n));
   mix(static_cast<std::uint64_t>(t.m));
   return h;

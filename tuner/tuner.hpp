@@ -78,6 +78,17 @@ std::vector<Target> make_targets(const std::vector<std::int64_t>& ns, const std:
                                  const std::vector<DType>& dtypes, const std::vector<Kernel>& kernels,
                                  std::optional<DType> w_dtype = {}, bool weight = true, bool bias = true);
 
+// The same targets as `norm`, with a fused residual add (in residual_dtype,
+// default each target's x dtype) when `residual`. RMSNorm targets take no
+// bias (its usual form). Throws lntune::Error for a residual_dtype without
+// `residual`.
+std::vector<Target> with_variant(std::vector<Target> targets, Norm norm, bool residual,
+                                 std::optional<DType> residual_dtype = {});
+
+// `lntune tune`'s default grid: the LayerNorm targets given, then RMSNorm
+// without and with a residual (in the row dtype) for those of fp16 and bf16.
+std::vector<Target> default_variant_grid(const std::vector<Target>& layernorm_targets);
+
 // A complete record exists for the key (resume skips it): present, not cut
 // short by a budget, and not stale (rt::is_stale: the launcher's rule too).
 bool is_tuned(const cache::Database& db, const cache::TuneKey& key);

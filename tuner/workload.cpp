@@ -81,7 +81,8 @@ std::string describe(const char* what, const ref::CompareResult& r) {
 }  // namespace
 
 struct Workload::Reference {
-  std::vector<unsigned char> main;  // y (fwd) or dx (bwd), x_dtype
+  std::vector<unsigned char> main;  // y (fwd, y dtype) or dx (bwd, x_dtype)
+  std::vector<unsigned char> z;     // fwd with a residual: z = x + residual
   std::vector<float> mean, rstd;    // fwd
   std::vector<unsigned char> dw, db;  // bwd, w_dtype
 };
@@ -91,14 +92,22 @@ Workload::Workload(const Traits& traits, std::int64_t m, std::int64_t n, std::ui
   if (traits_.kernel == Kernel::bwd_dwdb)
     throw Error("lntune: a workload is built for fwd or bwd_dx (bwd_dwdb shares the backward's)");
   if (m < 1 || n < 1) throw Error("lntune: a workload needs M >= 1 and N >= 1");
-  const DType xd = traits_.x_dtype, wd = traits_.w_dtype;
+  const DType xd = traits_.x_dtype, wd = traits_.w_dtype, yd = traits_.out_dtype(), rd = traits_.input_dtype();
+  const bool rms = traits_.norm == Norm::rms, residual = traits_.residual.has_value();
   const std::int64_t mn = m * n;
   x_bytes_ = static_cast<std::size_t>(mn) * dtype_size(xd);
+  y_bytes_ = static_cast<std::size_t>(mn) * dtype_size(yd);
+  r_bytes_ = static_cast<std::size_t>(mn) * dtype_size(rd);
   w_bytes_ = static_cast<std::size_t>(n) * dtype_size(wd);
 
   fill_random(hx_, xd, mn, kXOffset, kXScale, seed);
-  if (traits_.has_weight) wmax_ = fill_random(hw_, wd, n, 1.0, 0.5, seed + 1);
+  // Zero-centred weights are stored around 0 (applied as 1 + w).
+  if (traits_.has_weight) {
+    wmax_ = fill_random(hw_, wd, n, traits_.zero_centered ? 0.0 : 1.0, 0.5, seed + 1);
+    if (traits_.zero_centered) wmax_ += 1.0;
+  }
   if (traits_.has_bias && !backward()) bmax_ = fill_random(hb_, wd, n, 0.0, 0.5, seed + 2);
+  if (residual) fill_random(hr_, rd, mn, 0.0, 1.0, seed + 4);
 
   ref::FwdArgs fa;
   fa.M = m;
@@ -111,52 +120,80 @@ Workload::Workload(const Traits& traits, std::int64_t m, std::int64_t n, std::ui
   fa.weight = traits_.has_weight ? hw_.data() : nullptr;
   fa.bias = hb_.empty() ? nullptr : hb_.data();
   fa.eps = static_cast<double>(kEps);  // exactly the kernels' eps
+  fa.norm = traits_.norm;
+  fa.zero_centered = traits_.zero_centered;
+  fa.residual = residual ? hr_.data() : nullptr;
+  fa.residual_dtype = rd;
+  fa.residual_stride = fa.z_stride = n;
+  fa.y_dtype = yd;
 
   x_ = upload(hx_.data(), x_bytes_);
-  y_or_dx_ = rt::DeviceBuffer((x_bytes_ + 3) / 4 * 4);
   if (traits_.has_weight) w_ = upload(hw_.data(), w_bytes_);
 
   if (!backward()) {
+    y_or_dx_ = rt::DeviceBuffer((y_bytes_ + 3) / 4 * 4);
     if (traits_.has_bias) b_ = upload(hb_.data(), w_bytes_);
+    if (residual) {
+      r_ = upload(hr_.data(), r_bytes_);
+      z_ = rt::DeviceBuffer((r_bytes_ + 3) / 4 * 4);
+      got_z_.resize(r_bytes_);
+    }
     mean_ = rt::DeviceBuffer(static_cast<std::size_t>(m) * 4);
     rstd_ = rt::DeviceBuffer(static_cast<std::size_t>(m) * 4);
     fargs_.x = x_.ptr();
     fargs_.weight = traits_.has_weight ? w_.ptr() : nullptr;
     fargs_.bias = traits_.has_bias ? b_.ptr() : nullptr;
     fargs_.y = y_or_dx_.ptr();
-    fargs_.mean = static_cast<float*>(mean_.ptr());
+    fargs_.mean = rms ? nullptr : static_cast<float*>(mean_.ptr());
     fargs_.rstd = static_cast<float*>(rstd_.ptr());
     fargs_.M = m;
     fargs_.N = n;
     fargs_.x_dtype = xd;
     fargs_.w_dtype = wd;
     fargs_.eps = kEps;
+    fargs_.norm = traits_.norm;
+    fargs_.zero_centered_weight = traits_.zero_centered;
+    if (residual) {
+      fargs_.residual = r_.ptr();
+      fargs_.residual_out = z_.ptr();
+      fargs_.residual_dtype = rd;
+    }
+    fargs_.y_dtype = yd;
     fwd_ = rt::check_forward(fargs_);
-    got_main_.resize(x_bytes_);
+    got_main_.resize(y_bytes_);
     got_mean_.resize(static_cast<std::size_t>(m));
     got_rstd_.resize(static_cast<std::size_t>(m));
-    pending_ref_ = std::async(std::launch::async, [fa, xb = x_bytes_, m] {
+    pending_ref_ = std::async(std::launch::async, [fa, yb = y_bytes_, zb = residual ? r_bytes_ : 0, m, rms] {
       auto r = std::make_shared<Reference>();
-      r->main.resize(xb);
+      r->main.resize(yb);
+      r->z.resize(zb);
       r->mean.resize(static_cast<std::size_t>(m));
       r->rstd.resize(static_cast<std::size_t>(m));
-      ref::layer_norm_forward(fa, r->main.data(), r->mean.data(), r->rstd.data());
+      ref::norm_forward(fa, r->main.data(), rms ? nullptr : r->mean.data(), r->rstd.data(),
+                        zb ? r->z.data() : nullptr);
       return r;
     });
     return;
   }
 
-  // Backward: mean and rstd of x as a forward would store them (fp32).
-  dymax_ = fill_random(hdy_, xd, mn, 0.0, 1.0, seed + 3);
-  hmean_.resize(static_cast<std::size_t>(m));
+  // Backward: mean and rstd (and z) as a forward would store them.
+  y_or_dx_ = rt::DeviceBuffer((x_bytes_ + 3) / 4 * 4);
+  dymax_ = fill_random(hdy_, yd, mn, 0.0, 1.0, seed + 3);
+  hmean_.assign(static_cast<std::size_t>(m), 0.f);
   hrstd_.resize(static_cast<std::size_t>(m));
+  if (residual) hz_.resize(r_bytes_);
   {
-    std::vector<unsigned char> y_tmp(x_bytes_);
-    ref::layer_norm_forward(fa, y_tmp.data(), hmean_.data(), hrstd_.data());
+    std::vector<unsigned char> y_tmp(y_bytes_);
+    ref::norm_forward(fa, y_tmp.data(), rms ? nullptr : hmean_.data(), hrstd_.data(), residual ? hz_.data() : nullptr);
   }
   rstd_max_ = 0;
   for (float r : hrstd_) rstd_max_ = std::max(rstd_max_, std::fabs(static_cast<double>(r)));
-  dy_ = upload(hdy_.data(), x_bytes_);
+  dy_ = upload(hdy_.data(), y_bytes_);
+  if (residual) {
+    x_ = upload(hz_.data(), r_bytes_);  // the backward's input row is z
+    dymax_ = std::max(dymax_, fill_random(hdz_, rd, mn, 0.0, 1.0, seed + 5));
+    dz_ = upload(hdz_.data(), r_bytes_);
+  }
   mean_ = upload(hmean_.data(), hmean_.size() * 4);
   rstd_ = upload(hrstd_.data(), hrstd_.size() * 4);
   if (traits_.has_weight) dw_ = rt::DeviceBuffer((w_bytes_ + 3) / 4 * 4);
@@ -173,6 +210,14 @@ Workload::Workload(const Traits& traits, std::int64_t m, std::int64_t n, std::ui
   bargs_.N = n;
   bargs_.x_dtype = xd;
   bargs_.w_dtype = wd;
+  bargs_.norm = traits_.norm;
+  bargs_.zero_centered_weight = traits_.zero_centered;
+  if (residual) {
+    bargs_.residual = true;
+    bargs_.dresidual_out = dz_.ptr();
+    bargs_.residual_dtype = rd;
+  }
+  bargs_.y_dtype = yd;
   bwd_ = rt::check_backward(bargs_);
   got_main_.resize(x_bytes_);
   got_dw_.resize(w_bytes_);
@@ -185,9 +230,16 @@ Workload::Workload(const Traits& traits, std::int64_t m, std::int64_t n, std::ui
   ba.x_dtype = xd;
   ba.w_dtype = wd;
   ba.dy = hdy_.data();
-  ba.x = hx_.data();
+  ba.x = residual ? hz_.data() : hx_.data();
   ba.weight = traits_.has_weight ? hw_.data() : nullptr;
   ba.eps = static_cast<double>(kEps);
+  ba.norm = traits_.norm;
+  ba.zero_centered = traits_.zero_centered;
+  ba.residual = residual;
+  ba.residual_dtype = rd;
+  ba.dz = residual ? hdz_.data() : nullptr;
+  ba.dz_stride = n;
+  ba.y_dtype = yd;
   const bool want_dw = bwd_.want_dw, want_db = bwd_.want_db;
   pending_ref_ = std::async(std::launch::async, [ba, xb = x_bytes_, wb = w_bytes_, want_dw, want_db] {
     auto r = std::make_shared<Reference>();
@@ -214,9 +266,13 @@ rt::DwdbProblem Workload::dwdb(const Config& dx_config) const {
 double Workload::fwd_bytes() const {
   const double mn = static_cast<double>(m_) * static_cast<double>(n_);
   const double sx = static_cast<double>(dtype_size(traits_.x_dtype));
+  const double sy = static_cast<double>(dtype_size(traits_.out_dtype()));
+  const double sr = traits_.residual ? static_cast<double>(dtype_size(*traits_.residual)) : 0.0;
   const double sw = static_cast<double>(dtype_size(traits_.w_dtype));
-  return 2 * mn * sx + ((traits_.has_weight ? 1 : 0) + (traits_.has_bias ? 1 : 0)) * static_cast<double>(n_) * sw +
-         8.0 * static_cast<double>(m_);
+  // x (and residual) read, y (and z) written; mean (LayerNorm) and rstd.
+  return mn * (sx + sy + 2 * sr) +
+         ((traits_.has_weight ? 1 : 0) + (traits_.has_bias ? 1 : 0)) * static_cast<double>(n_) * sw +
+         (traits_.norm == Norm::rms ? 4.0 : 8.0) * static_cast<double>(m_);
 }
 
 double Workload::dwdb_bytes(std::int64_t partial_rows) const {
@@ -228,11 +284,16 @@ double Workload::dwdb_bytes(std::int64_t partial_rows) const {
 double Workload::bwd_bytes(const Config& dx_config) const {
   const double mn = static_cast<double>(m_) * static_cast<double>(n_);
   const double sx = static_cast<double>(dtype_size(traits_.x_dtype));
+  const double sy = static_cast<double>(dtype_size(traits_.out_dtype()));
+  const double sin = static_cast<double>(dtype_size(traits_.input_dtype()));
+  const double sdz = traits_.residual ? static_cast<double>(dtype_size(*traits_.residual)) : 0.0;
   const double sw = static_cast<double>(dtype_size(traits_.w_dtype));
   const std::int64_t P = rt::partial_rows(dx_config, m_);
   const int grads = (bwd_.want_dw ? 1 : 0) + (bwd_.want_db ? 1 : 0);
-  // bwd_dx writes the partials; dwdb_bytes counts reading them and writing dW/dB.
-  return 3 * mn * sx + (traits_.has_weight ? static_cast<double>(n_) * sw : 0.0) + 8.0 * static_cast<double>(m_) +
+  // dy, x (or z) and dz read, dx written; bwd_dx writes the partials;
+  // dwdb_bytes counts reading them and writing dW/dB.
+  return mn * (sy + sin + sdz + sx) + (traits_.has_weight ? static_cast<double>(n_) * sw : 0.0) +
+         (traits_.norm == Norm::rms ? 4.0 : 8.0) * static_cast<double>(m_) +
          grads * static_cast<double>(P) * static_cast<double>(n_) * 4 + dwdb_bytes(P);
 }
 
@@ -284,9 +345,11 @@ const Workload::Reference& Workload::reference() {
 
 std::string Workload::verify(const std::function<void(CUstream)>& launch, CUstream stream, bool gradients_only) {
   const rt::DriverApi& d = rt::driver();
-  const DType xd = traits_.x_dtype, wd = traits_.w_dtype;
+  const DType xd = traits_.x_dtype, wd = traits_.w_dtype, yd = traits_.out_dtype(), rd = traits_.input_dtype();
+  const bool rms = traits_.norm == Norm::rms;
   if (!backward()) {
-    poison(y_or_dx_, xd, x_bytes_, stream);
+    poison(y_or_dx_, yd, y_bytes_, stream);
+    if (traits_.residual) poison(z_, rd, r_bytes_, stream);
     poison(mean_, DType::f32, static_cast<std::size_t>(m_) * 4, stream);
     poison(rstd_, DType::f32, static_cast<std::size_t>(m_) * 4, stream);
   } else {
@@ -300,17 +363,25 @@ std::string Workload::verify(const std::function<void(CUstream)>& launch, CUstre
   std::string out;
   auto add = [&out](const std::string& s) { out += (out.empty() ? "" : "; ") + s; };
   if (!backward()) {
-    download(got_main_.data(), y_or_dx_, x_bytes_);
+    download(got_main_.data(), y_or_dx_, y_bytes_);
     download(got_mean_.data(), mean_, got_mean_.size() * 4);
     download(got_rstd_.data(), rstd_, got_rstd_.size() * 4);
     const double mag = std::max({1.0, wmax_, bmax_});
-    const auto ty = ref::default_tolerance(xd, ref::Quantity::y, n_, m_, mag);
-    const auto cy = ref::compare(xd, got_main_.data(), r.main.data(), m_, n_, n_, n_, ty, ref::poison_bits(xd));
+    const auto ty = ref::default_tolerance(yd, ref::Quantity::y, n_, m_, mag);
+    const auto cy = ref::compare(yd, got_main_.data(), r.main.data(), m_, n_, n_, n_, ty, ref::poison_bits(yd));
     if (!cy.ok) add(describe("y", cy));
+    if (traits_.residual) {
+      download(got_z_.data(), z_, r_bytes_);
+      const auto tz = ref::default_tolerance(rd, ref::Quantity::y, n_, m_, 0.0);
+      const auto cz = ref::compare(rd, got_z_.data(), r.z.data(), m_, n_, n_, n_, tz, ref::poison_bits(rd));
+      if (!cz.ok) add(describe("z", cz));
+    }
     const auto ts = ref::default_tolerance(DType::f32, ref::Quantity::mean_rstd, n_, m_, kXScale);
-    const auto cm = ref::compare(DType::f32, got_mean_.data(), r.mean.data(), 1, m_, m_, m_, ts,
-                                 ref::poison_bits(DType::f32));
-    if (!cm.ok) add(describe("mean", cm));
+    if (!rms) {
+      const auto cm = ref::compare(DType::f32, got_mean_.data(), r.mean.data(), 1, m_, m_, m_, ts,
+                                   ref::poison_bits(DType::f32));
+      if (!cm.ok) add(describe("mean", cm));
+    }
     const auto cr = ref::compare(DType::f32, got_rstd_.data(), r.rstd.data(), 1, m_, m_, m_, ts,
                                  ref::poison_bits(DType::f32));
     if (!cr.ok) add(describe("rstd", cr));

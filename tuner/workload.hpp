@@ -100,6 +100,12 @@ class Workload {
   std::size_t x_bytes_ = 0, w_bytes_ = 0;
   // Host inputs (kept for the reference) and their magnitudes.
   std::vector<unsigned char> hx_, hdy_, hw_, hb_;
+  // Variants: the residual (forward), z (the forward's residual_out; the
+  // backward's input), dz (the backward's upstream gradient of z).
+  std::vector<unsigned char> hr_, hz_, hdz_;
+  std::size_t y_bytes_ = 0, r_bytes_ = 0;
+  rt::DeviceBuffer r_, z_, dz_;
+  std::vector<unsigned char> got_z_;
   std::vector<float> hmean_, hrstd_;
   double wmax_ = 1, bmax_ = 0, dymax_ = 1, rstd_max_ = 1;
   // Device buffers.
@@ -109,7 +115,7 @@ class Workload {
   rt::FwdProblem fwd_;
   rt::BwdProblem bwd_;
   // Host copies of downloaded outputs (reused by every verify).
-  std::vector<unsigned char> got_main_, got_dw_, got_db_;
+  std::vector<unsigned char> got_main_, got_dw_, got_db_;  // got_main_: y (y dtype) or dx (x dtype)
   std::vector<float> got_mean_, got_rstd_;
   std::future<std::shared_ptr<Reference>> pending_ref_;
   std::shared_ptr<Reference> ref_;

@@ -48,22 +48,50 @@ std::optional<Kernel> parse_kernel(std::string_view s) {
   return std::nullopt;
 }
 
+std::string_view to_string(Norm n) {
+  switch (n) {
+    case Norm::layer: return "layernorm";
+    case Norm::rms: return "rmsnorm";
+  }
+  return "?";
+}
+
+std::optional<Norm> parse_norm(std::string_view s) {
+  if (s == "layernorm" || s == "layer_norm" || s == "ln" || s == "layer") return Norm::layer;
+  if (s == "rmsnorm" || s == "rms_norm" || s == "rms") return Norm::rms;
+  return std::nullopt;
+}
+
 Traits Traits::canonical() const {
   Traits t = *this;
   if (!t.has_weight && !t.has_bias) t.w_dtype = t.x_dtype;
-  if (t.kernel == Kernel::bwd_dwdb) t.x_dtype = t.w_dtype;  // reads fp32 partials, writes w_dtype
+  if (!t.has_weight) t.zero_centered = false;  // nothing to offset
+  if (t.y_dtype == t.x_dtype) t.y_dtype.reset();
+  if (t.kernel == Kernel::bwd_dwdb) {
+    // Reads fp32 partials, writes w_dtype: the same kernel for every variant.
+    t.x_dtype = t.w_dtype;
+    t.norm = Norm::layer;
+    t.residual.reset();
+    t.zero_centered = false;
+    t.y_dtype.reset();
+  }
   return t;
 }
 
 bool operator==(const Traits& a, const Traits& b) {
   return a.kernel == b.kernel && a.x_dtype == b.x_dtype && a.w_dtype == b.w_dtype &&
-         a.has_weight == b.has_weight && a.has_bias == b.has_bias;
+         a.has_weight == b.has_weight && a.has_bias == b.has_bias && a.norm == b.norm &&
+         a.residual == b.residual && a.zero_centered == b.zero_centered && a.y_dtype == b.y_dtype;
 }
 
 std::ostream& operator<<(std::ostream& os, const Traits& t) {
   os << to_string(t.kernel) << ' ' << to_string(t.x_dtype);
   if (t.has_weight || t.has_bias) os << " w=" << to_string(t.w_dtype);
   os << (t.has_weight ? " weight" : " no-weight") << (t.has_bias ? " bias" : " no-bias");
+  if (t.norm != Norm::layer) os << ' ' << to_string(t.norm);
+  if (t.residual) os << " residual=" << to_string(*t.residual);
+  if (t.zero_centered) os << " zero-centered";
+  if (t.y_dtype && *t.y_dtype != t.x_dtype) os << " y=" << to_string(*t.y_dtype);
   return os;
 }
 
@@ -94,6 +122,10 @@ std::string InstanceKey::name() const {
      << (traits.has_weight || traits.has_bias ? "" : "noaffine") << "_b" << block_size << "_w"
      << num_warps << "_r" << rows_per_cta << "_v" << vec << (single_tile ? "_s" : "_t");
   if (cluster_size != 1) os << "_c" << cluster_size;
+  if (traits.norm == Norm::rms) os << "_rms";
+  if (traits.residual) os << "_r" << to_string(*traits.residual);
+  if (traits.zero_centered) os << "_zc";
+  if (traits.y_dtype && *traits.y_dtype != traits.x_dtype) os << "_o" << to_string(*traits.y_dtype);
   return os.str();
 }
 
@@ -126,5 +158,8 @@ std::size_t std::hash<lntune::InstanceKey>::operator()(const lntune::InstanceKey
   mix(h, static_cast<std::size_t>(k.rows_per_cta));
   mix(h, static_cast<std::size_t>(k.vec) * 2 + static_cast<std::size_t>(k.single_tile));
   mix(h, static_cast<std::size_t>(k.cluster_size));
+  mix(h, static_cast<std::size_t>(k.traits.norm) * 2 + static_cast<std::size_t>(k.traits.zero_centered));
+  mix(h, k.traits.residual ? 1 + static_cast<std::size_t>(*k.traits.residual) : 0);
+  mix(h, k.traits.y_dtype ? 1 + static_cast<std::size_t>(*k.traits.y_dtype) : 0);
   return h;
 }

@@ -1,4 +1,5 @@
-/* lntune C ABI: fused LayerNorm forward and backward on NVIDIA GPUs, with
+/* lntune C ABI: fused LayerNorm (and RMSNorm, see lntune_norm_*) forward and
+ * backward on NVIDIA GPUs, with
  * kernels compiled at run time (NVRTC) and chosen per shape from a tuned
  * cache. For FFI (Python ctypes, Rust, ...). Every function returns a status;
  * on failure lntune_last_error() gives this thread's message.
@@ -68,6 +69,62 @@ typedef struct {
 
 LNTUNE_API lntune_status lntune_forward(const lntune_forward_args* args);
 LNTUNE_API lntune_status lntune_backward(const lntune_backward_args* args);
+
+/* ---- Variants: RMSNorm, fused residual add, zero-centred gamma, output dtype.
+ * lntune_norm_* take the same arguments as lntune_forward/lntune_backward
+ * (same names, same order) plus the variant's; a zero-initialised variant
+ * part with y_dtype = x_dtype is the plain LayerNorm. */
+typedef enum { LNTUNE_LAYER_NORM = 0, LNTUNE_RMS_NORM = 1 } lntune_norm;
+
+typedef struct {
+  const void* x;      /* [M, x_row_stride] x_dtype */
+  const void* weight; /* [N] w_dtype, or NULL */
+  const void* bias;   /* [N] w_dtype, or NULL */
+  void* y;            /* [M, y_row_stride] y_dtype */
+  float* mean;        /* [M], or NULL; must be NULL for RMSNorm */
+  float* rstd;        /* [M], or NULL */
+  int64_t M, N;
+  int64_t x_row_stride, y_row_stride;
+  lntune_dtype x_dtype, w_dtype;
+  float eps;
+  void* stream;
+  lntune_norm norm;         /* LNTUNE_RMS_NORM: y = x * rstd * w (+ b), rstd = 1/sqrt(mean(x^2) + eps) */
+  int zero_centered_weight; /* nonzero: y = xhat * (1 + w) + b (needs weight) */
+  const void* residual;     /* [M, residual_row_stride] residual_dtype, or NULL: no residual add */
+  void* residual_out;       /* z = x + residual, [M, residual_out_row_stride] residual_dtype; with residual only */
+  int64_t residual_row_stride, residual_out_row_stride;
+  lntune_dtype residual_dtype; /* read only with a residual */
+  lntune_dtype y_dtype;        /* dtype of y (set it: e.g. to x_dtype) */
+} lntune_norm_forward_args;
+
+typedef struct {
+  const void* dy;     /* [M, dy_row_stride] y_dtype */
+  const void* x;      /* [M, x_row_stride] x_dtype; with a residual: the forward's residual_out (residual_dtype) */
+  const void* weight; /* [N] w_dtype, or NULL */
+  const float* mean;  /* [M] from the forward (LayerNorm); not read for RMSNorm (may be NULL) */
+  const float* rstd;  /* [M] from the forward */
+  void* dx;           /* [M, dx_row_stride] x_dtype: the gradient of x (and of the residual) */
+  void* dweight;      /* [N] w_dtype, or NULL */
+  void* dbias;        /* [N] w_dtype, or NULL */
+  int64_t M, N;
+  int64_t dy_row_stride, x_row_stride, dx_row_stride;
+  lntune_dtype x_dtype, w_dtype;
+  void* workspace;
+  size_t workspace_bytes;
+  void* stream;
+  lntune_norm norm;
+  int zero_centered_weight;
+  int residual;               /* nonzero: the forward had a residual add */
+  const void* dresidual_out;  /* [M, dresidual_out_row_stride] residual_dtype, or NULL: the gradient of
+                                 residual_out, added into dx */
+  int64_t dresidual_out_row_stride;
+  lntune_dtype residual_dtype; /* read only with a residual */
+  lntune_dtype y_dtype;        /* dtype of dy */
+} lntune_norm_backward_args;
+
+LNTUNE_API lntune_status lntune_norm_forward(const lntune_norm_forward_args* args);
+LNTUNE_API lntune_status lntune_norm_backward(const lntune_norm_backward_args* args);
+LNTUNE_API lntune_status lntune_norm_backward_workspace_size(const lntune_norm_backward_args* args, size_t* bytes);
 
 /* Bytes of workspace the backward needs for these arguments (the fp32 partial
  * dW/dB rows). Pass it in to keep allocations out of the launch (e.g. during

@@ -1,10 +1,12 @@
-// lntune C++ API: fused LayerNorm forward and backward on NVIDIA GPUs.
+// lntune C++ API: fused LayerNorm and RMSNorm forward and backward on NVIDIA
+// GPUs, with optional fused residual add, zero-centred gamma and output dtype.
 // Same semantics as the C ABI (lntune.h); failures throw lntune::Error (or a
 // subclass from the runtime: no driver, no device, compile, CUDA errors).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "lntune/export.h"
@@ -25,6 +27,17 @@ struct ForwardArgs {
   DType x_dtype = DType::f32, w_dtype = DType::f32;
   float eps = 1e-5f;
   void* stream = nullptr;  // CUstream
+
+  // Variants. The defaults are a LayerNorm without options, as before.
+  Norm norm = Norm::layer;  // rms: y = x * rstd * w (+ b), rstd = 1/sqrt(mean(x^2) + eps); mean must be null
+  bool zero_centered_weight = false;  // y = xhat * (1 + w) + b; needs weight
+  // Fused residual add: z = x + residual (rounded to residual_dtype) is
+  // written to residual_out, and y = norm(z). Both or neither.
+  const void* residual = nullptr;  // [M, residual_row_stride] residual_dtype
+  void* residual_out = nullptr;    // [M, residual_out_row_stride] residual_dtype (may alias residual)
+  std::int64_t residual_row_stride = 0, residual_out_row_stride = 0;  // 0 = N
+  std::optional<DType> residual_dtype = std::nullopt;  // none: x_dtype
+  std::optional<DType> y_dtype = std::nullopt;  // none: x_dtype
 };
 
 struct BackwardArgs {
@@ -42,6 +55,19 @@ struct BackwardArgs {
   void* workspace = nullptr;  // optional, see backward_workspace_size
   std::size_t workspace_bytes = 0;
   void* stream = nullptr;
+
+  // Variants, as in ForwardArgs; the defaults are a LayerNorm without options.
+  Norm norm = Norm::layer;  // rms: mean is not read (may be null)
+  bool zero_centered_weight = false;
+  // The forward had a fused residual: x is then its residual_out (z, in
+  // residual_dtype), and dresidual_out, the upstream gradient of z, if given,
+  // is added into dx (dz = dnorm + dresidual_out). dx is the gradient of both
+  // x and the residual.
+  bool residual = false;
+  const void* dresidual_out = nullptr;  // [M, dresidual_out_row_stride] residual_dtype, or null
+  std::int64_t dresidual_out_row_stride = 0;  // 0 = N
+  std::optional<DType> residual_dtype = std::nullopt;  // none: x_dtype
+  std::optional<DType> y_dtype = std::nullopt;  // dtype of dy; none: x_dtype
 };
 
 LNTUNE_API void forward(const ForwardArgs& args);

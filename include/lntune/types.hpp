@@ -35,17 +35,45 @@ LNTUNE_API std::optional<Kernel> parse_kernel(std::string_view s);
 LNTUNE_API std::ostream& operator<<(std::ostream& os, DType d);   // to_string (also what gtest prints)
 LNTUNE_API std::ostream& operator<<(std::ostream& os, Kernel k);
 
+// Which normalisation a kernel computes.
+//   layer: xhat = (x - mean) * rstd, rstd = 1/sqrt(var + eps)     (LayerNorm)
+//   rms:   xhat = x * rstd,          rstd = 1/sqrt(mean(x^2) + eps) (RMSNorm; no mean)
+enum class Norm : int { layer = 0, rms = 1 };
+LNTUNE_API std::string_view to_string(Norm n);  // "layernorm", "rmsnorm"
+LNTUNE_API std::optional<Norm> parse_norm(std::string_view s);  // layernorm/layer_norm/ln, rmsnorm/rms_norm/rms
+
 // What the problem is, independent of how it is run.
 struct Traits {
+  Traits() = default;
+  // The LayerNorm traits (the variant fields keep their defaults; set them
+  // by name).
+  Traits(Kernel k, DType x, DType w, bool weight, bool bias)
+      : kernel(k), x_dtype(x), w_dtype(w), has_weight(weight), has_bias(bias) {}
+
   Kernel kernel = Kernel::fwd;
   DType x_dtype = DType::f32;  // x, y, dy, dx
   DType w_dtype = DType::f32;  // weight, bias, dweight, dbias (ignored when both absent)
   bool has_weight = true;
   bool has_bias = true;
+  // The variant. The defaults are plain LayerNorm, as before these existed.
+  Norm norm = Norm::layer;
+  // Fused residual add, in this dtype (none: no residual). Forward: z = x +
+  // residual is written out (in this dtype) and y = norm(z). Backward: the
+  // saved input is z (in this dtype) and the upstream gradient of z is added
+  // into dx (dz = dnorm + dresidual_out).
+  std::optional<DType> residual;
+  // Zero-centred gamma: y = xhat * (1 + w) + b (needs a weight).
+  bool zero_centered = false;
+  // dtype of y (forward) and dy (backward); none: x_dtype.
+  std::optional<DType> y_dtype;
+
+  DType out_dtype() const { return y_dtype.value_or(x_dtype); }
+  DType input_dtype() const { return residual.value_or(x_dtype); }  // the normalised row's storage
 
   // The same traits with fields that cannot matter set to a canonical value,
   // so that equal problems compare and hash equal (e.g. w_dtype when there is
-  // neither weight nor bias).
+  // neither weight nor bias; y_dtype equal to x_dtype; zero_centered without a
+  // weight; for bwd_dwdb, which only sums fp32 partials, every variant field).
   LNTUNE_API Traits canonical() const;
   friend LNTUNE_API bool operator==(const Traits& a, const Traits& b);
   friend bool operator!=(const Traits& a, const Traits& b) { return !(a == b); }
@@ -103,7 +131,10 @@ struct InstanceKey {
 
   friend LNTUNE_API bool operator==(const InstanceKey& a, const InstanceKey& b);
   friend bool operator!=(const InstanceKey& a, const InstanceKey& b) { return !(a == b); }
-  LNTUNE_API std::string name() const;  // stable, readable, e.g. "fwd_bf16_wbf16_wb_b1024_w4_r1_v8_s"
+  // Stable, readable, e.g. "fwd_bf16_wbf16_wb_b1024_w4_r1_v8_s"; variants add
+  // a suffix ("_rms", "_rfp32" residual, "_zc", "_ofp32" output dtype), so
+  // LayerNorm names are what they were.
+  LNTUNE_API std::string name() const;
 };
 LNTUNE_API std::ostream& operator<<(std::ostream& os, const InstanceKey& k);
 

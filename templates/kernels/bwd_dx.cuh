@@ -1,4 +1,5 @@
-// lntune/kernels/bwd_dx.cuh — LayerNorm backward: dx fused with partial dW/dB.
+// lntune/kernels/bwd_dx.cuh — the backward of both norms: dx fused with
+// partial dW/dB.
 //
 // Persistent: the grid has group_size_m CTAs (clusters); CTA c processes row
 // groups c, c + gridDim.x, ... and owns partial row c, which it writes (fp32)
@@ -8,6 +9,11 @@
 // dW/dB are bitwise reproducible.
 //
 //   dx = rstd * (w dy - (xhat c1 + c2)),  c1 = mean(xhat w dy), c2 = mean(w dy)
+//
+// RMSNorm: xhat = x * rstd and c2 = 0 (no mean). Zero-centred gamma: w is
+// 1 + w (dW is unchanged: dy * xhat). With a residual the input row is z (in
+// the residual's dtype) and the upstream gradient of z, dz, is added into dx:
+// dx = dnorm + dz. dy has the output dtype (S::Y).
 #pragma once
 
 #include "lntune/common.cuh"
@@ -24,22 +30,37 @@ struct BwdRow {
 
 template <class S>
 __device__ __forceinline__ void load_bwd_row(const BwdParams& p, i64 row, i64 c0, i64 n, int t, BwdRow<S>& r) {
-  using T = typename S::T;
+  using R = typename S::R;
+  using Y = typename S::Y;
   const bool valid = row < p.M;
-  const T* x = static_cast<const T*>(p.x) + (valid ? row : 0) * p.x_stride + c0;
-  const T* dy = static_cast<const T*>(p.dy) + (valid ? row : 0) * p.dy_stride + c0;
+  const R* x = static_cast<const R*>(p.x) + (valid ? row : 0) * p.x_stride + c0;
+  const Y* dy = static_cast<const Y*>(p.dy) + (valid ? row : 0) * p.dy_stride + c0;
   load_row_part<S>(valid, n, t, r.x, x, r.dy, dy);
-  r.mean = valid ? p.mean[row] : 0.f;
+  r.mean = valid && !S::kRms ? p.mean[row] : 0.f;
   r.rstd = valid ? p.rstd[row] : 0.f;
+}
+
+// dx += dz for one access, when the shape has a residual and dz was given.
+template <class S>
+__device__ __forceinline__ void add_dz(const BwdParams& p, i64 row, i64 col, float (&out)[S::kVec]) {
+  if constexpr (S::kResidual) {
+    if (p.dz) {
+      float d[S::kVec];
+      load<S::kVec>(static_cast<const typename S::R*>(p.dz) + row * p.dz_stride + col, d);
+#pragma unroll
+      for (int k = 0; k < S::kVec; ++k) out[k] += d[k];
+    }
+  }
 }
 
 // Starts bringing a row into L2, so that loading it later waits less.
 template <class S>
 __device__ __forceinline__ void prefetch_bwd_row(const BwdParams& p, i64 row, i64 c0, i64 n, int t) {
-  using T = typename S::T;
+  using R = typename S::R;
+  using Y = typename S::Y;
   if (row >= p.M) return;
-  const T* x = static_cast<const T*>(p.x) + row * p.x_stride + c0;
-  const T* dy = static_cast<const T*>(p.dy) + row * p.dy_stride + c0;
+  const R* x = static_cast<const R*>(p.x) + row * p.x_stride + c0;
+  const Y* dy = static_cast<const Y*>(p.dy) + row * p.dy_stride + c0;
 #pragma unroll
   for (int j = 0; j < S::kVecsPerThread; ++j) {
     const i64 col = static_cast<i64>(j * S::kThreadsPerRow + t) * S::kVec;
@@ -107,6 +128,8 @@ __device__ __forceinline__ void layer_norm_bwd_dx_single_tile(const BwdParams& p
       const i64 col = static_cast<i64>(j * S::kThreadsPerRow + t) * S::kVec;
       if (col < n) {
         load<S::kVec>(weight + col, w[j]);
+#pragma unroll
+        for (int k = 0; k < S::kVec; ++k) w[j][k] = applied_weight<S>(w[j][k]);
       } else {
 #pragma unroll
         for (int k = 0; k < S::kVec; ++k) w[j][k] = 0.f;
@@ -141,7 +164,8 @@ __device__ __forceinline__ void layer_norm_bwd_dx_single_tile(const BwdParams& p
     // inv_n, which stays live anyway, keeps the loop's registers as they were.
     // (A constant row with N > 1 cannot be told apart here: the backward sees
     // only mean and rstd.)
-    const float mean = cur.mean, rstd = inv_n == 1.f ? 0.f : cur.rstd;
+    // (LayerNorm only: an RMSNorm row of N = 1 has xhat = x * rstd, not 0.)
+    const float mean = cur.mean, rstd = !S::kRms && inv_n == 1.f ? 0.f : cur.rstd;
 
     const float shift = -mean * rstd;  // xhat = x * rstd + shift (S::kFusedXhat)
     float s_xw = 0.f, s_w = 0.f;
@@ -167,7 +191,7 @@ __device__ __forceinline__ void layer_norm_bwd_dx_single_tile(const BwdParams& p
     }
     // dx = rstd * (w dy - (xhat c1 + c2)) = w dy rstd + xhat c1r + c2r
     const float c1r = -s_xw * inv_n * rstd;
-    const float c2r = -s_w * inv_n * rstd;
+    const float c2r = S::kRms ? 0.f : -s_w * inv_n * rstd;
 
     T* dx = static_cast<T*>(p.dx) + (active ? row : 0) * p.dx_stride + c0;
 #pragma unroll
@@ -181,6 +205,7 @@ __device__ __forceinline__ void layer_norm_bwd_dx_single_tile(const BwdParams& p
         if constexpr (S::kHasWeight) dw[j][k] += g[j][k] * xhat[j][k];
         if constexpr (S::kHasBias) db[j][k] += g[j][k];
       }
+      add_dz<S>(p, row, c0 + col, out);
       store<S::kVec>(dx + col, out);
     }
   }
@@ -227,6 +252,8 @@ __device__ __forceinline__ void layer_norm_bwd_dx_tiled(const BwdParams& p) {
   static_assert(S::kCluster == 1, "tiled rows take no cluster");
   using T = typename S::T;
   using W = typename S::W;
+  using R = typename S::R;
+  using Y = typename S::Y;
   float* scratch = row_scratch<S, 2>();  // two sums per warp and row
   const int t = static_cast<int>(threadIdx.x) % S::kThreadsPerRow;
   const int slot = static_cast<int>(threadIdx.x) / S::kThreadsPerRow;
@@ -239,9 +266,9 @@ __device__ __forceinline__ void layer_norm_bwd_dx_tiled(const BwdParams& p) {
   for (i64 first = first_row; first < p.M; first += static_cast<i64>(gridDim.x) * S::kRowsPerCta) {
     const i64 row = first + slot;
     const bool active = row < p.M;
-    const T* x = static_cast<const T*>(p.x) + (active ? row : 0) * p.x_stride;
-    const T* dy = static_cast<const T*>(p.dy) + (active ? row : 0) * p.dy_stride;
-    const float mean = active ? p.mean[row] : 0.f;
+    const R* x = static_cast<const R*>(p.x) + (active ? row : 0) * p.x_stride;
+    const Y* dy = static_cast<const Y*>(p.dy) + (active ? row : 0) * p.dy_stride;
+    const float mean = active && !S::kRms ? p.mean[row] : 0.f;
     const float rstd = active ? p.rstd[row] : 0.f;
 
     // Pass 1: the row sums c1 = mean(xhat * w * dy), c2 = mean(w * dy).
@@ -257,7 +284,7 @@ __device__ __forceinline__ void layer_norm_bwd_dx_tiled(const BwdParams& p) {
         if constexpr (S::kHasWeight) load<S::kVec>(weight + col, w);
 #pragma unroll
         for (int k = 0; k < S::kVec; ++k) {
-          const float wdy = S::kHasWeight ? w[k] * g[k] : g[k];
+          const float wdy = S::kHasWeight ? applied_weight<S>(w[k]) * g[k] : g[k];
           s_xw += (xv[k] - mean) * rstd * wdy;
           s_w += wdy;
         }
@@ -266,7 +293,7 @@ __device__ __forceinline__ void layer_norm_bwd_dx_tiled(const BwdParams& p) {
     row_sum2<S::kThreadsPerRow, S::kRowsPerCta>(s_xw, s_w, scratch);
     // dx = rstd * (w dy - (xhat c1 + c2)) = w dy rstd + xhat c1r + c2r
     const float c1r = -s_xw * inv_n * rstd;
-    const float c2r = -s_w * inv_n * rstd;
+    const float c2r = S::kRms ? 0.f : -s_w * inv_n * rstd;
 
     // Pass 2: dx, and the partials. This thread is the only one to touch its
     // partial elements, so it can accumulate them in place without atomics.
@@ -295,12 +322,15 @@ __device__ __forceinline__ void layer_norm_bwd_dx_tiled(const BwdParams& p) {
 #pragma unroll
         for (int k = 0; k < S::kVec; ++k) {
           xhat[k] = (xhat[k] - mean) * rstd;
-          const float wdy = S::kHasWeight ? w[k] * g[k] : g[k];
+          const float wdy = S::kHasWeight ? applied_weight<S>(w[k]) * g[k] : g[k];
           out[k] = fmaf(wdy, rstd, fmaf(xhat[k], c1r, c2r));
           if constexpr (S::kHasWeight) dw[k] += g[k] * xhat[k];
           if constexpr (S::kHasBias) db[k] += g[k];
         }
-        if (active) store<S::kVec>(dx + col, out);
+        if (active) {
+          add_dz<S>(p, row, col, out);
+          store<S::kVec>(dx + col, out);
+        }
         if constexpr (S::kHasWeight) {
           if (p.dw_partial) store<S::kVec>(p.dw_partial + partial_row * p.N + col, dw);
         }

@@ -1,5 +1,5 @@
-// lntune/kernels/fwd_cluster.cuh — LayerNorm forward for rows split over a
-// thread-block cluster (sm_90+).
+// lntune/kernels/fwd_cluster.cuh — the forward (fwd.cuh: both norms, every
+// variant) for rows split over a thread-block cluster (sm_90+).
 //
 // S::kCluster CTAs share a row, each holding S::kBlockSize of its columns in
 // registers (S is a RowShape with one row per CTA). Persistent: the grid's
@@ -7,7 +7,9 @@
 // statistics cross the cluster, so the memory system never idles through the
 // exchange. Row statistics: each CTA's count, mean and squared deviations,
 // merged in rank order (Chan), one exchange per row through distributed
-// shared memory.
+// shared memory. RMSNorm: each CTA's sum of squares, summed in rank order.
+// With a residual, z = x + residual is formed as a row is loaded and written
+// out while it is processed.
 #pragma once
 
 #include "lntune/common.cuh"
@@ -19,6 +21,8 @@ __device__ __forceinline__ void layer_norm_fwd_cluster(const FwdParams& p) {
   static_assert(S::kCluster > 1 && S::kRowsPerCta == 1 && S::kSingleTile, "a row over a cluster, in registers");
   using T = typename S::T;
   using W = typename S::W;
+  using R = typename S::R;
+  using Y = typename S::Y;
   constexpr int kSlab = S::kBlockSize;  // columns per CTA
   float* scratch = row_scratch<S, 1>();
   // This CTA's count, mean and squared deviations, double-buffered by row.
@@ -28,35 +32,68 @@ __device__ __forceinline__ void layer_norm_fwd_cluster(const FwdParams& p) {
   const i64 n = p.N - slab;                                  // columns from there on
   const float count = static_cast<float>(n < kSlab ? (n > 0 ? n : 0) : kSlab);
   const T* x = static_cast<const T*>(p.x) + slab;
-  T* y = static_cast<T*>(p.y) + slab;
+  Y* y = static_cast<Y*>(p.y) + slab;
+  const R* residual = static_cast<const R*>(p.residual) + slab;  // unused without a residual
+  R* z = static_cast<R*>(p.z) + slab;
   const W* weight = static_cast<const W*>(p.weight) + slab;
   const W* bias = static_cast<const W*>(p.bias) + slab;
   const i64 step = cluster_count();
 
+  // A row's part in `dst`: x, or z = x + residual.
+  const auto load_row = [&](i64 r, float (&dst)[S::kVecsPerThread][S::kVec]) {
+    if constexpr (S::kResidual) {
+      float res[S::kVecsPerThread][S::kVec];
+      load_row_part<S>(r < p.M, n, t, dst, x + r * p.x_stride, res, residual + r * p.residual_stride);
+#pragma unroll
+      for (int j = 0; j < S::kVecsPerThread; ++j) add_residual<S>(dst[j], res[j]);
+    } else {
+      load_row_part<S>(r < p.M, n, t, dst, x + r * p.x_stride);
+    }
+  };
+
   i64 row = cluster_index();
   float v[S::kVecsPerThread][S::kVec];
-  load_row_part<S>(row < p.M, n, t, v, x + row * p.x_stride);
+  load_row(row, v);
   int parity = 0;
   for (; row < p.M; row += step) {
     float next[S::kVecsPerThread][S::kVec];
-    load_row_part<S>(row + step < p.M, n, t, next, x + (row + step) * p.x_stride);
+    load_row(row + step, next);
 
-    const float sum = row_sum<S::kThreads, 1>(part_sum<S>(v), scratch);
-    const float part_mean = count > 0.f ? sum / count : 0.f;
-    const float sq = row_sum<S::kThreads, 1>(part_squares<S>(v, part_mean, n, t), scratch);
-    const Welford stats = cluster_welford<S::kCluster>(Welford{count, part_mean, sq}, slots[parity]);
+    float mean, var;
+    if constexpr (S::kRms) {
+      float sq = row_sum<S::kThreads, 1>(part_squares<S>(v, 0.f, n, t), scratch);
+      float unused = 0.f;
+      cluster_sum2<S::kCluster>(sq, unused, slots[parity]);
+      mean = 0.f;
+      var = sq / static_cast<float>(p.N);
+    } else {
+      const float sum = row_sum<S::kThreads, 1>(part_sum<S>(v), scratch);
+      const float part_mean = count > 0.f ? sum / count : 0.f;
+      const float sq = row_sum<S::kThreads, 1>(part_squares<S>(v, part_mean, n, t), scratch);
+      const Welford stats = cluster_welford<S::kCluster>(Welford{count, part_mean, sq}, slots[parity]);
+      mean = stats.mean;
+      var = stats.m2 / static_cast<float>(p.N);
+    }
     parity ^= 1;
-    const float mean = stats.mean;
-    const float var = stats.m2 / static_cast<float>(p.N);
     const float rstd = 1.0f / sqrtf(var + p.eps);
-    const float scale = xhat_scale(var, rstd);
+    const float scale = S::kRms ? rstd : xhat_scale(var, rstd);
     const float shift = -mean * scale;
     if (t == 0 && slab == 0) {
-      if (p.mean) p.mean[row] = mean;
+      if constexpr (!S::kRms) {
+        if (p.mean) p.mean[row] = mean;
+      }
       if (p.rstd) p.rstd[row] = rstd;
     }
 
-    T* out_row = y + row * p.y_stride;
+    if constexpr (S::kResidual) {
+      R* z_row = z + row * p.z_stride;
+#pragma unroll
+      for (int j = 0; j < S::kVecsPerThread; ++j) {
+        const i64 col = static_cast<i64>(j * S::kThreads + t) * S::kVec;
+        if (col < n) store<S::kVec>(z_row + col, v[j]);
+      }
+    }
+    Y* out_row = y + row * p.y_stride;
 #pragma unroll
     for (int j = 0; j < S::kVecsPerThread; ++j) {
       const i64 col = static_cast<i64>(j * S::kThreads + t) * S::kVec;

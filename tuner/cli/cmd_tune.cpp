@@ -54,6 +54,10 @@ struct GpuOptions {
 struct ProblemOptions {
   std::string n, m = "4096", dtype, kernel = "fwd,bwd", w_dtype;
   bool no_weight = false, no_bias = false;
+  // Norm variants (issue 11). variant_grid: without --op or --residual, add
+  // RMSNorm with and without a residual for fp16/bf16 (tune's default grid).
+  std::string op, residual_dtype;
+  bool residual = false, variant_grid = false;
 
   void add(CLI::App& app, const std::string& default_dtypes, const std::string& n_help) {
     dtype = default_dtypes;
@@ -64,6 +68,11 @@ struct ProblemOptions {
     app.add_option("--w-dtype", w_dtype, "Weight/bias dtype: fp32 (default: the row dtype)");
     app.add_flag("--no-weight", no_weight, "LayerNorm without weight");
     app.add_flag("--no-bias", no_bias, "LayerNorm without bias");
+    app.add_option("--op", op,
+                   "Norms, comma-separated: layernorm, rmsnorm (default: layernorm" +
+                       std::string(variant_grid ? ", plus rmsnorm with and without --residual for fp16 and bf16)" : ")"));
+    app.add_flag("--residual", residual, "With a fused residual add: z = x + residual is written, y = norm(z)");
+    app.add_option("--residual-dtype", residual_dtype, "dtype of the residual stream (default: the row dtype)");
   }
   std::vector<tune::Target> targets(const std::vector<std::int64_t>& default_ns) const {
     const auto ns = n.empty() ? default_ns : parse_int_list(n, "--n", kMaxN);
@@ -82,7 +91,26 @@ struct ProblemOptions {
     const auto kernels = parse_kernel_list(kernel, "--kernel");
     check_problem_count(ns.size(), ms.size(), dtypes.size(), kernels.size());
     check_workload_size(ns, ms);
-    return tune::make_targets(ns, ms, dtypes, kernels, wd, !no_weight, !no_bias);
+    const auto base = tune::make_targets(ns, ms, dtypes, kernels, wd, !no_weight, !no_bias);
+    std::optional<DType> rd;
+    if (!residual_dtype.empty()) {
+      rd = parse_dtype(residual_dtype);
+      if (!rd) throw UsageError("lntune: --residual-dtype: unknown dtype '" + residual_dtype + "' (fp32, fp16, bf16)");
+      if (!residual) throw UsageError("lntune: --residual-dtype needs --residual");
+    }
+    if (op.empty() && !residual) return variant_grid ? tune::default_variant_grid(base) : base;
+    std::vector<tune::Target> out;
+    const std::string ops = op.empty() ? "layernorm" : op;
+    for (std::size_t pos = 0; pos <= ops.size();) {
+      const std::size_t comma = std::min(ops.find(',', pos), ops.size());
+      const std::string name = ops.substr(pos, comma - pos);
+      pos = comma + 1;
+      const auto norm = parse_norm(name);
+      if (!norm) throw UsageError("lntune: --op: unknown norm '" + name + "' (layernorm, rmsnorm)");
+      const auto v = tune::with_variant(base, *norm, residual, rd);
+      out.insert(out.end(), v.begin(), v.end());
+    }
+    return out;
   }
 };
 
@@ -499,6 +527,7 @@ void add_tune_commands(CLI::App& app, std::vector<Command>& out) {
     auto go = std::make_shared<GpuOptions>();
     auto f = std::make_shared<TuneFlags>();
     CLI::App* sub = app.add_subcommand("tune", "Tune kernels on this GPU into the cache (resumable)");
+    po->variant_grid = true;
     po->add(*sub, "fp16,bf16,fp32", "Row lengths N: LIST or START:STOP:STEP (default: the built-in grid of common hidden sizes)");
     go->add(*sub);
     sub->add_option("--budget", f->budget, "Time budget in seconds for the whole run (default: none)")

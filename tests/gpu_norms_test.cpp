@@ -1,0 +1,591 @@
+// GPU correctness of the norm variants of issue 11 (ctest label "gpu"):
+// RMSNorm, the fused residual add (residual in x's dtype or fp32), zero-
+// centred gamma and an output dtype of its own, for both norms and every
+// dtype, forward and backward through the public API, against the float64
+// CPU reference (tuner/reference.hpp), with odd N, strided rows, short and
+// long rows (single tile, tiled or cluster as the default heuristic picks),
+// and NaN/Inf. Outputs are poisoned before each run. Skips, saying why,
+// without a GPU. Tolerances: tuner/compare.hpp (its "variants" paragraph).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "generator/instance.hpp"
+#include "generator/space.hpp"
+#include "gpu_util.hpp"
+#include "lntune/lntune.hpp"
+#include "runtime/runtime.hpp"
+#include "tuner/reference.hpp"
+
+namespace lntune {
+namespace {
+
+using testing::DeviceTensor;
+using testing::HostTensor;
+using testing::Rng;
+
+double max_abs(const HostTensor& h) {
+  double m = 0;
+  for (std::int64_t i = 0; i < h.count; ++i)
+    if (std::isfinite(h.get(i))) m = std::max(m, std::fabs(h.get(i)));
+  return m;
+}
+
+struct VCase {
+  Norm norm = Norm::layer;
+  DType x = DType::bf16, w = DType::bf16;
+  bool weight = true, bias = true;
+  std::optional<DType> residual;  // none: no residual add
+  bool zc = false;
+  std::optional<DType> y;  // none: x's dtype
+  std::int64_t M = 1, N = 1, pad = 0;
+  bool dz = true;  // backward with an upstream residual gradient
+  std::string name() const {
+    std::string s = std::string(to_string(norm)) + "_" + std::string(to_string(x)) + "_w" + std::string(to_string(w)) +
+                    (weight ? "_W" : "_noW") + (bias ? "B" : "noB");
+    if (residual) s += "_res" + std::string(to_string(*residual)) + (dz ? "" : "_nodz");
+    if (zc) s += "_zc";
+    if (y) s += "_out" + std::string(to_string(*y));
+    return s + "_M" + std::to_string(M) + "_N" + std::to_string(N) + (pad ? "_pad" + std::to_string(pad) : "");
+  }
+  DType yd() const { return y.value_or(x); }
+  DType rd() const { return residual.value_or(x); }
+};
+void PrintTo(const VCase& c, std::ostream* os) { *os << c.name(); }
+
+
+struct NormRun {
+  VCase c;
+  std::int64_t s;  // row stride of every row tensor
+  HostTensor x, r, w, b, dy, dz;
+  DeviceTensor gx, gr, gw, gb, gdy, gdz, gy, gz, gmean, grstd;
+
+  NormRun(const VCase& cs, Rng& rng) : c(cs), s(cs.N + cs.pad) {
+    const std::int64_t n = c.M * s;
+    x = rng.tensor(c.x, n, 0.5, 2.0);
+    if (c.residual) r = rng.tensor(c.rd(), n, -0.25, 1.0);
+    // Zero-centred weights are stored around 0; plain ones around 1.
+    if (c.weight) w = rng.tensor(c.w, c.N, c.zc ? 0.0 : 1.0, 0.5);
+    if (c.bias) b = rng.tensor(c.w, c.N, 0.0, 0.5);
+    dy = rng.tensor(c.yd(), n, 0.0, 1.0);
+    if (c.residual) dz = rng.tensor(c.rd(), n, 0.0, 1.0);
+    gx = DeviceTensor(x);
+    if (c.residual) {
+      gr = DeviceTensor(r);
+      gz = DeviceTensor(c.rd(), n);
+      gdz = DeviceTensor(dz);
+    }
+    if (c.weight) gw = DeviceTensor(w);
+    if (c.bias) gb = DeviceTensor(b);
+    gdy = DeviceTensor(dy);
+    gy = DeviceTensor(c.yd(), n);
+    gmean = DeviceTensor(DType::f32, c.M);
+    grstd = DeviceTensor(DType::f32, c.M);
+  }
+
+  ForwardArgs fwd() {
+    ForwardArgs a;
+    a.x = gx.ptr();
+    a.weight = c.weight ? gw.ptr() : nullptr;
+    a.bias = c.bias ? gb.ptr() : nullptr;
+    a.y = gy.ptr();
+    a.mean = c.norm == Norm::layer ? static_cast<float*>(gmean.ptr()) : nullptr;
+    a.rstd = static_cast<float*>(grstd.ptr());
+    a.M = c.M;
+    a.N = c.N;
+    a.x_row_stride = a.y_row_stride = s;
+    a.x_dtype = c.x;
+    a.w_dtype = c.w;
+    a.norm = c.norm;
+    a.zero_centered_weight = c.zc;
+    if (c.residual) {
+      a.residual = gr.ptr();
+      a.residual_out = gz.ptr();
+      a.residual_row_stride = a.residual_out_row_stride = s;
+      a.residual_dtype = c.residual;
+    }
+    a.y_dtype = c.y;
+    return a;
+  }
+
+  // The weight's bound as applied (1 + w when zero-centred).
+  double wmag() const {
+    if (!c.weight) return 1.0;
+    double m = 0;
+    for (std::int64_t j = 0; j < c.N; ++j) m = std::max(m, std::fabs((c.zc ? 1.0 : 0.0) + w.get(j)));
+    return m;
+  }
+
+  // With `cfg`, that config instead of the one lntune would choose.
+  void forward_and_check(const Config* cfg = nullptr) {
+    gy.poison();
+    grstd.poison();
+    gmean.poison();
+    if (c.residual) gz.poison();
+    if (cfg) {
+      const ForwardArgs a = fwd();
+      const rt::FwdProblem fp = rt::check_forward(a);
+      rt::Runtime& runtime = rt::default_runtime();
+      CUcontext ctx = nullptr;
+      const rt::DeviceInfo& dev = runtime.current_device(&ctx);
+      rt::launch_forward(runtime.kernel(ctx, dev.arch(), gen::make_instance(fp.traits, *cfg, c.N, fp.vec)), *cfg, a, fp);
+    } else {
+      forward(fwd());
+    }
+    const HostTensor y = gy.download(), rstd = grstd.download();
+    HostTensor y_ref(c.yd(), c.M * s), z_ref(c.rd(), c.M * s), mean_ref(DType::f32, c.M), rstd_ref(DType::f32, c.M);
+    ref::FwdArgs a;
+    a.M = c.M;
+    a.N = c.N;
+    a.x_stride = a.y_stride = a.residual_stride = a.z_stride = s;
+    a.x_dtype = c.x;
+    a.w_dtype = c.w;
+    a.x = x.data();
+    a.weight = c.weight ? w.data() : nullptr;
+    a.bias = c.bias ? b.data() : nullptr;
+    a.norm = c.norm;
+    a.zero_centered = c.zc;
+    a.residual = c.residual ? r.data() : nullptr;
+    a.residual_dtype = c.rd();
+    a.y_dtype = c.y;
+    ref::norm_forward(a, y_ref.data(), c.norm == Norm::layer ? static_cast<float*>(mean_ref.data()) : nullptr,
+                      static_cast<float*>(rstd_ref.data()), c.residual ? z_ref.data() : nullptr);
+    const double mag = std::max({1.0, wmag(), c.bias ? max_abs(b) : 0.0});
+    const auto ry = ref::compare(c.yd(), y.data(), y_ref.data(), c.M, c.N, s, s,
+                                 ref::default_tolerance(c.yd(), ref::Quantity::y, c.N, c.M, mag), ref::poison_bits(c.yd()));
+    EXPECT_TRUE(ry.ok) << "y: " << testing::describe(ry);
+    if (c.residual) {
+      const HostTensor z = gz.download();
+      const auto rz = ref::compare(c.rd(), z.data(), z_ref.data(), c.M, c.N, s, s,
+                                   ref::default_tolerance(c.rd(), ref::Quantity::y, c.N, c.M, 0.0), ref::poison_bits(c.rd()));
+      EXPECT_TRUE(rz.ok) << "z (residual_out): " << testing::describe(rz);
+    }
+    const auto tm = ref::default_tolerance(DType::f32, ref::Quantity::mean_rstd, c.N, c.M, 3.0);
+    const auto rr = ref::compare(DType::f32, rstd.data(), rstd_ref.data(), 1, c.M, c.M, c.M, tm, ref::poison_bits(DType::f32));
+    EXPECT_TRUE(rr.ok) << "rstd: " << testing::describe(rr);
+    if (c.norm == Norm::layer) {
+      const HostTensor mean = gmean.download();
+      const auto rm = ref::compare(DType::f32, mean.data(), mean_ref.data(), 1, c.M, c.M, c.M, tm, ref::poison_bits(DType::f32));
+      EXPECT_TRUE(rm.ok) << "mean: " << testing::describe(rm);
+    }
+  }
+
+  // Backward through the public API from the forward's z (or x), mean, rstd.
+  void backward_and_check(const Config* cfg = nullptr) {
+    DeviceTensor gdx(c.x, c.M * s), gdw, gdb;
+    gdx.poison();
+    if (c.weight) {
+      gdw = DeviceTensor(c.w, c.N);
+      gdw.poison();
+    }
+    if (c.bias) {
+      gdb = DeviceTensor(c.w, c.N);
+      gdb.poison();
+    }
+    BackwardArgs a;
+    a.dy = gdy.ptr();
+    a.x = c.residual ? gz.ptr() : gx.ptr();
+    a.weight = c.weight ? gw.ptr() : nullptr;
+    a.mean = c.norm == Norm::layer ? static_cast<const float*>(gmean.ptr()) : nullptr;
+    a.rstd = static_cast<const float*>(grstd.ptr());
+    a.dx = gdx.ptr();
+    a.dweight = c.weight ? gdw.ptr() : nullptr;
+    a.dbias = c.bias ? gdb.ptr() : nullptr;
+    a.M = c.M;
+    a.N = c.N;
+    a.dy_row_stride = a.x_row_stride = a.dx_row_stride = s;
+    a.x_dtype = c.x;
+    a.w_dtype = c.w;
+    a.norm = c.norm;
+    a.zero_centered_weight = c.zc;
+    a.residual = c.residual.has_value();
+    if (c.residual && c.dz) {
+      a.dresidual_out = gdz.ptr();
+      a.dresidual_out_row_stride = s;
+    }
+    a.residual_dtype = c.residual;
+    a.y_dtype = c.y;
+    if (cfg) {
+      const rt::BwdProblem bp = rt::check_backward(a);
+      rt::Runtime& runtime = rt::default_runtime();
+      CUcontext ctx = nullptr;
+      const rt::DeviceInfo& dev = runtime.current_device(&ctx);
+      const auto& kdx = runtime.kernel(ctx, dev.arch(), gen::make_instance(bp.traits, *cfg, c.N, bp.vec));
+      const rt::DwdbProblem red = rt::dwdb_problem(bp.traits, bp.want_dw, bp.want_db, *cfg, c.M);
+      const Config rc = gen::default_config({Kernel::bwd_dwdb, c.w, c.N, red.rows, dev.sm_count});
+      const auto& kr = runtime.kernel(ctx, dev.arch(), gen::make_instance(red.traits, rc, c.N, 1));
+      rt::DeviceBuffer ws(rt::workspace_bytes(bp, *cfg));
+      a.workspace = ws.ptr();
+      a.workspace_bytes = ws.size();
+      rt::launch_backward(kdx, &kr, *cfg, rc, a, bp);
+      rt::check(rt::driver().CtxSynchronize(), "synchronize");
+    } else {
+      backward(a);
+    }
+
+    // The reference from the same saved input (the GPU's z: within an ulp of
+    // the reference's, and the one the kernel differentiated).
+    const HostTensor in = c.residual ? gz.download() : x;
+    HostTensor dx_ref(c.x, c.M * s), dw_ref(c.w, c.N), db_ref(c.w, c.N);
+    ref::BwdArgs ra;
+    ra.M = c.M;
+    ra.N = c.N;
+    ra.dy_stride = ra.x_stride = ra.dx_stride = ra.dz_stride = s;
+    ra.x_dtype = c.x;
+    ra.w_dtype = c.w;
+    ra.dy = dy.data();
+    ra.x = in.data();
+    ra.weight = c.weight ? w.data() : nullptr;
+    ra.norm = c.norm;
+    ra.zero_centered = c.zc;
+    ra.residual = c.residual.has_value();
+    ra.residual_dtype = c.rd();
+    ra.dz = c.residual && c.dz ? dz.data() : nullptr;
+    ra.y_dtype = c.y;
+    ref::layer_norm_backward(ra, dx_ref.data(), c.weight ? dw_ref.data() : nullptr, c.bias ? db_ref.data() : nullptr);
+    const double dymax = max_abs(dy), rstd_max = max_abs(grstd.download());
+    const HostTensor dx = gdx.download();
+    const auto rdx = ref::compare(c.x, dx.data(), dx_ref.data(), c.M, c.N, s, s,
+                                  ref::default_tolerance(c.x, ref::Quantity::dx, c.N, c.M, rstd_max * wmag() * dymax),
+                                  ref::poison_bits(c.x));
+    EXPECT_TRUE(rdx.ok) << "dx: " << testing::describe(rdx);
+    const auto tw = ref::default_tolerance(c.w, ref::Quantity::dweight, c.N, c.M, dymax);
+    if (c.weight) {
+      const HostTensor dw = gdw.download();
+      const auto rw = ref::compare(c.w, dw.data(), dw_ref.data(), 1, c.N, c.N, c.N, tw, ref::poison_bits(c.w));
+      EXPECT_TRUE(rw.ok) << "dweight: " << testing::describe(rw);
+    }
+    if (c.bias) {
+      const HostTensor db = gdb.download();
+      const auto rb = ref::compare(c.w, db.data(), db_ref.data(), 1, c.N, c.N, c.N, tw, ref::poison_bits(c.w));
+      EXPECT_TRUE(rb.ok) << "dbias: " << testing::describe(rb);
+    }
+  }
+};
+
+// Every norm x dtype x option: plain, residual (x's dtype; fp32 for 16-bit
+// x, also without dz), zero-centred, output dtype, all at once; RMSNorm also
+// without weight and bias, and with a weight only (its usual form).
+std::vector<VCase> variant_cases() {
+  std::vector<VCase> out;
+  struct Shape {
+    std::int64_t M, N, pad;
+  };
+  const Shape shapes[] = {{67, 37, 5}, {33, 4099, 3}, {7, 20001, 0}};
+  for (Norm norm : {Norm::layer, Norm::rms})
+    for (DType d : {DType::f32, DType::f16, DType::bf16}) {
+      const DType other = d == DType::f32 ? DType::bf16 : DType::f32;
+      std::vector<VCase> opts;
+      VCase base;
+      base.norm = norm;
+      base.x = d;
+      base.w = d == DType::f16 ? DType::f32 : d;  // fp16 rows with fp32 weights
+      if (norm == Norm::rms) base.bias = false;
+      opts.push_back(base);
+      VCase v = base;
+      v.residual = d;
+      opts.push_back(v);
+      if (d != DType::f32) {
+        v.residual = DType::f32;
+        opts.push_back(v);
+        v.dz = false;
+        opts.push_back(v);
+      }
+      v = base;
+      v.zc = true;
+      opts.push_back(v);
+      v = base;
+      v.y = other;
+      opts.push_back(v);
+      v = base;
+      v.residual = DType::f32;
+      v.zc = true;
+      v.y = other;
+      v.bias = true;
+      opts.push_back(v);
+      if (norm == Norm::rms) {
+        v = base;
+        v.weight = false;
+        opts.push_back(v);
+      }
+      for (const Shape& sh : shapes)
+        for (VCase c : opts) {
+          c.M = sh.M;
+          c.N = sh.N;
+          c.pad = sh.pad;
+          out.push_back(c);
+        }
+    }
+  return out;
+}
+
+class Variants : public ::testing::TestWithParam<VCase> {};
+
+TEST_P(Variants, ForwardAndBackwardMatchReference) {
+  LNTUNE_REQUIRE_GPU();
+  Rng rng;
+  SCOPED_TRACE("seed " + std::to_string(rng.seed()));
+  NormRun run(GetParam(), rng);
+  run.forward_and_check();
+  run.backward_and_check();
+}
+
+INSTANTIATE_TEST_SUITE_P(Norms, Variants, ::testing::ValuesIn(variant_cases()),
+                         [](const ::testing::TestParamInfo<VCase>& i) { return i.param.name(); });
+
+// Every config of the search space (single tile, rows per CTA, tiled,
+// clusters), not only the default, is correct for the variants.
+struct SpaceCase {
+  int variant;  // 0: RMSNorm, fp32 residual, zero-centred, fp32 out; 1: LayerNorm, bf16 residual, zero-centred
+  std::int64_t N;
+  Kernel kernel;
+};
+void PrintTo(const SpaceCase& c, std::ostream* os) {
+  *os << "v" << c.variant << "_N" << c.N << "_" << to_string(c.kernel);
+}
+
+class VariantSpace : public ::testing::TestWithParam<SpaceCase> {};
+
+TEST_P(VariantSpace, EveryConfigIsCorrect) {
+  LNTUNE_REQUIRE_GPU();
+  const SpaceCase sc = GetParam();
+  Rng rng;
+  SCOPED_TRACE("seed " + std::to_string(rng.seed()));
+  VCase c;
+  c.x = DType::bf16;
+  c.w = DType::f32;
+  c.zc = true;
+  if (sc.variant == 0) {
+    c.norm = Norm::rms;
+    c.residual = DType::f32;
+    c.y = DType::f32;
+    c.bias = false;
+  } else {
+    c.residual = DType::bf16;
+  }
+  c.M = 300;
+  c.N = sc.N;
+  NormRun run(c, rng);
+  rt::Runtime& runtime = rt::default_runtime();
+  CUcontext ctx = nullptr;
+  const rt::DeviceInfo& dev = runtime.current_device(&ctx);
+  int checked = 0;
+  run.forward_and_check();  // z, mean and rstd for the backward
+  for (const Config& cfg : gen::search_space({sc.kernel, c.x, c.N, c.M, dev.sm_count, dev.cc_major * 10 + dev.cc_minor})) {
+    SCOPED_TRACE(c.name() + " " + std::string(to_string(sc.kernel)) + " " + to_string(cfg));
+    if (sc.kernel == Kernel::fwd) {
+      run.forward_and_check(&cfg);
+    } else {
+      run.backward_and_check(&cfg);
+    }
+    ++checked;
+  }
+  EXPECT_GT(checked, 0);
+  std::printf("[ configs  ] %s %s N=%lld: %d configs checked\n", c.name().c_str(), std::string(to_string(sc.kernel)).c_str(),
+              static_cast<long long>(c.N), checked);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Norms, VariantSpace,
+    ::testing::Values(SpaceCase{0, 1000, Kernel::fwd}, SpaceCase{0, 1000, Kernel::bwd_dx},
+                      SpaceCase{0, 12288, Kernel::fwd}, SpaceCase{0, 12288, Kernel::bwd_dx},
+                      SpaceCase{1, 1000, Kernel::fwd}, SpaceCase{1, 1000, Kernel::bwd_dx},
+                      SpaceCase{1, 12288, Kernel::fwd}, SpaceCase{1, 12288, Kernel::bwd_dx}),
+    [](const ::testing::TestParamInfo<SpaceCase>& i) {
+      return "v" + std::to_string(i.param.variant) + "_N" + std::to_string(i.param.N) + "_" +
+             std::string(to_string(i.param.kernel));
+    });
+
+// Rows of one element: LayerNorm gives exactly the bias and dx = 0; RMSNorm
+// gives w * x / sqrt(x^2 + eps), with the residual summed first.
+TEST(GpuNorms, SingleElementRows) {
+  LNTUNE_REQUIRE_GPU();
+  Rng rng;
+  SCOPED_TRACE("seed " + std::to_string(rng.seed()));
+  for (Norm norm : {Norm::layer, Norm::rms})
+    for (bool residual : {false, true}) {
+      VCase c;
+      c.norm = norm;
+      c.x = c.w = DType::f32;
+      c.bias = norm == Norm::layer;
+      if (residual) c.residual = DType::f32;
+      c.M = 41;
+      c.N = 1;
+      SCOPED_TRACE(c.name());
+      NormRun run(c, rng);
+      run.forward_and_check();
+      run.backward_and_check();
+    }
+}
+
+TEST(GpuNorms, NanAndInfStayInTheirRows) {
+  LNTUNE_REQUIRE_GPU();
+  Rng rng;
+  SCOPED_TRACE("seed " + std::to_string(rng.seed()));
+  const double inf = std::numeric_limits<double>::infinity();
+  for (Norm norm : {Norm::layer, Norm::rms})
+    for (DType d : {DType::f32, DType::bf16}) {
+      VCase c;
+      c.norm = norm;
+      c.x = c.w = d;
+      c.bias = false;
+      c.residual = DType::f32;
+      c.M = 8;
+      c.N = 1001;
+      SCOPED_TRACE(c.name());
+      NormRun run(c, rng);
+      run.x.set(1 * run.s + 5, std::nan(""));
+      run.r.set(3 * run.s + 1000, inf);  // in the residual
+      run.x.set(5 * run.s + 0, -inf);
+      run.gx.upload(run.x);
+      run.gr.upload(run.r);
+      run.forward_and_check();  // the reference has the same non-finite rows
+      const HostTensor y = run.gy.download();
+      // A NaN spoils its whole row; an infinity spoils a LayerNorm row (its
+      // mean), while an RMSNorm row gets rstd = 0: zeros, NaN where x is inf.
+      EXPECT_TRUE(std::isnan(y.get(1 * run.s + 500)));
+      for (std::int64_t row : {3, 5}) {
+        if (norm == Norm::layer) {
+          EXPECT_FALSE(std::isfinite(y.get(row * run.s + 500))) << "row " << row;
+        } else {
+          EXPECT_EQ(y.get(row * run.s + 500), 0.0) << "row " << row;
+        }
+      }
+      for (std::int64_t row : {0, 2, 4, 6, 7}) EXPECT_TRUE(std::isfinite(y.get(row * run.s + 500))) << "row " << row;
+      run.backward_and_check();
+    }
+}
+
+// 64-bit indexing with the variants: RMSNorm, bf16 rows, fp32 residual and
+// z, M * N > 2^31. Rows repeat with a period, so the reference runs on one
+// period; sampled rows (including those past 2^31 elements) are compared.
+TEST(GpuNorms, MoreThan2Pow31ElementsWithResidual) {
+  LNTUNE_REQUIRE_GPU();
+  const std::int64_t N = 65536, M = 32769, period = 512;  // M * N = 2^31 + 65536
+  ASSERT_GT(M * N, std::int64_t{1} << 31);
+  std::size_t free_bytes = 0, total = 0;
+  rt::check(rt::driver().MemGetInfo(&free_bytes, &total), "cuMemGetInfo");
+  // x, y, dy, dx (bf16) and residual, z, dz (fp32), plus slack.
+  const std::size_t need = static_cast<std::size_t>(M * N) * (4 * 2 + 3 * 4) + (std::size_t{1} << 30);
+  if (free_bytes < need) GTEST_SKIP() << "needs " << (need >> 30) << " GiB of GPU memory, " << (free_bytes >> 30) << " free";
+  Rng rng;
+  SCOPED_TRACE("seed " + std::to_string(rng.seed()));
+  const DType d = DType::bf16, rd = DType::f32, wd = DType::f32;
+  const auto tile = [&](const HostTensor& p) {  // M rows repeating p's `period` rows
+    HostTensor big(p.dtype, M * N);
+    const std::size_t row = static_cast<std::size_t>(N) * dtype_size(p.dtype);
+    for (std::int64_t i = 0; i < M; ++i)
+      std::memcpy(big.bytes.data() + static_cast<std::size_t>(i) * row,
+                  p.bytes.data() + static_cast<std::size_t>(i % period) * row, row);
+    return DeviceTensor(big);
+  };
+  HostTensor xp = rng.tensor(d, period * N, 0.5, 2.0), rp = rng.tensor(rd, period * N, 0.0, 1.0);
+  HostTensor dyp = rng.tensor(d, period * N, 0.0, 1.0), dzp = rng.tensor(rd, period * N, 0.0, 1.0);
+  HostTensor w = rng.tensor(wd, N, 1.0, 0.5);
+  DeviceTensor gx = tile(xp), gr = tile(rp), gw(w), gy(d, M * N), gz(rd, M * N), grstd(DType::f32, M);
+  gy.poison();
+  gz.poison();
+  ForwardArgs a;
+  a.x = gx.ptr();
+  a.weight = gw.ptr();
+  a.y = gy.ptr();
+  a.rstd = static_cast<float*>(grstd.ptr());
+  a.M = M;
+  a.N = N;
+  a.x_dtype = d;
+  a.w_dtype = wd;
+  a.norm = Norm::rms;
+  a.residual = gr.ptr();
+  a.residual_out = gz.ptr();
+  a.residual_dtype = rd;
+  forward(a);
+  gx = DeviceTensor();
+  gr = DeviceTensor();
+  HostTensor yref(d, period * N), zref(rd, period * N), rref(DType::f32, period);
+  ref::FwdArgs r;
+  r.M = period;
+  r.N = N;
+  r.x_stride = r.y_stride = r.residual_stride = r.z_stride = N;
+  r.x_dtype = d;
+  r.w_dtype = wd;
+  r.x = xp.data();
+  r.weight = w.data();
+  r.norm = Norm::rms;
+  r.residual = rp.data();
+  r.residual_dtype = rd;
+  ref::norm_forward(r, yref.data(), nullptr, static_cast<float*>(rref.data()), zref.data());
+  const std::int64_t rows[] = {0, period - 1, (std::int64_t{1} << 31) / N, M - 2, M - 1};
+  {
+    const HostTensor yh = gy.download(), zh = gz.download();
+    const auto ty = ref::default_tolerance(d, ref::Quantity::y, N, M, max_abs(w));
+    const auto tz = ref::default_tolerance(rd, ref::Quantity::y, N, M, 0.0);
+    for (std::int64_t row : rows) {
+      const auto cy = ref::compare(d, yh.bytes.data() + row * N * 2, yref.bytes.data() + (row % period) * N * 2, 1, N,
+                                   N, N, ty, ref::poison_bits(d));
+      EXPECT_TRUE(cy.ok) << "y row " << row << ": " << testing::describe(cy);
+      const auto cz = ref::compare(rd, zh.bytes.data() + row * N * 4, zref.bytes.data() + (row % period) * N * 4, 1, N,
+                                   N, N, tz, ref::poison_bits(rd));
+      EXPECT_TRUE(cz.ok) << "z row " << row << ": " << testing::describe(cz);
+    }
+  }
+  gy = DeviceTensor();
+  // Backward from z, with dz.
+  DeviceTensor gdy = tile(dyp), gdz = tile(dzp), gdx(d, M * N), gdw(wd, N);
+  gdx.poison();
+  gdw.poison();
+  BackwardArgs b;
+  b.dy = gdy.ptr();
+  b.x = gz.ptr();
+  b.weight = gw.ptr();
+  b.rstd = static_cast<const float*>(grstd.ptr());
+  b.dx = gdx.ptr();
+  b.dweight = gdw.ptr();
+  b.M = M;
+  b.N = N;
+  b.x_dtype = d;
+  b.w_dtype = wd;
+  b.norm = Norm::rms;
+  b.residual = true;
+  b.dresidual_out = gdz.ptr();
+  b.residual_dtype = rd;
+  backward(b);
+  const HostTensor dxh = gdx.download(), dwh = gdw.download();
+  HostTensor dxref(d, period * N), dwA(DType::f32, N), dwB(DType::f32, N), scratch(d, period * N);
+  ref::BwdArgs rb;
+  rb.M = period;
+  rb.N = N;
+  rb.dy_stride = rb.x_stride = rb.dx_stride = rb.dz_stride = N;
+  rb.x_dtype = d;
+  rb.w_dtype = wd;
+  rb.dy = dyp.data();
+  rb.x = zref.data();
+  rb.weight = w.data();
+  rb.norm = Norm::rms;
+  rb.residual = true;
+  rb.residual_dtype = rd;
+  rb.dz = dzp.data();
+  ref::layer_norm_backward(rb, dxref.data(), dwA.data(), nullptr);
+  rb.M = M % period;
+  ref::layer_norm_backward(rb, scratch.data(), dwB.data(), nullptr);
+  const auto tdx = ref::default_tolerance(d, ref::Quantity::dx, N, M, max_abs(rref) * max_abs(w) * max_abs(dyp));
+  for (std::int64_t row : rows) {
+    const auto c = ref::compare(d, dxh.bytes.data() + row * N * 2, dxref.bytes.data() + (row % period) * N * 2, 1, N, N,
+                                N, tdx, ref::poison_bits(d));
+    EXPECT_TRUE(c.ok) << "dx row " << row << ": " << testing::describe(c);
+  }
+  const double q = static_cast<double>(M / period);
+  HostTensor dwref(wd, N);
+  for (std::int64_t j = 0; j < N; ++j) dwref.set(j, q * dwA.get(j) + dwB.get(j));
+  const auto tw = ref::default_tolerance(wd, ref::Quantity::dweight, N, M, max_abs(dyp));
+  const auto cw = ref::compare(wd, dwh.data(), dwref.data(), 1, N, N, N, tw, ref::poison_bits(wd));
+  EXPECT_TRUE(cw.ok) << "dweight: " << testing::describe(cw);
+}
+
+}  // namespace
+}  // namespace lntune
