@@ -48,7 +48,7 @@ for f in liblntune.so liblntune.so.$abi cmake/lntune/lntuneConfig.cmake cmake/ln
   [ -e "$libdir/$f" ] || fail "$libdir/$f not installed"
 done
 [ "$(readlink "$libdir/liblntune.so.$abi")" = "liblntune.so.$version" ] || fail "liblntune.so.$abi does not point to liblntune.so.$version"
-if find "$prefix" -name '*.a' | grep -q .; then fail "static libraries were installed: $(find "$prefix" -name '*.a')"; fi
+if [ -n "$(find "$prefix" -name '*.a')" ]; then fail "static libraries were installed: $(find "$prefix" -name '*.a')"; fi
 grep -q 'lntune_runtime\|lntune_generator\|lntune_cache\|lntune_tuner' "$libdir"/cmake/lntune/*.cmake &&
   fail "the CMake package names an internal static library"
 [ "$("$prefix/bin/lntune" --version)" = "lntune $version" ] || fail "installed lntune --version: $("$prefix/bin/lntune" --version)"
@@ -60,8 +60,11 @@ for c in cpp_consumer c_consumer; do
     >"$work/$c.configure.log" || { cat "$work/$c.configure.log"; fail "configuring $c"; }
   cmake --build "$work/$c" >"$work/$c.build.log" || { cat "$work/$c.build.log"; fail "building $c"; }
   # It runs against the installed library, not the build tree's.
-  ldd "$work/$c/$c" | grep -q "liblntune.so.$abi => $libdir/" ||
-    fail "$c does not load liblntune.so.$abi from $libdir: $(ldd "$work/$c/$c" | grep lntune)"
+  # (ldd's output is captured first: under pipefail, `ldd | grep -q` fails
+  # whenever grep exits before ldd has written everything.)
+  deps=$(ldd "$work/$c/$c")
+  grep -q "liblntune.so.$abi => $libdir/" <<<"$deps" ||
+    fail "$c does not load liblntune.so.$abi from $libdir: $(grep lntune <<<"$deps")"
   echo "built $c"
 done
 grep -q "lntune::cli: $prefix/bin/lntune" "$work/cpp_consumer.configure.log" ||
