@@ -70,7 +70,10 @@ lntune::DType to_dtype(const lntune_dtype& field, const char* name) {
   throw lntune::Error(std::string("lntune: ") + name + " is not a valid lntune_dtype: " + std::to_string(d));
 }
 
-lntune::ForwardArgs to_cpp(const lntune_forward_args& a) {
+// The fields lntune_forward_args and lntune_norm_forward_args share (the
+// norm struct starts with today's fields, in the same order).
+template <class CArgs>
+lntune::ForwardArgs common_forward(const CArgs& a) {
   lntune::ForwardArgs o;
   o.x = a.x;
   o.weight = a.weight;
@@ -89,7 +92,8 @@ lntune::ForwardArgs to_cpp(const lntune_forward_args& a) {
   return o;
 }
 
-lntune::BackwardArgs to_cpp(const lntune_backward_args& a) {
+template <class CArgs>
+lntune::BackwardArgs common_backward(const CArgs& a) {
   lntune::BackwardArgs o;
   o.dy = a.dy;
   o.x = a.x;
@@ -124,22 +128,10 @@ lntune::Norm to_norm(const lntune_norm& field) {
                       std::to_string(n));
 }
 
+lntune::ForwardArgs to_cpp(const lntune_forward_args& a) { return common_forward(a); }
+
 lntune::ForwardArgs to_cpp(const lntune_norm_forward_args& a) {
-  lntune::ForwardArgs o;
-  o.x = a.x;
-  o.weight = a.weight;
-  o.bias = a.bias;
-  o.y = a.y;
-  o.mean = a.mean;
-  o.rstd = a.rstd;
-  o.M = a.M;
-  o.N = a.N;
-  o.x_row_stride = a.x_row_stride;
-  o.y_row_stride = a.y_row_stride;
-  o.x_dtype = to_dtype(a.x_dtype, "x_dtype");
-  o.w_dtype = to_dtype(a.w_dtype, "w_dtype");
-  o.eps = a.eps;
-  o.stream = a.stream;
+  lntune::ForwardArgs o = common_forward(a);
   o.norm = to_norm(a.norm);
   o.zero_centered_weight = a.zero_centered_weight != 0;
   o.residual = a.residual;
@@ -151,26 +143,10 @@ lntune::ForwardArgs to_cpp(const lntune_norm_forward_args& a) {
   return o;
 }
 
+lntune::BackwardArgs to_cpp(const lntune_backward_args& a) { return common_backward(a); }
+
 lntune::BackwardArgs to_cpp(const lntune_norm_backward_args& a) {
-  lntune::BackwardArgs o;
-  o.dy = a.dy;
-  o.x = a.x;
-  o.weight = a.weight;
-  o.mean = a.mean;
-  o.rstd = a.rstd;
-  o.dx = a.dx;
-  o.dweight = a.dweight;
-  o.dbias = a.dbias;
-  o.M = a.M;
-  o.N = a.N;
-  o.dy_row_stride = a.dy_row_stride;
-  o.x_row_stride = a.x_row_stride;
-  o.dx_row_stride = a.dx_row_stride;
-  o.x_dtype = to_dtype(a.x_dtype, "x_dtype");
-  o.w_dtype = to_dtype(a.w_dtype, "w_dtype");
-  o.workspace = a.workspace;
-  o.workspace_bytes = a.workspace_bytes;
-  o.stream = a.stream;
+  lntune::BackwardArgs o = common_backward(a);
   o.norm = to_norm(a.norm);
   o.zero_centered_weight = a.zero_centered_weight != 0;
   o.residual = a.residual != 0;
