@@ -310,29 +310,22 @@ TEST(Cli, SpaceListsConfigsAndMarksTheDefault) {
 }
 
 // ------------------------------------------------------------ tune's argument errors (before any GPU use)
+// A usage error: exit code 2 and a message naming the problem.
+void expect_usage(const TempDir& tmp, const std::string& args, const std::string& message) {
+  const Result r = run(tmp, args);
+  EXPECT_EQ(r.code, 2) << args;
+  EXPECT_TRUE(contains(r.err, message)) << args << ": " << r.err;
+}
+
 TEST(Cli, TuneBadListsExitWithUsageError) {
   TempDir tmp;
-  Result r = run(tmp, "tune --n 10:5:1");
-  EXPECT_EQ(r.code, 2);
-  EXPECT_TRUE(contains(r.err, "--n: START > STOP")) << r.err;
-  r = run(tmp, "tune --n 1024,x");
-  EXPECT_EQ(r.code, 2);
-  EXPECT_TRUE(contains(r.err, "--n: 'x' is not an integer")) << r.err;
-  r = run(tmp, "tune --kernel bwd_dwdb");
-  EXPECT_EQ(r.code, 2);
-  EXPECT_TRUE(contains(r.err, "--kernel")) << r.err;
-  r = run(tmp, "tune --dtype fp16,fp8");
-  EXPECT_EQ(r.code, 2);
-  EXPECT_TRUE(contains(r.err, "--dtype: unknown dtype 'fp8'")) << r.err;
-  r = run(tmp, "tune --w-dtype fp16 --dtype bf16");
-  EXPECT_EQ(r.code, 2);
-  EXPECT_TRUE(contains(r.err, "--w-dtype")) << r.err;
-  r = run(tmp, "tune --budget -3");
-  EXPECT_EQ(r.code, 2);
-  EXPECT_TRUE(contains(r.err, "--budget")) << r.err;
-  r = run(tmp, "bench --n 0");
-  EXPECT_EQ(r.code, 2);
-  EXPECT_TRUE(contains(r.err, "--n")) << r.err;
+  expect_usage(tmp, "tune --n 10:5:1", "--n: START > STOP");
+  expect_usage(tmp, "tune --n 1024,x", "--n: 'x' is not an integer");
+  expect_usage(tmp, "tune --kernel bwd_dwdb", "--kernel");
+  expect_usage(tmp, "tune --dtype fp16,fp8", "--dtype: unknown dtype 'fp8'");
+  expect_usage(tmp, "tune --w-dtype fp16 --dtype bf16", "--w-dtype");
+  expect_usage(tmp, "tune --budget -3", "--budget");
+  expect_usage(tmp, "bench --n 0", "--n");
 }
 
 TEST(Cli, TuneNormOptionsAreChecked) {
