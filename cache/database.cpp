@@ -77,9 +77,6 @@ bool nearer(std::int64_t n, std::int64_t a, std::int64_t b) {
 
 namespace {
 
-constexpr const char* kKeyColumns =
-    "gpu_name, cc_major, cc_minor, sm_count, kernel, x_dtype, w_dtype, has_weight, has_bias, "
-    "norm, residual_dtype, zero_centered, y_dtype, m_bucket, n";
 // Everything but n: the parameters ?1..?10 and ?30..?33 (the variant, schema
 // v4) of bind_key().
 constexpr const char* kWhereKeyButN =

@@ -82,7 +82,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* bytes, std::size_t siz
     read_everything(db);
     TuneRecord r;
     r.key = probe_key(GpuId{"fuzz", 9, 0, 132}, 1024, 1);
-    r.prov.origin = "tuned";
+    r.prov.origin = lntune::cache::Origin::tuned;
     db.upsert(r);
     (void)db.find(r.key);
   } catch (const CacheError&) {
