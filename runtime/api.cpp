@@ -154,6 +154,8 @@ lntune::BackwardArgs to_cpp(const lntune_norm_backward_args& a) {
   o.dresidual_out_row_stride = a.dresidual_out_row_stride;
   if (a.residual) o.residual_dtype = to_dtype(a.residual_dtype, "residual_dtype");
   o.y_dtype = to_dtype(a.y_dtype, "y_dtype");
+  o.dresidual = a.dresidual;
+  o.dresidual_row_stride = a.dresidual_row_stride;
   return o;
 }
 

@@ -170,7 +170,8 @@ void launch_backward(const LoadedKernel& dx, const LoadedKernel* dwdb, const Con
   const BwdWorkspace w = workspace_layout(p, dc, ws);
   BwdParams params{a.dy,       a.x,   a.weight, a.mean,        a.rstd,        a.dx,
                    w.dw_partial, w.db_partial, w.counters, w.num_counters, p.M, p.N,
-                   p.dy_stride, p.x_stride, p.dx_stride, a.dresidual_out, p.dz_stride};
+                   p.dy_stride, p.x_stride, p.dx_stride, a.dresidual_out, p.dz_stride,
+                   a.dresidual, p.dresidual_stride};
   launch(dx, grid_size(P * dc.cluster_size, "backward"), static_cast<unsigned>(dc.threads()), stream,
          &params);
   if (dwdb && (p.want_dw || p.want_db)) launch_dwdb(*dwdb, rc, w, P, p.N, a.dweight, a.dbias, stream);

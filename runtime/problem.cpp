@@ -159,6 +159,10 @@ BwdProblem check_backward(const BackwardArgs& a) {
     fail(op, "zero_centered_weight needs a weight (y = xhat * (1 + w) + b)");
   if (a.dresidual_out && !a.residual)
     fail(op, "dresidual_out was given but residual is false (it is the gradient of a fused residual add's z)");
+  if (a.dresidual && !a.residual)
+    fail(op, "dresidual was given but residual is false (it is the gradient of a fused residual add's residual)");
+  if (a.dresidual && a.dresidual == a.dx)
+    fail(op, "dresidual must not be dx (it is written in the residual's dtype; with equal dtypes, leave it null)");
   BwdProblem p;
   p.M = a.M;
   p.N = a.N;
@@ -166,6 +170,13 @@ BwdProblem check_backward(const BackwardArgs& a) {
   p.x_stride = resolve_stride(op, "x_row_stride", a.x_row_stride, a.M, a.N);
   p.dx_stride = resolve_stride(op, "dx_row_stride", a.dx_row_stride, a.M, a.N);
   if (a.dresidual_out) p.dz_stride = resolve_stride(op, "dresidual_out_row_stride", a.dresidual_out_row_stride, a.M, a.N);
+  if (a.dresidual) {
+    p.dresidual_stride = resolve_stride(op, "dresidual_row_stride", a.dresidual_row_stride, a.M, a.N);
+    // In place over dresidual_out: each element is read, then written, by one thread, only with the same rows.
+    if (a.dresidual == a.dresidual_out && p.dresidual_stride != p.dz_stride)
+      fail(op, "dresidual is dresidual_out with another row stride (" + std::to_string(p.dresidual_stride) + " vs " +
+                   std::to_string(p.dz_stride) + "): in place needs the same rows");
+  }
   p.want_dw = a.dweight != nullptr;
   p.want_db = a.dbias != nullptr;
   const bool affine = a.weight || a.dbias;
@@ -184,6 +195,7 @@ BwdProblem check_backward(const BackwardArgs& a) {
   check_aligned(op, "x", a.x, dtype_size(in));
   check_aligned(op, "dx", a.dx, xs);
   check_aligned(op, "dresidual_out", a.dresidual_out, dtype_size(rd));
+  check_aligned(op, "dresidual", a.dresidual, dtype_size(rd));
   check_aligned(op, "weight", a.weight, ws);
   check_aligned(op, "dweight", a.dweight, ws);
   check_aligned(op, "dbias", a.dbias, ws);
@@ -201,6 +213,7 @@ BwdProblem check_backward(const BackwardArgs& a) {
   p.vec = widest_vec(yd, a.N, {p.dy_stride}, {a.dy}, p.vec);
   p.vec = widest_vec(in, a.N, {p.x_stride}, {a.x}, p.vec);
   if (a.dresidual_out) p.vec = widest_vec(rd, a.N, {p.dz_stride}, {a.dresidual_out}, p.vec);
+  if (a.dresidual) p.vec = widest_vec(rd, a.N, {p.dresidual_stride}, {a.dresidual}, p.vec);
   if (a.weight) p.vec = widest_vec(a.w_dtype, a.N, {}, {a.weight}, p.vec);
   return p;
 }

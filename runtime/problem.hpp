@@ -18,7 +18,8 @@ struct FwdProblem {
 struct BwdProblem {
   Traits traits;  // kernel = bwd_dx; has_bias = dB wanted
   std::int64_t M = 0, N = 0, dy_stride = 0, x_stride = 0, dx_stride = 0;
-  std::int64_t dz_stride = 0;  // with a residual
+  std::int64_t dz_stride = 0;         // with a residual
+  std::int64_t dresidual_stride = 0;  // with a residual and a dresidual
   int vec = 1;
   bool want_dw = false, want_db = false;
 };

@@ -44,6 +44,10 @@ struct BwdParams {
   // added into dx; null: none.
   const void* dz;  // [M, dz_stride] residual dtype
   long long dz_stride;
+  // Fused residual: the gradient of the residual (dx's values, in the
+  // residual dtype), or null: not wanted.
+  void* dresidual;  // [M, dresidual_stride] residual dtype
+  long long dresidual_stride;
 };
 
 struct DwdbParams {

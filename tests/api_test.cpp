@@ -2,6 +2,7 @@
 // no-driver path. Needs no GPU: every check here happens before any launch.
 #include <gtest/gtest.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -369,6 +370,64 @@ TEST(ApiNorm, RejectsInvalidBackwardCombinations) {
   a = valid_norm_backward();
   a.dy = nullptr;
   expect_invalid(a, "lntune: backward: dy must not be null");
+}
+
+// The gradient of the residual in the residual's dtype (an optional output
+// appended to lntune_norm_backward_args): checked like every other output,
+// and only with a residual.
+TEST(ApiNorm, DresidualIsCheckedAndConverted) {
+  auto a = valid_norm_backward();
+  a.dresidual = fake(0x90000);
+  a.residual = 0;
+  a.dresidual_out = nullptr;
+  expect_invalid(a, "lntune: backward: dresidual was given but residual is false (it is the gradient of a fused "
+                    "residual add's residual)");
+  a = valid_norm_backward();
+  a.dresidual = a.dx;
+  expect_invalid(a, "lntune: backward: dresidual must not be dx (it is written in the residual's dtype; with equal "
+                    "dtypes, leave it null)");
+  a = valid_norm_backward();
+  a.dresidual = fake(0x90002);  // fp32 residual: 4-byte elements
+  expect_invalid(a, "lntune: backward: dresidual is not aligned to its element size (4 bytes)");
+  a = valid_norm_backward();
+  a.dresidual = fake(0x90000);
+  a.dresidual_row_stride = 5;
+  expect_invalid(a, "lntune: backward: dresidual_row_stride (5) must be 0 (contiguous) or at least N (8)");
+  // In place over dresidual_out: only with the same rows.
+  a = valid_norm_backward();
+  a.dresidual = const_cast<void*>(a.dresidual_out);
+  a.dresidual_row_stride = 16;
+  expect_invalid(a, "lntune: backward: dresidual is dresidual_out with another row stride (16 vs 8): in place needs "
+                    "the same rows");
+  // The C++ API checks the same (the C struct's fields reach it).
+  lntune::BackwardArgs b;
+  b.dy = fake(0x10000);
+  b.x = fake(0x20000);
+  b.rstd = static_cast<const float*>(fake(0x50000));
+  b.dx = fake(0x60000);
+  b.M = 4;
+  b.N = 8;
+  b.norm = lntune::Norm::rms;
+  b.dresidual = fake(0x90000);
+  try {
+    lntune::backward(b);
+    ADD_FAILURE() << "dresidual without a residual was accepted";
+  } catch (const lntune::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("dresidual was given but residual is false"), std::string::npos) << e.what();
+  }
+}
+
+// lntune_norm_backward_args: today's fields, then the variant's, then
+// dresidual at the very end (LP64 offsets; python/lntune/_ffi.py mirrors them).
+TEST(ApiNorm, NormBackwardArgsLayout) {
+  if (sizeof(void*) != 8) GTEST_SKIP() << "not an LP64 platform";
+  EXPECT_EQ(offsetof(lntune_norm_backward_args, stream), 128u);
+  EXPECT_EQ(offsetof(lntune_norm_backward_args, norm), 136u);
+  EXPECT_EQ(offsetof(lntune_norm_backward_args, dresidual_out), 152u);
+  EXPECT_EQ(offsetof(lntune_norm_backward_args, y_dtype), 172u);
+  EXPECT_EQ(offsetof(lntune_norm_backward_args, dresidual), 176u);
+  EXPECT_EQ(offsetof(lntune_norm_backward_args, dresidual_row_stride), 184u);
+  EXPECT_EQ(sizeof(lntune_norm_backward_args), 192u);
 }
 
 TEST(ApiNorm, CppDefaultsAreTheLayerNormOfBefore) {

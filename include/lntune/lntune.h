@@ -103,7 +103,7 @@ typedef struct {
   const void* weight; /* [N] w_dtype, or NULL */
   const float* mean;  /* [M] from the forward (LayerNorm); not read for RMSNorm (may be NULL) */
   const float* rstd;  /* [M] from the forward */
-  void* dx;           /* [M, dx_row_stride] x_dtype: the gradient of x (and of the residual) */
+  void* dx;           /* [M, dx_row_stride] x_dtype: the gradient of x (with a residual: also the residual's) */
   void* dweight;      /* [N] w_dtype, or NULL */
   void* dbias;        /* [N] w_dtype, or NULL */
   int64_t M, N;
@@ -120,6 +120,12 @@ typedef struct {
   int64_t dresidual_out_row_stride;
   lntune_dtype residual_dtype; /* read only with a residual */
   lntune_dtype y_dtype;        /* dtype of dy */
+  void* dresidual;             /* [M, dresidual_row_stride] residual_dtype, or NULL: the gradient of the residual,
+                                  written by the same kernel. z = x + residual, so it holds dx's values, rounded once
+                                  to the residual's dtype (e.g. fp32 for an fp32 residual stream with bf16 x) instead
+                                  of through x's; with a residual only; may be dresidual_out (same row stride, in
+                                  place), must not be dx */
+  int64_t dresidual_row_stride;
 } lntune_norm_backward_args;
 
 LNTUNE_API lntune_status lntune_norm_forward(const lntune_norm_forward_args* args);

@@ -62,12 +62,19 @@ struct BackwardArgs {
   // The forward had a fused residual: x is then its residual_out (z, in
   // residual_dtype), and dresidual_out, the upstream gradient of z, if given,
   // is added into dx (dz = dnorm + dresidual_out). dx is the gradient of both
-  // x and the residual.
+  // x and the residual (in x_dtype; dresidual below gives it in the
+  // residual's dtype too).
   bool residual = false;
   const void* dresidual_out = nullptr;  // [M, dresidual_out_row_stride] residual_dtype, or null
   std::int64_t dresidual_out_row_stride = 0;  // 0 = N
   std::optional<DType> residual_dtype = std::nullopt;  // none: x_dtype
   std::optional<DType> y_dtype = std::nullopt;  // dtype of dy; none: x_dtype
+  // The gradient of the residual in its own dtype, written by the same
+  // kernel: dx's values (z = x + residual), rounded once to residual_dtype,
+  // e.g. fp32 for an fp32 residual stream with bf16 x. With a residual only;
+  // may alias dresidual_out (same row stride: in place), not dx.
+  void* dresidual = nullptr;                  // [M, dresidual_row_stride] residual_dtype, or null (not wanted)
+  std::int64_t dresidual_row_stride = 0;      // 0 = N
 };
 
 LNTUNE_API void forward(const ForwardArgs& args);

@@ -13,7 +13,8 @@
 // RMSNorm: xhat = x * rstd and c2 = 0 (no mean). Zero-centred gamma: w is
 // 1 + w (dW is unchanged: dy * xhat). With a residual the input row is z (in
 // the residual's dtype) and the upstream gradient of z, dz, is added into dx:
-// dx = dnorm + dz. dy has the output dtype (S::Y).
+// dx = dnorm + dz, also written (when wanted) in the residual's dtype as
+// the gradient of the residual. dy has the output dtype (S::Y).
 #pragma once
 
 #include "lntune/common.cuh"
@@ -50,6 +51,16 @@ __device__ __forceinline__ void add_dz(const BwdParams& p, i64 row, i64 col, flo
 #pragma unroll
       for (int k = 0; k < S::kVec; ++k) out[k] += d[k];
     }
+  }
+}
+
+// The gradient of the residual, when the shape has one and it is wanted:
+// dx's fp32 values, stored in the residual's dtype (z = x + residual, so
+// both gradients are dz; no second rounding through x's dtype).
+template <class S>
+__device__ __forceinline__ void store_dresidual(const BwdParams& p, i64 row, i64 col, const float (&out)[S::kVec]) {
+  if constexpr (S::kResidual) {
+    if (p.dresidual) store<S::kVec>(static_cast<typename S::R*>(p.dresidual) + row * p.dresidual_stride + col, out);
   }
 }
 
@@ -207,6 +218,7 @@ __device__ __forceinline__ void layer_norm_bwd_dx_single_tile(const BwdParams& p
       }
       add_dz<S>(p, row, c0 + col, out);
       store<S::kVec>(dx + col, out);
+      store_dresidual<S>(p, row, c0 + col, out);
     }
   }
   if constexpr (kClustered) cluster_arrive();  // done reading the other CTAs' slots
@@ -330,6 +342,7 @@ __device__ __forceinline__ void layer_norm_bwd_dx_tiled(const BwdParams& p) {
         if (active) {
           add_dz<S>(p, row, col, out);
           store<S::kVec>(dx + col, out);
+          store_dresidual<S>(p, row, col, out);
         }
         if constexpr (S::kHasWeight) {
           if (p.dw_partial) store<S::kVec>(p.dw_partial + partial_row * p.N + col, dw);
