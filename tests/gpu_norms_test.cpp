@@ -1,7 +1,8 @@
 // GPU correctness of the norm variants of issue 11 (ctest label "gpu"):
 // RMSNorm, the fused residual add (residual in x's dtype or fp32), zero-
 // centred gamma and an output dtype of its own, for both norms and every
-// dtype, forward and backward through the public API, against the float64
+// dtype, forward and backward (dx, dW/dB and, with a residual, the
+// residual's gradient in its own dtype) through the public API, against the float64
 // CPU reference (tuner/reference.hpp), with odd N, strided rows, short and
 // long rows (single tile, tiled or cluster as the default heuristic picks),
 // and NaN/Inf. Outputs are poisoned before each run. Skips, saying why,
@@ -45,11 +46,12 @@ struct VCase {
   bool zc = false;
   std::optional<DType> y;  // none: x's dtype
   std::int64_t M = 1, N = 1, pad = 0;
-  bool dz = true;  // backward with an upstream residual gradient
+  bool dz = true;    // backward with an upstream residual gradient
+  bool dres = true;  // backward also writes the residual's gradient (dresidual, residual dtype)
   std::string name() const {
     std::string s = std::string(to_string(norm)) + "_" + std::string(to_string(x)) + "_w" + std::string(to_string(w)) +
                     (weight ? "_W" : "_noW") + (bias ? "B" : "noB");
-    if (residual) s += "_res" + std::string(to_string(*residual)) + (dz ? "" : "_nodz");
+    if (residual) s += "_res" + std::string(to_string(*residual)) + (dz ? "" : "_nodz") + (dres ? "" : "_nodres");
     if (zc) s += "_zc";
     if (y) s += "_out" + std::string(to_string(*y));
     return s + "_M" + std::to_string(M) + "_N" + std::to_string(N) + (pad ? "_pad" + std::to_string(pad) : "");
@@ -177,9 +179,15 @@ struct NormRun {
   }
 
   // Backward through the public API from the forward's z (or x), mean, rstd.
-  void backward_and_check(const Config* cfg = nullptr) {
-    DeviceTensor gdx(c.x, c.M * s), gdw, gdb;
+  // in_place: the residual's gradient overwrites dresidual_out (gdz).
+  void backward_and_check(const Config* cfg = nullptr, bool in_place = false) {
+    DeviceTensor gdx(c.x, c.M * s), gdw, gdb, gdres;
     gdx.poison();
+    const bool want_dres = c.residual && (c.dres || in_place);
+    if (want_dres && !in_place) {
+      gdres = DeviceTensor(c.rd(), c.M * s);
+      gdres.poison();
+    }
     if (c.weight) {
       gdw = DeviceTensor(c.w, c.N);
       gdw.poison();
@@ -211,6 +219,10 @@ struct NormRun {
     }
     a.residual_dtype = c.residual;
     a.y_dtype = c.y;
+    if (want_dres) {
+      a.dresidual = in_place ? gdz.ptr() : gdres.ptr();
+      a.dresidual_row_stride = s;
+    }
     if (cfg) {
       const rt::BwdProblem bp = rt::check_backward(a);
       rt::Runtime& runtime = rt::default_runtime();
@@ -232,7 +244,7 @@ struct NormRun {
     // The reference from the same saved input (the GPU's z: within an ulp of
     // the reference's, and the one the kernel differentiated).
     const HostTensor in = c.residual ? gz.download() : x;
-    HostTensor dx_ref(c.x, c.M * s), dw_ref(c.w, c.N), db_ref(c.w, c.N);
+    HostTensor dx_ref(c.x, c.M * s), dw_ref(c.w, c.N), db_ref(c.w, c.N), dres_ref(c.rd(), c.M * s);
     ref::BwdArgs ra;
     ra.M = c.M;
     ra.N = c.N;
@@ -248,13 +260,27 @@ struct NormRun {
     ra.residual_dtype = c.rd();
     ra.dz = c.residual && c.dz ? dz.data() : nullptr;
     ra.y_dtype = c.y;
-    ref::layer_norm_backward(ra, dx_ref.data(), c.weight ? dw_ref.data() : nullptr, c.bias ? db_ref.data() : nullptr);
+    ra.dresidual_stride = s;
+    ref::norm_backward(ra, dx_ref.data(), c.weight ? dw_ref.data() : nullptr, c.bias ? db_ref.data() : nullptr,
+                       want_dres ? dres_ref.data() : nullptr);
     const double dymax = max_abs(dy), rstd_max = max_abs(grstd.download());
     const HostTensor dx = gdx.download();
     const auto rdx = ref::compare(c.x, dx.data(), dx_ref.data(), c.M, c.N, s, s,
                                   ref::default_tolerance(c.x, ref::Quantity::dx, c.N, c.M, rstd_max * wmag() * dymax),
                                   ref::poison_bits(c.x));
     EXPECT_TRUE(rdx.ok) << "dx: " << testing::describe(rdx);
+    if (want_dres) {
+      // The same values in the residual's dtype (rounded once from fp32, not through x's dtype).
+      const HostTensor dres = in_place ? gdz.download() : gdres.download();
+      const double dzmax = c.dz ? max_abs(dz) : 0.0;
+      const auto rr = ref::compare(
+          c.rd(), dres.data(), dres_ref.data(), c.M, c.N, s, s,
+          ref::default_tolerance(c.rd(), ref::Quantity::dx, c.N, c.M, rstd_max * wmag() * dymax + dzmax),
+          ref::poison_bits(c.rd()));
+      EXPECT_TRUE(rr.ok) << "dresidual" << (in_place ? " (in place over dresidual_out)" : "") << ": "
+                         << testing::describe(rr);
+      if (in_place) gdz.upload(dz);  // dresidual_out again, for another run
+    }
     const auto tw = ref::default_tolerance(c.w, ref::Quantity::dweight, c.N, c.M, dymax);
     if (c.weight) {
       const HostTensor dw = gdw.download();
@@ -295,6 +321,7 @@ std::vector<VCase> variant_cases() {
         v.residual = DType::f32;
         opts.push_back(v);
         v.dz = false;
+        v.dres = false;
         opts.push_back(v);
       }
       v = base;
@@ -421,6 +448,30 @@ TEST(GpuNorms, SingleElementRows) {
       NormRun run(c, rng);
       run.forward_and_check();
       run.backward_and_check();
+    }
+}
+
+// The residual's gradient written in place over dresidual_out (same rows),
+// for a single-tile and a tiled row: bf16 x, fp32 residual stream.
+TEST(GpuNorms, DresidualInPlaceOverDresidualOut) {
+  LNTUNE_REQUIRE_GPU();
+  Rng rng;
+  SCOPED_TRACE("seed " + std::to_string(rng.seed()));
+  for (std::int64_t n : {std::int64_t{1003}, std::int64_t{40001}})
+    for (Norm norm : {Norm::layer, Norm::rms}) {
+      VCase c;
+      c.norm = norm;
+      c.x = DType::bf16;
+      c.w = DType::f32;
+      c.bias = norm == Norm::layer;
+      c.residual = DType::f32;
+      c.M = 29;
+      c.N = n;
+      c.pad = 4;
+      SCOPED_TRACE(c.name());
+      NormRun run(c, rng);
+      run.forward_and_check();
+      run.backward_and_check(nullptr, true);
     }
 }
 

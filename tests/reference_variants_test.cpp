@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "tuner/compare.hpp"
@@ -165,8 +167,9 @@ Buf random_buf(DType d, int64_t count, std::mt19937_64& rng, double scale = 1.0,
   return b;
 }
 
-// The fused residual: z = round(x + r) is written, and y is the norm of the
-// stored z, whatever the dtypes; the backward reads z and adds dz into dx.
+// The fused residual: z = round(fp32(x + r)) is written, and y is the norm of
+// the stored z, whatever the dtypes; the backward reads z and adds dz into dx,
+// and writes the same value as the residual's gradient in the residual's dtype.
 TEST(ReferenceVariants, TypedResidualMatchesF64OnTheStoredZ) {
   std::mt19937_64 rng(17);
   const int64_t M = 5, N = 37, S = 41;  // strided rows
@@ -195,7 +198,7 @@ TEST(ReferenceVariants, TypedResidualMatchesF64OnTheStoredZ) {
           a.residual_dtype = rd;
           a.y_dtype = yd;
           norm_forward(a, y.data(), nullptr, rstd.data(), z.data());
-          // z is x + r rounded once to rd; y is the f64 norm of z rounded once to yd.
+          // z is the fp32 sum x + r rounded to rd; y is the f64 norm of z rounded once to yd.
           std::vector<double> zd(M * N), wd(N), bd(N), yref(M * N), rref(M);
           for (int64_t j = 0; j < N; ++j) {
             wd[j] = w.get(j);
@@ -203,9 +206,9 @@ TEST(ReferenceVariants, TypedResidualMatchesF64OnTheStoredZ) {
           }
           for (int64_t i = 0; i < M; ++i)
             for (int64_t j = 0; j < N; ++j) {
-              const double exact = x.get(i * S + j) + r.get(i * S + j);
+              const double sum = static_cast<float>(x.get(i * S + j) + r.get(i * S + j));
               Buf one(rd, 1);
-              one.set(0, exact);
+              one.set(0, sum);
               EXPECT_EQ(z.get(i * S + j), one.get(0));
               zd[i * N + j] = z.get(i * S + j);
             }
@@ -219,7 +222,7 @@ TEST(ReferenceVariants, TypedResidualMatchesF64OnTheStoredZ) {
             }
           }
           // Backward: dy in yd, z in rd, dz in rd; dx (xd) = dnorm + dz.
-          Buf dy = random_buf(yd, M * S, rng), dz = random_buf(rd, M * S, rng), dx(xd, M * S);
+          Buf dy = random_buf(yd, M * S, rng), dz = random_buf(rd, M * S, rng), dx(xd, M * S), dres(rd, M * S);
           Buf dw(DType::f32, N), db(DType::f32, N);
           BwdArgs g;
           g.M = M;
@@ -236,7 +239,8 @@ TEST(ReferenceVariants, TypedResidualMatchesF64OnTheStoredZ) {
           g.residual_dtype = rd;
           g.dz = dz.data();
           g.y_dtype = yd;
-          layer_norm_backward(g, dx.data(), dw.data(), db.data());
+          g.dresidual_stride = S;
+          norm_backward(g, dx.data(), dw.data(), db.data(), dres.data());
           std::vector<double> dyd(M * N), dxref(M * N), dwref(N), dbref(N);
           for (int64_t i = 0; i < M; ++i)
             for (int64_t j = 0; j < N; ++j) dyd[i * N + j] = dy.get(i * S + j);
@@ -244,15 +248,235 @@ TEST(ReferenceVariants, TypedResidualMatchesF64OnTheStoredZ) {
                        true);
           for (int64_t i = 0; i < M; ++i)
             for (int64_t j = 0; j < N; ++j) {
-              Buf one(xd, 1);
+              Buf one(xd, 1), other(rd, 1);
               one.set(0, dxref[i * N + j] + dz.get(i * S + j));
+              other.set(0, dxref[i * N + j] + dz.get(i * S + j));
               EXPECT_EQ(dx.get(i * S + j), one.get(0)) << i << "," << j;
+              // The residual's gradient: the same value, rounded once to rd (not through xd).
+              EXPECT_EQ(dres.get(i * S + j), other.get(0)) << i << "," << j;
             }
           for (int64_t j = 0; j < N; ++j) {
             EXPECT_EQ(dw.get(j), static_cast<double>(static_cast<float>(dwref[j])));
             EXPECT_EQ(db.get(j), static_cast<double>(static_cast<float>(dbref[j])));
           }
         }
+}
+
+// Hand-worked fused residual: RMSNorm of z = x + r = [3, 4] (eps = 0), then
+// the backward with dz, and the residual's gradient in fp32 next to a bf16 dx.
+TEST(ReferenceVariants, ResidualByHand) {
+  const float x[2] = {1, 2}, r[2] = {2, 2};
+  float y[2], z[2], rstd[1];
+  FwdArgs a;
+  a.M = 1;
+  a.N = 2;
+  a.x_stride = a.y_stride = a.residual_stride = a.z_stride = 2;
+  a.x = x;
+  a.norm = Norm::rms;
+  a.eps = 0;
+  a.residual = r;
+  a.residual_dtype = DType::f32;
+  norm_forward(a, y, nullptr, rstd, z);
+  const double rs = 1.0 / std::sqrt(12.5);
+  EXPECT_EQ(z[0], 3.0f);
+  EXPECT_EQ(z[1], 4.0f);
+  EXPECT_EQ(rstd[0], static_cast<float>(rs));
+  EXPECT_EQ(y[0], static_cast<float>(3 * rs));
+  EXPECT_EQ(y[1], static_cast<float>(4 * rs));
+  // dy = [1, 0]: dnorm = rs [0.64, -0.48] (RmsBackwardByHand); dz = [0.5, -0.25].
+  const float dy[2] = {1, 0}, dz[2] = {0.5f, -0.25f};
+  Buf dx(DType::bf16, 2);
+  float dres[2], dw[2];
+  BwdArgs g;
+  g.M = 1;
+  g.N = 2;
+  g.dy_stride = g.x_stride = g.dx_stride = g.dz_stride = g.dresidual_stride = 2;
+  g.x_dtype = DType::bf16;  // dx in bf16, the residual stream (z, dz, dresidual) in fp32
+  g.dy = dy;
+  g.x = z;
+  g.eps = 0;
+  g.norm = Norm::rms;
+  g.residual = true;
+  g.residual_dtype = DType::f32;
+  g.dz = dz;
+  g.y_dtype = DType::f32;
+  norm_backward(g, dx.data(), dw, nullptr, dres);
+  const double d0 = rs * 0.64 + 0.5, d1 = -rs * 0.48 - 0.25;
+  EXPECT_FLOAT_EQ(dres[0], static_cast<float>(d0));
+  EXPECT_FLOAT_EQ(dres[1], static_cast<float>(d1));
+  EXPECT_NEAR(dres[0], d0, 1e-7);
+  EXPECT_EQ(dx.get(0), static_cast<double>(bf16_to_float(double_to_bf16(d0))));
+  EXPECT_EQ(dx.get(1), static_cast<double>(bf16_to_float(double_to_bf16(d1))));
+  EXPECT_NE(static_cast<double>(dres[0]), dx.get(0));  // fp32 keeps what bf16 drops
+  EXPECT_NEAR(dw[0], 3 * rs, 1e-7);  // dW is dy * xhat, dz plays no part
+  EXPECT_EQ(dw[1], 0.0f);
+}
+
+// z is the fp32 sum, then z's dtype (as the kernels and PyTorch's
+// (x + r).to(dtype) form it), which differs from rounding the exact sum once
+// when x is fp32 and z is 16-bit: x = 2^-8 + 2^-31, r = 1. The exact sum lies
+// just above the bf16 midpoint 1 + 2^-8 (once: 1 + 2^-7); its fp32 sum is
+// the midpoint itself, which rounds to even (1).
+TEST(ReferenceVariants, ResidualSumIsFp32ThenTheResidualDtype) {
+  const float x[1] = {std::ldexp(1.0f, -8) + std::ldexp(1.0f, -31)};
+  ASSERT_EQ(static_cast<double>(x[0]), std::ldexp(1.0, -8) + std::ldexp(1.0, -31));  // exact in fp32
+  Buf r(DType::bf16, 1), z(DType::bf16, 1);
+  r.set(0, 1.0);
+  float y[1];
+  FwdArgs a;
+  a.M = 1;
+  a.N = 1;
+  a.x_stride = a.y_stride = a.residual_stride = a.z_stride = 1;
+  a.x = x;
+  a.residual = r.data();
+  a.residual_dtype = DType::bf16;
+  norm_forward(a, y, nullptr, nullptr, z.data());
+  EXPECT_EQ(z.get(0), 1.0);
+  // An fp32 z is the fp32 sum, 1 + 2^-8.
+  float r32[1] = {1.0f}, z32[1];
+  a.residual = r32;
+  a.residual_dtype = DType::f32;
+  norm_forward(a, y, nullptr, nullptr, z32);
+  EXPECT_EQ(z32[0], 1.0f + std::ldexp(1.0f, -8));
+  // bf16 x with an fp32 residual: the fp32 sum is the single rounding.
+  Buf xb(DType::bf16, 1);
+  xb.set(0, 1.0 + std::ldexp(1.0, -7));
+  float rr[1] = {std::ldexp(1.0f, -26)};  // below half an fp32 ulp of the sum: rounds away
+  a.x_dtype = DType::bf16;
+  a.x = xb.data();
+  a.residual = rr;
+  norm_forward(a, y, nullptr, nullptr, z32);
+  EXPECT_EQ(z32[0], 1.0f + std::ldexp(1.0f, -7));
+}
+
+// Invariants of the variants.
+TEST(ReferenceVariants, Invariants) {
+  std::mt19937_64 rng(23);
+  const int64_t M = 4, N = 9;
+  const auto x = random_vec(M * N, rng, 1.0, 0.3), dy = random_vec(M * N, rng), w = random_vec(N, rng, 0.3, 1.0);
+  // RMSNorm is scale invariant (eps = 0): y(a x) = y(x), dx(a x) = dx(x) / a, and x . dx = 0 per row.
+  const double alpha = 4.0;  // a power of two: a x is exact
+  std::vector<double> xa(x), y0(M * N), y1(M * N), dx0(M * N), dx1(M * N), dw0(N), dw1(N);
+  for (double& v : xa) v *= alpha;
+  forward_f64(M, N, x.data(), w.data(), nullptr, 0.0, y0.data(), nullptr, nullptr, Norm::rms);
+  forward_f64(M, N, xa.data(), w.data(), nullptr, 0.0, y1.data(), nullptr, nullptr, Norm::rms);
+  backward_f64(M, N, dy.data(), x.data(), w.data(), 0.0, dx0.data(), dw0.data(), nullptr, Norm::rms);
+  backward_f64(M, N, dy.data(), xa.data(), w.data(), 0.0, dx1.data(), dw1.data(), nullptr, Norm::rms);
+  for (int64_t k = 0; k < M * N; ++k) {
+    EXPECT_NEAR(y1[k], y0[k], 1e-14) << k;
+    EXPECT_NEAR(dx1[k] * alpha, dx0[k], 1e-13) << k;
+  }
+  for (int64_t j = 0; j < N; ++j) EXPECT_NEAR(dw1[j], dw0[j], 1e-13) << j;
+  for (int64_t i = 0; i < M; ++i) {
+    double dot = 0;
+    for (int64_t j = 0; j < N; ++j) dot += x[i * N + j] * dx0[i * N + j];
+    EXPECT_NEAR(dot, 0.0, 1e-13) << "row " << i;
+  }
+  // LayerNorm's dx sums to zero per row (it is shift invariant); RMSNorm's need not.
+  backward_f64(M, N, dy.data(), x.data(), w.data(), 1e-5, dx0.data(), nullptr, nullptr, Norm::layer);
+  for (int64_t i = 0; i < M; ++i) {
+    double sum = 0;
+    for (int64_t j = 0; j < N; ++j) sum += dx0[i * N + j];
+    EXPECT_NEAR(sum, 0.0, 1e-13) << "row " << i;
+  }
+  // Zero-centred gamma with w = 0 is the weight-free norm, for both norms.
+  const std::vector<double> zeros(N, 0.0);
+  for (Norm norm : {Norm::layer, Norm::rms}) {
+    forward_f64(M, N, x.data(), zeros.data(), nullptr, 1e-5, y0.data(), nullptr, nullptr, norm, true);
+    forward_f64(M, N, x.data(), nullptr, nullptr, 1e-5, y1.data(), nullptr, nullptr, norm, false);
+    EXPECT_EQ(y0, y1);
+    backward_f64(M, N, dy.data(), x.data(), zeros.data(), 1e-5, dx0.data(), nullptr, nullptr, norm, true);
+    backward_f64(M, N, dy.data(), x.data(), nullptr, 1e-5, dx1.data(), nullptr, nullptr, norm, false);
+    EXPECT_EQ(dx0, dx1);
+  }
+  // Typed: a zero residual leaves z = x and y as without one; a zero dz leaves
+  // dx as without one; with the residual in x's dtype, dresidual is dx.
+  for (DType d : {DType::f32, DType::f16, DType::bf16}) {
+    SCOPED_TRACE(std::string(to_string(d)));
+    Buf xt = random_buf(d, M * N, rng, 1.0, 0.3), zero(d, M * N), y_plain(d, M * N), y_res(d, M * N), z(d, M * N);
+    for (int64_t k = 0; k < M * N; ++k) zero.set(k, 0.0);
+    FwdArgs a;
+    a.M = M;
+    a.N = N;
+    a.x_stride = a.y_stride = a.residual_stride = a.z_stride = N;
+    a.x_dtype = a.w_dtype = d;
+    a.x = xt.data();
+    a.norm = Norm::rms;
+    norm_forward(a, y_plain.data(), nullptr, nullptr, nullptr);
+    a.residual = zero.data();
+    a.residual_dtype = d;
+    norm_forward(a, y_res.data(), nullptr, nullptr, z.data());
+    EXPECT_EQ(z.bytes, xt.bytes);
+    EXPECT_EQ(y_res.bytes, y_plain.bytes);
+    Buf dyt = random_buf(d, M * N, rng), dx_plain(d, M * N), dx_res(d, M * N), dres(d, M * N);
+    BwdArgs g;
+    g.M = M;
+    g.N = N;
+    g.dy_stride = g.x_stride = g.dx_stride = g.dz_stride = g.dresidual_stride = N;
+    g.x_dtype = g.w_dtype = d;
+    g.dy = dyt.data();
+    g.x = xt.data();
+    g.norm = Norm::rms;
+    norm_backward(g, dx_plain.data(), nullptr, nullptr, nullptr);
+    g.residual = true;
+    g.residual_dtype = d;
+    g.dz = zero.data();
+    norm_backward(g, dx_res.data(), nullptr, nullptr, dres.data());
+    EXPECT_EQ(dx_res.bytes, dx_plain.bytes);
+    EXPECT_EQ(dres.bytes, dx_res.bytes);
+  }
+}
+
+// An output dtype narrower than x's: y is rounded once from double, and
+// overflows to infinity where the narrow format ends (fp16: 65504).
+TEST(ReferenceVariants, NarrowOutputRoundsOnceAndOverflows) {
+  const float x[2] = {-1, 1}, w[2] = {70000, 1.5f}, b[2] = {0, 0};
+  Buf y(DType::f16, 2);
+  FwdArgs a;
+  a.M = 1;
+  a.N = 2;
+  a.x_stride = a.y_stride = 2;
+  a.x = x;
+  a.weight = w;
+  a.bias = b;
+  a.eps = 0;
+  a.y_dtype = DType::f16;  // LayerNorm of [-1, 1]: xhat = [-1, 1]
+  norm_forward(a, y.data(), nullptr, nullptr, nullptr);
+  EXPECT_EQ(y.get(0), -std::numeric_limits<double>::infinity());
+  EXPECT_EQ(y.get(1), 1.5);
+}
+
+// z = x + r feeds both the norm and the next layer (through dz): the gradient
+// of f = sum(y dy) + sum(z dz) is the same for x and for r, dnorm(z) + dz,
+// which is why one kernel writes both dx and dresidual.
+TEST(ReferenceVariants, ResidualGradientIsTheSameForXAndR) {
+  std::mt19937_64 rng(31);
+  const int64_t M = 2, N = 6;
+  const double eps = 1e-3;
+  const auto x = random_vec(M * N, rng, 1.0, 0.3), r = random_vec(M * N, rng), dy = random_vec(M * N, rng),
+             dz = random_vec(M * N, rng), w = random_vec(N, rng, 0.3, 1.0);
+  for (Norm norm : {Norm::layer, Norm::rms}) {
+    SCOPED_TRACE(std::string(to_string(norm)));
+    const auto f = [&](const std::vector<double>& xx, const std::vector<double>& rr) {
+      std::vector<double> z(static_cast<std::size_t>(M * N)), y(z.size());
+      for (std::size_t k = 0; k < z.size(); ++k) z[k] = xx[k] + rr[k];
+      forward_f64(M, N, z.data(), w.data(), nullptr, eps, y.data(), nullptr, nullptr, norm);
+      double s = 0;
+      for (std::size_t k = 0; k < z.size(); ++k) s += y[k] * dy[k] + z[k] * dz[k];
+      return s;
+    };
+    std::vector<double> z(static_cast<std::size_t>(M * N)), dx(z.size());
+    for (std::size_t k = 0; k < z.size(); ++k) z[k] = x[k] + r[k];
+    backward_f64(M, N, dy.data(), z.data(), w.data(), eps, dx.data(), nullptr, nullptr, norm);
+    for (std::size_t k = 0; k < z.size(); ++k) {
+      std::vector<double> e(z.size(), 0.0);
+      e[k] = 1;
+      const double gx = directional([&](double t) { return f(axpy(x, t, e), r); }, 1e-3);
+      const double gr = directional([&](double t) { return f(x, axpy(r, t, e)); }, 1e-3);
+      EXPECT_NEAR(gx, dx[k] + dz[k], 1e-8) << k;
+      EXPECT_NEAR(gr, dx[k] + dz[k], 1e-8) << k;
+    }
+  }
 }
 
 TEST(ReferenceVariants, NanAndInfPropagateToTheirRowOnly) {
@@ -302,6 +526,12 @@ TEST(ReferenceVariants, InvalidCombinationsThrow) {
   g.dy = x;
   g.dz = x;
   EXPECT_THROW(layer_norm_backward(g, y, nullptr, nullptr), Error);  // dz without residual
+  g.dz = nullptr;
+  g.dresidual_stride = 4;
+  EXPECT_THROW(norm_backward(g, y, nullptr, nullptr, z), Error);  // dresidual without residual
+  g.residual = true;
+  g.dresidual_stride = 3;
+  EXPECT_THROW(norm_backward(g, y, nullptr, nullptr, z), Error);  // dresidual_stride < N
 }
 
 TEST(ReferenceVariants, ToleranceCoversTheVariantRoundings) {

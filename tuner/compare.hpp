@@ -94,13 +94,18 @@
 //   Zero-centred gamma: the applied weight is the fp32 sum 1 + w, one more
 //     rounding (u) relative to each weight term: +u in rtol_y and rtol_dx;
 //     mag must bound max|1 + w| instead of max|w|.
-//   Fused residual, forward: z = x + residual is rounded once to its dtype,
-//     and the reference normalises the same stored z (rounded once from the
-//     exact sum); the fp32 sum of two 16-bit or fp32 values of comparable
-//     size is exact (or is the single rounding, for fp32 z), so z agrees to
-//     one ulp of its dtype: rtol = one_ulp, atol = so (Quantity::y with mag 0
-//     bounds it). Backward: dx = dnorm + dz adds one fp32 rounding relative
-//     to the sum: +u in rtol_dx; mag must bound max|dz| too.
+//   Fused residual, forward: z is the fp32 sum x + residual rounded to the
+//     residual's dtype, in the kernels and in the reference alike (which
+//     forms the correctly rounded fp32 sum in double, then rounds it: the
+//     same two steps, so the same bits; one step short of that, e.g. a
+//     single rounding of the exact sum, differs from the kernels' by an ulp
+//     of z for fp32 x with a 16-bit residual); Quantity::y with mag 0
+//     (rtol = one_ulp, atol = so) bounds z with room to spare, and the
+//     reference normalises the same stored z. Backward: dx = dnorm + dz adds
+//     one fp32 rounding relative to the sum: +u in rtol_dx; mag must bound
+//     max|dz| too. The residual's gradient (dresidual) is that same fp32
+//     value stored in the residual's dtype: Quantity::dx with `out` = the
+//     residual's dtype.
 //   Output dtype: `out` is the dtype of the compared array (y's own dtype;
 //     dx is in x's).
 //

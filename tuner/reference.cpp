@@ -285,10 +285,12 @@ void forward_impl(int64_t M, int64_t N, const Src& x, const Src& w_src, const Sr
     for (int64_t r = task * rpt; r < r1; ++r) {
       x.load(r, 0, N, xr);
       if (z.wanted()) {
-        // z = x + residual, rounded once to z's dtype; the norm is of that z.
+        // z = x + residual as the kernels (and PyTorch's (x + residual).to(dtype)) form it: the fp32 sum, then
+        // z's dtype; the norm is of that stored z. (The double sum of two values of at most 24 significant bits,
+        // rounded to float, is the correctly rounded fp32 sum: 53 >= 2 * 24 + 2.)
         double* rr = s.b.data();
         residual.load(r, 0, N, rr);
-        for (int64_t j = 0; j < N; ++j) rr[j] += xr[j];
+        for (int64_t j = 0; j < N; ++j) rr[j] = static_cast<double>(static_cast<float>(rr[j] + xr[j]));
         z.store(r, 0, N, rr);
         Src{z.kind, z.p, z.stride}.load(r, 0, N, xr);
       }
@@ -317,7 +319,7 @@ constexpr int64_t kColBlock = 512;  // columns per dw/db reduction task
 
 void backward_impl(int64_t M, int64_t N, const Src& dy, const Src& x, const Src& w_src,
                    double eps, const Dst& dx, const Dst& dw, const Dst& db, Variant v = {},
-                   const Src& dz = {}) {
+                   const Src& dz = {}, const Dst& dresidual = {}) {
   const bool want_dwdb = dw.wanted() || db.wanted();
   if (M == 0) {
     const std::vector<double> zeros(static_cast<std::size_t>(N), 0.0);
@@ -347,7 +349,7 @@ void backward_impl(int64_t M, int64_t N, const Src& dy, const Src& x, const Src&
       const Stats st = stats_of(v.norm, xhat, N, eps);
       means[static_cast<std::size_t>(r)] = st.mean;
       rstds[static_cast<std::size_t>(r)] = st.rstd;
-      if (!dx.wanted()) continue;
+      if (!dx.wanted() && !dresidual.wanted()) continue;
       dy.load(r, 0, N, wdy);
       for (int64_t j = 0; j < N; ++j) {
         xhat[j] = (xhat[j] - st.mean) * st.rstd;
@@ -363,7 +365,9 @@ void backward_impl(int64_t M, int64_t N, const Src& dy, const Src& x, const Src&
         dz.load(r, 0, N, wdy);
         for (int64_t j = 0; j < N; ++j) dxr[j] += wdy[j];
       }
-      dx.store(r, 0, N, dxr);
+      // dx, and the same values as the gradient of the residual, each rounded once to its dtype.
+      if (dx.wanted()) dx.store(r, 0, N, dxr);
+      if (dresidual.wanted()) dresidual.store(r, 0, N, dxr);
     }
   });
   if (!want_dwdb) return;
@@ -451,7 +455,11 @@ void norm_forward(const FwdArgs& a, void* y, float* mean, float* rstd, void* z) 
 }
 
 void layer_norm_backward(const BwdArgs& a, void* dx, void* dweight, void* dbias) {
-  const char* fn = "layer_norm_backward";
+  norm_backward(a, dx, dweight, dbias, nullptr);
+}
+
+void norm_backward(const BwdArgs& a, void* dx, void* dweight, void* dbias, void* dresidual) {
+  const char* fn = "norm_backward";
   check_shape(fn, a.M, a.N);
   check_stride(fn, "dy_stride", a.dy_stride, a.N);
   check_stride(fn, "x_stride", a.x_stride, a.N);
@@ -462,12 +470,15 @@ void layer_norm_backward(const BwdArgs& a, void* dx, void* dweight, void* dbias)
   if (a.zero_centered && a.weight == nullptr) throw Error(std::string(fn) + ": zero_centered needs a weight");
   if (a.dz != nullptr && !a.residual) throw Error(std::string(fn) + ": dz needs residual");
   if (a.dz != nullptr) check_stride(fn, "dz_stride", a.dz_stride, a.N);
+  if (dresidual != nullptr && !a.residual) throw Error(std::string(fn) + ": dresidual needs residual");
+  if (dresidual != nullptr) check_stride(fn, "dresidual_stride", a.dresidual_stride, a.N);
   const Kind xk = kind_of(a.x_dtype), wk = kind_of(a.w_dtype), yk = kind_of(a.y_dtype.value_or(a.x_dtype));
   const Kind rk = kind_of(a.residual_dtype);
   const Kind ink = a.residual ? rk : xk;  // the saved row: z or x
   backward_impl(a.M, a.N, Src{yk, a.dy, a.dy_stride}, Src{ink, a.x, a.x_stride},
                 Src{wk, a.weight, 0}, a.eps, Dst{xk, dx, a.dx_stride}, Dst{wk, dweight, 0},
-                Dst{wk, dbias, 0}, Variant{a.norm, a.zero_centered}, Src{rk, a.dz, a.dz_stride});
+                Dst{wk, dbias, 0}, Variant{a.norm, a.zero_centered}, Src{rk, a.dz, a.dz_stride},
+                Dst{rk, dresidual, a.dresidual_stride});
 }
 
 void forward_f64(int64_t M, int64_t N, const double* x, const double* w, const double* b,

@@ -22,11 +22,15 @@
 // RMSNorm (norm = Norm::rms): no mean; rstd = 1 / sqrt(sum(x^2) / N + eps),
 // xhat = x * rstd, and in the backward c2 = 0: dx = rstd * (wdy - xhat * c1).
 // Zero-centred gamma: w is replaced by 1 + w everywhere (dw is unchanged).
-// Fused residual (forward): z = x + residual, rounded once to the residual's
-// dtype and written out; the norm is of that stored z. Backward with a
-// residual: x is z (residual dtype) and dz, the upstream gradient of z, is
-// added: dx = dnorm + dz. The output dtype (y; dy in the backward) may differ
-// from x's.
+// Fused residual (forward): z = x + residual, formed as the kernels and
+// PyTorch's (x + residual).to(residual dtype) form it: the fp32 sum (exact
+// for two 16-bit values of similar size; otherwise one rounding), then
+// rounded to the residual's dtype and written out (a second rounding only for
+// a 16-bit residual with fp32 x). The norm is of that stored z. Backward with
+// a residual: x is z (residual dtype) and dz, the upstream gradient of z, is
+// added: dx = dnorm + dz; the gradient of the residual has the same value
+// (z = x + residual), rounded once to the residual's dtype (norm_backward's
+// dresidual). The output dtype (y; dy in the backward) may differ from x's.
 //
 // NaN / Inf in a row propagate as in PyTorch's layer_norm: that row's y (and
 // dx) are all NaN, its mean is +-inf or NaN, its rstd NaN; other rows are
@@ -89,6 +93,7 @@ struct BwdArgs {
   DType residual_dtype = DType::f32;
   const void* dz = nullptr;         // nullable: upstream gradient of z (residual_dtype), added into dx
   int64_t dz_stride = 0;
+  int64_t dresidual_stride = 0;     // rows of norm_backward's dresidual
   std::optional<DType> y_dtype;     // dtype of dy; none: x_dtype
 };
 
@@ -96,6 +101,10 @@ struct BwdArgs {
 // dx_stride; dweight, dbias: N elements of w_dtype. Each output is nullable
 // (not wanted). With M == 0, dweight/dbias are zero.
 void layer_norm_backward(const BwdArgs& a, void* dx, void* dweight, void* dbias);
+// The same, plus the gradient of the residual (with a residual only;
+// nullable): dx's double values, rounded once to residual_dtype, rows of
+// dresidual_stride.
+void norm_backward(const BwdArgs& a, void* dx, void* dweight, void* dbias, void* dresidual);
 
 // Double-precision variants on contiguous rows (stride N), for tests and
 // finite differences. w, b nullable (ones / zeros); mean, rstd, dx, dw, db
