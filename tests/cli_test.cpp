@@ -344,6 +344,91 @@ TEST(Cli, TuneNormOptionsAreChecked) {
   EXPECT_TRUE(contains(r.out, "--residual")) << r.out;
 }
 
+// Every command that names a key takes the variant options, checked before
+// any GPU use: a bad value is a usage error naming the option and the value.
+TEST(Cli, VariantOptionsAreCheckedEverywhere) {
+  TempDir tmp;
+  const std::string key = " --kernel fwd --dtype bf16 --n 4096";
+  for (const std::string& cmd :
+       {std::string("tune"), std::string("bench"), "gen" + key, "space" + key, "compile" + key + " -o x.cubin"}) {
+    SCOPED_TRACE(cmd);
+    expect_usage(tmp, cmd + " --y-dtype fp8", "--y-dtype: unknown dtype 'fp8' (fp32, fp16, bf16)");
+    expect_usage(tmp, cmd + " --residual --residual-dtype int8", "--residual-dtype: unknown dtype 'int8' (fp32, fp16, bf16)");
+    expect_usage(tmp, cmd + " --residual-dtype fp32", "--residual-dtype needs --residual");
+    expect_usage(tmp, cmd + " --zero-centered --no-weight",
+                 "--zero-centered needs a weight (it is applied as 1 + w): drop --no-weight");
+    expect_usage(tmp, cmd + " --op groupnorm", "--op: unknown norm 'groupnorm' (layernorm, rmsnorm)");
+    const Result h = run(tmp, cmd + " --help");
+    EXPECT_EQ(h.code, 0) << h.err;
+    for (const char* opt : {"--op", "--residual", "--residual-dtype", "--zero-centered", "--y-dtype"})
+      EXPECT_TRUE(contains(h.out, opt)) << opt << " in " << h.out;
+  }
+  // gen, space and compile name one kernel: one norm.
+  expect_usage(tmp, "gen" + key + " --op layernorm,rmsnorm", "--op: one norm here (layernorm or rmsnorm)");
+}
+
+// tune --dry-run: the problems a tune covers, without a GPU. The default
+// grid adds RMSNorm with and without a residual for fp16 and bf16 (not fp32).
+TEST(Cli, TuneDryRunShowsTheDefaultGridWithItsVariants) {
+  TempDir tmp;
+  Result r = run(tmp, "tune --dry-run --n 4096");
+  EXPECT_EQ(r.code, 0) << r.err;
+  for (const char* line : {"fwd bf16 N=4096 M=4096\n", "bwd_dx fp32 N=4096 M=4096\n", "fwd bf16 noB rms N=4096 M=4096\n",
+                           "fwd bf16 noB rms +res N=4096 M=4096\n", "bwd_dx fp16 noB rms N=4096 M=4096\n",
+                           "bwd_dx fp16 noB rms +res N=4096 M=4096\n", "14 problems\n"})
+    EXPECT_TRUE(contains(r.out, line)) << line << " in " << r.out;
+  EXPECT_FALSE(contains(r.out, "fp32 noB rms")) << r.out;
+  EXPECT_FALSE(fs::exists(tmp / "user.db"));  // nothing created
+  // JSON: every target carries its variant (the names of show --json).
+  r = run(tmp, "tune --dry-run --json --n 4096 --kernel fwd --dtype bf16");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(valid_json(r.out)) << r.out;
+  for (const char* part : {"\"norm\": \"layernorm\", \"residual_dtype\": null, \"zero_centered\": false, \"y_dtype\": \"bf16\"",
+                           "\"norm\": \"rmsnorm\", \"residual_dtype\": \"bf16\", \"zero_centered\": false",
+                           "\"n\": 4096, \"m\": 4096", "\"count\": 3"})
+    EXPECT_TRUE(contains(r.out, part)) << part << " in " << r.out;
+}
+
+TEST(Cli, TuneDryRunAppliesEveryVariantOption) {
+  TempDir tmp;
+  // One explicit variant: no default grid.
+  Result r = run(tmp, "tune --dry-run --n 1024 --dtype bf16 --kernel fwd,bwd --op rmsnorm --residual --residual-dtype fp32 "
+                      "--zero-centered --y-dtype fp32");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "fwd bf16 noB rms +resfp32 zc ->fp32 N=1024 M=4096\n"
+                   "bwd_dx bf16 noB rms +resfp32 zc ->fp32 N=1024 M=4096\n2 problems\n");
+  r = run(tmp, "tune --dry-run --json --n 1024 --dtype bf16 --kernel fwd --op rmsnorm --residual --residual-dtype fp32 "
+               "--zero-centered --y-dtype fp32");
+  EXPECT_TRUE(valid_json(r.out)) << r.out;
+  EXPECT_TRUE(contains(r.out, "\"norm\": \"rmsnorm\", \"residual_dtype\": \"fp32\", \"zero_centered\": true, "
+                              "\"y_dtype\": \"fp32\"")) << r.out;
+  // Both norms; the output dtype alone; an output dtype equal to the row's is no variant.
+  r = run(tmp, "tune --dry-run --n 1024 --dtype fp32 --kernel fwd --op layernorm,rmsnorm --zero-centered");
+  EXPECT_EQ(r.out, "fwd fp32 zc N=1024 M=4096\nfwd fp32 noB rms zc N=1024 M=4096\n2 problems\n") << r.err;
+  r = run(tmp, "tune --dry-run --n 1024 --dtype fp32 --kernel bwd --y-dtype bf16");
+  EXPECT_EQ(r.out, "bwd_dx fp32 ->bf16 N=1024 M=4096\n1 problem\n") << r.err;
+  r = run(tmp, "tune --dry-run --n 1024 --dtype fp16 --kernel fwd --y-dtype fp16");
+  EXPECT_EQ(r.out, "fwd fp16 N=1024 M=4096\n1 problem\n") << r.err;
+}
+
+// gen and space show the variant's kernel: its instance name carries the variant.
+TEST(Cli, GenAndSpaceTakeTheVariant) {
+  TempDir tmp;
+  const std::string v = " --kernel bwd_dx --dtype bf16 --n 4096 --op rmsnorm --residual --residual-dtype fp32 "
+                        "--zero-centered --y-dtype fp32";
+  Result r = run(tmp, "space" + v);
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "configs for bwd_dx bf16 rms +resfp32 zc ->fp32 N=4096")) << r.out;
+  EXPECT_TRUE(contains(r.out, "_rms")) << r.out;
+  EXPECT_TRUE(contains(r.out, "_rfp32")) << r.out;
+  r = run(tmp, "gen" + v);
+  EXPECT_EQ(r.code, 0) << r.err;
+  const Result plain = run(tmp, "gen --kernel bwd_dx --dtype bf16 --n 4096");
+  EXPECT_EQ(plain.code, 0) << plain.err;
+  EXPECT_NE(r.out, plain.out);
+  EXPECT_TRUE(contains(r.out, "_rms")) << r.out;
+}
+
 // ------------------------------------------------------------ no GPU
 TEST(Cli, TuneWithoutGpuSaysWhyAndFails) {
   if (has_gpu()) GTEST_SKIP() << "this machine has a GPU";

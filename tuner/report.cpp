@@ -18,6 +18,8 @@ std::string format(const char* fmt, ...) {
   return buf;
 }
 
+}  // namespace
+
 std::string dtype_label(const Traits& t) {
   std::string s(to_string(t.x_dtype));
   if ((t.has_weight || t.has_bias) && t.w_dtype != t.x_dtype && t.kernel != Kernel::bwd_dwdb)
@@ -31,6 +33,8 @@ std::string dtype_label(const Traits& t) {
   if (t.y_dtype && *t.y_dtype != t.x_dtype) s += " ->" + std::string(to_string(*t.y_dtype));
   return s;
 }
+
+namespace {
 
 std::string duration(double s) {
   if (!(s >= 0) || std::isinf(s)) return "?";

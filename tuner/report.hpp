@@ -21,6 +21,12 @@ namespace lntune::tune {
 
 std::string short_config(const Config& c);
 
+// The dtypes and variant of a problem, as the tables print them: "bf16",
+// "fp16/wfp32 noB rms +resfp32 zc ->fp32" (weights' dtype, missing affine
+// parts, RMSNorm, residual (its dtype when not the row's), zero-centred
+// gamma, output dtype).
+std::string dtype_label(const Traits& t);
+
 // Per key: kernel dtype N M-bucket | winner config | median us | GB/s |
 // % of copy | speed-up vs default | state; then the totals, what each stage
 // of the search removed, the compilations, per GPU (several) and wall time.

@@ -54,10 +54,10 @@ struct GpuOptions {
 struct ProblemOptions {
   std::string n, m = "4096", dtype, kernel = "fwd,bwd", w_dtype;
   bool no_weight = false, no_bias = false;
-  // Norm variants (issue 11). variant_grid: without --op or --residual, add
+  // Norm variants (issue 11). variant_grid: without any variant option, add
   // RMSNorm with and without a residual for fp16/bf16 (tune's default grid).
-  std::string op, residual_dtype;
-  bool residual = false, variant_grid = false;
+  VariantOptions variant;
+  bool variant_grid = false;
 
   void add(CLI::App& app, const std::string& default_dtypes, const std::string& n_help) {
     dtype = default_dtypes;
@@ -68,11 +68,10 @@ struct ProblemOptions {
     app.add_option("--w-dtype", w_dtype, "Weight/bias dtype: fp32 (default: the row dtype)");
     app.add_flag("--no-weight", no_weight, "LayerNorm without weight");
     app.add_flag("--no-bias", no_bias, "LayerNorm without bias");
-    app.add_option("--op", op,
-                   "Norms, comma-separated: layernorm, rmsnorm (default: layernorm" +
-                       std::string(variant_grid ? ", plus rmsnorm with and without --residual for fp16 and bf16)" : ")"));
-    app.add_flag("--residual", residual, "With a fused residual add: z = x + residual is written, y = norm(z)");
-    app.add_option("--residual-dtype", residual_dtype, "dtype of the residual stream (default: the row dtype)");
+    variant.add(app, true,
+                variant_grid ? "layernorm; with no variant option, also rmsnorm with and without --residual for fp16 "
+                               "and bf16"
+                             : "layernorm");
   }
   std::vector<tune::Target> targets(const std::vector<std::int64_t>& default_ns) const {
     const auto ns = n.empty() ? default_ns : parse_int_list(n, "--n", kMaxN);
@@ -89,25 +88,16 @@ struct ProblemOptions {
           throw UsageError("lntune: --w-dtype: weights must be fp32 or the row dtype (" +
                            std::string(to_string(d)) + ")");
     const auto kernels = parse_kernel_list(kernel, "--kernel");
-    check_problem_count(ns.size(), ms.size(), dtypes.size(), kernels.size());
+    variant.check(!no_weight);
+    check_problem_count(ns.size() * variant.norms().size(), ms.size(), dtypes.size(), kernels.size());
     check_workload_size(ns, ms);
     const auto base = tune::make_targets(ns, ms, dtypes, kernels, wd, !no_weight, !no_bias);
-    std::optional<DType> rd;
-    if (!residual_dtype.empty()) {
-      rd = parse_dtype(residual_dtype);
-      if (!rd) throw UsageError("lntune: --residual-dtype: unknown dtype '" + residual_dtype + "' (fp32, fp16, bf16)");
-      if (!residual) throw UsageError("lntune: --residual-dtype needs --residual");
-    }
-    if (op.empty() && !residual) return variant_grid ? tune::default_variant_grid(base) : base;
+    if (!variant.given()) return variant_grid ? tune::default_variant_grid(base) : base;
     std::vector<tune::Target> out;
-    const std::string ops = op.empty() ? "layernorm" : op;
-    for (std::size_t pos = 0; pos <= ops.size();) {
-      const std::size_t comma = std::min(ops.find(',', pos), ops.size());
-      const std::string name = ops.substr(pos, comma - pos);
-      pos = comma + 1;
-      const auto norm = parse_norm(name);
-      if (!norm) throw UsageError("lntune: --op: unknown norm '" + name + "' (layernorm, rmsnorm)");
-      const auto v = tune::with_variant(base, *norm, residual, rd);
+    for (Norm norm : variant.norms()) {
+      // with_variant: the norm and residual (RMSNorm without bias); then the options.
+      auto v = tune::with_variant(base, norm, variant.residual, variant.residual_type());
+      for (tune::Target& t : v) t.traits = variant.apply_options(t.traits);
       out.insert(out.end(), v.begin(), v.end());
     }
     return out;
@@ -117,7 +107,7 @@ struct ProblemOptions {
 // ------------------------------------------------------------ tune
 struct TuneFlags {
   double budget = 0;
-  bool force = false, no_dwdb = false, full = false, json = false;
+  bool force = false, no_dwdb = false, full = false, json = false, dry_run = false;
   std::uint64_t seed = tune::TuneOptions{}.seed;
   std::string devices;  // --devices: "all" or a list; empty: --device
   std::string trace;    // --trace FILE
@@ -234,8 +224,30 @@ void write_tune_json(std::ostream& os, const std::vector<tune::TuneSummary>& sum
   j.end_object().finish();
 }
 
+// `tune --dry-run`: the problems a tune would cover, one per line (or JSON),
+// without a GPU.
+int print_targets(const std::vector<tune::Target>& targets, bool json) {
+  if (json) {
+    JsonWriter j(std::cout);
+    j.begin_object().field("lntune_version", version()).key("targets").begin_array();
+    for (const tune::Target& t : targets) {
+      j.begin_object();
+      write_traits_fields(j, t.traits);
+      j.field("n", static_cast<long long>(t.n)).field("m", static_cast<long long>(t.m)).end_object();
+    }
+    j.end_array().field("count", targets.size()).end_object().finish();
+    return kExitOk;
+  }
+  for (const tune::Target& t : targets)
+    std::cout << to_string(t.traits.kernel) << " " << tune::dtype_label(t.traits) << " N=" << t.n << " M=" << t.m
+              << "\n";
+  std::cout << targets.size() << " problem" << (targets.size() == 1 ? "" : "s") << "\n";
+  return kExitOk;
+}
+
 int run_tune(const ProblemOptions& po, const GpuOptions& go, const TuneFlags& f) {
   const auto targets = po.targets(gen::default_n_grid());
+  if (f.dry_run) return print_targets(targets, f.json);
   require_gpu();
   use_db(go.db);
   auto stack = cache_stack();
@@ -332,8 +344,8 @@ int run_bench(const ProblemOptions& po, const GpuOptions& go, std::uint64_t seed
   } else {
     std::cout << "GPU: " << rt::gpu_id(dev) << "; device-to-device copy " << fmt("%.0f", copy)
               << " GB/s (read + written)\n"
-              << "kernel  dtype        N      M  default config        µs    GB/s  tuned config          µs    GB/s  "
-                 "% copy  speed-up  check  selection\n";
+              << "kernel  dtype               N      M  default config        µs    GB/s  tuned config          µs    "
+                 "GB/s  % copy  speed-up  check  selection\n";
   }
   int bad = 0;
   for (const tune::Target& t : targets) {
@@ -379,13 +391,9 @@ int run_bench(const ProblemOptions& po, const GpuOptions& go, std::uint64_t seed
             .field("message", c.message)
             .end_object();
       };
-      j.begin_object()
-          .field("kernel", bwd ? "bwd" : "fwd")
-          .field("x_dtype", std::string(to_string(t.traits.x_dtype)))
-          .field("w_dtype", std::string(to_string(t.traits.w_dtype)))
-          .field("has_weight", t.traits.has_weight)
-          .field("has_bias", t.traits.has_bias)
-          .field("n", static_cast<long long>(t.n))
+      j.begin_object();
+      write_traits_fields(j, t.traits, bwd ? "bwd" : "fwd");  // "bwd": dx and dW/dB together
+      j.field("n", static_cast<long long>(t.n))
           .field("m", static_cast<long long>(t.m));
       run("default", d, def, dg);
       run("tuned", r, tuned, tg);
@@ -397,8 +405,8 @@ int run_bench(const ProblemOptions& po, const GpuOptions& go, std::uint64_t seed
       continue;
     }
     char line[512];
-    std::snprintf(line, sizeof(line), "%-6s  %-5s %7lld %6lld  %-20s %7s %7s  %-20s %7s %7s  %6s  %8s  %-5s  %s\n",
-                  k == Kernel::fwd ? "fwd" : "bwd", std::string(to_string(t.traits.x_dtype)).c_str(),
+    std::snprintf(line, sizeof(line), "%-6s  %-12s %7lld %6lld  %-20s %7s %7s  %-20s %7s %7s  %6s  %8s  %-5s  %s\n",
+                  k == Kernel::fwd ? "fwd" : "bwd", tune::dtype_label(t.traits).c_str(),
                   static_cast<long long>(t.n), static_cast<long long>(t.m), tune::short_config(def.main).c_str(),
                   d.timing ? fmt("%.2f", us(d)).c_str() : "-", d.timing ? fmt("%.0f", dg).c_str() : "-",
                   tune::short_config(tuned.main).c_str(), r.timing ? fmt("%.2f", us(r)).c_str() : "-",
@@ -549,6 +557,8 @@ void add_tune_commands(CLI::App& app, std::vector<Command>& out) {
         ->check(finite_number(true));
     sub->add_flag("--json", f->json,
                   "Print the summary as JSON (progress still goes to stderr; with --devices: one summary per GPU model)");
+    sub->add_flag("--dry-run", f->dry_run,
+                  "List the problems (kernel, dtypes, variant, N, M) that would be tuned, and exit (no GPU needed)");
     out.push_back({sub, [=] { return run_tune(*po, *go, *f); }});
   }
   // bench

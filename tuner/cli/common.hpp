@@ -71,6 +71,38 @@ void check_problem_count(std::size_t ns, std::size_t ms, std::size_t dtypes, std
 inline constexpr std::int64_t kMaxElements = std::int64_t{1} << 40;
 void check_workload_size(const std::vector<std::int64_t>& ns, const std::vector<std::int64_t>& ms);
 
+// The norm-variant options of every command that names a key (issue 11):
+// --op, --residual, --residual-dtype, --zero-centered, --y-dtype. Stored as
+// given; check() parses and checks them all (before any GPU use), throwing a
+// UsageError that names the option and the bad value.
+struct VariantOptions {
+  std::string op;              // --op: "layernorm", "rmsnorm" (tune, bench: a comma-separated list)
+  bool residual = false;       // --residual
+  std::string residual_dtype;  // --residual-dtype (needs --residual)
+  bool zero_centered = false;  // --zero-centered (needs a weight)
+  std::string y_dtype;         // --y-dtype
+
+  // Registers the options on `app`; op_list: --op takes a list. op_default
+  // is appended to --op's help ("default: ...").
+  void add(CLI::App& app, bool op_list, const std::string& op_default = "layernorm");
+  // Whether any of the options was given (tune's default grid applies only
+  // when none was).
+  bool given() const;
+  // Parses and checks every option; has_weight: whether the problems have a
+  // weight (--zero-centered needs one).
+  void check(bool has_weight) const;
+  // --op's norms, in the order given, without repeats (default: layernorm).
+  std::vector<Norm> norms() const;
+  // --residual-dtype's dtype (none: the row dtype); meaningful with --residual.
+  std::optional<DType> residual_type() const;
+  // `t` with the options applied: as `norm`, a residual (when --residual),
+  // zero-centred gamma, the y dtype; canonical.
+  Traits apply(Traits t, Norm norm) const;
+  // Only --zero-centered and --y-dtype (for traits whose norm and residual
+  // were set already); canonical.
+  Traits apply_options(Traits t) const;
+};
+
 // CLI11 validators that check the option's text before it is converted:
 // an integer in lo .. hi (CLI11's own conversion clamps out-of-range values
 // to the type's limit), and a finite number > 0 (>= 0 with allow_zero; nan

@@ -121,17 +121,27 @@ inline void write_config(JsonWriter& j, const Config& c) {
       .end_object();
 }
 
-// The fields of a key, into the current object (no GPU: the caller's
-// document names it once).
-inline void write_key_fields(JsonWriter& j, const cache::TuneKey& k) {
-  const Traits& t = k.traits;
-  j.field("kernel", std::string(to_string(t.kernel)))
+// The fields of a problem's traits, into the current object: the kernel,
+// dtypes, affine parts and the norm variant (the same names as `show
+// --json`'s records: norm, residual_dtype (null: no residual),
+// zero_centered, y_dtype). kernel_name: instead of the kernel's own name.
+inline void write_traits_fields(JsonWriter& j, const Traits& t, const char* kernel_name = nullptr) {
+  j.field("kernel", kernel_name ? std::string(kernel_name) : std::string(to_string(t.kernel)))
       .field("x_dtype", std::string(to_string(t.x_dtype)))
       .field("w_dtype", std::string(to_string(t.w_dtype)))
       .field("has_weight", t.has_weight)
       .field("has_bias", t.has_bias)
-      .field("n", static_cast<long long>(k.n))
-      .field("m_bucket", k.m_bucket);
+      .field("norm", std::string(to_string(t.norm)))
+      .field("residual_dtype", t.residual ? std::optional<std::string>(to_string(*t.residual)) : std::nullopt)
+      .field("zero_centered", t.zero_centered)
+      .field("y_dtype", std::string(to_string(t.out_dtype())));
+}
+
+// The fields of a key, into the current object (no GPU: the caller's
+// document names it once).
+inline void write_key_fields(JsonWriter& j, const cache::TuneKey& k) {
+  write_traits_fields(j, k.traits);
+  j.field("n", static_cast<long long>(k.n)).field("m_bucket", k.m_bucket);
 }
 
 }  // namespace lntune::cli

@@ -14,6 +14,7 @@
 #include "lntune/lntune.hpp"
 #include "runtime/nvrtc.hpp"
 #include "tuner/cli/common.hpp"
+#include "tuner/report.hpp"
 
 namespace {
 
@@ -34,6 +35,8 @@ struct ProblemOptions {
   std::int64_t m = 4096;
   bool no_weight = false, no_bias = false;
   int sm_count = 132;
+  lntune::cli::VariantOptions variant;  // --op, --residual, --residual-dtype, --zero-centered, --y-dtype
+  lntune::Norm norm = lntune::Norm::layer;
 
   void add(CLI::App& app) {
     app.add_option("--kernel", kernel_name, "Kernel: fwd, bwd_dx or bwd_dwdb")->required()->check(CLI::IsMember(kKernelNames));
@@ -48,16 +51,20 @@ struct ProblemOptions {
     app.add_flag("--no-bias", no_bias, "LayerNorm without bias (PaLM-style)");
     app.add_option("--sm-count", sm_count, "SM count of the target GPU (default: H100's 132)")
         ->check(lntune::cli::int_range(1, 4096));
+    variant.add(app, false);
   }
   // After parsing: names -> enums (the checks above guarantee they parse).
   void resolve() {
     kernel = *lntune::parse_kernel(kernel_name);
     dtype = *lntune::parse_dtype(dtype_name);
     if (!w_dtype_name.empty()) w_dtype = *lntune::parse_dtype(w_dtype_name);
+    variant.check(!no_weight);
+    const auto norms = variant.norms();
+    if (norms.size() != 1) throw lntune::cli::UsageError("lntune: --op: one norm here (layernorm or rmsnorm)");
+    norm = norms.front();
   }
   lntune::Traits traits() const {
-    lntune::Traits t{kernel, dtype, w_dtype.value_or(dtype), !no_weight, !no_bias};
-    return t.canonical();
+    return variant.apply(lntune::Traits{kernel, dtype, w_dtype.value_or(dtype), !no_weight, !no_bias}, norm);
   }
   lntune::gen::SpaceQuery query() const { return {kernel, dtype, n, m, sm_count}; }
 };
@@ -86,7 +93,7 @@ int cmd_space(const ProblemOptions& po) {
   const auto space = lntune::gen::search_space(po.query());
   const Config def = lntune::gen::default_config(po.query());
   std::cout << "# " << space.size() << " configs for " << lntune::to_string(po.kernel) << ' '
-            << lntune::to_string(po.dtype) << " N=" << po.n << " M=" << po.m << " (sm_count " << po.sm_count << ")\n";
+            << lntune::tune::dtype_label(po.traits()) << " N=" << po.n << " M=" << po.m << " (sm_count " << po.sm_count << ")\n";
   std::cout << "block_size num_warps rows_per_cta group_size_m cluster_size  instance\n";
   for (const Config& c : space) {
     const auto key = lntune::gen::make_instance(po.traits(), c, po.n, lntune::gen::max_vec(po.dtype));

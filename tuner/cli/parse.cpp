@@ -132,6 +132,73 @@ void check_workload_size(const std::vector<std::int64_t>& ns, const std::vector<
                      " elements is too large for one workload (at most 2^40 elements)");
 }
 
+// ---------------------------------------------------------------- norm variants
+
+namespace {
+
+std::optional<DType> dtype_option(const std::string& text, const char* option) {
+  if (text.empty()) return std::nullopt;
+  const auto d = parse_dtype(text);
+  if (!d) throw UsageError(std::string("lntune: ") + option + ": unknown dtype '" + shown(text) + "' (fp32, fp16, bf16)");
+  return d;
+}
+
+}  // namespace
+
+void VariantOptions::add(CLI::App& app, bool op_list, const std::string& op_default) {
+  app.add_option("--op", op,
+                 std::string(op_list ? "Norms, comma-separated: " : "Norm: ") + "layernorm, rmsnorm (default: " +
+                     op_default + ")");
+  app.add_flag("--residual", residual,
+               "Fused residual add: z = x + residual is written out and y = norm(z) (the backward reads z and adds "
+               "the gradient of z into dx)");
+  app.add_option("--residual-dtype", residual_dtype,
+                 "dtype of the residual stream, z and its gradient: fp32, fp16, bf16 (default: the row dtype; "
+                 "needs --residual)");
+  app.add_flag("--zero-centered", zero_centered,
+               "Zero-centred gamma: y = xhat * (1 + w) + b, the weight stored around 0 (needs a weight)");
+  app.add_option("--y-dtype", y_dtype,
+                 "dtype of y (forward) and dy (backward): fp32, fp16, bf16 (default: the row dtype)");
+}
+
+bool VariantOptions::given() const {
+  return !op.empty() || residual || !residual_dtype.empty() || zero_centered || !y_dtype.empty();
+}
+
+std::vector<Norm> VariantOptions::norms() const {
+  if (op.empty()) return {Norm::layer};
+  std::vector<Norm> out;
+  for (const std::string& item : split(op, ',')) {
+    const auto n = parse_norm(item);
+    if (!n) throw UsageError("lntune: --op: unknown norm '" + shown(item) + "' (layernorm, rmsnorm)");
+    if (std::find(out.begin(), out.end(), *n) == out.end()) out.push_back(*n);
+  }
+  return out;
+}
+
+std::optional<DType> VariantOptions::residual_type() const { return dtype_option(residual_dtype, "--residual-dtype"); }
+
+void VariantOptions::check(bool has_weight) const {
+  (void)norms();
+  (void)residual_type();
+  (void)dtype_option(y_dtype, "--y-dtype");
+  if (!residual_dtype.empty() && !residual) throw UsageError("lntune: --residual-dtype needs --residual");
+  if (zero_centered && !has_weight)
+    throw UsageError("lntune: --zero-centered needs a weight (it is applied as 1 + w): drop --no-weight");
+}
+
+Traits VariantOptions::apply_options(Traits t) const {
+  t.zero_centered = zero_centered;
+  if (const auto y = dtype_option(y_dtype, "--y-dtype")) t.y_dtype = *y;
+  return t.canonical();
+}
+
+Traits VariantOptions::apply(Traits t, Norm norm) const {
+  t.norm = norm;
+  if (residual) t.residual = residual_type().value_or(t.x_dtype);
+  return apply_options(t);
+}
+
 CLI::Validator int_range(std::int64_t lo, std::int64_t hi) {
   return CLI::Validator(
       [lo, hi](std::string& s) -> std::string {
