@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # The whole GPU check in one go (on a machine with a GPU):
-#   bash .ci/gpu_all.sh DIR    (DIR holds gpu_test, gpu_stress_test, tuner_gpu_test, lntune_overhead, liblntune.so)
+#   bash .ci/gpu_all.sh DIR    (DIR holds gpu_test, gpu_norms_test, gpu_stress_test, tuner_gpu_test, lntune_overhead,
+#                               liblntune.so)
 set -uo pipefail
 dir=${1:?usage: gpu_all.sh DIR}
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 export LNTUNE_CACHE=${LNTUNE_CACHE:-/tmp/lntune-check.db}
 rc=0
 echo "=== GPU suite (sharded)"; SHARDS=${SHARDS:-8} bash .ci/gpu_check.sh "$dir" || rc=1
+echo "=== norm variants: RMSNorm, fused residual, zero-centred gamma, output dtype"
+"$dir/gpu_norms_test" --gtest_brief=1 2>&1 | tail -4 || rc=1
 echo "=== stress: 8 launching threads while configs change (LNTUNE_STRESS_SECONDS, default 10)"
 "$dir/gpu_stress_test" --gtest_brief=1 2>&1 | tail -4 || rc=1
 echo "=== tuner GPU tests"; "$dir/tuner_gpu_test" --gtest_brief=1 2>&1 | tail -3 || rc=1
