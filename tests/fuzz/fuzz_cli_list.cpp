@@ -1,8 +1,8 @@
 // libFuzzer harness: the CLI's list parsers and validators
-// (tuner/cli/parse.cpp) and its text sanitisers. Every bad input must be a
-// UsageError; every accepted list must hold only values in range, at most
-// kMaxListValues of them; terminal_text must leave no control character and
-// utf8_text only valid UTF-8. A violation traps.
+// (tuner/cli/parse.cpp), the variant options and the text sanitisers. Every
+// bad input must be a UsageError; every accepted list must hold only values
+// in range, at most kMaxListValues of them; terminal_text must leave no
+// control character and utf8_text only valid UTF-8. A violation traps.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -66,6 +66,24 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* bytes, std::size_t siz
     const auto k = parse_kernel_list(text, "--kernel");
     require(k.size() <= kMaxListValues + 1);
   } catch (const UsageError&) {
+  }
+  // The variant options: any text is a valid value or a UsageError naming the option.
+  {
+    VariantOptions v;
+    v.op = text;
+    v.residual = !text.empty() && (text[0] & 1);
+    v.residual_dtype = text.size() > 1 ? text.substr(1) : "";
+    v.y_dtype = text;
+    try {
+      v.check(true);
+      const auto norms = v.norms();
+      require(!norms.empty() && norms.size() <= 2);
+      const lntune::Traits t = v.apply(lntune::Traits{lntune::Kernel::fwd, lntune::DType::bf16, lntune::DType::bf16, true, true},
+                               norms.front());
+      require(t.residual.has_value() == v.residual);
+    } catch (const UsageError& e) {
+      require(std::string(e.what()).rfind("lntune: --", 0) == 0);
+    }
   }
   validator(int_range(1, kMaxM), text);
   validator(int_range(-5, 5), text);
