@@ -1,13 +1,15 @@
 // The Runtime object's GPU-free parts (runtime/runtime.hpp): config sources,
 // set_tuned and the generations that retire plans; the plan table's
 // publication rule (plans are immutable: a new generation never touches a
-// plan a caller holds); Config's hash.
+// plan a caller holds); Config's hash; the residual gradient in the
+// backward's vector-width rule.
 #include <gtest/gtest.h>
 
 #include <memory>
 #include <unordered_set>
 
 #include "runtime/launcher.hpp"
+#include "runtime/problem.hpp"
 #include "runtime/runtime.hpp"
 
 namespace {
@@ -135,6 +137,36 @@ TEST(DwdbProblem, OneDerivationForEveryCaller) {
   EXPECT_EQ(rt::dwdb_problem(bwd, true, false, dx, 3).rows, 2);  // only 2 row groups
   EXPECT_EQ(rt::partial_rows(dx, 3), 2);
   EXPECT_GT(rt::default_dwdb_config(test_device(), p, 4096).block_size, 0);
+}
+
+// The backward's vector width covers the residual's gradient too: its
+// alignment (in the residual's dtype) and row stride can narrow it.
+TEST(BwdProblem, DresidualJoinsTheVectorWidthRule) {
+  alignas(256) static unsigned char mem[1 << 16];
+  auto at = [](std::size_t off) { return static_cast<void*>(mem + off); };
+  BackwardArgs a;
+  a.dy = at(0);
+  a.x = at(0x1000);
+  a.rstd = static_cast<const float*>(at(0x2000));
+  a.dx = at(0x3000);
+  a.M = 2;
+  a.N = 4096;
+  a.x_dtype = a.w_dtype = DType::bf16;
+  a.norm = Norm::rms;
+  a.residual = true;
+  a.residual_dtype = DType::f32;
+  EXPECT_EQ(rt::check_backward(a).vec, 8);
+  a.dresidual = at(0x4000);
+  EXPECT_EQ(rt::check_backward(a).vec, 8);
+  a.dresidual = at(0x4008);  // 8-byte aligned fp32: two elements at a time
+  EXPECT_EQ(rt::check_backward(a).vec, 2);
+  a.dresidual = at(0x4004);
+  EXPECT_EQ(rt::check_backward(a).vec, 1);
+  a.dresidual = at(0x4000);
+  a.dresidual_row_stride = 4097;
+  const rt::BwdProblem p = rt::check_backward(a);
+  EXPECT_EQ(p.vec, 1);
+  EXPECT_EQ(p.dresidual_stride, 4097);
 }
 
 TEST(ConfigHash, EqualConfigsHashEqualAndFieldsMatter) {
