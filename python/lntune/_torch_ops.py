@@ -19,7 +19,8 @@ torch.compile(fullgraph=True) and torch.export.
 Adding a norm (RMSNorm, a fused residual add) takes the same four pieces: a
 schema in _SCHEMAS, a CUDA implementation over the C ABI, a fake
 implementation, and (for the forward) setup_context/backward; _register()
-wires them.
+wires them. A C++ CUDA kernel (one function and one row of kNativeOps in
+csrc/torch_ext.cpp) is optional: _register() takes it when it is there.
 
 The launch code is the host path of every call, so it is kept short: what
 depends only on the dtypes and normalized_shape is validated once and
@@ -32,6 +33,7 @@ from __future__ import annotations
 import ctypes
 import math
 import os
+import warnings
 from typing import Optional, Tuple
 
 import torch
@@ -415,17 +417,22 @@ def _install_cuda(name: str, use_native: bool) -> bool:
         lib = _python_libs.pop(name, None)
         if lib is not None:
             lib._destroy()
-        ext.register_native(name, "CUDA")
-        native[name] = True
-    else:
-        if has_native:
-            ext.unregister_native(name, "CUDA")
-        if name not in _python_libs:
-            lib = torch.library.Library("lntune", "IMPL")
-            lib.impl(name, _python_cuda[name], "CUDA")
-            _python_libs[name] = lib
-        native[name] = False
-    return native[name]
+        try:
+            ext.register_native(name, "CUDA")
+            native[name] = True
+            return True
+        except RuntimeError as e:  # e.g. a schema its C++ signature does not match: say so, keep Python's
+            warnings.warn("lntune.torch: the C++ kernel of lntune::%s could not be registered (%s); using the "
+                          "Python one" % (name, (str(e).strip().splitlines() or [""])[0]), RuntimeWarning,
+                          stacklevel=2)
+    elif has_native:
+        ext.unregister_native(name, "CUDA")
+    if name not in _python_libs:
+        lib = torch.library.Library("lntune", "IMPL")
+        lib.impl(name, _python_cuda[name], "CUDA")
+        _python_libs[name] = lib
+    native[name] = False
+    return False
 
 
 def use_native_ops(enabled: bool) -> dict:

@@ -713,7 +713,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> op_layer_norm_fwd(const at::Tenso
 }
 
 // lntune::layer_norm_bwd(Tensor dy, Tensor x, Tensor mean, Tensor rstd, SymInt[] normalized_shape,
-//                        Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor dx, Tensor dweight, Tensor dbias)
+//                        Tensor? weight, Tensor? bias, bool[3] output_mask)
+//     -> (Tensor dx, Tensor dweight, Tensor dbias)
 // Masked-off dweight/dbias are empty (0,) tensors (in weight's dtype).
 std::tuple<at::Tensor, at::Tensor, at::Tensor> op_layer_norm_bwd(const at::Tensor& dy, const at::Tensor& x,
                                                                  const at::Tensor& mean, const at::Tensor& rstd,
