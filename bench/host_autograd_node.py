@@ -154,43 +154,50 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
 """
 
 
-def per_call_us(fn, calls, repeats=15):
-    for _ in range(50):
-        fn()
-    samples = []
+def per_call_us(fns, calls, repeats):
+    """{name: thread CPU us per call}: batches of the variants interleaved
+    (so that drift on a shared machine hits them alike); medians."""
+    for f in fns.values():
+        for _ in range(50):
+            f()
+    samples = {k: [] for k in fns}
     for _ in range(repeats):
-        t0 = time.thread_time()
-        for _ in range(calls):
-            fn()
-        samples.append((time.thread_time() - t0) / calls)
-    return statistics.median(samples) * 1e6
+        for k, f in fns.items():
+            t0 = time.thread_time()
+            for _ in range(calls):
+                f()
+            samples[k].append((time.thread_time() - t0) / calls)
+    return {k: statistics.median(v) * 1e6 for k, v in samples.items()}
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--steps", type=int, default=2000, help="calls per timed batch")
+    ap.add_argument("--steps", type=int, default=500, help="calls per timed batch")
+    ap.add_argument("--repeats", type=int, default=21, help="batches per variant")
     args = ap.parse_args()
+    torch.set_num_threads(1)  # tiny tensors: no intra-op threads to wait for
     ext = cpp_extension.load_inline("lntune_host_autograd_node", cpp_sources=[SOURCE], extra_cflags=["-O2"])
     x = torch.randn(4, 64, requires_grad=True)
     w = torch.rand(64, requires_grad=True)
     b = torch.rand(64, requires_grad=True)
     dy = torch.randn(4, 64)
-    print("torch %s, CPU tensors [4, 64]; thread CPU us per call (median of 15 batches of %d)" % (torch.__version__, args.steps))
-    rows = []
-    for name, f in (("function", ext.with_function), ("node", ext.with_node)):
-        fwd = per_call_us(lambda: f(x, w, b), args.steps)
+    print("torch %s, CPU tensors [4, 64]; thread CPU us per call (median of %d interleaved batches of %d)"
+          % (torch.__version__, args.repeats, args.steps))
+    variants = {"function": ext.with_function, "node": ext.with_node}
 
+    def stepper(f):
         def step():
             x.grad = w.grad = b.grad = None
             f(x, w, b).backward(dy)
 
-        st = per_call_us(step, args.steps)
-        rows.append((name, fwd, st))
-    ref_fwd = per_call_us(lambda: torch.ops.aten.native_layer_norm(x, [64], w, b, 1e-5), args.steps)
-    for name, fwd, st in rows:
-        print("%-9s forward %6.2f us   step (forward + backward) %6.2f us" % (name, fwd, st))
-    print("function - node: forward %.2f us, step %.2f us" % (rows[0][1] - rows[1][1], rows[0][2] - rows[1][2]))
-    print("(for scale: aten.native_layer_norm forward on these CPU tensors, kernel included: %.2f us)" % ref_fwd)
+        return step
+
+    fwd = per_call_us({k: (lambda f=f: f(x, w, b)) for k, f in variants.items()}, args.steps, args.repeats)
+    step = per_call_us({k: stepper(f) for k, f in variants.items()}, args.steps, args.repeats)
+    for k in variants:
+        print("%-9s forward %6.2f us   step (forward + backward) %6.2f us" % (k, fwd[k], step[k]))
+    print("function - node: forward %.2f us, step %.2f us" % (fwd["function"] - fwd["node"],
+                                                            step["function"] - step["node"]))
 
 
 if __name__ == "__main__":

@@ -812,7 +812,7 @@ def test_node_v2_equals_the_function_node():
 
 def test_node_v2_graph_semantics():
     """retain_graph, a second backward without it, double backward, the
-    node's name, and an unused output (no incoming gradient)."""
+    node's name, a zero incoming gradient, a saved input changed in place."""
     if lt._ext is None:
         pytest.skip("the C++ extension is not built here")
     from lntune import _torch_ext
@@ -832,7 +832,7 @@ def test_node_v2_graph_semantics():
         y = lt.layer_norm(x, ns, w, b)
         with pytest.raises(RuntimeError, match="double backward"):
             torch.autograd.grad(y, (x,), dy, create_graph=True)
-        # y feeds the loss only through a branch that gets no gradient.
+        # A zero incoming gradient: dx is exactly zero.
         y = lt.layer_norm(x, ns, w, b)
         (gx,) = torch.autograd.grad((y * 0).sum() + x.sum(), (x,))
         assert torch.equal(gx, torch.ones_like(x))
