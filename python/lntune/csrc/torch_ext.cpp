@@ -552,10 +552,12 @@ bool eligible(const at::Tensor& x, const std::vector<int64_t>& normalized_shape,
   return true;
 }
 
+// Whether an input carries a forward-mode gradient (a dual tensor of the
+// default level): neither node has a forward formula.
 bool has_forward_grad(const at::Tensor& x, const std::optional<at::Tensor>& weight,
                       const std::optional<at::Tensor>& bias) {
-  return torch::autograd::isFwGradDefined(x) || torch::autograd::isFwGradDefined(weight) ||
-         torch::autograd::isFwGradDefined(bias);
+  const auto dual = [](const at::Tensor& t) { return t.defined() && t._fw_grad(/*level=*/0).defined(); };
+  return dual(x) || (weight && dual(*weight)) || (bias && dual(*bias));
 }
 
 // The eager entry: y = LayerNorm(x) over its last dimensions, with an
