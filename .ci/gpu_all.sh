@@ -18,5 +18,6 @@ echo "=== python binding vs PyTorch"
 LNTUNE_LIBRARY="$dir/liblntune.so" PYTHONPATH="python${PYTHONPATH:+:$PYTHONPATH}" python3 -m pytest -q -rfs tests/python/test_lntune_torch.py \
   >"${OUT:-/tmp}/python_torch.log" 2>&1 || rc=1
 grep -E "^(FAILED|ERROR)|passed|failed" "${OUT:-/tmp}/python_torch.log" | tail -25
+echo "=== python binding, opt-in C++ paths on"; bash .ci/gpu_torch_native.sh "$dir" || rc=1
 echo "=== host overhead"; "$dir/lntune_overhead" || rc=1
 exit $rc

@@ -377,6 +377,15 @@ def has_set_tuned() -> bool:
     return hasattr(library(), "lntune_set_tuned")
 
 
+_set_tuned_hooks = []
+
+
+def on_set_tuned(hook) -> None:
+    """Calls hook() on every set_tuned() (caches of plan-dependent facts
+    outside this module, e.g. lntune.torch's C++ extension, start afresh)."""
+    _set_tuned_hooks.append(hook)
+
+
 def set_tuned(enabled: bool) -> None:
     """lntune_set_tuned: True = tuned configs from the cache, False = the
     default heuristic only. Raises NotImplementedError on a library without it."""
@@ -385,6 +394,8 @@ def set_tuned(enabled: bool) -> None:
         raise NotImplementedError("lntune: this liblntune (%s) has no lntune_set_tuned" % _lib_path)
     global generation
     generation += 1  # configs may change: shape-keyed caches above the C ABI start afresh
+    for hook in _set_tuned_hooks:
+        hook()
     status = lib.lntune_set_tuned(1 if enabled else 0)
     if status:
         check(status, "lntune_set_tuned")

@@ -12,6 +12,13 @@ LNTUNE_TORCH_EXT: "auto" (default: build or load it; fall back to the ctypes
 path with one warning if that fails), "on" (fail loudly), "off" (never).
 Needs a C++ compiler and torch's headers (they come with the torch wheel),
 and the CUDA toolkit's headers, only at build time.
+
+Two parts of it are new and not yet measured on a GPU, so they are opt-in:
+- LNTUNE_TORCH_NATIVE_OPS=1: the lntune:: ops' CUDA kernels are the C++ ones
+  (lntune._torch_ops.use_native_ops switches at run time).
+- LNTUNE_TORCH_NODE_V2=1: the eager route's backward is a plain autograd Node
+  (as PyTorch's own LayerNorm node) instead of a torch::autograd::Function
+  (set_node_v2 switches at run time).
 """
 
 from __future__ import annotations
@@ -31,6 +38,10 @@ def _include_dir():
     return None
 
 
+def _flag(name: str) -> bool:
+    return os.environ.get(name, "0").lower() in ("1", "on", "yes")
+
+
 def _load():
     mode = os.environ.get("LNTUNE_TORCH_EXT", "auto").lower()
     if mode in ("off", "0", "no"):
@@ -47,6 +58,9 @@ def _load():
             sources=[str(src)],
             extra_include_paths=[inc],
             extra_cflags=["-O2"],
+            # No .cu sources: this only keeps torch from probing for a GPU
+            # architecture, so the module also builds on a machine without one.
+            extra_cuda_cflags=["-gencode=arch=compute_90,code=sm_90"],
             with_cuda=True,
             verbose=os.environ.get("LNTUNE_TORCH_EXT_VERBOSE", "") == "1",
         )
@@ -57,6 +71,8 @@ def _load():
 
         ext.set_api(address(lib.lntune_forward), address(lib.lntune_backward),
                  address(lib.lntune_backward_workspace_size), address(lib.lntune_last_error))
+        ext.set_node_v2(_flag("LNTUNE_TORCH_NODE_V2"))
+        _ffi.on_set_tuned(ext.bump_generation)  # its memoised workspace sizes depend on the configs
         return ext
     except Exception as e:  # noqa: BLE001 - optional: the ctypes path serves
         if mode in ("on", "1", "yes"):

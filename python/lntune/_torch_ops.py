@@ -19,7 +19,8 @@ torch.compile(fullgraph=True) and torch.export.
 Adding a norm (RMSNorm, a fused residual add) takes the same four pieces: a
 schema in _SCHEMAS, a CUDA implementation over the C ABI, a fake
 implementation, and (for the forward) setup_context/backward; _register()
-wires them.
+wires them. A C++ CUDA kernel (one function and one row of kNativeOps in
+csrc/torch_ext.cpp) is optional: _register() takes it when it is there.
 
 The launch code is the host path of every call, so it is kept short: what
 depends only on the dtypes and normalized_shape is validated once and
@@ -31,6 +32,8 @@ from __future__ import annotations
 
 import ctypes
 import math
+import os
+import warnings
 from typing import Optional, Tuple
 
 import torch
@@ -382,9 +385,72 @@ def _layer_norm_backward(ctx, dy, _dmean, _drstd):
     return (dx if mask[0] else None), None, (dw if mask[1] else None), (db if mask[2] else None), None
 
 
+# ------------------------------------------------------------------ registration
+
+# Each op's CUDA kernel is either its Python implementation (given to
+# _register) or a C++ one from the optional extension (lntune/csrc/
+# torch_ext.cpp: the ops in its kNativeOps table), which runs no Python per
+# call: what torch.compile'd graphs and the ops route then cost the host.
+# LNTUNE_TORCH_NATIVE_OPS=1 picks the C++ kernels where the extension has
+# them (default 0 until measured on a GPU); use_native_ops() switches at run
+# time. Schemas, fakes and autograd formulas stay in Python either way.
+NATIVE_OPS = os.environ.get("LNTUNE_TORCH_NATIVE_OPS", "0").lower() in ("1", "on", "yes")
+
+_python_cuda = {}  # op name -> its Python CUDA implementation
+_python_libs = {}  # op name -> the torch.library.Library holding that registration
+native = {}  # op name -> whether its CUDA kernel is the C++ one now
+
+
+def _extension():
+    from . import _torch_ext  # noqa: PLC0415 - built on first use; torch.py imports it anyway
+
+    return _torch_ext.ext
+
+
+def _install_cuda(name: str, use_native: bool) -> bool:
+    """Registers lntune::`name`'s CUDA kernel: the C++ one if `use_native`
+    and the extension has it, else the Python one; one registration at a
+    time (the other is taken out first). Returns whether it is the C++ one."""
+    ext = _extension()
+    has_native = ext is not None and name in ext.native_ops()
+    if use_native and has_native:
+        lib = _python_libs.pop(name, None)
+        if lib is not None:
+            lib._destroy()
+        try:
+            ext.register_native(name, "CUDA")
+            native[name] = True
+            return True
+        except RuntimeError as e:  # e.g. a schema its C++ signature does not match: say so, keep Python's
+            warnings.warn("lntune.torch: the C++ kernel of lntune::%s could not be registered (%s); using the "
+                          "Python one" % (name, (str(e).strip().splitlines() or [""])[0]), RuntimeWarning,
+                          stacklevel=2)
+    elif has_native:
+        ext.unregister_native(name, "CUDA")
+    if name not in _python_libs:
+        lib = torch.library.Library("lntune", "IMPL")
+        lib.impl(name, _python_cuda[name], "CUDA")
+        _python_libs[name] = lib
+    native[name] = False
+    return False
+
+
+def use_native_ops(enabled: bool) -> dict:
+    """Switches every op's CUDA kernel to the C++ one (where the extension
+    has it) or back to Python; returns {op name: whether it is C++ now}.
+    Compiled graphs call the ops through the dispatcher, so they follow."""
+    for name in _python_cuda:
+        _install_cuda(name, bool(enabled))
+    return dict(native)
+
+
 def _register(lib, name, cuda, fake, backward=None, setup_context=None):
+    """Defines lntune::`name` (_SCHEMAS[name]) with its CUDA kernel (see
+    _install_cuda), fake implementation and, for a forward, its autograd
+    formula."""
     lib.define(_SCHEMAS[name])
-    lib.impl(name, cuda, "CUDA")
+    _python_cuda[name] = cuda
+    _install_cuda(name, NATIVE_OPS)
     torch.library.register_fake("lntune::" + name, fake, lib=lib)
     if backward is not None:
         torch.library.register_autograd("lntune::" + name, backward, setup_context=setup_context, lib=lib)

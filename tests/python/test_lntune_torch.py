@@ -126,6 +126,40 @@ def check_layer_norm(x, shape, w, b, eps=1e-5, dy=None, fn=lt.layer_norm):
     return got
 
 
+# ------------------------------------------------------------------ the two switches of the C++ extension
+
+
+@pytest.fixture(params=[False, True], ids=["py_ops", "native_ops"])
+def native_ops(request):
+    """The lntune:: ops' CUDA kernels: the Python ones, then the C++ ones
+    (lntune._torch_ops.use_native_ops; LNTUNE_TORCH_NATIVE_OPS at import)."""
+    from lntune import _torch_ops
+
+    if request.param and not (lt._ext is not None and lt._ext.native_ops()):
+        pytest.skip("the C++ extension is not built here: no C++ op kernels")
+    got = _torch_ops.use_native_ops(request.param)
+    assert got and all(v == request.param for v in got.values()), got
+    torch._dynamo.reset()  # compiled graphs cache nothing of the kernels, but start clean
+    yield request.param
+    _torch_ops.use_native_ops(_torch_ops.NATIVE_OPS)
+
+
+@pytest.fixture(params=["function", "node"])
+def eager_node(request):
+    """The eager route's autograd node: the torch::autograd::Function or the
+    plain Node (LNTUNE_TORCH_NODE_V2)."""
+    from lntune import _torch_ext
+
+    if lt._ext is None:
+        if request.param == "node":
+            pytest.skip("the C++ extension is not built here: the eager route is the ctypes one")
+        yield request.param
+        return
+    lt._ext.set_node_v2(request.param == "node")
+    yield request.param
+    lt._ext.set_node_v2(_torch_ext._flag("LNTUNE_TORCH_NODE_V2"))
+
+
 # ------------------------------------------------------------------ forward + backward
 
 SHAPES = [
@@ -273,7 +307,7 @@ def test_second_device():
     assert _err(y.detach(), ref) <= 1e-5
 
 
-def test_cuda_graph_capture_forward_and_backward():
+def test_cuda_graph_capture_forward_and_backward(eager_node):
     N, M, dtype = 1024, 512, torch.float16
     ln = lt.LayerNorm(N, device=DEV, dtype=dtype)
     with torch.no_grad():
@@ -516,7 +550,7 @@ def _op_args(dtype, affine, shape=(3, 17, 64), k=1, requires_grad=True, scale=0.
 
 @pytest.mark.parametrize("affine", AFFINES)
 @pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
-def test_opcheck_forward(dtype, affine):
+def test_opcheck_forward(dtype, affine, native_ops):
     if affine == "wb32" and dtype == torch.float32:
         pytest.skip("same as wb")
     x, ns, w, b = _op_args(dtype, affine)
@@ -528,7 +562,7 @@ def test_opcheck_forward(dtype, affine):
 
 @pytest.mark.parametrize("affine", AFFINES)
 @pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
-def test_opcheck_backward(dtype, affine):
+def test_opcheck_backward(dtype, affine, native_ops):
     if affine == "wb32" and dtype == torch.float32:
         pytest.skip("same as wb")
     x, ns, w, b = _op_args(dtype, affine, requires_grad=False)
@@ -538,7 +572,7 @@ def test_opcheck_backward(dtype, affine):
         torch.library.opcheck(torch.ops.lntune.layer_norm_bwd.default, (dy, x, mean, rstd, ns, w, b, mask))
 
 
-def test_ops_match_the_eager_route():
+def test_ops_match_the_eager_route(native_ops, eager_node):
     x, ns, w, b = _op_args(torch.bfloat16, "wb")
     dy = torch.randn_like(x)
     y_op, mean, rstd = torch.ops.lntune.layer_norm_fwd(x, ns, w, b, 1e-5)
@@ -582,7 +616,7 @@ def no_tf32():
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=["fp32", "bf16"])
-def test_compile_fullgraph_no_graph_break(dtype, no_tf32):
+def test_compile_fullgraph_no_graph_break(dtype, no_tf32, native_ops):
     torch._dynamo.reset()
     N = 256
     blk = _Block(N, dtype)
@@ -604,7 +638,7 @@ def test_compile_fullgraph_no_graph_break(dtype, no_tf32):
         torch.testing.assert_close(c, e, **tol, msg=lambda m: "output %d: %s" % (i, m))
 
 
-def test_compile_reduce_overhead_matches_eager(no_tf32):
+def test_compile_reduce_overhead_matches_eager(no_tf32, native_ops):
     torch._dynamo.reset()
     N = 512
     blk = _Block(N, torch.float32)
@@ -665,3 +699,188 @@ def test_torch_function_and_dispatch_modes_take_the_op_route():
         y = lt.layer_norm(x, ns, w, b)
     assert any("lntune.layer_norm_fwd" in s for s in seen), seen
     torch.testing.assert_close(y, F.layer_norm(x, ns, w, b))
+
+
+# ------------------------------------------------------------------ the new C++ paths against the verified ones
+
+
+def _op_cases():
+    g = torch.Generator(device=DEV).manual_seed(5)
+    for dtype, affine in ((torch.bfloat16, "wb"), (torch.float16, "w"), (torch.float32, "b"), (torch.float32, "none"),
+                          (torch.bfloat16, "wb32")):
+        x, ns, w, b = _op_args(dtype, affine, requires_grad=False)
+        yield x, ns, w, b
+    big = torch.randn(64, 1536, device=DEV, generator=g).to(torch.float16)
+    yield big[:, 256:1280], [1024], torch.rand(1024, device=DEV, dtype=torch.float16) + 0.5, None  # strided rows
+    xt = torch.randn(512, 256, device=DEV, generator=g).t()  # column-major: copied
+    yield xt, [512], None, torch.randn(512, device=DEV)
+    yield torch.empty(0, 64, device=DEV), [64], torch.rand(64, device=DEV), torch.rand(64, device=DEV)  # M = 0
+    yield torch.empty(3, 0, device=DEV), [0], torch.rand(0, device=DEV), None  # N = 0
+
+
+def test_native_ops_equal_the_python_ops():
+    """The C++ op kernels launch what the Python ones launch: bitwise equal
+    results, for every mask, stride case and degenerate shape."""
+    from lntune import _torch_ops
+
+    if lt._ext is None or not lt._ext.native_ops():
+        pytest.skip("the C++ extension is not built here")
+    results = {}
+    try:
+        for native in (False, True):
+            _torch_ops.use_native_ops(native)
+            out = []
+            for x, ns, w, b in _op_cases():
+                y, mean, rstd = torch.ops.lntune.layer_norm_fwd(x, ns, w, b, 1e-5)
+                dy = torch.ones_like(x) * 0.25 + x.detach() * 0.1
+                out.append((y, mean, rstd))
+                for mask in ([True, True, True], [True, False, True], [False, True, False]):
+                    out.append(torch.ops.lntune.layer_norm_bwd(dy, x, mean, rstd, ns, w, b, mask))
+            torch.cuda.synchronize()
+            results[native] = out
+    finally:
+        _torch_ops.use_native_ops(_torch_ops.NATIVE_OPS)
+    for i, (py, cc) in enumerate(zip(results[False], results[True])):
+        for j, (a, c) in enumerate(zip(py, cc)):
+            assert a.shape == c.shape and a.dtype == c.dtype and a.device == c.device, (i, j)
+            assert torch.equal(a, c) or (a.isnan().all() and c.isnan().all()), (i, j)
+
+
+@pytest.mark.parametrize("native", [False, True], ids=["py_ops", "native_ops"])
+def test_op_errors_are_the_python_ones(native):
+    from lntune import _torch_ops
+
+    if native and (lt._ext is None or not lt._ext.native_ops()):
+        pytest.skip("the C++ extension is not built here")
+    _torch_ops.use_native_ops(native)
+    try:
+        x = torch.randn(4, 8, device=DEV)
+        op = torch.ops.lntune.layer_norm_fwd.default
+        with pytest.raises(TypeError, match="x must be float32, float16 or bfloat16, got torch.float64"):
+            op(x.double(), [8], None, None, 1e-5)
+        with pytest.raises(ValueError, match=r"normalized_shape \[7\] must be the last dimensions of x"):
+            op(x, [7], None, None, 1e-5)
+        with pytest.raises(TypeError, match="weight must be torch.float32 .x's dtype. or float32, got torch.float16"):
+            op(x, [8], torch.ones(8, device=DEV, dtype=torch.float16), None, 1e-5)
+        with pytest.raises(ValueError, match=r"bias must have shape \[8\] .normalized_shape., got \[4\]"):
+            op(x, [8], None, torch.ones(4, device=DEV), 1e-5)
+        with pytest.raises((RuntimeError, lntune.LntuneError), match="eps must be a finite number"):
+            op(x, [8], None, None, float("nan"))
+    finally:
+        _torch_ops.use_native_ops(_torch_ops.NATIVE_OPS)
+
+
+def _eager_grads(x, ns, w, b, dy, wrt, retain=False):
+    leaves = {"x": x, "w": w, "b": b}
+    # Fresh leaves with the same strides (strided rows stay strided).
+    ins = {k: (None if t is None else t.detach().requires_grad_(k in wrt)) for k, t in leaves.items()}
+    y = lt.layer_norm(ins["x"], ns, ins["w"], ins["b"])
+    want = [ins[k] for k in ("x", "w", "b") if k in wrt and ins[k] is not None]
+    gs = torch.autograd.grad(y, want, dy, retain_graph=retain)
+    return [y.detach()] + list(gs), y
+
+
+def test_node_v2_equals_the_function_node():
+    """The plain autograd Node and the torch::autograd::Function launch the
+    same kernels: bitwise equal results, for every subset of wanted grads."""
+    if lt._ext is None:
+        pytest.skip("the C++ extension is not built here")
+    from lntune import _torch_ext
+
+    results = {}
+    try:
+        for v2 in (False, True):
+            lt._ext.set_node_v2(v2)
+            out = []
+            for x, ns, w, b in _op_cases():
+                dy = torch.ones_like(x) * 0.25 + x * 0.1
+                for wrt in ("xwb", "x", "w", "wb", "b"):
+                    if not any(k in wrt for k, t in (("x", x), ("w", w), ("b", b)) if t is not None):
+                        continue
+                    gs, y = _eager_grads(x, ns, w, b, dy, wrt)
+                    out.append(gs)
+            torch.cuda.synchronize()
+            results[v2] = out
+    finally:
+        lt._ext.set_node_v2(_torch_ext._flag("LNTUNE_TORCH_NODE_V2"))
+    for i, (a, c) in enumerate(zip(results[False], results[True])):
+        assert len(a) == len(c), i
+        for j, (t1, t2) in enumerate(zip(a, c)):
+            assert t1.shape == t2.shape and t1.dtype == t2.dtype, (i, j)
+            assert torch.equal(t1, t2), (i, j)
+
+
+def test_node_v2_graph_semantics():
+    """retain_graph, a second backward without it, double backward, the
+    node's name, a zero incoming gradient, a saved input changed in place."""
+    if lt._ext is None:
+        pytest.skip("the C++ extension is not built here")
+    from lntune import _torch_ext
+
+    lt._ext.set_node_v2(True)
+    try:
+        x, ns, w, b = _op_args(torch.float32, "wb")
+        y = lt.layer_norm(x, ns, w, b)
+        assert "Lntune" in y.grad_fn.name()
+        dy = torch.randn_like(y)
+        g1 = torch.autograd.grad(y, (x, w, b), dy, retain_graph=True)
+        g2 = torch.autograd.grad(y, (x, w, b), dy)
+        for a, c in zip(g1, g2):
+            assert torch.equal(a, c)
+        with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+            torch.autograd.grad(y, (x,), dy)
+        y = lt.layer_norm(x, ns, w, b)
+        with pytest.raises(RuntimeError, match="double backward"):
+            torch.autograd.grad(y, (x,), dy, create_graph=True)
+        # A zero incoming gradient: dx is exactly zero.
+        y = lt.layer_norm(x, ns, w, b)
+        (gx,) = torch.autograd.grad((y * 0).sum() + x.sum(), (x,))
+        assert torch.equal(gx, torch.ones_like(x))
+        # A saved input modified in place is caught (version counter).
+        xl = x.detach().clone().requires_grad_()
+        xx = xl * 1
+        y = lt.layer_norm(xx, ns, w, b)
+        with torch.no_grad():
+            xx.add_(1)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            y.backward(dy)
+    finally:
+        lt._ext.set_node_v2(_torch_ext._flag("LNTUNE_TORCH_NODE_V2"))
+
+
+@pytest.mark.parametrize("native", [False, True], ids=["node_v2", "native_ops"])
+def test_backward_workspace_size_is_memoised(native):
+    """A warm backward asks the library for its workspace size once per
+    shape (and again after set_tuned, which may change the plan)."""
+    from lntune import _torch_ext, _torch_ops
+
+    if lt._ext is None or not lt._ext.native_ops():
+        pytest.skip("the C++ extension is not built here")
+    lt._ext.set_node_v2(True)
+    _torch_ops.use_native_ops(native)
+    try:
+        x, ns, w, b = _op_args(torch.bfloat16, "wb", shape=(37, 768))
+        dy = torch.randn_like(x)
+
+        def backward():
+            if native:
+                _, mean, rstd = torch.ops.lntune.layer_norm_fwd(x.detach(), ns, w.detach(), b.detach(), 1e-5)
+                torch.ops.lntune.layer_norm_bwd(dy, x.detach(), mean, rstd, ns, w.detach(), b.detach(),
+                                                [True, True, True])
+            else:
+                torch.autograd.grad(lt.layer_norm(x, ns, w, b), (x, w, b), dy)
+
+        backward()
+        q = lt._ext.workspace_queries()
+        for _ in range(3):
+            backward()
+        assert lt._ext.workspace_queries() == q
+        from lntune import _ffi
+
+        if _ffi.has_set_tuned():
+            _ffi.set_tuned(True)  # the state it has by default; the plans start afresh all the same
+            backward()
+            assert lt._ext.workspace_queries() == q + 1
+    finally:
+        lt._ext.set_node_v2(_torch_ext._flag("LNTUNE_TORCH_NODE_V2"))
+        _torch_ops.use_native_ops(_torch_ops.NATIVE_OPS)

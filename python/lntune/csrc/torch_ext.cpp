@@ -1,6 +1,9 @@
-// lntune.torch's native fast path: the eager LayerNorm forward, and its
-// autograd node, in C++ (torch::autograd::Function), so that a training step
-// through lntune.torch costs the host what PyTorch's own layer_norm costs.
+// lntune.torch's native fast path, in C++:
+//  - the eager LayerNorm forward and its autograd node (layer_norm());
+//  - C++ CUDA implementations of the lntune:: torch ops (register_native()),
+//    so that torch.compile'd graphs and the ops route run no Python per call.
+// Together they make a training step through lntune.torch cost the host what
+// PyTorch's own layer_norm costs.
 //
 // Built on first use by torch.utils.cpp_extension (lntune/_torch_ext.py) when
 // a C++ compiler and torch's headers are there; optional: without it
@@ -9,17 +12,33 @@
 // function pointers handed over by Python (the library ctypes loaded), so it
 // links against nothing of lntune's.
 //
-// The fast path takes a call only after its own checks (eligible()); every
+// The eager entry takes a call only after its own checks (eligible()); every
 // other call goes to the checked Python path, which raises the right error.
+// The op implementations check their arguments themselves, with the Python
+// implementation's messages and exception types (TypeError, ValueError).
 #include <torch/extension.h>
+#include <torch/library.h>
 
+#include <ATen/cuda/EmptyTensor.h>
+#include <c10/cuda/CUDAFunctions.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
+#include <c10/util/SmallVector.h>
+#include <torch/csrc/autograd/function.h>
+#include <torch/csrc/autograd/functions/utils.h>
+#include <torch/csrc/autograd/saved_variable.h>
 
+#include <array>
+#include <atomic>
 #include <cstdint>
+#include <limits>
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <tuple>
+#include <type_traits>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -71,7 +90,8 @@ std::tuple<int64_t, std::string, std::string> last_failure() {
   return std::make_tuple(static_cast<int64_t>(t_failure.status), t_failure.function, t_failure.message);
 }
 
-// The backward runs inside autograd's engine, which expects an exception.
+// The backward (inside autograd's engine) and the ops (inside the
+// dispatcher) report failures by an exception.
 [[noreturn]] void fail(lntune_status status, const char* function) {
   record(status, function);
   TORCH_CHECK(false, "[lntune status ", t_failure.status, "] ", function, ": ", t_failure.message);
@@ -103,6 +123,100 @@ std::optional<at::Tensor> dense(const std::optional<at::Tensor>& t) {
   if (!t || t->is_contiguous()) return t;
   return t->contiguous();
 }
+
+// A contiguous uninitialised CUDA tensor straight from the caching allocator
+// (what at::empty ends in, without its trip through the dispatcher).
+// Stream-ordered on the device's current stream; under CUDA-graph capture it
+// comes from the graph's private pool.
+at::Tensor empty(at::IntArrayRef sizes, at::ScalarType dtype, at::Device device) {
+  return at::Tensor(at::detail::empty_cuda(sizes, dtype, device, std::nullopt));
+}
+
+// Makes `device` current for the scope, touching the device only when it is
+// not current already (the usual case: one cudaGetDevice).
+class DeviceScope {
+ public:
+  explicit DeviceScope(at::Device device) {
+    if (c10::cuda::current_device() != device.index()) guard_.emplace(device);
+  }
+
+ private:
+  std::optional<c10::cuda::CUDAGuard> guard_;
+};
+
+// ------------------------------------------------------------------ backward workspace sizes
+
+// lntune_backward_workspace_size's answer depends on the plan the library
+// picks, which depends on the device, the shape, strides, dtypes, which
+// gradients are wanted and the 16-byte alignment of the streams read with
+// vector accesses (see runtime/problem.cpp), and on the tuned configs
+// (set_tuned(): bump_generation()). Memoised per thread on exactly these, as
+// lntune._torch_ops does: a warm backward makes one C ABI call.
+struct WsKey {
+  int64_t M, N, dy_stride, x_stride;
+  int device;
+  int x_dtype, w_dtype;
+  unsigned flags;  // has weight, want dW, want dB, alignment bits
+  bool operator==(const WsKey& o) const {
+    return M == o.M && N == o.N && dy_stride == o.dy_stride && x_stride == o.x_stride && device == o.device &&
+           x_dtype == o.x_dtype && w_dtype == o.w_dtype && flags == o.flags;
+  }
+};
+
+struct WsKeyHash {
+  size_t operator()(const WsKey& k) const noexcept {
+    size_t h = std::hash<int64_t>{}(k.M);
+    auto mix = [&h](size_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
+    mix(std::hash<int64_t>{}(k.N));
+    mix(std::hash<int64_t>{}(k.dy_stride) ^ (std::hash<int64_t>{}(k.x_stride) << 1));
+    mix(static_cast<size_t>(k.device) | static_cast<size_t>(k.x_dtype) << 8 | static_cast<size_t>(k.w_dtype) << 12 |
+        static_cast<size_t>(k.flags) << 16);
+    return h;
+  }
+};
+
+std::atomic<uint64_t> g_generation{0};
+
+void bump_generation() { g_generation.fetch_add(1, std::memory_order_relaxed); }
+
+struct WsMemo {
+  uint64_t generation = 0;
+  std::unordered_map<WsKey, size_t, WsKeyHash> bytes;
+};
+thread_local WsMemo t_ws;
+std::atomic<int64_t> g_ws_queries{0};  // size queries made, all threads (tests: the memo works)
+
+size_t workspace_bytes(const lntune_backward_args& a, int device) {
+  if (!a.dweight && !a.dbias) return 0;
+  const uint64_t gen = g_generation.load(std::memory_order_relaxed);
+  if (t_ws.generation != gen) {
+    t_ws.bytes.clear();
+    t_ws.generation = gen;
+  }
+  const auto bits = [](const void* p) { return static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(p) & 15u); };
+  const WsKey key{a.M,
+                  a.N,
+                  a.dy_row_stride,
+                  a.x_row_stride,
+                  device,
+                  static_cast<int>(a.x_dtype),
+                  static_cast<int>(a.w_dtype),
+                  (a.weight ? 1u : 0u) | (a.dweight ? 2u : 0u) | (a.dbias ? 4u : 0u) |
+                      (bits(a.dy) | bits(a.x) | bits(a.dx) | bits(a.weight)) << 3};
+  auto it = t_ws.bytes.find(key);
+  if (it != t_ws.bytes.end()) return it->second;
+  size_t bytes = 0;
+  const lntune_status status = g_api.workspace_size(&a, &bytes);
+  if (status != LNTUNE_OK) fail(status, "lntune_backward_workspace_size");
+  g_ws_queries.fetch_add(1, std::memory_order_relaxed);
+  if (t_ws.bytes.size() >= 4096) t_ws.bytes.clear();
+  t_ws.bytes.emplace(key, bytes);
+  return bytes;
+}
+
+int64_t workspace_queries() { return g_ws_queries.load(std::memory_order_relaxed); }
+
+// ------------------------------------------------------------------ launches
 
 struct Forward {
   at::Tensor y, stats, x2;
@@ -146,6 +260,75 @@ Forward forward_impl(const at::Tensor& x, const std::optional<at::Tensor>& w, co
   }
   return f;
 }
+
+// What one backward launch needs, whoever calls it (the autograd node or the
+// layer_norm_bwd op).
+struct BackwardCall {
+  at::Tensor dy;            // any strides; converted to x2's dtype if it differs
+  const at::Tensor* x2;     // unit-stride rows, x_stride elements apart
+  int64_t x_stride, M, N;
+  const float* mean;        // [M]
+  const float* rstd;        // [M]
+  const at::Tensor* w;      // contiguous, or nullptr
+  lntune_dtype w_dtype;
+  at::ScalarType w_scalar;  // dW and dB dtype
+  bool want_dw, want_db;
+  at::IntArrayRef dx_shape, w_shape;
+};
+
+// dx (dx_shape, contiguous) and dW, dB (w_shape; undefined unless wanted):
+// the allocations (3 and the workspace, from the caching allocator), at most
+// one size query (memoised) and one lntune_backward call.
+std::tuple<at::Tensor, at::Tensor, at::Tensor> backward_launch(BackwardCall c) {
+  const at::Tensor& x2 = *c.x2;
+  const at::Device device = x2.device();
+  at::Tensor dx = empty(c.dx_shape, x2.scalar_type(), device);
+  at::Tensor dw = c.want_dw ? empty(c.w_shape, c.w_scalar, device) : at::Tensor();
+  at::Tensor db = c.want_db ? empty(c.w_shape, c.w_scalar, device) : at::Tensor();
+  if (c.M == 0 || c.N == 0) {
+    // dW, dB of no rows (or of no columns: nothing) are zero.
+    if (c.want_dw) dw.zero_();
+    if (c.want_db) db.zero_();
+    return {dx, dw, db};
+  }
+  at::Tensor dy = c.dy.scalar_type() == x2.scalar_type() ? c.dy : c.dy.to(x2.scalar_type());
+  auto r = rows(dy, c.M, c.N);
+  DeviceScope scope(device);
+  lntune_backward_args a{};
+  a.dy = r.first.data_ptr();
+  a.x = x2.data_ptr();
+  a.weight = c.w ? c.w->data_ptr() : nullptr;
+  a.mean = c.mean;
+  a.rstd = c.rstd;
+  a.dx = dx.data_ptr();
+  a.dweight = c.want_dw ? dw.data_ptr() : nullptr;
+  a.dbias = c.want_db ? db.data_ptr() : nullptr;
+  a.M = c.M;
+  a.N = c.N;
+  a.dy_row_stride = r.second;
+  a.x_row_stride = c.x_stride;
+  a.dx_row_stride = c.N;
+  a.x_dtype = dtype_of(x2.scalar_type());
+  a.w_dtype = c.w_dtype;
+  a.stream = c10::cuda::getCurrentCUDAStream(device.index()).stream();
+  at::Tensor workspace;
+  if (c.want_dw || c.want_db) {
+    // The partial dW/dB rows come from torch's caching allocator: stream-
+    // ordered, and from the graph's pool under CUDA-graph capture. Freed
+    // when this returns; reuse is ordered on this stream.
+    const size_t bytes = workspace_bytes(a, device.index());
+    if (bytes) {
+      workspace = empty({static_cast<int64_t>(bytes)}, at::kByte, device);
+      a.workspace = workspace.data_ptr();
+      a.workspace_bytes = bytes;
+    }
+  }
+  const lntune_status status = g_api.backward(&a);
+  if (status != LNTUNE_OK) fail(status, "lntune_backward");
+  return {dx, dw, db};
+}
+
+// ------------------------------------------------------------------ eager route, node v1: torch::autograd::Function
 
 struct LayerNormFunction : public torch::autograd::Function<LayerNormFunction> {
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const std::optional<at::Tensor>& w,
@@ -233,6 +416,105 @@ struct LayerNormFunction : public torch::autograd::Function<LayerNormFunction> {
   }
 };
 
+// ------------------------------------------------------------------ eager route, node v2: a plain autograd Node
+
+// The backward node as PyTorch's own NativeLayerNormBackward0 is built: a
+// Node subclass with typed members. Against the torch::autograd::Function
+// above it skips, per step: the AutogradContext's saved_data hash map (7
+// string-keyed IValues written, 8 looked up, two shape lists on the heap),
+// the per-input/output VariableInfo records (their size vectors), the
+// materialise-grads pass, the node mutex, and the output bookkeeping of
+// CppNode::apply. Edges are always (x, weight, bias), absent ones empty.
+using NodePtr = std::decay_t<decltype(std::declval<const at::Tensor&>().grad_fn())>;
+
+struct LayerNormBackward final : torch::autograd::Node {
+  torch::autograd::SavedVariable x2_, w_, stats_;
+  int64_t M = 0, N = 0, x_stride = 0;
+  lntune_dtype w_dtype = LNTUNE_FP32;
+  at::ScalarType w_scalar = at::kFloat;
+  bool has_w = false, has_b = false;
+  c10::SmallVector<int64_t, 5> x_shape, w_shape;
+
+  std::string name() const override { return "LntuneLayerNormBackward"; }
+
+  void release_variables() override {
+    x2_.reset_data();
+    w_.reset_data();
+    stats_.reset_data();
+  }
+
+  variable_list apply(variable_list&& grads) override {
+    TORCH_CHECK(!at::GradMode::is_enabled(),
+                "lntune.torch.layer_norm: double backward (create_graph=True) is not supported");
+    variable_list out(3);
+    const bool want_dx = task_should_compute_output(0);
+    const bool want_dw = has_w && task_should_compute_output(1);
+    const bool want_db = has_b && task_should_compute_output(2);
+    // No incoming gradient: all are zero, which autograd reads from
+    // undefined tensors (as PyTorch's own node returns them).
+    if (!grads[0].defined() || !(want_dx || want_dw || want_db)) return out;
+    const at::Tensor x2 = x2_.unpack();
+    const at::Tensor stats = stats_.unpack();
+    const at::Tensor w = has_w ? w_.unpack() : at::Tensor();
+    const float* s = stats.data_ptr<float>();
+    auto [dx, dw, db] = backward_launch(BackwardCall{grads[0], &x2, x_stride, M, N, s, s + M, has_w ? &w : nullptr,
+                                                     w_dtype, w_scalar, want_dw, want_db, x_shape, w_shape});
+    if (want_dx) out[0] = std::move(dx);
+    out[1] = std::move(dw);
+    out[2] = std::move(db);
+    return out;
+  }
+};
+
+template <class T>
+NodePtr make_node() {
+  if constexpr (std::is_same_v<NodePtr, std::shared_ptr<torch::autograd::Node>>) {
+    // torch < 2.12: shared ownership, deleted through deleteNode (which
+    // releases long chains of nodes without deep recursion); found by ADL at
+    // instantiation, so this compiles where it no longer exists.
+    return NodePtr(new T(), [](auto* n) { deleteNode(n); });
+  } else {
+    return c10::make_intrusive<T>();
+  }
+}
+
+at::Tensor forward_with_node(const at::Tensor& x, const std::optional<at::Tensor>& w,
+                             const std::optional<at::Tensor>& b, int64_t N, int w_dtype, double eps) {
+  Forward f;
+  {
+    at::AutoGradMode no_grad(false);  // x2 (a view or copy of x) is saved, not a graph node
+    f = forward_impl(x, w, b, N, w_dtype, eps, true);
+  }
+  if (!f.y.defined()) return f.y;
+  NodePtr node_ptr = make_node<LayerNormBackward>();
+  auto* node = static_cast<LayerNormBackward*>(node_ptr.get());
+  node->set_next_edges(torch::autograd::collect_next_edges(x, w, b));
+  node->x2_ = torch::autograd::SavedVariable(f.x2, false);
+  if (w) node->w_ = torch::autograd::SavedVariable(*w, false);
+  node->stats_ = torch::autograd::SavedVariable(f.stats, false);
+  node->M = f.stats.size(1);
+  node->N = N;
+  node->x_stride = f.x_stride;
+  node->w_dtype = static_cast<lntune_dtype>(w_dtype);
+  const std::optional<at::Tensor>& p = w ? w : b;
+  node->w_scalar = p ? p->scalar_type() : x.scalar_type();
+  node->has_w = w.has_value();
+  node->has_b = b.has_value();
+  node->x_shape.assign(x.sizes().begin(), x.sizes().end());
+  const at::IntArrayRef xs = x.sizes();
+  if (p) {
+    node->w_shape.assign(p->sizes().begin(), p->sizes().end());
+  } else {  // no affine parameters: no dW, dB (the shape is never used)
+    node->w_shape.assign(xs.end() - 1, xs.end());
+  }
+  torch::autograd::set_history(f.y, node_ptr);
+  return f.y;
+}
+
+bool g_node_v2 = false;  // set_node_v2(): which node the eager route builds
+
+void set_node_v2(bool on) { g_node_v2 = on; }
+
 // Whether the fast path takes this call (what lntune._torch_ops.check
 // accepts, minus the edge cases): x a CUDA fp32/fp16/bf16 tensor whose last
 // dimensions are normalized_shape (N > 0 elements); weight and bias absent or
@@ -270,17 +552,26 @@ bool eligible(const at::Tensor& x, const std::vector<int64_t>& normalized_shape,
   return true;
 }
 
+// Whether an input carries a forward-mode gradient (a dual tensor of the
+// default level): neither node has a forward formula.
+bool has_forward_grad(const at::Tensor& x, const std::optional<at::Tensor>& weight,
+                      const std::optional<at::Tensor>& bias) {
+  const auto dual = [](const at::Tensor& t) { return t.defined() && t._fw_grad(/*level=*/0).defined(); };
+  return dual(x) || (weight && dual(*weight)) || (bias && dual(*bias));
+}
+
 // The eager entry: y = LayerNorm(x) over its last dimensions, with an
 // autograd node when grad mode is on and an input requires grad. Returns None
 // when it does not take the call (last_failure() status -1: the caller's
-// checked path takes it) or when the library failed (status > 0).
+// checked path takes it, e.g. forward-mode AD, which it rejects clearly) or
+// when the library failed (status > 0).
 at::Tensor eager_layer_norm(const at::Tensor& x, const std::vector<int64_t>& normalized_shape,
                             const std::optional<at::Tensor>& weight, const std::optional<at::Tensor>& bias,
                             double eps) {
   t_failure.status = 0;
   int64_t N = 0;
   int w_dtype = 0;
-  if (!eligible(x, normalized_shape, weight, bias, &N, &w_dtype)) {
+  if (!eligible(x, normalized_shape, weight, bias, &N, &w_dtype) || has_forward_grad(x, weight, bias)) {
     t_failure.status = -1;
     return at::Tensor();
   }
@@ -288,10 +579,229 @@ at::Tensor eager_layer_norm(const at::Tensor& x, const std::vector<int64_t>& nor
                                                     (bias && bias->requires_grad()));
   std::optional<at::Tensor> w = dense(weight), b = dense(bias);
   if (grad) {
+    if (g_node_v2) return forward_with_node(x, w, b, N, w_dtype, eps);
     at::Tensor y = LayerNormFunction::apply(x, w, b, N, static_cast<int64_t>(w_dtype), eps);
     return t_failure.status ? at::Tensor() : y;
   }
   return forward_impl(x, w, b, N, w_dtype, eps, false).y;
+}
+
+// ------------------------------------------------------------------ the ops' C++ CUDA implementations
+
+// torch's Python name of a dtype ("torch.float16"), for messages that match
+// the Python implementation's.
+std::string py_dtype(at::ScalarType t) {
+  switch (t) {
+    case at::kFloat: return "torch.float32";
+    case at::kHalf: return "torch.float16";
+    case at::kBFloat16: return "torch.bfloat16";
+    case at::kDouble: return "torch.float64";
+    case at::kLong: return "torch.int64";
+    case at::kInt: return "torch.int32";
+    case at::kShort: return "torch.int16";
+    case at::kChar: return "torch.int8";
+    case at::kByte: return "torch.uint8";
+    case at::kBool: return "torch.bool";
+    default: return std::string("torch.") + c10::toString(t);
+  }
+}
+
+std::string py_list(at::IntArrayRef v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  return s + "]";
+}
+
+struct Signature {
+  int64_t k = 0, N = 0;
+  lntune_dtype x_dtype = LNTUNE_FP32, w_dtype = LNTUNE_FP32;
+  at::ScalarType w_scalar = at::kFloat;
+};
+
+// lntune._torch_ops.check in C++: the same rules, messages and exception
+// types (TORCH_CHECK_TYPE: TypeError, TORCH_CHECK_VALUE: ValueError).
+Signature check(const at::Tensor& x, at::IntArrayRef shape, const std::optional<at::Tensor>& weight,
+                const std::optional<at::Tensor>& bias) {
+  TORCH_CHECK_TYPE(x.is_cuda(), "lntune.torch.layer_norm: x must be a CUDA tensor, got one on ", x.device().str(),
+                   " (lntune runs on NVIDIA GPUs only; use torch.nn.functional.layer_norm on the CPU)");
+  const at::ScalarType xt = x.scalar_type();
+  TORCH_CHECK_TYPE(xt == at::kFloat || xt == at::kHalf || xt == at::kBFloat16,
+                   "lntune.torch.layer_norm: x must be float32, float16 or bfloat16, got ", py_dtype(xt));
+  TORCH_CHECK_VALUE(!shape.empty(), "lntune.torch.layer_norm: normalized_shape must not be empty");
+  Signature s;
+  s.k = static_cast<int64_t>(shape.size());
+  s.N = 1;
+  for (const int64_t d : shape) {
+    TORCH_CHECK_VALUE(d >= 0, "lntune.torch.layer_norm: normalized_shape ", py_list(shape), " has a negative size");
+    s.N *= d;
+  }
+  std::optional<at::ScalarType> wt;
+  for (const auto& [name, p] : {std::pair<const char*, const std::optional<at::Tensor>*>{"weight", &weight},
+                                {"bias", &bias}}) {
+    if (!p->has_value()) continue;
+    const at::ScalarType d = (*p)->scalar_type();
+    TORCH_CHECK_TYPE(d == xt || d == at::kFloat, "lntune.torch.layer_norm: ", name, " must be ", py_dtype(xt),
+                     " (x's dtype) or float32, got ", py_dtype(d));
+    TORCH_CHECK_TYPE(!wt || *wt == d, "lntune.torch.layer_norm: weight (", py_dtype(wt ? *wt : d), ") and bias (",
+                     py_dtype(d), ") must have the same dtype");
+    wt = d;
+  }
+  const at::IntArrayRef xs = x.sizes();
+  TORCH_CHECK_VALUE(static_cast<int64_t>(xs.size()) >= s.k && xs.slice(xs.size() - shape.size()).equals(shape),
+                    "lntune.torch.layer_norm: normalized_shape ", py_list(shape),
+                    " must be the last dimensions of x, whose shape is ", py_list(xs));
+  for (const auto& [name, p] : {std::pair<const char*, const std::optional<at::Tensor>*>{"weight", &weight},
+                                {"bias", &bias}}) {
+    if (!p->has_value()) continue;
+    const at::Tensor& t = **p;
+    TORCH_CHECK_TYPE(t.is_cuda() && t.device() == x.device(), "lntune.torch.layer_norm: ", name, " is on ",
+                     t.device().str(), " but x is on ", x.device().str());
+    TORCH_CHECK_VALUE(t.sizes().equals(shape), "lntune.torch.layer_norm: ", name, " must have shape ",
+                      py_list(shape), " (normalized_shape), got ", py_list(t.sizes()));
+  }
+  s.x_dtype = dtype_of(xt);
+  s.w_scalar = wt ? *wt : xt;
+  s.w_dtype = dtype_of(s.w_scalar);
+  return s;
+}
+
+int64_t rows_of(const at::Tensor& x, const Signature& s) {
+  if (s.N) return x.numel() / s.N;
+  int64_t m = 1;
+  for (int64_t i = 0; i < x.dim() - s.k; ++i) m *= x.size(i);
+  return m;
+}
+
+// lntune::layer_norm_fwd(Tensor x, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps)
+//     -> (Tensor y, Tensor mean, Tensor rstd)
+std::tuple<at::Tensor, at::Tensor, at::Tensor> op_layer_norm_fwd(const at::Tensor& x, at::IntArrayRef normalized_shape,
+                                                                 const std::optional<at::Tensor>& weight,
+                                                                 const std::optional<at::Tensor>& bias, double eps) {
+  const Signature s = check(x, normalized_shape, weight, bias);
+  const at::Device device = x.device();
+  const at::IntArrayRef lead = x.sizes().slice(0, x.sizes().size() - normalized_shape.size());
+  const int64_t M = rows_of(x, s);
+  at::Tensor y = empty(x.sizes(), x.scalar_type(), device);
+  // Separate outputs: a functional op's outputs must not alias each other.
+  at::Tensor mean = empty(lead, at::kFloat, device);
+  at::Tensor rstd = empty(lead, at::kFloat, device);
+  if (s.N == 0) {  // torch's mean and rstd of no elements
+    mean.fill_(std::numeric_limits<double>::quiet_NaN());
+    rstd.fill_(std::numeric_limits<double>::quiet_NaN());
+    return {y, mean, rstd};
+  }
+  if (M == 0) return {y, mean, rstd};
+  const std::optional<at::Tensor> w = dense(weight), b = dense(bias);
+  auto r = rows(x, M, s.N);
+  DeviceScope scope(device);
+  lntune_forward_args a{};
+  a.x = r.first.data_ptr();
+  a.weight = ptr(w);
+  a.bias = ptr(b);
+  a.y = y.data_ptr();
+  a.mean = mean.data_ptr<float>();
+  a.rstd = rstd.data_ptr<float>();
+  a.M = M;
+  a.N = s.N;
+  a.x_row_stride = r.second;
+  a.y_row_stride = s.N;
+  a.x_dtype = s.x_dtype;
+  a.w_dtype = s.w_dtype;
+  a.eps = static_cast<float>(eps);
+  a.stream = c10::cuda::getCurrentCUDAStream(device.index()).stream();
+  const lntune_status status = g_api.forward(&a);
+  if (status != LNTUNE_OK) fail(status, "lntune_forward");
+  return {y, mean, rstd};
+}
+
+// lntune::layer_norm_bwd(Tensor dy, Tensor x, Tensor mean, Tensor rstd, SymInt[] normalized_shape,
+//                        Tensor? weight, Tensor? bias, bool[3] output_mask)
+//     -> (Tensor dx, Tensor dweight, Tensor dbias)
+// Masked-off dweight/dbias are empty (0,) tensors (in weight's dtype).
+std::tuple<at::Tensor, at::Tensor, at::Tensor> op_layer_norm_bwd(const at::Tensor& dy, const at::Tensor& x,
+                                                                 const at::Tensor& mean, const at::Tensor& rstd,
+                                                                 at::IntArrayRef normalized_shape,
+                                                                 const std::optional<at::Tensor>& weight,
+                                                                 const std::optional<at::Tensor>& bias,
+                                                                 std::array<bool, 3> output_mask) {
+  const Signature s = check(x, normalized_shape, weight, bias);
+  const int64_t M = s.N ? x.numel() / s.N : mean.numel();
+  TORCH_CHECK_VALUE(dy.sizes().equals(x.sizes()), "lntune.torch.layer_norm backward: dy has shape ",
+                    py_list(dy.sizes()), ", x ", py_list(x.sizes()));
+  TORCH_CHECK_VALUE(mean.scalar_type() == at::kFloat && rstd.scalar_type() == at::kFloat && mean.numel() == M &&
+                        rstd.numel() == M,
+                    "lntune.torch.layer_norm backward: mean and rstd must be float32 with ", M, " elements");
+  TORCH_CHECK_TYPE(dy.device() == x.device() && mean.device() == x.device() && rstd.device() == x.device(),
+                   "lntune.torch.layer_norm backward: dy, mean and rstd must be on x's device (", x.device().str(),
+                   ")");
+  const at::Tensor mean2 = mean.is_contiguous() ? mean : mean.contiguous();
+  const at::Tensor rstd2 = rstd.is_contiguous() ? rstd : rstd.contiguous();
+  auto r = rows(x, M, s.N);
+  const std::optional<at::Tensor> w = dense(weight);
+  const bool want_dw = output_mask[1] && weight.has_value();
+  const bool want_db = output_mask[2] && bias.has_value();
+  auto [dx, dw, db] = backward_launch(BackwardCall{dy, &r.first, r.second, M, s.N, mean2.data_ptr<float>(),
+                                                   rstd2.data_ptr<float>(), w ? &*w : nullptr, s.w_dtype, s.w_scalar,
+                                                   want_dw, want_db, x.sizes(), normalized_shape});
+  if (!want_dw) dw = empty({0}, s.w_scalar, x.device());
+  if (!want_db) db = empty({0}, s.w_scalar, x.device());
+  return {dx, dw, db};
+}
+
+// ------------------------------------------------------------------ registration, table-driven
+
+// The ops this module implements in C++, by name in the lntune namespace.
+// Python (lntune._torch_ops._register) defines each op's schema, fake and
+// autograd formula, and asks here for the CUDA kernel of every op it finds
+// in this table (register_native), else registers its Python one. A new op
+// gets a C++ implementation by a function above and one row here.
+using Registrar = void (*)(torch::Library&, const char*);
+
+struct NativeOp {
+  const char* name;
+  Registrar registrar;
+};
+
+const NativeOp kNativeOps[] = {
+    {"layer_norm_fwd", [](torch::Library& lib, const char* name) { lib.impl(name, TORCH_FN(op_layer_norm_fwd)); }},
+    {"layer_norm_bwd", [](torch::Library& lib, const char* name) { lib.impl(name, TORCH_FN(op_layer_norm_bwd)); }},
+};
+
+std::vector<std::string> native_ops() {
+  std::vector<std::string> names;
+  for (const NativeOp& op : kNativeOps) names.emplace_back(op.name);
+  return names;
+}
+
+// One torch::Library (IMPL, "lntune", key) per op and dispatch key: its
+// registration lives as long as the object, so unregister_native() takes
+// the kernel out again and Python can put its own back.
+std::map<std::pair<std::string, std::string>, std::unique_ptr<torch::Library>>& registrations() {
+  static auto* r = new std::map<std::pair<std::string, std::string>, std::unique_ptr<torch::Library>>();
+  return *r;  // never destroyed: the dispatcher may outlive this module's statics
+}
+
+// Registers the C++ kernel of lntune::`name` for `dispatch_key` ("CUDA";
+// tests use "CPU" to reach the kernel's argument checks without a GPU).
+// False when this module has no C++ implementation of `name`.
+bool register_native(const std::string& name, const std::string& dispatch_key) {
+  for (const NativeOp& op : kNativeOps) {
+    if (name != op.name) continue;
+    auto& slot = registrations()[{name, dispatch_key}];
+    if (slot) return true;
+    auto lib = std::make_unique<torch::Library>(torch::Library::IMPL, "lntune",
+                                                c10::parseDispatchKey(dispatch_key), __FILE__, __LINE__);
+    op.registrar(*lib, op.name);
+    slot = std::move(lib);
+    return true;
+  }
+  return false;
+}
+
+// Takes lntune::`name`'s C++ kernel for `dispatch_key` out of the dispatcher
+// (false if it was not registered).
+bool unregister_native(const std::string& name, const std::string& dispatch_key) {
+  return registrations().erase({name, dispatch_key}) > 0;
 }
 
 }  // namespace
@@ -300,4 +810,10 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("set_api", &set_api, "hand over liblntune's C functions (addresses)");
   m.def("layer_norm", &eager_layer_norm, "LayerNorm forward, with an autograd node when grad is true");
   m.def("last_failure", &last_failure, "(status, function, message) of this thread's last failed forward");
+  m.def("set_node_v2", &set_node_v2, "eager route: the plain autograd Node (True) or the autograd::Function");
+  m.def("bump_generation", &bump_generation, "tuned configs changed: forget the memoised workspace sizes");
+  m.def("workspace_queries", &workspace_queries, "lntune_backward_workspace_size calls made so far (all threads)");
+  m.def("native_ops", &native_ops, "names of the lntune:: ops implemented here");
+  m.def("register_native", &register_native, "register an op's C++ kernel for a dispatch key");
+  m.def("unregister_native", &unregister_native, "take an op's C++ kernel out of the dispatcher again");
 }
