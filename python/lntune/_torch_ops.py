@@ -574,18 +574,30 @@ def _check_norm_fake(api, norm, x, residual, normalized_shape, weight, bias, zer
     if x.dim() < k:
         raise ValueError("%s: normalized_shape %s must be the last dimensions of x, whose shape is %s"
                          % (api, list(normalized_shape), list(x.shape)))
-    torch._check(list(x.shape[x.dim() - k:]) == list(normalized_shape),
-                 lambda: "%s: normalized_shape must be the last dimensions of x" % api)
+    _same_sizes(x.shape[x.dim() - k:], normalized_shape, lambda: "%s: normalized_shape %s must be the last "
+                "dimensions of x, whose shape is %s" % (api, list(normalized_shape), list(x.shape)))
     for name, t in (("residual", residual), ("weight", weight), ("bias", bias)):
         if t is not None and t.device != x.device:
             raise TypeError("%s: %s is on %s but x is on %s" % (api, name, t.device, x.device))
     if residual is not None:
-        torch._check(list(residual.shape) == list(x.shape), lambda: "%s: residual must have x's shape" % api)
-    for p in (weight, bias):
+        _same_sizes(residual.shape, x.shape, lambda: "%s: residual must have x's shape %s, got %s"
+                    % (api, list(x.shape), list(residual.shape)))
+    for name, p in (("weight", weight), ("bias", bias)):
         if p is not None:
-            torch._check(list(p.shape) == list(normalized_shape),
-                         lambda: "%s: weight and bias must have shape normalized_shape" % api)
+            _same_sizes(p.shape, normalized_shape, lambda: "%s: %s must have shape %s (normalized_shape), got %s"
+                        % (api, name, list(normalized_shape), list(p.shape)))
     return sig, k
+
+
+def _same_sizes(a, b, message):
+    """ValueError(message()) unless sizes a and b are equal; with symbolic
+    sizes, a torch._check (a guard or a runtime assertion under tracing)."""
+    a, b = list(a), list(b)
+    if all(type(d) is int for d in a + b):
+        if a != b:
+            raise ValueError(message())
+    else:
+        torch._check(a == b, message)
 
 
 def _norm_forward(sig, dev, x, residual, weight, bias, eps):

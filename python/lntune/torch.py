@@ -172,6 +172,10 @@ def _variant_args(api, x, normalized_shape, eps, zero_centered_weight, out_dtype
     reject these with a less specific message); returns (shape, eps)."""
     if not isinstance(x, _Tensor):
         raise TypeError("%s: x must be a torch.Tensor, got %s" % (api, type(x).__name__))
+    if x.device.type != "cuda":  # (no CPU kernel is registered: the dispatcher would say less)
+        raise TypeError("%s: x must be a CUDA tensor, got one on %s (lntune runs on NVIDIA GPUs only; use %s on "
+                        "the CPU)" % (api, x.device, "torch.nn.functional.rms_norm" if "rms" in api
+                                      else "torch.nn.functional.layer_norm"))
     if fused and not isinstance(residual, _Tensor):
         raise TypeError("%s: residual must be a torch.Tensor, got %s" % (api, type(residual).__name__))
     if isinstance(normalized_shape, int):
