@@ -640,7 +640,7 @@ def _norm_forward(sig, dev, x, residual, weight, bias, eps):
 _norm_ws_sizes = {}
 
 
-def _norm_backward(api, norm, dev, dy, dz, saved, mean, rstd, shape, weight, has_bias, zero_centered, dx_dtype,
+def _norm_backward(api, norm, dev, dy, dz, saved, mean, rstd, shape, weight, b_dtype, zero_centered, dx_dtype,
                    want_dw, want_db, residual):
     """lntune_norm_backward: (dx in dx_dtype, dweight or None, dbias or None).
 
@@ -663,7 +663,7 @@ def _norm_backward(api, norm, dev, dy, dz, saved, mean, rstd, shape, weight, has
                              % (api, name, M, s.dtype, s.numel()))
     # The C ABI takes a weight in dx's dtype or float32: any other is read as
     # float32 and dW rounded back to the weight's dtype.
-    w_torch = weight.dtype if weight is not None else dx_dtype
+    w_torch = weight.dtype if weight is not None else b_dtype if b_dtype is not None else dx_dtype
     w_run = w_torch if w_torch in (dx_dtype, _f32) else _f32
     dx = _empty(saved.shape, dtype=dx_dtype, device=saved.device)
     dw = _empty((N,), dtype=w_run, device=saved.device) if want_dw else None
@@ -761,7 +761,7 @@ def _rms_norm_bwd_cuda(dy, x, rstd, normalized_shape, weight, zero_centered_weig
     sig, dev = check_norm(_API_RMS, _RMS, x, None, tuple(normalized_shape), weight, None, zero_centered_weight,
                           None)
     want_dw = bool(output_mask[1]) and weight is not None
-    dx, dw, _ = _norm_backward(_API_RMS, _RMS, dev, dy, None, x, None, rstd, sig.shape, weight, False,
+    dx, dw, _ = _norm_backward(_API_RMS, _RMS, dev, dy, None, x, None, rstd, sig.shape, weight, None,
                                zero_centered_weight, x.dtype, want_dw, False, False)
     return dx, dw if dw is not None else _empty_grad(x, sig.w_torch_dtype)
 
@@ -827,7 +827,8 @@ def _add_layer_norm_bwd_cuda(dy, dresidual_out, residual_out, mean, rstd, normal
     want_dw = bool(output_mask[1]) and weight is not None
     want_db = bool(output_mask[2]) and bias is not None
     dx, dw, db = _norm_backward(_API_ADD_LN, _LAYER, dev, dy, dresidual_out, residual_out, mean, rstd, sig.shape,
-                                weight, bias is not None, zero_centered_weight, dx_dtype, want_dw, want_db, True)
+                                weight, None if bias is None else bias.dtype, zero_centered_weight, dx_dtype, want_dw,
+                                want_db, True)
     wt = weight.dtype if weight is not None else bias.dtype if bias is not None else dx_dtype
     return (dx, dw if dw is not None else _empty_grad(dx, wt), db if db is not None else _empty_grad(dx, wt))
 
@@ -878,7 +879,7 @@ def _add_rms_norm_bwd_cuda(dy, dresidual_out, residual_out, rstd, normalized_sha
     _weight_checks(_API_ADD_RMS, sig, weight, None, dev, zero_centered_weight)
     want_dw = bool(output_mask[1]) and weight is not None
     dx, dw, _ = _norm_backward(_API_ADD_RMS, _RMS, dev, dy, dresidual_out, residual_out, None, rstd, sig.shape,
-                               weight, False, zero_centered_weight, dx_dtype, want_dw, False, True)
+                               weight, None, zero_centered_weight, dx_dtype, want_dw, False, True)
     wt = weight.dtype if weight is not None else dx_dtype
     return dx, dw if dw is not None else _empty_grad(dx, wt)
 

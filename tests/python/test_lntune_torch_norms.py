@@ -72,12 +72,13 @@ def _other(dtype):
 # A variant: (kind, x dtype, option). Options:
 #   w      weight (and bias for LayerNorm) in x's dtype
 #   none   no weight, no bias
+#   b      bias only (LayerNorm), float32
 #   w32    float32 weight (and bias) with half x
 #   zc     zero-centred gamma
 #   out    y in another dtype (out_dtype)
 #   res    residual in another dtype (fused forms)
 #   all    zc + out + res + w32 (where they apply)
-OPTIONS = ["w", "none", "w32", "zc", "out", "res", "all"]
+OPTIONS = ["w", "none", "b", "w32", "zc", "out", "res", "all"]
 
 
 def _variants():
@@ -87,7 +88,7 @@ def _variants():
             for opt in OPTIONS:
                 if opt == "w32" and d == torch.float32:
                     continue
-                if opt == "res" and kind == "rms":
+                if (opt == "res" and kind == "rms") or (opt == "b" and kind != "add_ln"):
                     continue
                 out.append(pytest.param(kind, d, opt, id="%s-%s-%s" % (kind, did, opt)))
     return out
@@ -95,9 +96,9 @@ def _variants():
 
 def _config(kind, dtype, opt):
     """(weight dtype or None, has bias, zero_centered, out_dtype, residual dtype or None)."""
-    w_dtype = None if opt == "none" else (torch.float32 if opt in ("w32", "all") and dtype != torch.float32
+    w_dtype = None if opt in ("none", "b") else (torch.float32 if opt in ("w32", "all") and dtype != torch.float32
                                           else dtype)
-    has_bias = kind == "add_ln" and w_dtype is not None
+    has_bias = kind == "add_ln" and (w_dtype is not None or opt == "b")
     zc = opt in ("zc", "all")
     out_dtype = _other(dtype) if opt in ("out", "all") else None
     r_dtype = None if kind == "rms" else (_other(dtype) if opt in ("res", "all") else dtype)
@@ -106,6 +107,7 @@ def _config(kind, dtype, opt):
 
 def make_inputs(kind, shape, k, dtype, opt, seed=0):
     w_dtype, has_bias, zc, out_dtype, r_dtype = _config(kind, dtype, opt)
+    b_dtype = w_dtype or torch.float32
     g = torch.Generator(device=DEV).manual_seed(seed)
     ns = tuple(shape[len(shape) - k:])
     x = (torch.randn(shape, device=DEV, generator=g) * 0.7 + 0.3).to(dtype)
@@ -115,7 +117,7 @@ def make_inputs(kind, shape, k, dtype, opt, seed=0):
     if w_dtype is not None:
         w = ((torch.rand(ns, device=DEV, generator=g) - 0.5) if zc else (torch.rand(ns, device=DEV, generator=g)
                                                                         + 0.5)).to(w_dtype)
-    b = torch.randn(ns, device=DEV, generator=g).to(w_dtype) if has_bias else None
+    b = torch.randn(ns, device=DEV, generator=g).to(b_dtype) if has_bias else None
     y_dtype = out_dtype or dtype
     dy = (torch.randn(shape, device=DEV, generator=g) * 0.1).to(y_dtype)
     dz = (torch.randn(shape, device=DEV, generator=g) * 0.1).to(r_dtype) if r_dtype is not None else None

@@ -307,3 +307,73 @@ def test_user_api_signatures():
         assert params["zero_centered_weight"].kind == inspect.Parameter.KEYWORD_ONLY
         assert params["zero_centered_weight"].default is False and params["out_dtype"].default is None
     assert math.isclose(lt._RMS_DEFAULT_EPS, 1.1920928955078125e-07)
+
+
+# ------------------------------------------------------------------ launch arguments through the real C ABI
+
+
+def _has_driver():
+    import ctypes
+
+    try:
+        ctypes.CDLL("libcuda.so.1")
+        return True
+    except OSError:
+        return False
+
+
+def test_launch_arguments_pass_the_c_abi_checks(monkeypatch):
+    """_norm_forward / _norm_backward fill lntune_norm_*_args for every norm,
+    dtype mix and option; liblntune checks the arguments before it loads the
+    driver, so on a machine without one a well-formed call ends in
+    LNTUNE_ERROR_NO_DRIVER, a malformed one in INVALID_ARGUMENT (with CPU
+    tensors: nothing is launched)."""
+    import itertools
+
+    from lntune import _ffi
+
+    if _has_driver():
+        pytest.skip("a CUDA driver is present: these calls would launch kernels on host pointers")
+    ops = _torch_ops
+    seen = []
+
+    def call(fn, dev, *args):
+        st = fn(*args)
+        seen.append((fn.__name__, st, _ffi.last_error()))
+        if fn.__name__ == "lntune_norm_backward_workspace_size":
+            args[1]._obj.value = 0
+
+    monkeypatch.setattr(ops, "_call", call)
+    monkeypatch.setattr(ops, "_stream", lambda dev: 0)
+    n = 0
+    for norm, xd, rd, wd, zc, od, res in itertools.product(
+            (ops._LAYER, ops._RMS), (torch.float32, torch.bfloat16), (torch.float32, torch.bfloat16),
+            (None, "x", torch.float32), (False, True), (None, torch.float16), (False, True)):
+        if zc and wd is None:
+            continue
+        wdt = None if wd is None else (xd if wd == "x" else wd)
+        M, N = 6, 40
+        big = torch.randn(M, N + 24).to(xd)
+        x = big[:, 3:N + 3] if res else torch.randn(M, N).to(xd)  # strided rows too
+        r = torch.randn(M, N).to(rd) if res else None
+        w = None if wdt is None else torch.rand(N).to(wdt)
+        # LayerNorm: a bias beside the weight, or alone (fp32) where there is no weight.
+        b = (w.clone() if w is not None else torch.randn(N)) if norm == ops._LAYER else None
+        bdt = None if b is None else b.dtype
+        sig = ops._NormSignature("t", norm, xd, None if r is None else rd, wdt, bdt, od, (N,),
+                                 zc, w is not None)
+        seen.clear()
+        y, z, mean, rstd = ops._norm_forward(sig, 0, x, r, w, b, 1e-5)
+        assert y.dtype == (od or xd) and (z is None or z.dtype == rd) and ((mean is None) == (norm == ops._RMS))
+        dxd = ops.fused_dx_dtype(xd, rd) if res else xd
+        dy = torch.randn(M, N).to(od or xd)
+        dz = torch.randn(M, N).to(rd) if res else None
+        dx, dw, db = ops._norm_backward("t", norm, 0, dy, dz, z if res else x, mean, rstd, (N,), w, bdt, zc, dxd,
+                                        w is not None, b is not None, res)
+        assert dx.dtype == dxd and (dw is None or dw.dtype == w.dtype) and (db is None or db.dtype == b.dtype)
+        names = [s[0] for s in seen]
+        assert names[0] == "lntune_norm_forward" and names[-1] == "lntune_norm_backward", names
+        for name, st, msg in seen:
+            n += 1
+            assert st == _ffi.Status.ERROR_NO_DRIVER, (name, st, msg, norm, xd, rd, wdt, zc, od, res)
+    assert n >= 300
