@@ -16,6 +16,10 @@ tensors. layer_norm_fwd carries an autograd formula (register_autograd) that
 calls layer_norm_bwd; both have fake implementations, so they trace under
 torch.compile(fullgraph=True) and torch.export.
 
+RMSNorm and the fused residual forms (rms_norm_fwd/bwd, add_layer_norm_fwd/bwd,
+add_rms_norm_fwd/bwd) are described where they are defined, below
+("norm variants"); NORM_OPS lists their pieces for _register().
+
 Adding a norm (RMSNorm, a fused residual add) takes the same four pieces: a
 schema in _SCHEMAS, a CUDA implementation over the C ABI, a fake
 implementation, and (for the forward) setup_context/backward; _register()

@@ -333,7 +333,7 @@ def test_double_backward_is_a_clear_error():
 
 def test_library_errors_and_bad_inputs_on_the_gpu():
     x = torch.randn(4, 64, device=DEV)
-    with pytest.raises(TypeError, match="residual is on cpu but x is on cuda"):
+    with pytest.raises(TypeError, match="residual must be a CUDA tensor, got one on cpu"):
         lt.fused_add_rms_norm(x, torch.randn(4, 64), 64)
     with pytest.raises(ValueError, match="residual must have x's shape"):
         lt.fused_add_layer_norm(x, torch.randn(4, 32, device=DEV), 64)
