@@ -377,3 +377,66 @@ def test_launch_arguments_pass_the_c_abi_checks(monkeypatch):
             n += 1
             assert st == _ffi.Status.ERROR_NO_DRIVER, (name, st, msg, norm, xd, rd, wdt, zc, od, res)
     assert n >= 300
+
+
+# ------------------------------------------------------------------ autograd formulas (fake tensors, no engine)
+
+
+class _Ctx:
+    """Stands in for autograd's ctx: what setup_context stores, what backward reads."""
+
+    def __init__(self, needs):
+        self.needs_input_grad = needs
+        self.materialize = True
+
+    def save_for_backward(self, *ts):
+        self.saved_tensors = ts
+
+    def mark_non_differentiable(self, *ts):
+        self.non_diff = ts
+
+    def set_materialize_grads(self, v):
+        self.materialize = v
+
+
+@pytest.mark.parametrize("xd,rd", [(torch.bfloat16, torch.bfloat16), (torch.bfloat16, torch.float32),
+                                   (torch.float32, torch.float16)])
+def test_backward_formulas(xd, rd):
+    """setup_context then backward of each forward op, on fake tensors: the
+    *_bwd op is called with the saved tensors, and one gradient per input
+    comes back in its input's dtype (None where not needed)."""
+    with FakeTensorMode():
+        x, r = _fake((4, 6, 32), xd), _fake((4, 6, 32), rd)
+        w, b = _fake((32,), xd), _fake((32,), torch.float32 if xd == torch.float32 else xd)
+        ops = _torch_ops
+
+        out = _op("rms_norm_fwd")(x, [32], w, 1e-6, True, torch.float32)
+        ctx = _Ctx((True, False, True, False, False, False))
+        ops._rms_norm_setup_context(ctx, (x, [32], w, 1e-6, True, torch.float32), out)
+        g = ops._rms_norm_backward(ctx, _fake(x.shape, torch.float32), None)
+        assert len(g) == 6 and g[0].dtype == xd and g[2].shape == (32,) and g[2].dtype == xd
+        assert g[1] is None and g[3] is None
+
+        inputs = (x, r, [32], w, b, 1e-5, False, None)
+        out = _op("add_layer_norm_fwd")(*inputs)
+        for needs in ((True, True, False, True, True, False, False, False),
+                      (False, True, False, False, True, False, False, False)):
+            ctx = _Ctx(needs)
+            ops._add_layer_norm_setup_context(ctx, inputs, out)
+            assert ctx.materialize is False  # an unused y or z comes as None
+            for dy, dz in ((out[0], out[1]), (out[0], None), (None, out[1])):
+                g = ops._add_layer_norm_backward(ctx, dy, dz, None, None)
+                assert len(g) == 8
+                assert (g[0] is None) != needs[0] and (g[1] is None) != needs[1]
+                if needs[0]:
+                    assert g[0].dtype == xd and g[0].shape == x.shape
+                assert g[1].dtype == rd
+                assert (g[3] is not None) == needs[3] and g[4].dtype == b.dtype
+            assert ops._add_layer_norm_backward(ctx, None, None, None, None) == (None,) * 8
+
+        inputs = (x, r, [32], w, 1e-5, True, torch.bfloat16)
+        out = _op("add_rms_norm_fwd")(*inputs)
+        ctx = _Ctx((True, True, False, True, False, False, False))
+        ops._add_rms_norm_setup_context(ctx, inputs, out)
+        g = ops._add_rms_norm_backward(ctx, out[0], out[1], None)
+        assert len(g) == 7 and g[0].dtype == xd and g[1].dtype == rd and g[3].dtype == w.dtype
