@@ -525,3 +525,74 @@ def test_rmsnorm_module_is_a_drop_in(kwargs, dtype):
     for (n, po), (_, pb), (_, pr) in zip(ours.named_parameters(), back.named_parameters(), ref64.named_parameters()):
         assert po.grad.dtype == po.dtype
         assert _err(po.grad, pr.grad) <= bound(pb.grad, pr.grad), n
+
+
+# ------------------------------------------------------------------ PyTorch's own samples
+
+
+def _grads(fn, args, kwargs, g):
+    y = fn(*args, **kwargs)
+    leaves = [a for a in args if isinstance(a, torch.Tensor) and a.requires_grad]
+    if not leaves or y.numel() == 0:
+        return [y] + [torch.zeros_like(a) for a in leaves]
+    return [y] + list(torch.autograd.grad(y, leaves, g, allow_unused=True))
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
+def test_rms_norm_opinfo_samples(dtype):
+    """PyTorch's OpInfo samples for nn.functional.rms_norm (negative eps, eps
+    None, N = 1, no rows, no weight), through lntune.torch.rms_norm: outputs
+    and gradients equal torch's within torch.testing.assert_close's defaults."""
+    pytest.importorskip("expecttest", reason="torch.testing._internal needs the expecttest package")
+    from torch.testing._internal.common_methods_invocations import op_db
+
+    op = next(o for o in op_db if o.name == "nn.functional.rms_norm" and not o.variant_test_name)
+    n = 0
+    failures = []
+    for sample in op.sample_inputs(DEV, dtype, requires_grad=True):
+        args = (sample.input,) + tuple(sample.args)
+        g = torch.randn_like(sample.input)
+        ours = _grads(lt.rms_norm, args, sample.kwargs, g)
+        ref = _grads(F.rms_norm, args, sample.kwargs, g)
+        for name, a, r in zip(("y", "dx", "dw"), ours, ref):
+            try:
+                torch.testing.assert_close(a, r)
+            except AssertionError as e:
+                failures.append("x %s, args %s, kwargs %s: %s: %s" % (
+                    tuple(sample.input.shape), [tuple(t.shape) if isinstance(t, torch.Tensor) else t
+                                                for t in sample.args], sample.kwargs, name,
+                    " ".join(str(e).split())[:300]))
+        n += 1
+    assert n >= 5
+    assert not failures, "%d of %d samples differ from torch's:\n" % (len(failures), n) + "\n".join(failures)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
+def test_rmsnorm_module_info_samples(dtype):
+    """PyTorch's ModuleInfo inputs for nn.RMSNorm, through lntune.torch.RMSNorm.from_torch."""
+    pytest.importorskip("expecttest", reason="torch.testing._internal needs the expecttest package")
+    from torch.testing._internal.common_modules import module_db
+
+    info = next(m for m in module_db if m.module_cls is torch.nn.RMSNorm)
+    n = 0
+    for mi in info.module_inputs_func(info, device=DEV, dtype=dtype, requires_grad=True, training=True):
+        if mi.forward_input is None:
+            continue
+        cargs, ckw = mi.constructor_input.args, mi.constructor_input.kwargs
+        ref = torch.nn.RMSNorm(*cargs, **ckw, device=DEV, dtype=dtype)
+        ours = lt.RMSNorm.from_torch(ref)
+        assert repr(ours) == repr(ref)
+        fargs, fkw = mi.forward_input.args, mi.forward_input.kwargs
+        x = fargs[0]
+        g = torch.randn_like(x)
+        outs = []
+        for m in (ours, ref):
+            xl = x.detach().clone().requires_grad_(x.requires_grad)
+            y = m(xl, *fargs[1:], **fkw)
+            leaves = ([xl] if xl.requires_grad else []) + list(m.parameters())
+            grads = torch.autograd.grad(y, leaves, g) if leaves and y.numel() else []
+            outs.append([y] + list(grads))
+        for i, (a, r) in enumerate(zip(*outs)):
+            torch.testing.assert_close(a, r, msg=lambda msg: "module input %s, output %d: %s" % (mi, i, msg))
+        n += 1
+    assert n >= 2
