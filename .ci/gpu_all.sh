@@ -15,7 +15,7 @@ echo "=== stress: 8 launching threads while configs change (LNTUNE_STRESS_SECOND
 echo "=== tuner GPU tests"; "$dir/tuner_gpu_test" --gtest_brief=1 2>&1 | tail -3 || rc=1
 echo "=== sanitizers"; bash .ci/gpu_sanitize.sh "$dir" || rc=1
 echo "=== python binding vs PyTorch"
-LNTUNE_LIBRARY="$dir/liblntune.so" PYTHONPATH="python${PYTHONPATH:+:$PYTHONPATH}" python3 -m pytest -q -rfs tests/python/test_lntune_torch.py \
+LNTUNE_LIBRARY="$dir/liblntune.so" PYTHONPATH="python${PYTHONPATH:+:$PYTHONPATH}" python3 -m pytest -q -rfs tests/python/test_lntune_torch.py tests/python/test_lntune_torch_norms.py tests/python/test_torch_norms_cpu.py \
   >"${OUT:-/tmp}/python_torch.log" 2>&1 || rc=1
 grep -E "^(FAILED|ERROR)|passed|failed" "${OUT:-/tmp}/python_torch.log" | tail -25
 echo "=== python binding, opt-in C++ paths on"; bash .ci/gpu_torch_native.sh "$dir" || rc=1

@@ -24,6 +24,9 @@ __all__ = [
     "Status",
     "ForwardArgs",
     "BackwardArgs",
+    "Norm",
+    "NormForwardArgs",
+    "NormBackwardArgs",
     "LntuneError",
     "LibraryNotFoundError",
     "library",
@@ -34,6 +37,9 @@ __all__ = [
     "forward",
     "backward",
     "backward_workspace_size",
+    "norm_forward",
+    "norm_backward",
+    "norm_backward_workspace_size",
     "has_set_tuned",
     "set_tuned",
 ]
@@ -45,6 +51,13 @@ class DType(enum.IntEnum):
     FP32 = 0
     FP16 = 1
     BF16 = 2
+
+
+class Norm(enum.IntEnum):
+    """lntune_norm."""
+
+    LAYER_NORM = 0
+    RMS_NORM = 1
 
 
 class Status(enum.IntEnum):
@@ -112,6 +125,36 @@ class _RawBackwardArgs(ctypes.Structure):
     ]
 
 
+class _RawNormForwardArgs(ctypes.Structure):
+    """lntune_norm_forward_args, unchecked: lntune_forward_args' fields, then
+    the variant's (RMSNorm, fused residual add, zero-centred gamma, y dtype)."""
+
+    _fields_ = _RawForwardArgs._fields_ + [
+        ("norm", ctypes.c_int),  # lntune_norm
+        ("zero_centered_weight", ctypes.c_int),  # nonzero: y = xhat * (1 + w) + b
+        ("residual", ctypes.c_void_p),  # const void* [M, residual_row_stride] residual_dtype, or NULL
+        ("residual_out", ctypes.c_void_p),  # void* z = x + residual, [M, residual_out_row_stride] residual_dtype
+        ("residual_row_stride", ctypes.c_int64),
+        ("residual_out_row_stride", ctypes.c_int64),
+        ("residual_dtype", ctypes.c_int),  # lntune_dtype (read only with a residual)
+        ("y_dtype", ctypes.c_int),  # lntune_dtype of y
+    ]
+
+
+class _RawNormBackwardArgs(ctypes.Structure):
+    """lntune_norm_backward_args, unchecked."""
+
+    _fields_ = _RawBackwardArgs._fields_ + [
+        ("norm", ctypes.c_int),
+        ("zero_centered_weight", ctypes.c_int),
+        ("residual", ctypes.c_int),  # nonzero: the forward had a residual add (x is then its residual_out)
+        ("dresidual_out", ctypes.c_void_p),  # const void* [M, dresidual_out_row_stride] residual_dtype, or NULL
+        ("dresidual_out_row_stride", ctypes.c_int64),
+        ("residual_dtype", ctypes.c_int),
+        ("y_dtype", ctypes.c_int),  # lntune_dtype of dy
+    ]
+
+
 _RANGES = {
     ctypes.c_int64: (-(2**63), 2**63 - 1, "int64_t"),
     ctypes.c_int: (-(2**31), 2**31 - 1, "int"),
@@ -166,6 +209,20 @@ class ForwardArgs(_Checked, _RawForwardArgs):
 @_field_types
 class BackwardArgs(_Checked, _RawBackwardArgs):
     """lntune_backward_args, range-checked like ForwardArgs."""
+
+    __slots__ = ()
+
+
+@_field_types
+class NormForwardArgs(_Checked, _RawNormForwardArgs):
+    """lntune_norm_forward_args, range-checked like ForwardArgs."""
+
+    __slots__ = ()
+
+
+@_field_types
+class NormBackwardArgs(_Checked, _RawNormBackwardArgs):
+    """lntune_norm_backward_args, range-checked like ForwardArgs."""
 
     __slots__ = ()
 
@@ -259,6 +316,14 @@ def _declare(lib: ctypes.CDLL, path: str) -> None:
     lib.lntune_last_error.restype = ctypes.c_char_p
     lib.lntune_version.argtypes = []
     lib.lntune_version.restype = ctypes.c_char_p
+    if hasattr(lib, "lntune_norm_forward"):  # RMSNorm and the fused variants (lntune >= the norm ABI)
+        lib.lntune_norm_forward.argtypes = [ctypes.POINTER(_RawNormForwardArgs)]
+        lib.lntune_norm_forward.restype = status
+        lib.lntune_norm_backward.argtypes = [ctypes.POINTER(_RawNormBackwardArgs)]
+        lib.lntune_norm_backward.restype = status
+        lib.lntune_norm_backward_workspace_size.argtypes = [ctypes.POINTER(_RawNormBackwardArgs),
+                                                            ctypes.POINTER(ctypes.c_size_t)]
+        lib.lntune_norm_backward_workspace_size.restype = status
     if hasattr(lib, "lntune_set_tuned"):
         lib.lntune_set_tuned.argtypes = [ctypes.c_int]
         lib.lntune_set_tuned.restype = status
@@ -369,6 +434,38 @@ def backward_workspace_size(args: BackwardArgs) -> int:
     status = library().lntune_backward_workspace_size(ctypes.byref(args), ctypes.byref(n))
     if status:
         check(status, "lntune_backward_workspace_size")
+    return int(n.value)
+
+
+def _norm_function(name: str):
+    lib = library()
+    fn = getattr(lib, name, None)
+    if fn is None:
+        raise NotImplementedError("lntune: this liblntune (%s) has no %s (RMSNorm and the fused variants need a "
+                                  "newer library)" % (_lib_path, name))
+    return fn
+
+
+def norm_forward(args: NormForwardArgs) -> None:
+    """lntune_norm_forward; raises LntuneError on failure."""
+    status = _norm_function("lntune_norm_forward")(ctypes.byref(args))
+    if status:
+        check(status, "lntune_norm_forward")
+
+
+def norm_backward(args: NormBackwardArgs) -> None:
+    """lntune_norm_backward; raises LntuneError on failure."""
+    status = _norm_function("lntune_norm_backward")(ctypes.byref(args))
+    if status:
+        check(status, "lntune_norm_backward")
+
+
+def norm_backward_workspace_size(args: NormBackwardArgs) -> int:
+    """lntune_norm_backward_workspace_size: bytes of workspace these args need."""
+    n = ctypes.c_size_t(0)
+    status = _norm_function("lntune_norm_backward_workspace_size")(ctypes.byref(args), ctypes.byref(n))
+    if status:
+        check(status, "lntune_norm_backward_workspace_size")
     return int(n.value)
 
 

@@ -1,9 +1,18 @@
-"""PyTorch binding: lntune's LayerNorm as torch custom ops, an autograd-aware
-function and an nn.Module.
+"""PyTorch binding: lntune's LayerNorm and RMSNorm (with the fused residual
+add) as torch custom ops, autograd-aware functions and nn.Modules.
 
     import torch, lntune.torch
     y = lntune.torch.layer_norm(x, (N,), weight, bias, eps=1e-5)   # like F.layer_norm
     ln = lntune.torch.LayerNorm(N, device="cuda", dtype=torch.bfloat16)  # like nn.LayerNorm
+    y = lntune.torch.rms_norm(x, (N,), weight)                     # like F.rms_norm
+    rms = lntune.torch.RMSNorm(N, device="cuda", dtype=torch.bfloat16)   # like nn.RMSNorm
+    y, z = lntune.torch.fused_add_rms_norm(x, residual, (N,), weight)   # z = x + residual, y = rms_norm(z)
+    y, z = lntune.torch.fused_add_layer_norm(x, residual, (N,), weight, bias)
+
+rms_norm and the fused forms take keyword options zero_centered_weight
+(y = xhat * (1 + weight) [+ bias]) and out_dtype (y's dtype; default x's).
+They run through the ops torch.ops.lntune.rms_norm_fwd/bwd,
+add_layer_norm_fwd/bwd and add_rms_norm_fwd/bwd (see lntune._torch_ops).
 
 Two routes to the same kernels (the same launch code, lntune._torch_ops):
 
@@ -51,7 +60,7 @@ from . import _torch_ext
 from . import _torch_ops as _ops
 from ._torch_ops import DTYPES
 
-__all__ = ["layer_norm", "LayerNorm", "DTYPES"]
+__all__ = ["layer_norm", "LayerNorm", "rms_norm", "RMSNorm", "fused_add_layer_norm", "fused_add_rms_norm", "DTYPES"]
 
 ShapeLike = Union[int, Sequence[int], torch.Size]
 
@@ -148,6 +157,113 @@ def layer_norm(
     return _layer_norm_op(x, _shape(normalized_shape), weight, bias, float(eps))[0]
 
 
+# ------------------------------------------------------------------ RMSNorm and the fused residual forms
+
+_rms_norm_op = torch.ops.lntune.rms_norm_fwd.default
+_add_layer_norm_op = torch.ops.lntune.add_layer_norm_fwd.default
+_add_rms_norm_op = torch.ops.lntune.add_rms_norm_fwd.default
+# F.rms_norm's eps=None: the machine epsilon of the computation type, which is
+# float32 for float32, float16 and bfloat16 inputs (torch.finfo(torch.float32).eps).
+_RMS_DEFAULT_EPS = torch.finfo(torch.float32).eps
+
+
+def _variant_args(api, x, normalized_shape, eps, zero_centered_weight, out_dtype, residual=None, fused=False):
+    """The checks a call needs before it reaches an op (whose schema would
+    reject these with a less specific message); returns (shape, eps)."""
+    if not isinstance(x, _Tensor):
+        raise TypeError("%s: x must be a torch.Tensor, got %s" % (api, type(x).__name__))
+    if x.device.type != "cuda":  # (no CPU kernel is registered: the dispatcher would say less)
+        raise TypeError("%s: x must be a CUDA tensor, got one on %s (lntune runs on NVIDIA GPUs only; use %s on "
+                        "the CPU)" % (api, x.device, "torch.nn.functional.rms_norm" if "rms" in api
+                                      else "torch.nn.functional.layer_norm"))
+    if fused and not isinstance(residual, _Tensor):
+        raise TypeError("%s: residual must be a torch.Tensor, got %s" % (api, type(residual).__name__))
+    if isinstance(normalized_shape, int):
+        shape = (normalized_shape,)
+    else:
+        try:
+            shape = tuple(normalized_shape)
+        except TypeError:
+            raise TypeError("%s: normalized_shape must be an int or a sequence of ints, got %s"
+                            % (api, type(normalized_shape).__name__)) from None
+    if out_dtype is not None and not isinstance(out_dtype, torch.dtype):
+        raise TypeError("%s: out_dtype must be None or a torch.dtype (float32, float16, bfloat16), got %r"
+                        % (api, out_dtype))
+    if not isinstance(zero_centered_weight, bool):
+        raise TypeError("%s: zero_centered_weight must be a bool, got %s" % (api, type(zero_centered_weight).__name__))
+    return shape, _ops.check_eps(api, eps)
+
+
+def rms_norm(
+    x: torch.Tensor,
+    normalized_shape: ShapeLike,
+    weight: Optional[torch.Tensor] = None,
+    eps: Optional[float] = None,
+    *,
+    zero_centered_weight: bool = False,
+    out_dtype: Optional[torch.dtype] = None,
+) -> torch.Tensor:
+    """RMSNorm over the last len(normalized_shape) dimensions of x, like
+    torch.nn.functional.rms_norm, with autograd: y = x * rstd * weight,
+    rstd = 1/sqrt(mean(x^2) + eps). eps=None is F.rms_norm's default,
+    torch.finfo(torch.float32).eps for every dtype lntune takes.
+
+    zero_centered_weight: y = x * rstd * (1 + weight) (needs a weight).
+    out_dtype: y's dtype (float32, float16, bfloat16; default x's).
+    Raises TypeError for non-CUDA tensors or unsupported dtypes, ValueError
+    for mismatched shapes or a non-finite eps, lntune.LntuneError when the
+    library fails."""
+    api = "lntune.torch.rms_norm"
+    shape, eps = _variant_args(api, x, normalized_shape, _RMS_DEFAULT_EPS if eps is None else eps,
+                               zero_centered_weight, out_dtype)
+    return _rms_norm_op(x, shape, weight, eps, zero_centered_weight, out_dtype)[0]
+
+
+def fused_add_layer_norm(
+    x: torch.Tensor,
+    residual: torch.Tensor,
+    normalized_shape: ShapeLike,
+    weight: Optional[torch.Tensor] = None,
+    bias: Optional[torch.Tensor] = None,
+    eps: float = 1e-5,
+    *,
+    zero_centered_weight: bool = False,
+    out_dtype: Optional[torch.dtype] = None,
+) -> Tuple[torch.Tensor, torch.Tensor]:
+    """(y, z): z = x + residual in the residual's dtype (the next layer's
+    residual), y = layer_norm(z, normalized_shape, weight, bias, eps), in one
+    kernel, with autograd (the gradient of z flowing back from later layers
+    is added into the gradients of x and residual in the backward kernel).
+
+    residual has x's shape and may have another dtype (e.g. an fp32
+    residual stream with bf16 x). zero_centered_weight: y = zhat * (1 +
+    weight) + bias. out_dtype: y's dtype (default x's)."""
+    api = "lntune.torch.fused_add_layer_norm"
+    shape, eps = _variant_args(api, x, normalized_shape, eps, zero_centered_weight, out_dtype, residual, True)
+    y, z, _mean, _rstd = _add_layer_norm_op(x, residual, shape, weight, bias, eps, zero_centered_weight, out_dtype)
+    return y, z
+
+
+def fused_add_rms_norm(
+    x: torch.Tensor,
+    residual: torch.Tensor,
+    normalized_shape: ShapeLike,
+    weight: Optional[torch.Tensor] = None,
+    eps: Optional[float] = None,
+    *,
+    zero_centered_weight: bool = False,
+    out_dtype: Optional[torch.dtype] = None,
+) -> Tuple[torch.Tensor, torch.Tensor]:
+    """(y, z): z = x + residual in the residual's dtype, y = rms_norm(z,
+    normalized_shape, weight, eps), in one kernel, with autograd (as
+    fused_add_layer_norm). eps=None as in rms_norm."""
+    api = "lntune.torch.fused_add_rms_norm"
+    shape, eps = _variant_args(api, x, normalized_shape, _RMS_DEFAULT_EPS if eps is None else eps,
+                               zero_centered_weight, out_dtype, residual, True)
+    y, z, _rstd = _add_rms_norm_op(x, residual, shape, weight, eps, zero_centered_weight, out_dtype)
+    return y, z
+
+
 class LayerNorm(torch.nn.Module):
     """Drop-in for torch.nn.LayerNorm (same constructor, parameters and
     state_dict keys) running lntune's kernels."""
@@ -206,5 +322,56 @@ class LayerNorm(torch.nn.Module):
             bias=getattr(module, "bias", None) is not None,
             **kwargs,
         )
+        new.load_state_dict(module.state_dict())
+        return new
+
+
+class RMSNorm(torch.nn.Module):
+    """Drop-in for torch.nn.RMSNorm (same constructor, parameters, state_dict
+    keys and repr) running lntune's kernels."""
+
+    __constants__ = ["normalized_shape", "eps", "elementwise_affine"]
+    normalized_shape: Tuple[int, ...]
+    eps: Optional[float]
+    elementwise_affine: bool
+
+    def __init__(
+        self,
+        normalized_shape: ShapeLike,
+        eps: Optional[float] = None,
+        elementwise_affine: bool = True,
+        device=None,
+        dtype=None,
+    ) -> None:
+        factory_kwargs = {"device": device, "dtype": dtype}
+        super().__init__()
+        self.normalized_shape = tuple(int(d) for d in _shape(normalized_shape))
+        self.eps = eps
+        self.elementwise_affine = elementwise_affine
+        if self.elementwise_affine:
+            self.weight = torch.nn.Parameter(torch.empty(self.normalized_shape, **factory_kwargs))
+        else:
+            self.register_parameter("weight", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        if self.elementwise_affine:
+            torch.nn.init.ones_(self.weight)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return rms_norm(x, self.normalized_shape, self.weight, self.eps)
+
+    def extra_repr(self) -> str:
+        return "{normalized_shape}, eps={eps}, elementwise_affine={elementwise_affine}".format(**self.__dict__)
+
+    @classmethod
+    def from_torch(cls, module: torch.nn.RMSNorm) -> "RMSNorm":
+        """An lntune RMSNorm with `module`'s configuration and parameters (copied)."""
+        if not isinstance(module, torch.nn.RMSNorm):
+            raise TypeError("lntune.torch.RMSNorm.from_torch: expected a torch.nn.RMSNorm, got %s"
+                            % type(module).__name__)
+        ref = module.weight
+        kwargs = {} if ref is None else {"device": ref.device, "dtype": ref.dtype}
+        new = cls(module.normalized_shape, eps=module.eps, elementwise_affine=module.elementwise_affine, **kwargs)
         new.load_state_dict(module.state_dict())
         return new

@@ -116,6 +116,54 @@ def test_struct_layout_matches_header():
     assert [(n, getattr(_ffi.BackwardArgs, n).offset) for n, _ in bwd] == bwd
 
 
+def test_norm_struct_layout_matches_header():
+    # lntune_norm_forward_args / lntune_norm_backward_args: the plain structs' fields, then the variant's.
+    if ctypes.sizeof(ctypes.c_void_p) != 8:
+        _skip("not an LP64 platform")
+    fwd = [("norm", 104), ("zero_centered_weight", 108), ("residual", 112), ("residual_out", 120),
+           ("residual_row_stride", 128), ("residual_out_row_stride", 136), ("residual_dtype", 144),
+           ("y_dtype", 148)]
+    bwd = [("norm", 136), ("zero_centered_weight", 140), ("residual", 144), ("dresidual_out", 152),
+           ("dresidual_out_row_stride", 160), ("residual_dtype", 168), ("y_dtype", 172)]
+    assert ctypes.sizeof(_ffi.NormForwardArgs) == 152, ctypes.sizeof(_ffi.NormForwardArgs)
+    assert ctypes.sizeof(_ffi.NormBackwardArgs) == 176, ctypes.sizeof(_ffi.NormBackwardArgs)
+    assert [(n, getattr(_ffi.NormForwardArgs, n).offset) for n, _ in fwd] == fwd
+    assert [(n, getattr(_ffi.NormBackwardArgs, n).offset) for n, _ in bwd] == bwd
+    assert _ffi.NormForwardArgs.x.offset == 0 and _ffi.NormBackwardArgs.stream.offset == 128
+
+
+def _norm_forward_args(**kw):
+    a = _ffi.NormForwardArgs()
+    base = _forward_args()
+    for name, _ in _ffi._RawForwardArgs._fields_:
+        setattr(a, name, getattr(base, name))
+    a.norm = _ffi.Norm.RMS_NORM
+    a.mean = None
+    a.y_dtype = a.residual_dtype = _ffi.DType.FP32
+    for k, v in kw.items():
+        setattr(a, k, v)
+    return a
+
+
+def test_norm_invalid_arguments_reported_before_the_driver():
+    cases = [
+        (dict(mean=0x50000), "mean must be null for RMSNorm"),
+        (dict(weight=None, bias=None, zero_centered_weight=1), "zero_centered_weight needs a weight"),
+        (dict(residual=0x70000), "residual was given without residual_out"),
+        (dict(norm=5), "norm is not a valid lntune_norm"),
+        (dict(y_dtype=9), "y_dtype"),
+    ]
+    for kw, text in cases:
+        try:
+            _ffi.norm_forward(_norm_forward_args(**kw))
+        except _ffi.LntuneError as e:
+            assert e.status == _ffi.Status.ERROR_INVALID_ARGUMENT, (kw, e)
+            assert text in e.message, (kw, e.message)
+            assert "lntune_norm_forward" in str(e)
+        else:
+            raise AssertionError("no error for %s" % kw)
+
+
 def test_invalid_argument_reported_before_the_driver():
     lib = _ffi.library()
     st = lib.lntune_forward(ctypes.byref(_forward_args(N=0)))
