@@ -152,6 +152,8 @@ class _RawNormBackwardArgs(ctypes.Structure):
         ("dresidual_out_row_stride", ctypes.c_int64),
         ("residual_dtype", ctypes.c_int),
         ("y_dtype", ctypes.c_int),  # lntune_dtype of dy
+        ("dresidual", ctypes.c_void_p),  # void* [M, dresidual_row_stride] residual_dtype, or NULL
+        ("dresidual_row_stride", ctypes.c_int64),
     ]
 
 

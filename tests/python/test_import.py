@@ -124,9 +124,10 @@ def test_norm_struct_layout_matches_header():
            ("residual_row_stride", 128), ("residual_out_row_stride", 136), ("residual_dtype", 144),
            ("y_dtype", 148)]
     bwd = [("norm", 136), ("zero_centered_weight", 140), ("residual", 144), ("dresidual_out", 152),
-           ("dresidual_out_row_stride", 160), ("residual_dtype", 168), ("y_dtype", 172)]
+           ("dresidual_out_row_stride", 160), ("residual_dtype", 168), ("y_dtype", 172), ("dresidual", 176),
+           ("dresidual_row_stride", 184)]
     assert ctypes.sizeof(_ffi.NormForwardArgs) == 152, ctypes.sizeof(_ffi.NormForwardArgs)
-    assert ctypes.sizeof(_ffi.NormBackwardArgs) == 176, ctypes.sizeof(_ffi.NormBackwardArgs)
+    assert ctypes.sizeof(_ffi.NormBackwardArgs) == 192, ctypes.sizeof(_ffi.NormBackwardArgs)
     assert [(n, getattr(_ffi.NormForwardArgs, n).offset) for n, _ in fwd] == fwd
     assert [(n, getattr(_ffi.NormBackwardArgs, n).offset) for n, _ in bwd] == bwd
     assert _ffi.NormForwardArgs.x.offset == 0 and _ffi.NormBackwardArgs.stream.offset == 128
