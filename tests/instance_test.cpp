@@ -76,7 +76,7 @@ TEST(Instance, SlabInSharedMemory) {
   EXPECT_FALSE(forward_in_smem(c, 65536));
   EXPECT_FALSE(stages_in_smem(make_instance(traits(Kernel::fwd), c, 65536, 8)));
   EXPECT_EQ(dynamic_smem_bytes(make_instance(traits(Kernel::fwd), c, 65536, 8)), 0);
-  EXPECT_FALSE(stages_in_smem(make_instance(traits(Kernel::bwd_dx), Config{16384, 32, 1, 0}, 16384, 8)));
+  EXPECT_FALSE(stages_in_smem(make_instance(traits(Kernel::bwd_dx), Config{8192, 32, 1, 0}, 8192, 8)));
   // Limits.
   Config big{131072, 4, 1, 0};
   expect_invalid(traits(Kernel::fwd, DType::f32, DType::f32), big, 131072, 4,

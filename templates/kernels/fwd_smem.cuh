@@ -66,14 +66,17 @@ constexpr int fwd_smem_bytes() {
 }
 
 // CTAs of a shape an SM can hold (228 KB of shared memory, 1 KB reserved per
-// CTA, 2048 threads): the instance's __launch_bounds__ minimum, so that
-// registers never lower the occupancy that shared memory allows.
+// CTA, 2048 threads), as long as each thread keeps at least 40 registers
+// (fewer spill): the instance's __launch_bounds__ minimum, so that registers
+// never lower the occupancy that shared memory allows.
 template <class S>
 constexpr int fwd_smem_ctas_per_sm() {
   constexpr int kBySmem = 228 * 1024 / (fwd_smem_bytes<S>() + 1024 + 256);
   constexpr int kByThreads = 2048 / S::kThreads;
+  constexpr int kByRegisters = 65536 / (40 * S::kThreads);
   constexpr int kCtas = kBySmem < kByThreads ? kBySmem : kByThreads;
-  return kCtas < 1 ? 1 : kCtas;
+  constexpr int kCapped = kCtas < kByRegisters ? kCtas : kByRegisters;
+  return kCapped < 1 ? 1 : kCapped;
 }
 
 namespace smem {
