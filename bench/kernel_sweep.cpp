@@ -3,7 +3,7 @@
 // device-to-device copy measured in the same process. Events, L2 flushed
 // before every repetition, median of 15. Prints one line per shape: default
 // and best config, GB/s and % of copy.
-//   lntune_sweep [fwd|bwd|train] [dtype] [N...]
+//   lntune_sweep [fwd|bwd|train] [dtype] [N...]   (LNTUNE_SWEEP_EVERY=1: every config's time)
 // train: the backward at M = 4096 (training sizes), dx and dW/dB together:
 // the default pair, the best bwd_dx (default dwdb after it) and then the best
 // bwd_dwdb for that bwd_dx; also bwd_dwdb alone (default, one split, best).
@@ -60,6 +60,9 @@ int main(int argc, char** argv) {
   std::vector<std::int64_t> Ns;
   for (int i = 3; i < argc; ++i) Ns.push_back(std::atoll(argv[i]));
   if (Ns.empty()) Ns = {256, 512, 1024, 2048, 4096, 8192, 16384, 65536, 262144};
+  // LNTUNE_SWEEP_EVERY=1: a line per config, not only the default and the best.
+  const char* every_env = std::getenv("LNTUNE_SWEEP_EVERY");
+  const bool every = every_env && std::string(every_env) == "1";
   try {
     rt::Runtime& runtime = rt::default_runtime();  // its binary store: the user cache's CUBINs
     CUcontext ctx = nullptr;
@@ -128,6 +131,9 @@ int main(int argc, char** argv) {
           continue;
         }
         ++n;
+        if (every)
+          std::printf("   %-70s %9.1f us  %5.1f%% of copy%s\n", to_string(c).c_str(), t, 100.0 * gbps(t) / copy_gbps,
+                      fwd && gen::forward_in_smem(c, N) ? "  (slab in shared memory)" : "");
         if (t < t_best) {
           t_best = t;
           best = c;

@@ -26,9 +26,9 @@ const char* device_type(DType d) {
   return "?";
 }
 
-const char* template_name(Kernel k, int cluster) {
+const char* template_name(Kernel k, int cluster, bool smem) {
   switch (k) {
-    case Kernel::fwd: return cluster > 1 ? "fwd_cluster.cu.j2" : "fwd.cu.j2";
+    case Kernel::fwd: return smem ? "fwd_smem.cu.j2" : cluster > 1 ? "fwd_cluster.cu.j2" : "fwd.cu.j2";
     case Kernel::bwd_dx: return "bwd_dx.cu.j2";
     case Kernel::bwd_dwdb: return "bwd_dwdb.cu.j2";
   }
@@ -53,6 +53,25 @@ int max_items_per_thread(Kernel k, int num_warps) {
 }
 
 int max_vec(DType d) { return static_cast<int>(16 / dtype_size(d)); }
+
+bool forward_in_smem(const Config& config, std::int64_t n) {
+  if (config.num_warps < 1 || config.rows_per_cta != 1 || config.cluster_size < 1) return false;
+  if (n > static_cast<std::int64_t>(config.block_size) * config.cluster_size) return false;
+  return config.block_size / config.threads() > max_items_per_thread(Kernel::fwd, config.num_warps);
+}
+
+bool stages_in_smem(const InstanceKey& key) {
+  return key.traits.kernel == Kernel::fwd && key.rows_per_cta == 1 && key.single_tile && key.num_warps >= 1 &&
+         key.block_size / (32 * key.num_warps) > max_items_per_thread(Kernel::fwd, key.num_warps);
+}
+
+std::int64_t dynamic_smem_bytes(const InstanceKey& key) {
+  if (!stages_in_smem(key)) return 0;
+  const Traits& t = key.traits;
+  const std::int64_t x = static_cast<std::int64_t>(key.block_size) * static_cast<std::int64_t>(dtype_size(t.x_dtype));
+  if (!t.residual) return x;
+  return (x + 127) / 128 * 128 + static_cast<std::int64_t>(key.block_size) * static_cast<std::int64_t>(dtype_size(*t.residual));
+}
 
 InstanceKey make_instance(const Traits& traits, const Config& config, std::int64_t n, int vec) {
   InstanceKey key;
@@ -93,6 +112,19 @@ void validate(const InstanceKey& key) {
     invalid(key, "rows_per_cta must be a power of two no larger than the CTA's threads");
   if (key.rows_per_cta > 1 && !key.single_tile)
     invalid(key, "rows_per_cta > 1 needs a row that fits one tile (N <= block_size)");
+  if (stages_in_smem(key)) {
+    // A slab in shared memory (fwd_smem.cuh): up to 16 CTAs per cluster
+    // (16: the non-portable cluster size, sm_90), no register bound.
+    if (key.cluster_size < 1 || key.cluster_size > 16 || !is_pow2(key.cluster_size))
+      invalid(key, "cluster_size must be 1, 2, 4, 8 or 16 (slab in shared memory)");
+    if (key.vec < 1 || key.vec > max_vec(t.x_dtype) || !is_pow2(key.vec))
+      invalid(key, "vec must be a power of two of at most 16 bytes");
+    const std::int64_t bytes = dynamic_smem_bytes(key);
+    if (bytes > kMaxDynamicSmem)
+      invalid(key, "the slab needs " + std::to_string(bytes) + " bytes of shared memory; a CTA has at most " +
+                       std::to_string(kMaxDynamicSmem) + " (use a larger cluster_size)");
+    return;
+  }
   if (key.cluster_size < 1 || key.cluster_size > 8 || !is_pow2(key.cluster_size))
     invalid(key, "cluster_size must be 1, 2, 4 or 8");
   if (key.cluster_size > 1 && (key.rows_per_cta != 1 || !key.single_tile))
@@ -135,7 +167,8 @@ KernelSource render(const InstanceKey& key) {
   d["r_type"] = t.residual ? device_type(*t.residual) : "void";
   d["zero_centered"] = t.zero_centered;
   d["y_type"] = device_type(t.out_dtype());
-  out.source = environment().render(template_name(t.kernel, key.cluster_size), d);
+  d["smem_bytes"] = dynamic_smem_bytes(key);
+  out.source = environment().render(template_name(t.kernel, key.cluster_size, stages_in_smem(key)), d);
   out.hash = fnv1a(out.source, templates_hash());
   return out;
 }

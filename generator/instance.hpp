@@ -16,6 +16,22 @@ int max_items_per_thread(Kernel k, int num_warps);
 // Widest vector (elements) a dtype allows: 16 bytes per access.
 int max_vec(DType d);
 
+// The forward stages each CTA's slab of a row in shared memory (one read of
+// x; kernels/fwd_smem.cuh) when the row fits the CTA (or the cluster) and the
+// slab would give a thread more than max_items_per_thread elements: a config
+// holds its slab in registers when it can, else in shared memory.
+bool forward_in_smem(const Config& config, std::int64_t n);
+
+// Whether an instance is such a forward (from its block_size, num_warps,
+// rows_per_cta and single_tile: its name tells it apart already).
+bool stages_in_smem(const InstanceKey& key);
+
+// Dynamic shared memory of an instance, in bytes (0 but for fwd_smem.cuh's:
+// the x slab, 128-byte aligned, then the residual's slab when there is one;
+// mirrors fwd_smem_bytes<S>() there). At most kMaxDynamicSmem.
+std::int64_t dynamic_smem_bytes(const InstanceKey& key);
+inline constexpr std::int64_t kMaxDynamicSmem = 227 * 1024;  // per CTA, sm_90 (sm_80: 163 KB)
+
 // The instance that runs `config` on rows of `n` elements with accesses of
 // `vec` elements (vec is lowered when the tile is too narrow for it). Throws
 // lntune::Error naming the violated rule when the combination is invalid.

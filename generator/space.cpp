@@ -43,6 +43,39 @@ int dwdb_split_count(const SpaceQuery& q, int cols, int per_sm) {
   return static_cast<int>(std::clamp<std::int64_t>(want, 1, most));
 }
 
+// The forward with each CTA's slab of a row in shared memory (fwd_smem.cuh,
+// one read of x), for rows longer than a CTA holds in registers (sm_90+):
+// clusters of C in {1, 2, 4, 8, 16} CTAs, each with block_size =
+// next_pow2(ceil(N / C)) columns (no CTA left empty) of 16 KB to 227 KB of x,
+// 4 to 16 warps (more than max_items elements per thread: the slab does not
+// fit registers, see gen::forward_in_smem). group_size_m: 0, a cluster per
+// row; or one wave of persistent clusters at the occupancy that x's slab
+// allows (a residual's slab, when there is one, lowers it; a slab too large
+// with it is rejected by make_instance and recorded as a compile error).
+void add_smem_forward(const SpaceQuery& q, std::vector<Config>& out) {
+  constexpr std::int64_t kSmemPerSm = 228 * 1024, kReservedPerCta = 1024;
+  const auto esize = static_cast<std::int64_t>(dtype_size(q.dtype));
+  for (int cluster : {1, 2, 4, 8, 16}) {
+    const std::int64_t block = next_pow2((q.n + cluster - 1) / cluster);
+    if ((cluster - 1) * block >= q.n) continue;  // a CTA would get no columns
+    const std::int64_t bytes = block * esize;
+    if (bytes < 16 * 1024 || bytes > kMaxDynamicSmem) continue;
+    for (int w : {4, 8, 16}) {
+      Config c{static_cast<int>(block), w, 1, 0};
+      c.cluster_size = cluster;
+      if (!forward_in_smem(c, q.n)) continue;
+      out.push_back(c);
+      const std::int64_t per_sm =
+          std::min<std::int64_t>(kSmemPerSm / (bytes + kReservedPerCta), 2048 / c.threads());
+      const std::int64_t wave = q.sm_count * per_sm / cluster;
+      if (wave >= 1 && wave < q.m) {
+        c.group_size_m = static_cast<int>(wave);
+        out.push_back(c);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 std::int64_t max_dwdb_splits(std::int64_t n) {
@@ -94,6 +127,7 @@ std::vector<Config> search_space(const SpaceQuery& q) {
       }
     }
   }
+  if (q.kernel == Kernel::fwd && q.cc >= 90 && q.n > kSmemForwardMinN) add_smem_forward(q, out);
   if (q.n > 1024) {
     for (int block : {1024, 2048, 4096, 8192}) {
       if (block >= single) continue;

@@ -11,6 +11,12 @@
 //   * clusters (sm_90+, N > 2048): cluster_size C in {2, 4, 8} CTAs share a
 //     row, block_size = next_pow2(ceil(N / C)) columns each (no CTA left
 //     empty), rows_per_cta = 1, items as for a single tile, num_warps >= 4.
+//   * fwd with a slab in shared memory (sm_90+, N > kSmemForwardMinN): a
+//     cluster of C in {1, 2, 4, 8, 16} CTAs per row, block_size =
+//     next_pow2(ceil(N / C)) columns each (no CTA left empty) of 16 KB to
+//     227 KB of x, num_warps in {4, 8, 16} with more than max_items elements
+//     per thread (gen::forward_in_smem); group_size_m 0 (a cluster per row)
+//     or one wave of persistent clusters.
 //   * bwd_dx: group_size_m (CTAs, or clusters, of the persistent grid) in
 //     {1, 2, 4, 8} * sm_count / cluster_size, clipped to the number of row
 //     groups ceil(M / rows_per_cta).
@@ -38,6 +44,10 @@ struct SpaceQuery {
 };
 
 std::vector<Config> search_space(const SpaceQuery& q);
+
+// Rows longer than this get forward candidates with a slab in shared memory
+// (a CTA of 512 threads holds 16384 columns in registers).
+inline constexpr std::int64_t kSmemForwardMinN = 16384;
 
 // The default config for untuned shapes. It began as the Triton tutorial's
 // heuristic (block_size = next_pow2(N), num_warps = min(max(block_size/256,

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "generator/instance.hpp"
 #include "generator/space.hpp"
 #include "runtime/selector.hpp"
 #include "templates/params.h"
@@ -11,7 +12,7 @@ namespace {
 
 void launch(const LoadedKernel& k, unsigned grid, unsigned block, CUstream stream, void* params) {
   void* args[] = {params};
-  const CUresult r = driver().LaunchKernel(k.fn, grid, 1, 1, block, 1, 1, 0, stream, args, nullptr);
+  const CUresult r = driver().LaunchKernel(k.fn, grid, 1, 1, block, 1, 1, k.dynamic_smem, stream, args, nullptr);
   if (r != CUDA_SUCCESS)  // the message is built only on failure: warm calls allocate nothing
     check(r, "cuLaunchKernel(" + k.name + ", grid " + std::to_string(grid) + ", block " + std::to_string(block) + ")");
 }
@@ -151,10 +152,18 @@ void launch_forward(const LoadedKernel& k, const Config& c, const ForwardArgs& a
   FwdParams params{a.x,      a.weight,   a.bias,       a.y,       a.mean,          a.rstd,
                    p.M,      p.N,        p.x_stride,   p.y_stride, a.eps,          a.residual,
                    a.residual_out, p.residual_stride, p.z_stride};
-  // Clusters are persistent: group_size_m of them walk the rows.
-  const std::int64_t ctas = c.cluster_size > 1
-                                ? std::max<std::int64_t>(1, std::min<std::int64_t>(c.group_size_m, p.M)) * c.cluster_size
-                                : (p.M + c.rows_per_cta - 1) / c.rows_per_cta;
+  // Clusters are persistent: group_size_m of them walk the rows. A slab in
+  // shared memory (gen::forward_in_smem): group_size_m clusters (CTAs) walk
+  // the rows, or, when it is 0, one per row.
+  std::int64_t ctas = 0;
+  if (gen::forward_in_smem(c, p.N)) {
+    const std::int64_t clusters = c.group_size_m > 0 ? std::min<std::int64_t>(c.group_size_m, p.M) : p.M;
+    ctas = std::max<std::int64_t>(1, clusters) * c.cluster_size;
+  } else if (c.cluster_size > 1) {
+    ctas = std::max<std::int64_t>(1, std::min<std::int64_t>(c.group_size_m, p.M)) * c.cluster_size;
+  } else {
+    ctas = (p.M + c.rows_per_cta - 1) / c.rows_per_cta;
+  }
   launch(k, grid_size(ctas, "forward"), static_cast<unsigned>(c.threads()), static_cast<CUstream>(a.stream), &params);
 }
 

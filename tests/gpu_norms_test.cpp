@@ -429,6 +429,105 @@ INSTANTIATE_TEST_SUITE_P(
              std::string(to_string(i.param.kernel));
     });
 
+// The forward with a slab in shared memory (fwd_smem.cuh, sm_90+): every
+// such config of the search space against the reference, for both norms,
+// every dtype, residuals, output dtypes, a row that leaves its last CTA
+// partly empty, clusters of 16 (fp32, N = 262144), and row strides that
+// narrow the accesses (cp.async of 8 and 2 bytes instead of bulk copies).
+struct SmemCase {
+  VCase c;
+  std::string label;
+};
+void PrintTo(const SmemCase& c, std::ostream* os) { *os << c.label; }
+
+std::vector<SmemCase> smem_cases() {
+  std::vector<SmemCase> out;
+  const auto add = [&out](VCase c, const std::string& label) { out.push_back({c, label}); };
+  VCase c;
+  c.M = 64;
+  c.N = 65536;
+  c.x = c.w = DType::f16;
+  add(c, "ln_fp16_N65536");
+  c.x = DType::bf16;
+  c.w = DType::f32;
+  c.N = 40000;
+  c.M = 50;
+  add(c, "ln_bf16_wfp32_N40000");
+  c = VCase{};
+  c.norm = Norm::rms;
+  c.x = c.w = DType::f32;
+  c.bias = false;
+  c.M = 20;
+  c.N = 262144;
+  add(c, "rms_fp32_N262144");
+  c = VCase{};
+  c.x = c.w = DType::f32;
+  c.residual = DType::f32;
+  c.zc = true;
+  c.y = DType::bf16;
+  c.M = 30;
+  c.N = 65536;
+  add(c, "ln_fp32_resfp32_zc_outbf16_N65536");
+  c = VCase{};
+  c.norm = Norm::rms;
+  c.x = c.w = DType::bf16;
+  c.residual = DType::bf16;
+  c.M = 24;
+  c.N = 65536;
+  c.pad = 1;  // 2-byte accesses
+  add(c, "rms_bf16_resbf16_N65536_pad1");
+  c = VCase{};
+  c.x = DType::f16;
+  c.w = DType::f32;
+  c.residual = DType::f32;
+  c.y = DType::f32;
+  c.M = 40;
+  c.N = 32768;
+  c.pad = 4;  // x: 8-byte accesses (cp.async); the fp32 residual: 16 bytes (bulk)
+  add(c, "ln_fp16_resfp32_outfp32_N32768_pad4");
+  return out;
+}
+
+class SmemForward : public ::testing::TestWithParam<SmemCase> {};
+
+TEST_P(SmemForward, EveryConfigIsCorrect) {
+  LNTUNE_REQUIRE_GPU();
+  rt::Runtime& runtime = rt::default_runtime();
+  CUcontext ctx = nullptr;
+  const rt::DeviceInfo& dev = runtime.current_device(&ctx);
+  const int cc = dev.cc_major * 10 + dev.cc_minor;
+  if (cc < 90) GTEST_SKIP() << "the forward with a slab in shared memory is searched on sm_90+ only (this GPU: sm_" << cc << ")";
+  const VCase& c = GetParam().c;
+  Rng rng;
+  SCOPED_TRACE("seed " + std::to_string(rng.seed()));
+  NormRun run(c, rng);
+  int checked = 0, skipped = 0;
+  for (const Config& cfg : gen::search_space({Kernel::fwd, c.x, c.N, c.M, dev.sm_count, cc})) {
+    if (!gen::forward_in_smem(cfg, c.N)) continue;
+    SCOPED_TRACE(c.name() + " " + to_string(cfg));
+    const rt::FwdProblem fp = rt::check_forward(run.fwd());
+    try {
+      gen::make_instance(fp.traits, cfg, c.N, fp.vec);
+    } catch (const Error&) {
+      ++skipped;  // the residual's slab does not fit this config's shared memory
+      continue;
+    }
+    run.forward_and_check(&cfg);
+    // Twice: the second launch reuses the loaded kernel; results are bitwise the same.
+    const HostTensor y1 = run.gy.download();
+    run.forward_and_check(&cfg);
+    const HostTensor y2 = run.gy.download();
+    EXPECT_TRUE(y1.bytes == y2.bytes) << "two launches differ: not deterministic";
+    ++checked;
+  }
+  EXPECT_GT(checked, 0);
+  std::printf("[ smem fwd ] %s: %d configs checked, %d too large for the residual's slab\n", c.name().c_str(), checked,
+              skipped);
+}
+
+INSTANTIATE_TEST_SUITE_P(Norms, SmemForward, ::testing::ValuesIn(smem_cases()),
+                         [](const ::testing::TestParamInfo<SmemCase>& i) { return i.param.label; });
+
 // Rows of one element: LayerNorm gives exactly the bias and dx = 0; RMSNorm
 // gives w * x / sqrt(x^2 + eps), with the residual summed first.
 TEST(GpuNorms, SingleElementRows) {

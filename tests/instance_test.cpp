@@ -29,7 +29,9 @@ TEST(Instance, ValidationMessages) {
   expect_invalid(f, Config{1000, 4, 1, 0}, 1000, 8, "block_size must be a power of two");
   expect_invalid(f, Config{1024, 3, 1, 0}, 1000, 8, "num_warps must be a power of two in [1, 32]");
   expect_invalid(f, Config{1024, 64, 1, 0}, 1000, 8, "num_warps must be a power of two in [1, 32]");
-  expect_invalid(f, Config{4096, 1, 1, 0}, 4096, 8, "exceeds 32 elements per thread (registers)");
+  // Tiles in registers are bounded; a row that fits the CTA is staged in shared memory instead.
+  expect_invalid(f, Config{4096, 1, 1, 0}, 5000, 8, "exceeds 32 elements per thread (registers)");
+  expect_invalid(traits(Kernel::bwd_dx), Config{4096, 1, 1, 0}, 4096, 8, "exceeds 16 elements per thread (registers)");
   expect_invalid(f, Config{64, 4, 1, 0}, 64, 1, "block_size must be at least threads_per_row * vec");
   expect_invalid(f, Config{1024, 4, 2, 0}, 4096, 8, "rows_per_cta > 1 needs a row that fits one tile");
   Config cl{8192, 16, 1, 0};
@@ -48,6 +50,47 @@ TEST(Instance, VecIsLoweredToFitTheTile) {
   EXPECT_TRUE(k.single_tile);
   const auto t = make_instance(traits(Kernel::fwd), Config{1024, 4, 1, 0}, 5000, 8);
   EXPECT_FALSE(t.single_tile);
+}
+
+// A forward whose row fits the CTA (or cluster) but not its registers stages
+// the slab in shared memory (fwd_smem.cu.j2), with the dynamic shared memory
+// the launcher passes; clusters of 16 are allowed there only.
+TEST(Instance, SlabInSharedMemory) {
+  Config c{16384, 4, 1, 0};
+  c.cluster_size = 4;
+  EXPECT_TRUE(forward_in_smem(c, 65536));
+  EXPECT_FALSE(forward_in_smem(c, 65537));  // the row does not fit the cluster
+  const auto k = make_instance(traits(Kernel::fwd), c, 65536, 8);
+  EXPECT_TRUE(stages_in_smem(k));
+  EXPECT_EQ(dynamic_smem_bytes(k), 16384 * 2);
+  const KernelSource src = render(k);
+  EXPECT_NE(src.source.find("#include \"lntune/kernels/fwd_smem.cuh\""), std::string::npos);
+  EXPECT_NE(src.source.find("fwd_smem_bytes<Shape>() == 32768"), std::string::npos);
+  EXPECT_NE(src.source.find("__cluster_dims__(CLUSTER_SIZE, 1, 1)"), std::string::npos);
+  // The residual's slab follows x's, 128-byte aligned.
+  Traits r = traits(Kernel::fwd, DType::f16, DType::f16);
+  r.residual = DType::f32;
+  EXPECT_EQ(dynamic_smem_bytes(make_instance(r, c, 65536, 8)), 16384 * 2 + 16384 * 4);
+  // Registers (fwd_cluster) when 32 elements per thread or fewer.
+  c.num_warps = 16;
+  EXPECT_FALSE(forward_in_smem(c, 65536));
+  EXPECT_FALSE(stages_in_smem(make_instance(traits(Kernel::fwd), c, 65536, 8)));
+  EXPECT_EQ(dynamic_smem_bytes(make_instance(traits(Kernel::fwd), c, 65536, 8)), 0);
+  EXPECT_FALSE(stages_in_smem(make_instance(traits(Kernel::bwd_dx), Config{8192, 32, 1, 0}, 8192, 8)));
+  // Limits.
+  Config big{131072, 4, 1, 0};
+  expect_invalid(traits(Kernel::fwd, DType::f32, DType::f32), big, 131072, 4,
+                 "the slab needs 524288 bytes of shared memory; a CTA has at most 232448 (use a larger cluster_size)");
+  big.cluster_size = 16;
+  big.block_size = 16384;
+  EXPECT_NO_THROW(make_instance(traits(Kernel::fwd, DType::f32, DType::f32), big, 262144, 4));
+  big.cluster_size = 32;
+  big.block_size = 8192;
+  expect_invalid(traits(Kernel::fwd, DType::f32, DType::f32), big, 262144, 4,
+                 "cluster_size must be 1, 2, 4, 8 or 16 (slab in shared memory)");
+  Config reg{4096, 4, 1, 0};
+  reg.cluster_size = 16;
+  expect_invalid(traits(Kernel::fwd), reg, 65536, 8, "cluster_size must be 1, 2, 4 or 8");
 }
 
 TEST(Instance, CanonicalTraitsShareAnInstance) {

@@ -11,6 +11,7 @@
 
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -37,7 +38,8 @@ struct Compiled {
 // Compiles `source` to CUBIN (and PTX, to look for the entries) with the
 // options the runtime uses. `with_headers`: give NVRTC the embedded lntune
 // headers, as the runtime does; otherwise none at all.
-Compiled nvrtc(const std::string& source, const std::string& arch, bool with_headers = true) {
+Compiled nvrtc(const std::string& source, const std::string& arch, bool with_headers = true,
+               const std::vector<std::string>& extra = {}) {
   std::vector<const char*> names, texts;
   if (with_headers)
     for (std::string_view name : templates::kHeaderNames) {
@@ -53,8 +55,9 @@ Compiled nvrtc(const std::string& source, const std::string& arch, bool with_hea
   }
   std::unique_ptr<_nvrtcProgram, ProgramDeleter> prog(raw);
   const std::string target = "--gpu-architecture=" + arch;
-  const char* opts[] = {target.c_str(), "--std=c++17", "--device-as-default-execution-space", "-lineinfo"};
-  const nvrtcResult r = nvrtcCompileProgram(prog.get(), 4, opts);
+  std::vector<const char*> opts = {target.c_str(), "--std=c++17", "--device-as-default-execution-space", "-lineinfo"};
+  for (const std::string& e : extra) opts.push_back(e.c_str());
+  const nvrtcResult r = nvrtcCompileProgram(prog.get(), static_cast<int>(opts.size()), opts.data());
   std::size_t size = 0;
   if (nvrtcGetProgramLogSize(prog.get(), &size) == NVRTC_SUCCESS && size > 1) {
     out.log.resize(size);
@@ -297,6 +300,122 @@ TEST(KernelHeaders, ShapeRulesAreCompileErrors) {
   const Compiled c = nvrtc(bad, "sm_90");
   EXPECT_FALSE(c.ok);
   EXPECT_NE(c.log.find("block_size is a multiple of threads_per_row * vec"), std::string::npos) << c.log;
+}
+
+// A translation unit over fwd_smem.cuh: one kernel per case and load mode
+// (kLoadBulk, kLoadAsync).
+std::string smem_unit(const std::vector<RowCase>& cases, const std::vector<const char*>& loads) {
+  std::string s = "#include \"lntune/kernels/fwd_smem.cuh\"\n";
+  std::size_t k = 0;
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const std::string shape = "S" + std::to_string(i);
+    s += "using " + shape + " = " + row_shape(cases[i]) + ";\n";
+    for (const char* load : loads) {
+      s += "extern \"C\" __global__ void __launch_bounds__(" + shape + "::kThreads)";
+      if (cases[i].cluster > 1) s += " __cluster_dims__(" + std::to_string(cases[i].cluster) + ", 1, 1)";
+      s += " k" + std::to_string(k++) + "(const lntune::FwdParams p) { lntune::layer_norm_fwd_smem<" + shape +
+           ", lntune::" + load + ">(p); }\n";
+    }
+  }
+  return s;
+}
+
+// The forward with a slab in shared memory: every dtype pair, weight/bias on
+// and off, clusters of 1 to 16 CTAs, vector widths down to one element (the
+// cp.async and register fallbacks), both load modes; on sm_80 (no clusters,
+// no bulk copies: cp.async) and sm_90.
+TEST(KernelHeaders, ForwardSmemInstantiations) {
+  const std::vector<RowCase> clusters = {
+      {f16, f16, true, true, 16384, 4, 1, 8, true, 4},     {bf16, f32, true, false, 8192, 4, 1, 8, true, 8},
+      {f32, f32, false, true, 16384, 8, 1, 4, true, 16},   {f16, f32, false, false, 32768, 8, 1, 4, true, 2},
+      {bf16, bf16, true, true, 65536, 16, 1, 1, true, 2},  {f32, f32, true, true, 32768, 16, 1, 2, true, 8},
+  };
+  const std::vector<const char*> both = {"kLoadBulk", "kLoadAsync"};
+  const std::string unit = smem_unit(clusters, both);
+  expect_compiles("fwd_smem.cuh (clusters)", unit, clusters.size() * both.size(), {"sm_90"});
+  EXPECT_FALSE(nvrtc(unit, "sm_80").ok) << "clusters need sm_90";
+  const std::vector<RowCase> single = {
+      {f16, f16, true, true, 65536, 8, 1, 8, true, 1},    {bf16, bf16, false, false, 32768, 4, 1, 8, true, 1},
+      {f32, f32, true, true, 32768, 16, 1, 4, true, 1},   {f32, bf16, true, false, 16384, 4, 1, 1, true, 1},
+      {bf16, f32, false, true, 65536, 16, 1, 2, true, 1}, {f16, f32, true, true, 8192, 2, 1, 4, true, 1},
+  };
+  expect_compiles("fwd_smem.cuh", smem_unit(single, both), single.size() * both.size(), {"sm_80", "sm_90"});
+  // Every variant, on a cluster (bulk copies; the fp32 residual's 8-element
+  // accesses take them too) and on one CTA with 2-byte accesses (registers).
+  for (const RowCase& base : {RowCase{bf16, f32, true, true, 16384, 4, 1, 8, true, 4},
+                              RowCase{f16, f16, true, true, 32768, 8, 1, 1, true, 1}}) {
+    const auto cases = variants_of(base);
+    expect_compiles("fwd_smem.cuh variants", smem_unit(cases, {"kLoadBulk"}), cases.size(), {"sm_90"});
+  }
+}
+
+// The SASS of the forward with a slab in shared memory issues bulk copies
+// (UBLKCP) waited on with an mbarrier, and stores y 16 bytes at a time: the
+// PTX has the bulk copy and st.global.v4, and no 32-bit stores of y.
+TEST(KernelHeaders, ForwardSmemUsesBulkCopiesAndVectorStores) {
+  const std::vector<RowCase> c = {{bf16, bf16, true, true, 16384, 4, 1, 8, true, 4}};
+  const Compiled out = nvrtc(smem_unit(c, {"kLoadBulk"}), "sm_90");
+  ASSERT_TRUE(out.ok) << out.log;
+  EXPECT_NE(out.ptx.find("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes"), std::string::npos);
+  EXPECT_NE(out.ptx.find("mbarrier.try_wait.parity"), std::string::npos);
+  EXPECT_NE(out.ptx.find("st.global.v4.b32"), std::string::npos);
+  EXPECT_EQ(out.ptx.find("st.global.u32"), std::string::npos);
+  const Compiled async = nvrtc(smem_unit(c, {"kLoadAsync"}), "sm_90");
+  ASSERT_TRUE(async.ok) << async.log;
+  EXPECT_EQ(async.ptx.find("cp.async.bulk"), std::string::npos);
+  EXPECT_NE(async.ptx.find("cp.async.cg.shared.global"), std::string::npos);
+}
+
+// Every config of the search space that stages its slab in shared memory,
+// instantiated through the generator (traits rotating over dtypes,
+// weight/bias, norms, residuals, output dtypes) for the bandwidth-regime N,
+// compiles for sm_90 with no spills (ptxas -v in NVRTC's log).
+TEST(KernelHeaders, SmemForwardSpaceCompilesWithoutSpills) {
+  std::vector<Traits> rotation;
+  for (DType x : {f16, bf16, f32})
+    for (DType w : {x, f32})
+      for (int mask = 0; mask < 4; ++mask) {
+        if (x == f32 && w != x) continue;
+        Traits t{Kernel::fwd, x, w, (mask & 1) != 0, (mask & 2) != 0};
+        if (mask == 1) t.norm = Norm::rms;
+        if (mask == 3) t.residual = x;
+        if (mask == 2) t.y_dtype = x == f32 ? bf16 : f32;
+        rotation.push_back(t);
+      }
+  std::size_t next = 0, compiled = 0;
+  std::set<std::string> seen;
+  for (DType d : {f16, bf16, f32})
+    for (std::int64_t n : {32768, 65536, 262144}) {
+      int in_space = 0;
+      for (const Config& c : gen::search_space({Kernel::fwd, d, n, 4096, 132, 90})) {
+        if (!gen::forward_in_smem(c, n)) continue;
+        ++in_space;
+        Traits t;
+        InstanceKey key;
+        // The next traits of this dtype whose slabs fit shared memory.
+        for (std::size_t tries = 0; tries < rotation.size(); ++tries) {
+          t = rotation[next++ % rotation.size()];
+          if (t.x_dtype != d) continue;
+          try {
+            key = gen::make_instance(t, c, n, gen::max_vec(d));
+            break;
+          } catch (const Error&) {
+            continue;  // a residual's slab too large for this config
+          }
+        }
+        ASSERT_TRUE(gen::stages_in_smem(key)) << to_string(c);
+        if (!seen.insert(key.name()).second) continue;
+        const gen::KernelSource src = gen::render(key);
+        SCOPED_TRACE(src.kernel_name);
+        EXPECT_NE(src.source.find("lntune/kernels/fwd_smem.cuh"), std::string::npos);
+        const Compiled out = nvrtc(src.source, "sm_90", true, {"--ptxas-options=-v"});
+        ASSERT_TRUE(out.ok) << out.log;
+        EXPECT_NE(out.log.find("0 bytes spill stores, 0 bytes spill loads"), std::string::npos) << out.log;
+        ++compiled;
+      }
+      EXPECT_GT(in_space, 0) << to_string(d) << " N=" << n;
+    }
+  std::printf("[ smem fwd ] %zu instances compiled for sm_90, none spills\n", compiled);
 }
 
 // `lntune gen --flatten`: the instance with its headers inlined compiles with

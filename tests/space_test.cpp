@@ -88,6 +88,45 @@ TEST(Space, ClustersForLongRowsOnSm90Only) {
   EXPECT_FALSE(has_cluster(search_space({Kernel::fwd, DType::bf16, 1024, 4096, 132, 90})));
 }
 
+// Forward candidates with a slab in shared memory: sm_90, N > 16384 only;
+// every one fits 227 KB, leaves no CTA of its cluster empty, and is offered
+// both as a cluster per row and as one persistent wave; never the default.
+TEST(Space, SmemForwardForLongRowsOnSm90Only) {
+  const auto smem_configs = [](const SpaceQuery& q) {
+    std::vector<Config> out;
+    for (const Config& c : search_space(q))
+      if (forward_in_smem(c, q.n)) out.push_back(c);
+    return out;
+  };
+  EXPECT_TRUE(smem_configs({Kernel::fwd, DType::f16, 65536, 4096, 132, 80}).empty());
+  EXPECT_TRUE(smem_configs({Kernel::fwd, DType::f16, 16384, 4096, 132, 90}).empty());
+  EXPECT_TRUE(smem_configs({Kernel::bwd_dx, DType::f16, 65536, 4096, 132, 90}).empty());
+  for (DType d : {DType::f16, DType::bf16, DType::f32})
+    for (std::int64_t n : {16385, 40001, 65536, 262144}) {
+      const SpaceQuery q{Kernel::fwd, d, n, 4096, 132, 90};
+      const auto cs = smem_configs(q);
+      ASSERT_FALSE(cs.empty()) << to_string(d) << " N=" << n;
+      int per_row = 0, persistent = 0;
+      std::set<int> clusters;
+      for (const Config& c : cs) {
+        SCOPED_TRACE(to_string(c));
+        EXPECT_LE(static_cast<std::int64_t>(c.block_size) * static_cast<std::int64_t>(dtype_size(d)), kMaxDynamicSmem);
+        EXPECT_LT(static_cast<std::int64_t>(c.cluster_size - 1) * c.block_size, n);
+        EXPECT_GE(c.num_warps, 4);
+        (c.group_size_m == 0 ? per_row : persistent)++;
+        clusters.insert(c.cluster_size);
+        const auto k = make_instance(Traits{Kernel::fwd, d, d, true, true}, c, n, max_vec(d));
+        EXPECT_TRUE(stages_in_smem(k));
+      }
+      EXPECT_GT(per_row, 0);
+      EXPECT_GT(persistent, 0);
+      if (d == DType::f32 && n == 262144) {
+        EXPECT_EQ(clusters, (std::set<int>{8, 16}));  // 128 KB and 64 KB slabs
+      }
+      EXPECT_FALSE(forward_in_smem(default_config(q), n)) << "unmeasured kernels stay out of the default";
+    }
+}
+
 TEST(Default, ShortRowsShareACtaAndFitRegisters) {
   const Config c = default_config({Kernel::fwd, DType::bf16, 256, 4096, 132, 90});
   EXPECT_EQ(c.block_size, 256);
