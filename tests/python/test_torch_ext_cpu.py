@@ -68,7 +68,8 @@ def test_every_op_has_one_cuda_kernel_python_by_default():
     for name in OPS:
         assert torch._C._dispatch_has_kernel_for_dispatch_key("lntune::" + name, "CUDA")
     if not ops.NATIVE_OPS:
-        assert ops.native == {name: False for name in OPS}
+        # Every registered op (the norm variants too) runs its Python kernel.
+        assert set(OPS) <= set(ops.native) and not any(ops.native.values()), ops.native
 
 
 def test_native_ops_switch_on_and_off():
