@@ -61,8 +61,38 @@ std::int64_t max_dwdb_splits(std::int64_t n);
 
 namespace lntune::gen {
 
-// The N values `lntune tune` covers by default: the Triton tutorial's grid
+// `lntune tune`'s default grid has two M buckets (cache::m_bucket):
+//   * training: M = kTrainingM rows over default_n_grid();
+//   * bandwidth regime: x of kBandwidthBytes, M = bandwidth_m(N, dtype), over
+//     the sparser bandwidth_n_grid(). Its M depends on N and the dtype, so
+//     its keys fall in M buckets 2..5 on an H100 (132 SMs): bf16 N = 65536
+//     gives M = 4096, the training key itself, and fp32 N = 16384 M = 8192
+//     shares the training bucket; the tuner then tunes such a key once.
+// The launcher covers the N in between with its nearest-N rule, and other M
+// with its nearest-M-bucket rule (runtime/cache_binding.hpp).
+
+// The training bucket's rows.
+inline constexpr std::int64_t kTrainingM = 4096;
+
+// The N values of the training bucket: the Triton tutorial's grid
 // (512 * i, i = 2..31), 32768 and 65536, and hidden sizes of popular models.
 std::vector<std::int64_t> default_n_grid();
+
+// The size of x in the bandwidth-regime bucket: 512 MiB, the benchmark's
+// (bench/bench_layernorm.py --bandwidth-mib), well past any GPU's L2.
+inline constexpr std::int64_t kBandwidthBytes = std::int64_t{512} << 20;
+
+// The N values of the bandwidth-regime bucket: the bandwidth targets,
+// powers of four from 256 to 262144 (every other N of the benchmark's
+// powers of two; the nearest-N rule is within a factor of 2 of one of them).
+// Sparse on purpose: one key of x = 512 MiB costs about 2.5-3.5 s to tune
+// (random inputs, CPU reference, verification of a 512 MiB tensor), against
+// about 0.5 s at M = 4096.
+std::vector<std::int64_t> bandwidth_n_grid();
+
+// Rows giving x of at least kBandwidthBytes: ceil(kBandwidthBytes / (N *
+// size of dtype)), as the benchmark computes them. Throws lntune::Error for
+// N < 1.
+std::int64_t bandwidth_m(std::int64_t n, DType dtype);
 
 }  // namespace lntune::gen
