@@ -49,6 +49,13 @@ std::vector<Config> search_space(const SpaceQuery& q);
 // of persistent CTAs per SM, but at least 8 rows per CTA; bwd_dwdb: 512
 // threads, 32 columns per CTA and one split when that gives half the SMs a
 // CTA, else 128 columns and splits for about a CTA per SM.
+// M enters only where it was measured: the backward's paired rows at
+// M <= 8192 and the grid sizes clipped to the rows. The forward does not
+// depend on M. At large M the 16-bit defaults measured within 1% of the best
+// config (bench/NOTES.md); the fp32 gap there (88-89% against 99% of copy at
+// N = 1024..4096) is not an M rule, and the bandwidth-regime bucket of the
+// default grid now tunes those keys. A further M rule waits for that
+// bucket's measured `vs default` column.
 Config default_config(const SpaceQuery& q);
 
 std::int64_t next_pow2(std::int64_t v);
@@ -85,9 +92,12 @@ inline constexpr std::int64_t kBandwidthBytes = std::int64_t{512} << 20;
 // The N values of the bandwidth-regime bucket: the bandwidth targets,
 // powers of four from 256 to 262144 (every other N of the benchmark's
 // powers of two; the nearest-N rule is within a factor of 2 of one of them).
-// Sparse on purpose: one key of x = 512 MiB costs about 2.5-3.5 s to tune
-// (random inputs, CPU reference, verification of a 512 MiB tensor), against
-// about 0.5 s at M = 4096.
+// Sparse on purpose: a target of x = 512 MiB costs about 3-4 s to tune
+// (fwd) or 4-5 s (bwd with its dW/dB), mostly building and checking 512 MiB
+// tensors (random inputs, CPU reference, verification), against 0.2-1 s at
+// M = 4096 (an H100 cold tune's --trace of 2026-11-23): about
+// 110-120 s for the bucket's 30 targets on an H100, and 156 more NVRTC
+// compilations (block sizes 256 and the N = 262144 clusters).
 std::vector<std::int64_t> bandwidth_n_grid();
 
 // Rows giving x of at least kBandwidthBytes: ceil(kBandwidthBytes / (N *
