@@ -209,4 +209,12 @@ std::vector<std::int64_t> default_n_grid() {
   return n;
 }
 
+std::vector<std::int64_t> bandwidth_n_grid() { return {256, 1024, 4096, 16384, 65536, 262144}; }
+
+std::int64_t bandwidth_m(std::int64_t n, DType dtype) {
+  if (n < 1) throw Error("lntune: bandwidth_m needs N >= 1, got " + std::to_string(n));
+  const std::int64_t row = n * static_cast<std::int64_t>(dtype_size(dtype));
+  return std::max<std::int64_t>(1, (kBandwidthBytes + row - 1) / row);
+}
+
 }  // namespace lntune::gen

@@ -59,6 +59,13 @@ inline constexpr std::int64_t kSmemForwardMinN = 16384;
 // of persistent CTAs per SM, but at least 8 rows per CTA; bwd_dwdb: 512
 // threads, 32 columns per CTA and one split when that gives half the SMs a
 // CTA, else 128 columns and splits for about a CTA per SM.
+// M enters only where it was measured: the backward's paired rows at
+// M <= 8192 and the grid sizes clipped to the rows. The forward does not
+// depend on M. At large M the 16-bit defaults measured within 1% of the best
+// config (bench/NOTES.md); the fp32 gap there (88-89% against 99% of copy at
+// N = 1024..4096) is not an M rule, and the bandwidth-regime bucket of the
+// default grid now tunes those keys. A further M rule waits for that
+// bucket's measured `vs default` column.
 Config default_config(const SpaceQuery& q);
 
 std::int64_t next_pow2(std::int64_t v);
@@ -71,8 +78,41 @@ std::int64_t max_dwdb_splits(std::int64_t n);
 
 namespace lntune::gen {
 
-// The N values `lntune tune` covers by default: the Triton tutorial's grid
+// `lntune tune`'s default grid has two M buckets (cache::m_bucket):
+//   * training: M = kTrainingM rows over default_n_grid();
+//   * bandwidth regime: x of kBandwidthBytes, M = bandwidth_m(N, dtype), over
+//     the sparser bandwidth_n_grid(). Its M depends on N and the dtype, so
+//     its keys fall in M buckets 2..5 on an H100 (132 SMs): bf16 N = 65536
+//     gives M = 4096, the training key itself, and fp32 N = 16384 M = 8192
+//     shares the training bucket; the tuner then tunes such a key once.
+// The launcher covers the N in between with its nearest-N rule, and other M
+// with its nearest-M-bucket rule (runtime/cache_binding.hpp).
+
+// The training bucket's rows.
+inline constexpr std::int64_t kTrainingM = 4096;
+
+// The N values of the training bucket: the Triton tutorial's grid
 // (512 * i, i = 2..31), 32768 and 65536, and hidden sizes of popular models.
 std::vector<std::int64_t> default_n_grid();
+
+// The size of x in the bandwidth-regime bucket: 512 MiB, the benchmark's
+// (bench/bench_layernorm.py --bandwidth-mib), well past any GPU's L2.
+inline constexpr std::int64_t kBandwidthBytes = std::int64_t{512} << 20;
+
+// The N values of the bandwidth-regime bucket: the bandwidth targets,
+// powers of four from 256 to 262144 (every other N of the benchmark's
+// powers of two; the nearest-N rule is within a factor of 2 of one of them).
+// Sparse on purpose: a target of x = 512 MiB costs about 3-4 s to tune
+// (fwd) or 4-5 s (bwd with its dW/dB), mostly building and checking 512 MiB
+// tensors (random inputs, CPU reference, verification), against 0.2-1 s at
+// M = 4096 (an H100 cold tune's --trace of 2026-11-23): about
+// 110-120 s for the bucket's 30 targets on an H100, and 156 more NVRTC
+// compilations (block sizes 256 and the N = 262144 clusters).
+std::vector<std::int64_t> bandwidth_n_grid();
+
+// Rows giving x of at least kBandwidthBytes: ceil(kBandwidthBytes / (N *
+// size of dtype)), as the benchmark computes them. Throws lntune::Error for
+// N < 1.
+std::int64_t bandwidth_m(std::int64_t n, DType dtype);
 
 }  // namespace lntune::gen

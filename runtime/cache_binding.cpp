@@ -26,6 +26,17 @@ cache::TuneKey tune_key(const DeviceInfo& dev, const Traits& traits, std::int64_
   return k;
 }
 
+std::vector<int> bucket_order(int own) {
+  if (own < 0 || own >= cache::kNumMBuckets)
+    throw Error("lntune: bucket_order: M bucket " + std::to_string(own) + " is not in [0, " +
+                std::to_string(cache::kNumMBuckets) + ")");
+  std::vector<int> out{own};
+  for (int d = 1; d < cache::kNumMBuckets; ++d)
+    for (int b : {own + d, own - d})
+      if (b >= 0 && b < cache::kNumMBuckets) out.push_back(b);
+  return out;
+}
+
 Config adapt_config(const Config& c, Kernel kernel, std::int64_t from_n, std::int64_t to_n) {
   if (kernel == Kernel::bwd_dwdb || from_n == to_n || c.block_size <= 0 || c.num_warps <= 0 || c.rows_per_cta <= 0)
     return c;
@@ -80,9 +91,20 @@ std::optional<Selection> CacheConfigSource::select(const DeviceInfo& dev, const 
     return r.has_value();
   };
   if (auto r = stack_->find(key); usable(r)) return Selection{r->config, "tuned (exact)"};
-  if (auto r = stack_->find_nearest(key); usable(r))
-    return Selection{adapt_config(r->config, traits.kernel, r->key.n, n),
-                     "tuned (nearest N=" + std::to_string(r->key.n) + ")"};
+  for (int bucket : bucket_order(key.m_bucket)) {
+    cache::TuneKey k = key;
+    k.m_bucket = bucket;
+    auto r = stack_->find_nearest(k);
+    if (!usable(r)) continue;
+    std::string reason;
+    if (bucket == key.m_bucket)
+      reason = "tuned (nearest N=" + std::to_string(r->key.n) + ")";
+    else if (r->key.n == n)
+      reason = "tuned (M bucket " + std::to_string(bucket) + ")";
+    else
+      reason = "tuned (M bucket " + std::to_string(bucket) + ", nearest N=" + std::to_string(r->key.n) + ")";
+    return Selection{adapt_config(r->config, traits.kernel, r->key.n, n), std::move(reason)};
+  }
   return std::nullopt;
 }
 

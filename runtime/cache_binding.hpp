@@ -2,22 +2,36 @@
 // rt::ConfigSource, compiled CUBINs through rt::BinaryStore.
 //
 // Selection rule (what the launcher does for a call, memoised per shape by
-// its plan table, so a warm call does no SQLite work):
-//   1. exact key: this GPU (name, compute capability, SM count), the
-//      canonical traits (kernel, dtypes, weight/bias), N, and the bucket of M
-//      (cache::m_bucket) -> "tuned (exact)";
-//   2. else the record of the same GPU, traits and M bucket whose N is
-//      nearest on a log scale (ties: the larger N) -> "tuned (nearest
-//      N=<n>)". Its config is carried over to this N keeping its shape: a
-//      config that held the whole row in one tile (or one cluster) for its N
-//      is rescaled to hold the whole row for this N with the same elements
-//      per thread (block_size = next_pow2 of the row share, num_warps scaled
-//      by the same factor; rows_per_cta, cluster_size, group_size_m kept); a
-//      tiled config is kept as is;
+// its plan table, so a warm call does no SQLite work). Only records of this
+// GPU (name, compute capability, SM count) and of the call's canonical
+// traits (kernel, dtypes, weight/bias, norm variant: RMSNorm, residual,
+// zero-centred gamma, output dtype) are ever used:
+//   1. exact key: those, N, and the bucket of M (cache::m_bucket)
+//      -> "tuned (exact)";
+//   2. else the nearest M bucket that holds a record, then in it the record
+//      whose N is nearest on a log scale (ties: the larger N; the rule of
+//      cache::CacheStack::find_nearest):
+//        * buckets are tried in the order of bucket_order(own bucket): the
+//          own bucket first, then by distance |b - own|, and of two at the
+//          same distance the larger one first (its persistent grid is the
+//          larger, and the launcher clips a grid to the rows of the call; a
+//          smaller bucket's grid could leave SMs idle);
+//        * a bucket whose nearest record is stale (is_stale) is passed over
+//          as if it held none;
+//      -> "tuned (nearest N=<n>)" in the own bucket, "tuned (M bucket <b>)"
+//      for the same N in another bucket, "tuned (M bucket <b>, nearest
+//      N=<n>)" otherwise. The config is carried over to this N keeping its
+//      shape: a config that held the whole row in one tile (or one cluster)
+//      for its N is rescaled to hold the whole row for this N with the same
+//      elements per thread (block_size = next_pow2 of the row share,
+//      num_warps scaled by the same factor; rows_per_cta, cluster_size,
+//      group_size_m kept); a tiled config is kept as is. group_size_m is
+//      kept across buckets too: the launcher clips it to the call's row
+//      groups (bwd_dwdb: its splits to the partial rows);
 //   3. else nothing: the launcher uses the default heuristic. (So does the
 //      launcher when a tuned config is not valid for the call, e.g. for its
 //      vector width.)
-// A stale record (is_stale) counts as absent at steps 1 and 2.
+// A stale exact record (step 1) counts as absent.
 #pragma once
 
 #include <atomic>
@@ -40,6 +54,11 @@ cache::GpuId gpu_id(const DeviceInfo& dev);
 
 // The tune key of a call (traits canonicalised; M bucketed for this GPU).
 cache::TuneKey tune_key(const DeviceInfo& dev, const Traits& traits, std::int64_t n, std::int64_t m);
+
+// Rule 2's order of M buckets for a call in bucket `own` (pure): own, then
+// own + 1, own - 1, own + 2, own - 2, ... within [0, cache::kNumMBuckets).
+// Throws lntune::Error for a bucket out of range.
+std::vector<int> bucket_order(int own);
 
 // Rule 2's carry-over of a config tuned for N = from_n to N = to_n (pure).
 Config adapt_config(const Config& c, Kernel kernel, std::int64_t from_n, std::int64_t to_n);

@@ -49,14 +49,144 @@ TEST(CacheBinding, ExactThenNearestThenNothing) {
   ASSERT_TRUE(near_small);
   EXPECT_EQ(near_small->reason, "tuned (nearest N=1024)");
 
-  // Other traits, M bucket or GPU: nothing.
+  // Other traits or GPU: nothing. (Another M bucket: the nearest-bucket
+  // rule, below.)
   Traits f16 = t;
   f16.x_dtype = f16.w_dtype = DType::f16;
   EXPECT_FALSE(src.select(dev, f16, 4096, M));
-  EXPECT_FALSE(src.select(dev, t, 4096, 64));
   rt::DeviceInfo other = dev;
   other.sm_count = 114;
   EXPECT_FALSE(src.select(other, t, 4096, M));
+}
+
+TEST(CacheBinding, BucketOrder) {
+  EXPECT_EQ(rt::bucket_order(4), (std::vector<int>{4, 5, 3, 2, 1, 0}));
+  EXPECT_EQ(rt::bucket_order(2), (std::vector<int>{2, 3, 1, 4, 0, 5}));
+  EXPECT_EQ(rt::bucket_order(0), (std::vector<int>{0, 1, 2, 3, 4, 5}));
+  EXPECT_EQ(rt::bucket_order(5), (std::vector<int>{5, 4, 3, 2, 1, 0}));
+  EXPECT_THROW(rt::bucket_order(-1), lntune::Error);
+  EXPECT_THROW(rt::bucket_order(cache::kNumMBuckets), lntune::Error);
+}
+
+// Rows in each M bucket on the 132-SM test GPU.
+constexpr std::int64_t kRowsIn[cache::kNumMBuckets] = {16, 64, 264, 1056, 4096, 100000};
+
+TEST(CacheBinding, NearestMBucket) {
+  for (int b = 0; b < cache::kNumMBuckets; ++b) ASSERT_EQ(cache::m_bucket(kRowsIn[b], 132), b);
+  TempDir tmp;
+  const std::string path = tmp / "c.db";
+  const Traits t{Kernel::fwd, DType::bf16, DType::bf16, true, true};
+  // Bucket 2: N = 4096; bucket 4: N = 1024 and 16384; bucket 5: N = 4096.
+  // Each record's config is told apart by its num_warps / rows_per_cta.
+  {
+    cache::Database db = cache::Database::open(path, cache::Database::Mode::read_write_create);
+    db.upsert(sample_record(4096, 2, cache::Origin::tuned, cfg(4096, 4, 1)));
+    db.upsert(sample_record(1024, 4, cache::Origin::tuned, cfg(1024, 2, 2)));
+    db.upsert(sample_record(16384, 4, cache::Origin::tuned, cfg(2048, 8, 1)));  // tiled
+    db.upsert(sample_record(4096, 5, cache::Origin::tuned, cfg(4096, 16, 1)));
+  }
+  rt::CacheConfigSource src(std::make_shared<cache::CacheStack>(path, std::vector<std::string>{}));
+  const rt::DeviceInfo dev = test_device();
+  auto pick = [&](const Traits& tr, std::int64_t n, int bucket) { return src.select(dev, tr, n, kRowsIn[bucket]); };
+
+  // The own bucket wins, even with an exact N in another bucket: bucket 4
+  // has no N = 4096, its nearest is 16384 (log distance 2 against 2: the
+  // larger), not bucket 5's or bucket 2's 4096.
+  auto own = pick(t, 4096, 4);
+  ASSERT_TRUE(own);
+  EXPECT_EQ(own->reason, "tuned (nearest N=16384)");
+  EXPECT_EQ(own->config, cfg(2048, 8, 1));
+  EXPECT_EQ(pick(t, 4096, 5)->reason, "tuned (exact)");
+  EXPECT_EQ(pick(t, 4096, 2)->reason, "tuned (exact)");
+
+  // Bucket 3 has nothing: buckets 4 and 2 are both at distance 1; the larger
+  // (4) wins, with its nearest N.
+  auto b3 = pick(t, 1024, 3);
+  ASSERT_TRUE(b3);
+  EXPECT_EQ(b3->reason, "tuned (M bucket 4)");
+  EXPECT_EQ(b3->config, cfg(1024, 2, 2));
+  auto b3n = pick(t, 4096, 3);
+  ASSERT_TRUE(b3n);
+  EXPECT_EQ(b3n->reason, "tuned (M bucket 4, nearest N=16384)");
+  // Bucket 1: bucket 2 (distance 1) before 0 (empty) and 4.
+  auto b1 = pick(t, 4096, 1);
+  ASSERT_TRUE(b1);
+  EXPECT_EQ(b1->reason, "tuned (M bucket 2)");
+  EXPECT_EQ(b1->config, cfg(4096, 4, 1));
+  // Bucket 0: bucket 1 is empty, then bucket 2 (distance 2).
+  EXPECT_EQ(pick(t, 4096, 0)->reason, "tuned (M bucket 2)");
+  // Carried over to this N in the other bucket as in the own bucket: the
+  // single-tile 4096 config of bucket 2 holds a row of 6000 in 8192.
+  auto b1a = pick(t, 6000, 1);
+  ASSERT_TRUE(b1a);
+  EXPECT_EQ(b1a->reason, "tuned (M bucket 2, nearest N=4096)");
+  EXPECT_EQ(b1a->config, cfg(8192, 8, 1));
+  // The same answer every time (deterministic), and for every M of a bucket.
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(src.select(dev, t, 1024, 600)->reason, "tuned (M bucket 4)");
+  EXPECT_EQ(src.select(dev, t, 1024, 2111)->reason, "tuned (M bucket 4)");
+
+  // Other variants, dtypes or weight/bias never borrow these records, in any
+  // bucket.
+  auto variant = [&](auto change) {
+    Traits v = t;
+    change(v);
+    return v;
+  };
+  const Traits others[] = {
+      variant([](Traits& v) { v.norm = Norm::rms; }),
+      variant([](Traits& v) { v.residual = DType::bf16; }),
+      variant([](Traits& v) { v.zero_centered = true; }),
+      variant([](Traits& v) { v.y_dtype = DType::f32; }),
+      variant([](Traits& v) { v.x_dtype = v.w_dtype = DType::f16; }),
+      variant([](Traits& v) { v.w_dtype = DType::f32; }),
+      variant([](Traits& v) { v.has_bias = false; }),
+      variant([](Traits& v) { v.kernel = Kernel::bwd_dx; }),
+  };
+  for (const Traits& o : others)
+    for (int b = 0; b < cache::kNumMBuckets; ++b)
+      EXPECT_FALSE(pick(o, 4096, b)) << o << " bucket " << b;
+}
+
+TEST(CacheBinding, NearestMBucketAcrossLayers) {
+  // The user cache has bucket 2, a shipped cache bucket 3: a call in bucket
+  // 3 takes the shipped record (its own bucket), one in bucket 1 the user's.
+  TempDir tmp;
+  const std::string user = tmp / "user.db", shipped = tmp / "shipped.db";
+  {
+    cache::Database u = cache::Database::open(user, cache::Database::Mode::read_write_create);
+    u.upsert(sample_record(4096, 2, cache::Origin::tuned, cfg(4096, 4, 1)));
+    cache::Database s = cache::Database::open(shipped, cache::Database::Mode::read_write_create);
+    s.upsert(sample_record(4096, 3, cache::Origin::tuned, cfg(4096, 8, 1)));
+  }
+  rt::CacheConfigSource src(std::make_shared<cache::CacheStack>(user, std::vector<std::string>{shipped}));
+  const Traits t{Kernel::fwd, DType::bf16, DType::bf16, true, true};
+  auto b3 = src.select(test_device(), t, 4096, kRowsIn[3]);
+  ASSERT_TRUE(b3);
+  EXPECT_EQ(b3->reason, "tuned (exact)");
+  EXPECT_EQ(b3->config, cfg(4096, 8, 1));
+  EXPECT_EQ(src.select(test_device(), t, 4096, kRowsIn[1])->config, cfg(4096, 4, 1));
+  // Bucket 5: 4 is empty, 3 (the shipped one) is nearer than 2.
+  EXPECT_EQ(src.select(test_device(), t, 4096, kRowsIn[5])->reason, "tuned (M bucket 3)");
+}
+
+TEST(CacheBinding, StaleBucketIsPassedOver) {
+  // A bucket whose nearest record is stale counts as empty: the next bucket
+  // in bucket_order serves the call.
+  TempDir tmp;
+  const std::string path = tmp / "c.db";
+  auto stale = sample_record(4096, 4, cache::Origin::tuned, cfg(4096, 8));
+  stale.prov.template_hash = "0000000000000000";
+  {
+    cache::Database db = cache::Database::open(path, cache::Database::Mode::read_write_create);
+    db.upsert(stale);
+    db.upsert(sample_record(4096, 3, cache::Origin::tuned, cfg(4096, 4, 1)));
+  }
+  rt::CacheConfigSource src(std::make_shared<cache::CacheStack>(path, std::vector<std::string>{}));
+  const Traits t{Kernel::fwd, DType::bf16, DType::bf16, true, true};
+  auto r = src.select(test_device(), t, 4096, kRowsIn[4]);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->reason, "tuned (M bucket 3)");
+  EXPECT_EQ(r->config, cfg(4096, 4, 1));
 }
 
 TEST(CacheBinding, StaleRecordsAreNotUsed) {

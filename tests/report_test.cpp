@@ -1,6 +1,7 @@
 // The tuner's reports (tuner/report.hpp): JSON, configs, the summary table.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <sstream>
 
 #include "tuner/report.hpp"
@@ -65,5 +66,73 @@ TEST(Report, SummaryTableHasEveryColumn) {
     EXPECT_NE(out.find(part), std::string::npos) << part << " in\n" << out;
 }
 
+// A measured key of `kernel` in `bucket` with the default `ratio` times
+// slower than the winner.
+KeyResult gain_key(Kernel kernel, int bucket, double ratio, KeyResult::State state = KeyResult::State::tuned) {
+  KeyResult k;
+  k.record = sample_record(4096, bucket, cache::Origin::tuned);
+  k.record->key.traits.kernel = kernel;
+  k.record->default_median_us = k.record->timing.median_us * ratio;
+  k.key = k.record->key;
+  k.m = 4096;
+  k.state = state;
+  return k;
+}
+
+TEST(Report, GainsPerBucketAndKernel) {
+  std::vector<KeyResult> keys{gain_key(Kernel::fwd, 4, 1.0),       gain_key(Kernel::fwd, 4, 1.21),
+                              gain_key(Kernel::bwd_dx, 4, 2.0),    gain_key(Kernel::bwd_dwdb, 2, 1.5),
+                              gain_key(Kernel::fwd, 5, 0.8),       gain_key(Kernel::fwd, 5, 9.0, KeyResult::State::cached),
+                              gain_key(Kernel::bwd_dx, 5, 1.25)};
+  KeyResult no_default = gain_key(Kernel::fwd, 4, 1.0);
+  no_default.record->default_median_us = 0;  // unknown: left out
+  keys.push_back(no_default);
+  KeyResult none;  // no record
+  none.key = keys[0].key;
+  none.state = KeyResult::State::failed;
+  keys.push_back(none);
+
+  EXPECT_DOUBLE_EQ(*speedup_vs_default(keys[1]), 1.21);
+  EXPECT_FALSE(speedup_vs_default(no_default));
+  EXPECT_FALSE(speedup_vs_default(none));
+  EXPECT_DOUBLE_EQ(*speedup_vs_default(keys[5]), 9.0);  // per key, whatever its state
+
+  const auto g = gains_by_bucket(keys);
+  ASSERT_EQ(g.size(), 8u);
+  auto check = [](const GainGroup& x, int bucket, std::optional<Kernel> k, int n, double geomean, double lo, double hi) {
+    EXPECT_EQ(x.m_bucket, bucket);
+    EXPECT_EQ(x.kernel, k);
+    EXPECT_EQ(x.keys, n);
+    EXPECT_NEAR(x.geomean, geomean, 1e-12);
+    EXPECT_DOUBLE_EQ(x.min, lo);
+    EXPECT_DOUBLE_EQ(x.max, hi);
+  };
+  check(g[0], 2, Kernel::bwd_dwdb, 1, 1.5, 1.5, 1.5);
+  check(g[1], 2, std::nullopt, 1, 1.5, 1.5, 1.5);
+  check(g[2], 4, Kernel::fwd, 2, 1.1, 1.0, 1.21);
+  check(g[3], 4, Kernel::bwd_dx, 1, 2.0, 2.0, 2.0);
+  check(g[4], 4, std::nullopt, 3, std::cbrt(1.21 * 2.0), 1.0, 2.0);
+  check(g[5], 5, Kernel::fwd, 1, 0.8, 0.8, 0.8);  // the cached key is not counted
+  check(g[6], 5, Kernel::bwd_dx, 1, 1.25, 1.25, 1.25);
+  check(g[7], 5, std::nullopt, 2, 1.0, 0.8, 1.25);
+  const auto all = overall_gain(keys);
+  ASSERT_TRUE(all);
+  EXPECT_EQ(all->keys, 6);
+  EXPECT_NEAR(all->geomean, std::pow(1.21 * 2.0 * 1.5 * 0.8 * 1.25, 1.0 / 6), 1e-12);
+  EXPECT_TRUE(gains_by_bucket({}).empty());
+  EXPECT_FALSE(overall_gain({none}));
+
+  TuneSummary s;
+  s.gpu = kGpu;
+  s.keys = keys;
+  std::ostringstream os;
+  print_summary(os, s);
+  const std::string out = os.str();
+  for (const char* part : {"speed-up over the default (geometric mean, min-max), per M bucket:",
+                           "  M-bucket 2: 1.500x (1 key); bwd_dwdb 1.500x (1 key)\n",
+                           "  M-bucket 4: 1.343x (3 keys, 1.00-2.00x); fwd 1.100x (2 keys, 1.00-1.21x), bwd_dx 2.000x (1 key)\n",
+                           "  M-bucket 5: 1.000x (2 keys, 0.80-1.25x); fwd 0.800x (1 key), bwd_dx 1.250x (1 key)\n"})
+    EXPECT_NE(out.find(part), std::string::npos) << part << " in\n" << out;
+}
 
 }  // namespace

@@ -28,9 +28,33 @@ std::string short_config(const Config& c);
 std::string dtype_label(const Traits& t);
 
 // Per key: kernel dtype N M-bucket | winner config | median us | GB/s |
-// % of copy | speed-up vs default | state; then the totals, what each stage
-// of the search removed, the compilations, per GPU (several) and wall time.
+// % of copy | speed-up vs default | state; then the totals with the
+// geometric-mean speed-up over the default, the same per M bucket and
+// kernel (gains_by_bucket), what each stage of the search removed, the
+// compilations, per GPU (several) and wall time.
 void print_summary(std::ostream& os, const TuneSummary& s);
+
+// The tuned-over-default speed-up of a key: the default config's median
+// over the winner's (record.default_median_us / record.timing.median_us,
+// both measured in the run that tuned it); nullopt without a record or
+// either time.
+std::optional<double> speedup_vs_default(const KeyResult& k);
+
+// Speed-ups over the default of the keys measured in this run (state tuned
+// or partial, speedup_vs_default known), grouped by M bucket and kernel.
+struct GainGroup {
+  int m_bucket = 0;
+  std::optional<Kernel> kernel;  // none: every kernel of the bucket
+  int keys = 0;
+  double geomean = 0, min = 0, max = 0;
+};
+// One group per (bucket, kernel) present, and one per bucket over all its
+// kernels (kernel none, after that bucket's kernels); buckets ascending,
+// kernels in enum order (fwd, bwd_dx, bwd_dwdb). A bwd_dwdb key's bucket is
+// that of its partial rows, as in its key. Empty when nothing was measured.
+std::vector<GainGroup> gains_by_bucket(const std::vector<KeyResult>& keys);
+// The same over every measured key; nullopt when none.
+std::optional<GainGroup> overall_gain(const std::vector<KeyResult>& keys);
 
 // "search: 13263 candidates; removed: 120 reused from the previous N, ..."
 std::string search_counts_line(const SearchCounts& c);

@@ -15,6 +15,8 @@
 #include "runtime/selector.hpp"
 #include "tuner/cli/common.hpp"
 #include "tuner/cli/json.hpp"
+#include "tuner/cli/tune_json.hpp"
+#include "tuner/grid.hpp"
 #include "tuner/report.hpp"
 #include "tuner/tuner.hpp"
 #include "tuner/workload.hpp"
@@ -52,17 +54,22 @@ struct GpuOptions {
 
 // Options naming the problems.
 struct ProblemOptions {
-  std::string n, m = "4096", dtype, kernel = "fwd,bwd", w_dtype;
+  std::string n, m, dtype, kernel = "fwd,bwd", w_dtype;  // m empty: gen::kTrainingM
   bool no_weight = false, no_bias = false;
   // Norm variants (issue 11). variant_grid: without any variant option, add
   // RMSNorm with and without a residual for fp16/bf16 (tune's default grid).
   VariantOptions variant;
   bool variant_grid = false;
+  // bandwidth_grid: without --n and --m, add the bandwidth-regime M bucket
+  // (tune's default grid, tuner/grid.hpp).
+  bool bandwidth_grid = false;
 
   void add(CLI::App& app, const std::string& default_dtypes, const std::string& n_help) {
     dtype = default_dtypes;
     app.add_option("--n", n, n_help);
-    app.add_option("--m", m, "Rows M: LIST or START:STOP:STEP (default 4096)");
+    app.add_option("--m", m,
+                   bandwidth_grid ? "Rows M: LIST or START:STOP:STEP (default: 4096, and x of 512 MiB over a sparser N grid)"
+                                  : "Rows M: LIST or START:STOP:STEP (default 4096)");
     app.add_option("--dtype", dtype, "Row dtypes, comma-separated: fp16, bf16, fp32 (default " + default_dtypes + ")");
     app.add_option("--kernel", kernel, "fwd, bwd or both, comma-separated (default fwd,bwd)");
     app.add_option("--w-dtype", w_dtype, "Weight/bias dtype: fp32 (default: the row dtype)");
@@ -75,7 +82,7 @@ struct ProblemOptions {
   }
   std::vector<tune::Target> targets(const std::vector<std::int64_t>& default_ns) const {
     const auto ns = n.empty() ? default_ns : parse_int_list(n, "--n", kMaxN);
-    const auto ms = parse_int_list(m, "--m", kMaxM);
+    const auto ms = m.empty() ? std::vector<std::int64_t>{gen::kTrainingM} : parse_int_list(m, "--m", kMaxM);
     std::optional<DType> wd;
     if (!w_dtype.empty()) {
       wd = parse_dtype(w_dtype);
@@ -92,14 +99,30 @@ struct ProblemOptions {
     check_problem_count(ns.size() * variant.norms().size(), ms.size(), dtypes.size(), kernels.size());
     check_workload_size(ns, ms);
     const auto base = tune::make_targets(ns, ms, dtypes, kernels, wd, !no_weight, !no_bias);
-    if (!variant.given()) return variant_grid ? tune::default_variant_grid(base) : base;
-    std::vector<tune::Target> out;
-    for (Norm norm : variant.norms()) {
-      // with_variant: the norm and residual (RMSNorm without bias); then the options.
-      auto v = tune::with_variant(base, norm, variant.residual, variant.residual_type());
-      for (tune::Target& t : v) t.traits = variant.apply_options(t.traits);
-      out.insert(out.end(), v.begin(), v.end());
+    // The default grid's second M bucket, tuned last (tuner/grid.hpp).
+    std::vector<tune::Target> bandwidth;
+    if (bandwidth_grid && n.empty() && m.empty())
+      bandwidth = tune::bandwidth_targets(dtypes, kernels, wd, !no_weight, !no_bias);
+    if (!variant.given()) {
+      // The default grid: the default variants (RMSNorm for fp16/bf16) in
+      // the training bucket only; the bandwidth bucket stays LayerNorm, to
+      // keep it cheap.
+      if (variant_grid && !bandwidth.empty()) return tune::default_grid(dtypes, kernels, wd, !no_weight, !no_bias);
+      auto out = variant_grid ? tune::default_variant_grid(base) : base;
+      out.insert(out.end(), bandwidth.begin(), bandwidth.end());
+      return out;
     }
+    std::vector<tune::Target> out;
+    auto add = [&](const std::vector<tune::Target>& part) {
+      for (Norm norm : variant.norms()) {
+        // with_variant: the norm and residual (RMSNorm without bias); then the options.
+        auto v = tune::with_variant(part, norm, variant.residual, variant.residual_type());
+        for (tune::Target& t : v) t.traits = variant.apply_options(t.traits);
+        out.insert(out.end(), v.begin(), v.end());
+      }
+    };
+    add(base);
+    add(bandwidth);
     return out;
   }
 };
@@ -114,115 +137,6 @@ struct TuneFlags {
   int screen_reps = tune::TuneOptions{}.screen_reps;
   double screen_margin = tune::TuneOptions{}.screen_margin;
 };
-
-// A key's state as an identifier, for tools.
-const char* state_id(tune::KeyResult::State st) {
-  using S = tune::KeyResult::State;
-  switch (st) {
-    case S::tuned: return "tuned";
-    case S::partial: return "partial";
-    case S::cached: return "cached";
-    case S::skipped_budget: return "skipped_budget";
-    case S::no_winner: return "no_winner";
-    case S::failed: return "failed";
-  }
-  return "unknown";
-}
-
-constexpr tune::KeyResult::State kAllStates[] = {
-    tune::KeyResult::State::tuned,          tune::KeyResult::State::partial,   tune::KeyResult::State::cached,
-    tune::KeyResult::State::skipped_budget, tune::KeyResult::State::no_winner, tune::KeyResult::State::failed};
-
-// The fields of one summary (one GPU model), inside an open object.
-void write_summary_fields(JsonWriter& j, const tune::TuneSummary& s) {
-  j.key("gpu");
-  write_gpu(j, s.gpu);
-  j.field("driver_version", s.device.driver_version).field("copy_gbps", s.copy_gbps);
-  j.key("devices").begin_array();  // the GPUs that tuned (one without --devices)
-  for (const tune::DeviceStats& d : s.devices)
-    j.begin_object()
-        .field("ordinal", d.ordinal)
-        .field("copy_gbps", d.copy_gbps)
-        .field("keys", d.keys)
-        .field("busy_s", d.busy_s)
-        .field("fatal", d.fatal.empty() ? std::nullopt : std::optional<std::string>(d.fatal))
-        .end_object();
-  j.end_array();
-  j.key("keys").begin_array();
-  for (const tune::KeyResult& k : s.keys) {
-    j.begin_object();
-    write_key_fields(j, k.key);
-    j.field("m", static_cast<long long>(k.m)).field("state", state_id(k.state)).field("message", k.message);
-    j.field("device", k.device >= 0 ? std::optional<int>(k.device) : std::nullopt).field("warm", k.warm);
-    j.key("config");
-    if (k.record) {
-      const cache::TuneRecord& r = *k.record;
-      write_config(j, r.config);
-      const bool known = r.default_median_us > 0 && r.timing.median_us > 0;
-      j.field("median_us", r.timing.median_us)
-          .field("gbps", r.gbps)
-          .field("copy_gbps", r.copy_gbps)
-          .field("default_median_us", known ? std::optional<double>(r.default_median_us) : std::nullopt)
-          .field("speedup_vs_default",
-                 known ? std::optional<double>(r.default_median_us / r.timing.median_us) : std::nullopt);
-    } else {
-      j.null();  // no record: nothing stored for this key
-    }
-    j.field("seconds", k.seconds).end_object();
-  }
-  j.end_array();
-  j.key("counts").begin_object();
-  for (tune::KeyResult::State st : kAllStates) {
-    int count = 0;
-    for (const tune::KeyResult& k : s.keys) count += k.state == st;
-    j.field(state_id(st), count);
-  }
-  j.end_object();
-  j.key("compile")
-      .begin_object()
-      .field("nvrtc", s.compile.compiled)
-      .field("seconds", s.compile.compile_seconds)
-      .field("threads", s.compile_threads)
-      .field("from_cache", s.compile.from_cache)
-      .field("failed", s.compile.failed)
-      .end_object();
-  j.field("wall_s", s.wall_s).field("budget_spent", s.budget_spent);
-  j.field("fatal", s.fatal.empty() ? std::nullopt : std::optional<std::string>(s.fatal));
-}
-
-// `tune --json`: one JSON object. Without --devices: the summary's fields at
-// the top level. With --devices: "summaries", one per GPU model (in the order
-// tuned), and "counts" and "fatal" over all of them.
-void write_tune_json(std::ostream& os, const std::vector<tune::TuneSummary>& summaries, bool several,
-                     const std::string& cache_path) {
-  JsonWriter j(os);
-  j.begin_object().field("lntune_version", version()).field("cache", cache_path);
-  if (!several && summaries.size() == 1) {
-    write_summary_fields(j, summaries.front());
-    j.end_object().finish();
-    return;
-  }
-  j.key("summaries").begin_array();
-  for (const tune::TuneSummary& s : summaries) {
-    j.begin_object();
-    write_summary_fields(j, s);
-    j.end_object();
-  }
-  j.end_array();
-  j.key("counts").begin_object();
-  for (tune::KeyResult::State st : kAllStates) {
-    int count = 0;
-    for (const tune::TuneSummary& s : summaries)
-      for (const tune::KeyResult& k : s.keys) count += k.state == st;
-    j.field(state_id(st), count);
-  }
-  j.end_object();
-  std::string fatal;
-  for (const tune::TuneSummary& s : summaries)
-    if (!s.fatal.empty()) fatal += (fatal.empty() ? "" : "; ") + s.fatal;
-  j.field("fatal", fatal.empty() ? std::nullopt : std::optional<std::string>(fatal));
-  j.end_object().finish();
-}
 
 // `tune --dry-run`: the problems a tune would cover, one per line (or JSON),
 // without a GPU.
@@ -246,7 +160,7 @@ int print_targets(const std::vector<tune::Target>& targets, bool json) {
 }
 
 int run_tune(const ProblemOptions& po, const GpuOptions& go, const TuneFlags& f) {
-  const auto targets = po.targets(gen::default_n_grid());
+  auto targets = po.targets(gen::default_n_grid());
   if (f.dry_run) return print_targets(targets, f.json);
   require_gpu();
   use_db(go.db);
@@ -262,6 +176,17 @@ int run_tune(const ProblemOptions& po, const GpuOptions& go, const TuneFlags& f)
     devices = tune::parse_devices(f.devices, count);
   } else {
     tune::use_device(go.device);
+  }
+  // Targets that share a tune key (M bucket) on this GPU are tuned once
+  // (with --devices: buckets of the first GPU's SM count).
+  {
+    CUdevice first = 0;
+    rt::check(rt::driver().DeviceGet(&first, devices.empty() ? go.device : devices.front()), "cuDeviceGet");
+    std::vector<tune::Target> dropped;
+    targets = tune::unique_keys(targets, rt::device_info(first).sm_count, &dropped);
+    if (!dropped.empty())
+      std::fprintf(stderr, "%zu target%s share%s an M bucket with an earlier one on this GPU: tuned once\n",
+                   dropped.size(), dropped.size() == 1 ? "" : "s", dropped.size() == 1 ? "s" : "");
   }
 
   tune::TuneOptions o;
@@ -536,7 +461,10 @@ void add_tune_commands(CLI::App& app, std::vector<Command>& out) {
     auto f = std::make_shared<TuneFlags>();
     CLI::App* sub = app.add_subcommand("tune", "Tune kernels on this GPU into the cache (resumable)");
     po->variant_grid = true;
-    po->add(*sub, "fp16,bf16,fp32", "Row lengths N: LIST or START:STOP:STEP (default: the built-in grid of common hidden sizes)");
+    po->bandwidth_grid = true;
+    po->add(*sub, "fp16,bf16,fp32",
+            "Row lengths N: LIST or START:STOP:STEP (default: the built-in grid of common hidden sizes at M = 4096, "
+            "and 256..262144 at x of 512 MiB)");
     go->add(*sub);
     sub->add_option("--budget", f->budget, "Time budget in seconds for the whole run (default: none)")
         ->check(finite_number(true));
