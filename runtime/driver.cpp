@@ -51,6 +51,7 @@ const Loaded& loaded() {
     resolve(lib, "cuModuleUnload", a.ModuleUnload, err);
     resolve(lib, "cuModuleGetFunction", a.ModuleGetFunction, err);
     resolve(lib, "cuFuncGetAttribute", a.FuncGetAttribute, err);
+    resolve(lib, "cuFuncSetAttribute", a.FuncSetAttribute, err);
     resolve(lib, "cuLaunchKernel", a.LaunchKernel, err);
     resolve(lib, "cuMemAlloc_v2", a.MemAlloc, err);
     resolve(lib, "cuMemFree_v2", a.MemFree, err);

@@ -49,6 +49,7 @@ struct DriverApi {
   decltype(&::cuModuleUnload) ModuleUnload;
   decltype(&::cuModuleGetFunction) ModuleGetFunction;
   decltype(&::cuFuncGetAttribute) FuncGetAttribute;
+  decltype(&::cuFuncSetAttribute) FuncSetAttribute;
   decltype(&::cuLaunchKernel) LaunchKernel;
   decltype(&::cuMemAlloc) MemAlloc;
   decltype(&::cuMemFree) MemFree;

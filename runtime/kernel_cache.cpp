@@ -46,6 +46,18 @@ void KernelCache::build(Entry& e, CUcontext ctx, const std::string& arch, const 
   check(d.FuncGetAttribute(&e.kernel.max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, e.kernel.fn),
         "cuFuncGetAttribute(" + src.kernel_name + ")");
   e.kernel.name = src.kernel_name;
+  // The wide-row backward: its staged rows in dynamic shared memory (above
+  // the 48 KiB default: an opt-in per function), and clusters of 16 CTAs
+  // (above the portable 8: another opt-in).
+  const std::size_t smem = gen::dynamic_smem_bytes(key);
+  if (smem > 0) {
+    e.kernel.dynamic_smem = static_cast<unsigned>(smem);
+    check(d.FuncSetAttribute(e.kernel.fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(smem)),
+          "cuFuncSetAttribute(" + src.kernel_name + ", MAX_DYNAMIC_SHARED_SIZE_BYTES = " + std::to_string(smem) + ")");
+  }
+  if (key.cluster_size > 8)
+    check(d.FuncSetAttribute(e.kernel.fn, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1),
+          "cuFuncSetAttribute(" + src.kernel_name + ", NON_PORTABLE_CLUSTER_SIZE_ALLOWED)");
   ++loaded_;
 }
 

@@ -48,6 +48,7 @@ struct LoadedKernel {
   CUfunction fn = nullptr;
   std::string name;
   int max_threads = 0;  // cuFuncGetAttribute(MAX_THREADS_PER_BLOCK)
+  unsigned dynamic_smem = 0;  // bytes passed at launch (gen::dynamic_smem_bytes)
 };
 
 struct KernelCacheStats {
