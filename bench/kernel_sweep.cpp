@@ -7,6 +7,8 @@
 // train: the backward at M = 4096 (training sizes), dx and dW/dB together:
 // the default pair, the best bwd_dx (default dwdb after it) and then the best
 // bwd_dwdb for that bwd_dx; also bwd_dwdb alone (default, one split, best).
+// LNTUNE_SWEEP_WIDE=1 (bwd): only the wide-row backward's configs
+// (gen::is_wide_bwd), each printed with its time and % of copy.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -63,6 +65,7 @@ int main(int argc, char** argv) {
   // LNTUNE_SWEEP_EVERY=1: a line per config, not only the default and the best.
   const char* every_env = std::getenv("LNTUNE_SWEEP_EVERY");
   const bool every = every_env && std::string(every_env) == "1";
+  const bool only_wide = std::getenv("LNTUNE_SWEEP_WIDE") != nullptr;
   try {
     rt::Runtime& runtime = rt::default_runtime();  // its binary store: the user cache's CUBINs
     CUcontext ctx = nullptr;
@@ -123,6 +126,7 @@ int main(int argc, char** argv) {
       Config best = def;
       int n = 0;
       for (const Config& c : gen::search_space(q)) {
+        if (only_wide && !gen::is_wide_bwd(k, c)) continue;
         double t = 0;
         try {
           t = time_cfg(c);
@@ -134,6 +138,8 @@ int main(int argc, char** argv) {
         if (every)
           std::printf("   %-70s %9.1f us  %5.1f%% of copy%s\n", to_string(c).c_str(), t, 100.0 * gbps(t) / copy_gbps,
                       fwd && gen::forward_in_smem(c, N) ? "  (slab in shared memory)" : "");
+        if (only_wide)
+          std::printf("   wide %s: %8.1f us %5.1f%% of copy\n", to_string(c).c_str(), t, 100 * gbps(t) / copy_gbps);
         if (t < t_best) {
           t_best = t;
           best = c;

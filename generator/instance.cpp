@@ -26,10 +26,11 @@ const char* device_type(DType d) {
   return "?";
 }
 
-const char* template_name(Kernel k, int cluster, bool smem) {
-  switch (k) {
-    case Kernel::fwd: return smem ? "fwd_smem.cu.j2" : cluster > 1 ? "fwd_cluster.cu.j2" : "fwd.cu.j2";
-    case Kernel::bwd_dx: return "bwd_dx.cu.j2";
+const char* template_name(const InstanceKey& key) {
+  switch (key.traits.kernel) {
+    case Kernel::fwd:
+      return stages_in_smem(key) ? "fwd_smem.cu.j2" : key.cluster_size > 1 ? "fwd_cluster.cu.j2" : "fwd.cu.j2";
+    case Kernel::bwd_dx: return is_wide_bwd(key) ? "bwd_dx_wide.cu.j2" : "bwd_dx.cu.j2";
     case Kernel::bwd_dwdb: return "bwd_dwdb.cu.j2";
   }
   return "?";
@@ -45,6 +46,60 @@ const tmpl::Environment& environment() {
   return env;
 }
 
+// Bytes of the row (x, or z with a residual) and of dy, per element.
+std::size_t row_size(const Traits& t) { return dtype_size(t.residual.value_or(t.x_dtype)); }
+std::size_t dy_size(const Traits& t) { return dtype_size(t.out_dtype()); }
+
+// The wide-row backward's rules (is_wide_bwd).
+void validate_wide(const InstanceKey& key) {
+  const Traits& t = key.traits;
+  const int threads = 32 * key.num_warps;
+  if (key.cluster_size < 2 || key.cluster_size > 16 || !is_pow2(key.cluster_size))
+    invalid(key, "the wide-row backward needs cluster_size 2, 4, 8 or 16");
+  if (key.rows_per_cta < 2 || key.rows_per_cta > 8)
+    invalid(key, "the wide-row backward stages 2 to 8 rows per CTA (rows_per_cta)");
+  if (!key.single_tile) invalid(key, "the wide-row backward needs N <= block_size * cluster_size");
+  if (key.vec < 1 || key.vec > max_vec(t.x_dtype) || !is_pow2(key.vec))
+    invalid(key, "vec must be a power of two of at most 16 bytes");
+  if (static_cast<std::size_t>(key.vec) * row_size(t) < 16 || static_cast<std::size_t>(key.vec) * dy_size(t) < 16)
+    invalid(key, "the wide-row backward needs 16-byte accesses of x (z) and dy (its bulk copies need 16-byte aligned "
+                 "rows): pointers, strides and N must allow vec = " + std::to_string(max_vec(t.x_dtype)));
+  if (key.block_size < threads * key.vec)
+    invalid(key, "block_size must be at least 32 * num_warps * vec (every thread holds an access)");
+  const int items = key.block_size / threads;
+  const int max_items = key.num_warps >= 32 ? 16 : 32;
+  if (items > max_items)
+    invalid(key, "block_size / threads exceeds " + std::to_string(max_items) +
+                     " columns per thread (the dW/dB accumulators live in registers)");
+  if (dynamic_smem_bytes(key) > static_cast<std::int64_t>(kWideSmemLimit))
+    invalid(key, "the wide-row backward's stages and weight slab need " + std::to_string(dynamic_smem_bytes(key)) +
+                     " bytes of shared memory, more than " + std::to_string(kWideSmemLimit));
+}
+
+}  // namespace
+
+bool is_wide_bwd(Kernel kernel, const Config& config) {
+  return kernel == Kernel::bwd_dx && config.cluster_size > 1 && config.rows_per_cta > 1;
+}
+
+bool is_wide_bwd(const InstanceKey& key) {
+  return key.traits.kernel == Kernel::bwd_dx && key.cluster_size > 1 && key.rows_per_cta > 1;
+}
+
+int rows_per_group(Kernel kernel, const Config& config) {
+  return is_wide_bwd(kernel, config) ? 1 : config.rows_per_cta;
+}
+
+namespace {
+std::int64_t wide_bwd_smem_bytes(const InstanceKey& key) {
+  // As WideShape::kSmemBytes: the stages (x slab, dy slab), the weight slab,
+  // an 8-byte mbarrier per stage.
+  const Traits& t = key.traits;
+  const auto slab = static_cast<std::size_t>(key.block_size);
+  const auto stages = static_cast<std::size_t>(key.rows_per_cta);
+  const std::size_t weight = t.has_weight ? slab * dtype_size(t.w_dtype) : 0;
+  return static_cast<std::int64_t>(stages * slab * (row_size(t) + dy_size(t)) + weight + 8 * stages);
+}
 }  // namespace
 
 int max_items_per_thread(Kernel k, int num_warps) {
@@ -66,6 +121,7 @@ bool stages_in_smem(const InstanceKey& key) {
 }
 
 std::int64_t dynamic_smem_bytes(const InstanceKey& key) {
+  if (is_wide_bwd(key)) return wide_bwd_smem_bytes(key);
   if (!stages_in_smem(key)) return 0;
   const Traits& t = key.traits;
   const std::int64_t x = static_cast<std::int64_t>(key.block_size) * static_cast<std::int64_t>(dtype_size(t.x_dtype));
@@ -84,13 +140,16 @@ InstanceKey make_instance(const Traits& traits, const Config& config, std::int64
     key.vec = 1;
     key.single_tile = true;
   } else {
-    const int tpr = config.rows_per_cta > 0 ? config.threads() / config.rows_per_cta : 0;
+    const int group = rows_per_group(traits.kernel, config);
+    const int tpr = group > 0 ? config.threads() / group : 0;
     int v = vec;
     while (v > 1 && tpr > 0 && static_cast<std::int64_t>(tpr) * v > config.block_size) v /= 2;
     key.vec = v;
     key.single_tile = n <= static_cast<std::int64_t>(config.block_size) * config.cluster_size;
   }
   validate(key);
+  if (is_wide_bwd(key) && static_cast<std::int64_t>(key.cluster_size - 1) * key.block_size >= n)
+    invalid(key, "the wide-row backward needs N > (cluster_size - 1) * block_size (every CTA owns columns)");
   return key;
 }
 
@@ -108,6 +167,7 @@ void validate(const InstanceKey& key) {
       invalid(key, "bwd_dwdb needs 32 <= block_size <= 32 * num_warps (a thread per column at least)");
     return;
   }
+  if (is_wide_bwd(key)) return validate_wide(key);
   if (!is_pow2(key.rows_per_cta) || key.rows_per_cta > 32 * key.num_warps)
     invalid(key, "rows_per_cta must be a power of two no larger than the CTA's threads");
   if (key.rows_per_cta > 1 && !key.single_tile)
@@ -168,7 +228,7 @@ KernelSource render(const InstanceKey& key) {
   d["zero_centered"] = t.zero_centered;
   d["y_type"] = device_type(t.out_dtype());
   d["smem_bytes"] = dynamic_smem_bytes(key);
-  out.source = environment().render(template_name(t.kernel, key.cluster_size, stages_in_smem(key)), d);
+  out.source = environment().render(template_name(key), d);
   out.hash = fnv1a(out.source, templates_hash());
   return out;
 }

@@ -2,6 +2,7 @@
 // names one compiled kernel, and from the key to readable CUDA source.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -26,9 +27,12 @@ bool forward_in_smem(const Config& config, std::int64_t n);
 // rows_per_cta and single_tile: its name tells it apart already).
 bool stages_in_smem(const InstanceKey& key);
 
-// Dynamic shared memory of an instance, in bytes (0 but for fwd_smem.cuh's:
-// the x slab, 128-byte aligned, then the residual's slab when there is one;
-// mirrors fwd_smem_bytes<S>() there). At most kMaxDynamicSmem.
+// Dynamic shared memory an instance's kernel needs at launch, in bytes: 0 but
+// for fwd_smem.cuh's (the x slab, 128-byte aligned, then the residual's slab
+// when there is one; mirrors fwd_smem_bytes<S>() there; at most
+// kMaxDynamicSmem) and the wide-row backward's (its stages and weight slab;
+// its instantiation checks the same figure at compile time; at most
+// kWideSmemLimit).
 std::int64_t dynamic_smem_bytes(const InstanceKey& key);
 inline constexpr std::int64_t kMaxDynamicSmem = 227 * 1024;  // per CTA, sm_90 (sm_80: 163 KB)
 
@@ -39,6 +43,23 @@ InstanceKey make_instance(const Traits& traits, const Config& config, std::int64
 
 // Throws lntune::Error naming the violated rule (see README "Search space").
 void validate(const InstanceKey& key);
+
+// The wide-row backward (templates/kernels/bwd_dx_wide.cuh, sm_90+): a
+// bwd_dx config with cluster_size > 1 and rows_per_cta > 1. There
+// rows_per_cta counts the rows each CTA keeps staged in shared memory (2 to
+// 8), not rows side by side (a cluster's CTAs always share one row at a
+// time), and cluster_size may be 16 (non-portable; the loader opts in).
+bool is_wide_bwd(Kernel kernel, const Config& config);
+bool is_wide_bwd(const InstanceKey& key);
+
+// Rows per row group of a config: rows_per_cta, except for the wide-row
+// backward (one row at a time per cluster). The persistent grid's size is
+// clipped to the number of row groups (and so is the partial-row count).
+int rows_per_group(Kernel kernel, const Config& config);
+
+// The most dynamic shared memory a wide-row backward instance may take:
+// 227 KiB (sm_90, sm_100's opt-in limit) less 1 KiB for its static arrays.
+inline constexpr std::size_t kWideSmemLimit = 227 * 1024 - 1024;
 
 struct KernelSource {
   InstanceKey key;

@@ -43,6 +43,48 @@ int dwdb_split_count(const SpaceQuery& q, int cols, int per_sm) {
   return static_cast<int>(std::clamp<std::int64_t>(want, 1, most));
 }
 
+// The wide-row backward (templates/kernels/bwd_dx_wide.cuh; gen::is_wide_bwd):
+// sm_90+, N > 8192. Clusters C in {2, 4, 8, 16} with slabs of
+// next_pow2(ceil(N / C)) columns (every CTA owning some); 8 to 32 warps with
+// vec to 32 columns per thread (16 at 32 warps); rows_per_cta = rows staged
+// per CTA in {2, 3, 4}, while the stages and weight slab fit
+// kWideSmemLimit, sized with the row dtype for x and dy and an fp32 weight
+// (the weight dtype is not part of the query; other traits, e.g. an fp32
+// residual with 16-bit rows, may fail make_instance's exact check: such a
+// candidate is recorded as invalid). The grid: as many clusters as fit the
+// SMs at one CTA per SM (the shared memory allows no more), and one or two
+// fewer (whole clusters must fit a GPC, whose SM counts vary by chip), so
+// that the clusters are co-resident: a persistent grid with a second wave
+// would double its time. Unverified on a GPU: in the space only, never the
+// default.
+void add_wide_bwd(const SpaceQuery& q, std::vector<Config>& out) {
+  if (q.kernel != Kernel::bwd_dx || q.cc < 90 || q.n <= 8192) return;
+  const int vec = max_vec(q.dtype);
+  const std::size_t size = dtype_size(q.dtype);
+  for (int cluster : {2, 4, 8, 16}) {
+    const std::int64_t slab = next_pow2((q.n + cluster - 1) / cluster);
+    if ((cluster - 1) * slab >= q.n) continue;  // a CTA would get no columns
+    for (int w : {8, 16, 32}) {
+      const std::int64_t items = slab / (32 * w);
+      if (items < vec || items > (w >= 32 ? 16 : 32)) continue;
+      for (int stages : {2, 3, 4}) {
+        const auto bytes = static_cast<std::size_t>(slab) * (size * 2 * static_cast<std::size_t>(stages) + 4) +
+                           8 * static_cast<std::size_t>(stages);
+        if (bytes > kWideSmemLimit) continue;
+        Config c{static_cast<int>(slab), w, stages, 0, cluster};
+        int last = -1;
+        const int fit = std::max(1, q.sm_count / cluster);
+        for (int g : {fit, fit - 1, fit - 2}) {
+          if (g < 1 || (g < fit && cluster < 8)) continue;  // small clusters pack well: no spares
+          c.group_size_m = clip_groups(q, 1, g);
+          if (c.group_size_m != last) out.push_back(c);
+          last = c.group_size_m;
+        }
+      }
+    }
+  }
+}
+
 // The forward with each CTA's slab of a row in shared memory (fwd_smem.cuh,
 // one read of x), for rows longer than a CTA holds in registers (sm_90+):
 // clusters of C in {1, 2, 4, 8, 16} CTAs, each with block_size =
@@ -128,6 +170,7 @@ std::vector<Config> search_space(const SpaceQuery& q) {
     }
   }
   if (q.kernel == Kernel::fwd && q.cc >= 90 && q.n > kSmemForwardMinN) add_smem_forward(q, out);
+  add_wide_bwd(q, out);
   if (q.n > 1024) {
     for (int block : {1024, 2048, 4096, 8192}) {
       if (block >= single) continue;

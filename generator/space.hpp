@@ -20,6 +20,9 @@
 //   * bwd_dx: group_size_m (CTAs, or clusters, of the persistent grid) in
 //     {1, 2, 4, 8} * sm_count / cluster_size, clipped to the number of row
 //     groups ceil(M / rows_per_cta).
+//   * bwd_dx, wide rows (sm_90+, N > 8192; gen::is_wide_bwd: cluster_size > 1
+//     and rows_per_cta = rows staged per CTA in {2, 3, 4}): see
+//     add_wide_bwd in space.cpp. Never the default (not yet measured).
 // Rules (bwd_dwdb): block_size (columns per CTA) in {32, 64, 128, 256} with
 // block_size <= 32 * num_warps <= 1024 and at most 16 threads per column;
 // group_size_m = row splits S (a 2D grid of column blocks x S splits, the

@@ -45,8 +45,9 @@ void KernelCache::build(Entry& e, CUcontext ctx, const std::string& arch, const 
   check(d.ModuleGetFunction(&e.kernel.fn, mod, src.kernel_name.c_str()), "cuModuleGetFunction(" + src.kernel_name + ")");
   check(d.FuncGetAttribute(&e.kernel.max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, e.kernel.fn),
         "cuFuncGetAttribute(" + src.kernel_name + ")");
-  // Kernels with a slab in shared memory: allow their dynamic shared memory
-  // (above the 48 KB default) and clusters of 16 CTAs (non-portable).
+  // Kernels with a slab or staged rows in shared memory (fwd_smem, the wide-row
+  // backward): allow their dynamic shared memory (above the 48 KB default) and
+  // clusters of 16 CTAs (non-portable).
   const std::int64_t smem = gen::dynamic_smem_bytes(key);
   if (smem > 0) {
     check(d.FuncSetAttribute(e.kernel.fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(smem)),

@@ -14,7 +14,9 @@ void launch(const LoadedKernel& k, unsigned grid, unsigned block, CUstream strea
   void* args[] = {params};
   const CUresult r = driver().LaunchKernel(k.fn, grid, 1, 1, block, 1, 1, k.dynamic_smem, stream, args, nullptr);
   if (r != CUDA_SUCCESS)  // the message is built only on failure: warm calls allocate nothing
-    check(r, "cuLaunchKernel(" + k.name + ", grid " + std::to_string(grid) + ", block " + std::to_string(block) + ")");
+    check(r, "cuLaunchKernel(" + k.name + ", grid " + std::to_string(grid) + ", block " + std::to_string(block) +
+                 (k.dynamic_smem ? ", " + std::to_string(k.dynamic_smem) + " bytes of shared memory" : std::string()) +
+                 ")");
 }
 
 unsigned grid_size(std::int64_t ctas, const char* what) {

@@ -40,8 +40,11 @@ Selection select(const DeviceInfo& dev, const Traits& traits, std::int64_t n, st
 
 std::int64_t partial_rows(const Config& c, std::int64_t M) {
   // group_size_m CTAs (or clusters) each own one partial row (a CTA sums its
-  // row slots first); a cluster's CTAs write disjoint columns of it.
-  const std::int64_t groups = (M + c.rows_per_cta - 1) / c.rows_per_cta;
+  // row slots first); a cluster's CTAs write disjoint columns of it. (The
+  // wide-row backward: a cluster per row at a time, rows_per_cta is its
+  // staging depth.)
+  const std::int64_t group = gen::rows_per_group(Kernel::bwd_dx, c);
+  const std::int64_t groups = (M + group - 1) / group;
   return std::max<std::int64_t>(1, std::min<std::int64_t>(c.group_size_m, groups));
 }
 

@@ -20,6 +20,6 @@ std::string_view get(std::string_view name);  // throws std::out_of_range
 inline constexpr std::string_view kHeaderNames[] = {
     "lntune/common.cuh",        "lntune/params.h",          "lntune/kernels/fwd.cuh",
     "lntune/kernels/fwd_cluster.cuh", "lntune/kernels/bwd_dx.cuh", "lntune/kernels/bwd_dwdb.cuh",
-    "lntune/kernels/fwd_smem.cuh"};
+    "lntune/kernels/fwd_smem.cuh", "lntune/kernels/bwd_dx_wide.cuh"};
 
 }  // namespace lntune::templates

@@ -409,7 +409,16 @@ TEST_P(VariantSpace, EveryConfigIsCorrect) {
     if (sc.kernel == Kernel::fwd) {
       run.forward_and_check(&cfg);
     } else {
-      run.backward_and_check(&cfg);
+      try {
+        run.backward_and_check(&cfg);
+      } catch (const Error& e) {
+        // The wide-row backward's space sizes shared memory from the row
+        // dtype: with an fp32 residual and output some stagings do not fit
+        // (an invalid instance, as the tuner records it).
+        if (!gen::is_wide_bwd(sc.kernel, cfg) || std::string(e.what()).find("shared memory") == std::string::npos)
+          throw;
+        continue;
+      }
     }
     ++checked;
   }

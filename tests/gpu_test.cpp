@@ -498,6 +498,65 @@ TEST(Gpu, EverySearchSpaceConfigIsCorrect) {
   std::printf("[ configs  ] %d configs checked against the reference\n", checked);
 }
 
+// The wide-row backward (bwd_dx_wide.cuh: column-sliced clusters, rows
+// staged by bulk copies, sums pushed with st.async): every config of its part
+// of the search space, against the reference, and dW/dB (and dx) bitwise
+// equal across two runs. N = 20480 leaves the last CTA of a cluster a
+// partial slab; M = 37 leaves clusters with one more row than others; the
+// strided rows keep 16-byte alignment (pad 8). sm_90+ only.
+TEST(Gpu, WideBackwardConfigsAreCorrectAndDeterministic) {
+  LNTUNE_REQUIRE_GPU();
+  Rng rng;
+  SCOPED_TRACE("seed " + std::to_string(rng.seed()));
+  rt::Runtime& runtime = rt::default_runtime();
+  CUcontext ctx = nullptr;
+  const rt::DeviceInfo& dev = runtime.current_device(&ctx);
+  if (dev.cc_major < 9) GTEST_SKIP() << "the wide-row backward needs sm_90 (clusters, bulk copies); " << dev.arch();
+  int checked = 0;
+  struct Pick {
+    DType x, w;
+    std::int64_t M, N, pad;
+  };
+  for (const Pick& k : {Pick{DType::bf16, DType::bf16, 37, 65536, 0}, Pick{DType::f16, DType::f32, 64, 20480, 8},
+                        Pick{DType::f32, DType::f32, 37, 65536, 0}, Pick{DType::bf16, DType::bf16, 20, 262144, 0}}) {
+    Case c;
+    c.x = k.x;
+    c.w = k.w;
+    c.M = k.M;
+    c.N = k.N;
+    c.pad = k.pad;
+    Problem p(c, rng);
+    p.run_forward();
+    const Config rc = gen::default_config({Kernel::bwd_dwdb, c.w, c.N, c.M, dev.sm_count});
+    for (const Config& cfg : gen::search_space({Kernel::bwd_dx, c.x, c.N, c.M, dev.sm_count, dev.cc_major * 10 + dev.cc_minor})) {
+      if (!gen::is_wide_bwd(Kernel::bwd_dx, cfg)) continue;
+      SCOPED_TRACE(c.name() + " " + to_string(cfg));
+      BwdOut a;
+      try {
+        a = backward_with(p, cfg, rc, /*garbage_ws=*/true);
+      } catch (const Error& e) {
+        // Shapes the row dtype allows but these traits may not (the space
+        // sizes shared memory from the row dtype) are invalid instances.
+        const std::string what = e.what();
+        ASSERT_NE(what.find("invalid kernel instance"), std::string::npos) << what;
+        continue;
+      }
+      const BwdOut b = backward_with(p, cfg, rc);
+      EXPECT_EQ(a.dw.bytes, b.dw.bytes) << "dW differs between two identical runs";
+      EXPECT_EQ(a.db.bytes, b.db.bytes) << "dB differs between two identical runs";
+      EXPECT_EQ(a.dx.bytes, b.dx.bytes) << "dx differs between two identical runs";
+      DeviceTensor ddx(c.x, c.M * p.ys), ddw(c.w, c.N), ddb(c.w, c.N);
+      ddx.upload(a.dx);
+      ddw.upload(a.dw);
+      ddb.upload(a.db);
+      p.check_backward_outputs(ddx, &ddw, &ddb);
+      ++checked;
+    }
+  }
+  std::printf("[ wide     ] %d wide-row backward configs checked against the reference\n", checked);
+  EXPECT_GT(checked, 0);
+}
+
 TEST(Gpu, EightHostThreadsOnSeparateStreams) {
   LNTUNE_REQUIRE_GPU();
   std::atomic<int> failures{0};

@@ -44,6 +44,43 @@ TEST(Instance, ValidationMessages) {
   expect_invalid(traits(Kernel::bwd_dwdb), Config{64, 1, 1, 0}, 100, 1, "bwd_dwdb needs 32 <= block_size <= 32 * num_warps");
 }
 
+// The wide-row backward: a bwd_dx config with cluster_size > 1 and
+// rows_per_cta (rows staged) > 1; its own rules, pinned.
+TEST(Instance, WideBackwardRulesAndSharedMemory) {
+  const Traits b = traits(Kernel::bwd_dx);
+  Config c{8192, 16, 3, 16, 8};
+  EXPECT_TRUE(is_wide_bwd(Kernel::bwd_dx, c));
+  EXPECT_FALSE(is_wide_bwd(Kernel::fwd, c));
+  EXPECT_EQ(rows_per_group(Kernel::bwd_dx, c), 1);
+  EXPECT_EQ(rows_per_group(Kernel::fwd, c), 3);
+  const InstanceKey key = make_instance(b, c, 65536, 8);
+  EXPECT_TRUE(is_wide_bwd(key));
+  EXPECT_EQ(key.vec, 8);
+  // 3 stages of bf16 x and dy slabs, a bf16 weight slab, 3 mbarriers.
+  EXPECT_EQ(dynamic_smem_bytes(key), 3u * 8192 * 4 + 8192 * 2 + 24);
+  EXPECT_EQ(dynamic_smem_bytes(make_instance(b, Config{8192, 16, 1, 16, 8}, 65536, 8)), 0u);
+  const KernelSource src = render(key);
+  EXPECT_NE(src.source.find("lntune/kernels/bwd_dx_wide.cuh"), std::string::npos);
+  EXPECT_NE(src.source.find("constexpr int STAGES = 3;"), std::string::npos);
+  EXPECT_NE(src.source.find("Shape::kSmemBytes == " + std::to_string(dynamic_smem_bytes(key)) + "u"), std::string::npos);
+
+  expect_invalid(b, c, 65536, 4, "needs 16-byte accesses of x (z) and dy");
+  expect_invalid(b, Config{8192, 16, 9, 16, 8}, 65536, 8, "stages 2 to 8 rows per CTA");
+  expect_invalid(b, Config{8192, 16, 2, 16, 8}, 70000, 8, "needs N <= block_size * cluster_size");
+  expect_invalid(b, Config{8192, 16, 2, 16, 8}, 57344, 8, "every CTA owns columns");
+  expect_invalid(b, Config{32768, 16, 2, 8, 8}, 262144, 8, "columns per thread");
+  expect_invalid(b, Config{16384, 16, 4, 8, 16}, 262144, 8, "bytes of shared memory, more than");
+  Config c32{4096, 4, 2, 8, 32};
+  expect_invalid(b, c32, 131072, 8, "cluster_size 2, 4, 8 or 16");
+  // An fp32 row with a 16-bit dy: 4-element accesses of dy are 8 bytes.
+  Traits mixed = traits(Kernel::bwd_dx, DType::f32, DType::f32);
+  mixed.y_dtype = DType::bf16;
+  expect_invalid(mixed, Config{8192, 16, 2, 16, 8}, 65536, 4, "needs 16-byte accesses of x (z) and dy");
+  // Cluster size 16 is allowed for the wide kernel only.
+  EXPECT_NO_THROW(make_instance(b, Config{16384, 16, 2, 8, 16}, 262144, 8));
+  expect_invalid(b, Config{16384, 16, 1, 8, 16}, 262144, 8, "cluster_size must be 1, 2, 4 or 8");
+}
+
 TEST(Instance, VecIsLoweredToFitTheTile) {
   const auto k = make_instance(traits(Kernel::fwd), Config{64, 1, 1, 0}, 64, 8);
   EXPECT_EQ(k.vec, 2);  // 32 threads * 2 = 64

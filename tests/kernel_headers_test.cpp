@@ -9,6 +9,9 @@
 
 #include <nvrtc.h>
 
+#include <algorithm>
+#include <cstdio>
+#include <future>
 #include <memory>
 #include <optional>
 #include <set>
@@ -207,6 +210,74 @@ TEST(KernelHeaders, BackwardDxInstantiations) {
   };
   expect_compiles("bwd_dx.cuh (clusters)", row_unit("bwd_dx.cuh", "layer_norm_bwd_dx", "BwdParams", clusters),
                   clusters.size(), {"sm_90"});
+}
+
+// The wide-row backward (bwd_dx_wide.cuh): every variant (norm x residual
+// none/same/fp32 x zero-centred x output dtype) and dtype pair, sm_90 only;
+// x fp32 with a 16-bit residual or dy is not a wide shape (8-byte accesses).
+TEST(KernelHeaders, BackwardDxWideInstantiations) {
+  auto unit = [](const std::vector<RowCase>& cases) {
+    std::string s = "#include \"lntune/kernels/bwd_dx_wide.cuh\"\n";
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+      const RowCase& c = cases[i];
+      const std::string shape = "S" + std::to_string(i);
+      s += "using " + shape + " = lntune::WideShape<" + type_of(c.x) + ", " + type_of(c.w) + ", " +
+           std::to_string(c.block) + ", " + std::to_string(c.warps) + ", " + std::to_string(c.rows) + ", " +
+           std::to_string(c.vec) + ", " + b(c.weight) + ", " + b(c.bias) + ", " + std::to_string(c.cluster) + ", " +
+           (c.norm == Norm::rms ? "lntune::kRmsNorm" : "lntune::kLayerNorm") + ", " +
+           (c.residual ? type_of(*c.residual) : "void") + ", " + b(c.zero_centered) + ", " +
+           type_of(c.out.value_or(c.x)) + ">;\n";
+      s += "extern \"C\" __global__ void __launch_bounds__(" + shape + "::kThreads) __cluster_dims__(" +
+           std::to_string(c.cluster) + ", 1, 1) k" + std::to_string(i) + "(const lntune::BwdParams p) { " +
+           "lntune::layer_norm_bwd_dx_wide<" + shape + ">(p); }\n";
+    }
+    return s;
+  };
+  std::vector<RowCase> cases;
+  for (const RowCase& v : variants_of(RowCase{bf16, bf16, true, true, 8192, 16, 3, 8, true, 8})) cases.push_back(v);
+  cases.push_back(RowCase{f16, f32, true, false, 16384, 32, 2, 8, true, 16});
+  for (const RowCase& v : variants_of(RowCase{f32, f32, true, true, 8192, 16, 2, 4, true, 8}))
+    if ((!v.residual || *v.residual == f32) && (!v.out || *v.out == f32)) cases.push_back(v);
+  cases.push_back(RowCase{bf16, f32, false, true, 4096, 8, 4, 8, true, 4});
+  cases.push_back(RowCase{f32, f32, false, false, 8192, 8, 2, 4, true, 2});
+  expect_compiles("bwd_dx_wide.cuh", unit(cases), cases.size(), {"sm_90"});
+  EXPECT_FALSE(nvrtc(unit({cases.back()}), "sm_80").ok) << "clusters and bulk copies need sm_90";
+}
+
+// Every wide-row backward config of the search space, rendered by the
+// generator, compiles for sm_90 with no spills (ptxas -v through NVRTC), for
+// each dtype at N = 20480 (a partial last slab), 65536 and 262144.
+TEST(KernelHeaders, WideBackwardSpaceCompilesWithoutSpills) {
+  std::vector<InstanceKey> keys;
+  for (DType d : {f32, f16, bf16})
+    for (std::int64_t n : {20480, 65536, 262144}) {
+      const Traits t{Kernel::bwd_dx, d, d, true, true};
+      for (const Config& c : gen::search_space({Kernel::bwd_dx, d, n, 4096, 132, 90})) {
+        if (!gen::is_wide_bwd(Kernel::bwd_dx, c)) continue;
+        const InstanceKey key = gen::make_instance(t, c, n, gen::max_vec(d));
+        if (std::find(keys.begin(), keys.end(), key) == keys.end()) keys.push_back(key);
+      }
+    }
+  ASSERT_GE(keys.size(), 20u);
+  auto check = [](const InstanceKey& key) {
+    const gen::KernelSource src = gen::render(key);
+    const Compiled c = nvrtc(src.source, "sm_90", true, {"--ptxas-options=-v"});
+    if (!c.ok) return src.kernel_name + ": does not compile:\n" + c.log;
+    if (c.log.find(" 0 bytes spill stores, 0 bytes spill loads") == std::string::npos)
+      return src.kernel_name + ": spills:\n" + c.log;
+    return std::string();
+  };
+  // Four compilations at a time.
+  for (std::size_t first = 0; first < keys.size(); first += 4) {
+    std::vector<std::future<std::string>> jobs;
+    for (std::size_t i = first; i < std::min(keys.size(), first + 4); ++i)
+      jobs.push_back(std::async(std::launch::async, check, keys[i]));
+    for (auto& j : jobs) {
+      const std::string problem = j.get();
+      EXPECT_TRUE(problem.empty()) << problem;
+    }
+  }
+  std::printf("[ wide     ] %zu wide-row backward instances compiled, no spills\n", keys.size());
 }
 
 TEST(KernelHeaders, BackwardDwdbInstantiations) {

@@ -27,7 +27,11 @@ TEST(Space, EveryConfigIsAValidInstance) {
           for (const Config& c : space) {
             SCOPED_TRACE(std::string(to_string(k)) + " N=" + std::to_string(n) + " " + to_string(c));
             EXPECT_NO_THROW(make_instance(t, c, n, max_vec(d)));
-            EXPECT_NO_THROW(make_instance(t, c, n, 1));
+            if (is_wide_bwd(k, c)) {
+              EXPECT_THROW(make_instance(t, c, n, 1), Error) << "the wide-row backward needs 16-byte accesses";
+            } else {
+              EXPECT_NO_THROW(make_instance(t, c, n, 1));
+            }
             if (cc < 90) {
               EXPECT_EQ(c.cluster_size, 1);
             }
@@ -148,6 +152,44 @@ TEST(Default, PartialRowsStayFewWhenMIsSmall) {
   // One partial row per CTA, at least 8 rows per CTA.
   const Config c = default_config({Kernel::bwd_dx, DType::f16, 1024, 4096, 132, 90});
   EXPECT_LE(c.group_size_m, 4096 / 8);
+}
+
+// The wide-row backward (is_wide_bwd): sm_90+ and N > 8192 only, never the
+// default (unmeasured); every CTA owns columns, its shared memory fits,
+// group sizes fill the SMs at one CTA each (or one or two clusters fewer).
+TEST(Space, WideBackwardCandidates) {
+  auto wide = [](const SpaceQuery& q) {
+    std::vector<Config> out;
+    for (const Config& c : search_space(q))
+      if (is_wide_bwd(q.kernel, c)) out.push_back(c);
+    return out;
+  };
+  EXPECT_TRUE(wide({Kernel::bwd_dx, DType::bf16, 65536, 4096, 132, 90}).size() > 0);
+  EXPECT_TRUE(wide({Kernel::bwd_dx, DType::bf16, 65536, 4096, 132, 80}).empty());
+  EXPECT_TRUE(wide({Kernel::bwd_dx, DType::bf16, 8192, 4096, 132, 90}).empty());
+  EXPECT_TRUE(wide({Kernel::fwd, DType::bf16, 65536, 4096, 132, 90}).empty());
+  for (DType d : {DType::f32, DType::f16, DType::bf16})
+    for (std::int64_t n : {12288, 20480, 40000, 65536, 131072, 262144}) {
+      const SpaceQuery q{Kernel::bwd_dx, d, n, 4096, 132, 90};
+      const Traits t{Kernel::bwd_dx, d, d, true, true};
+      EXPECT_FALSE(is_wide_bwd(Kernel::bwd_dx, default_config(q)));
+      for (const Config& c : wide(q)) {
+        SCOPED_TRACE(std::string(to_string(d)) + " N=" + std::to_string(n) + " " + to_string(c));
+        const InstanceKey key = make_instance(t, c, n, max_vec(d));
+        EXPECT_TRUE(is_wide_bwd(key));
+        EXPECT_LT(static_cast<std::int64_t>(c.cluster_size - 1) * c.block_size, n);
+        EXPECT_GE(static_cast<std::int64_t>(c.cluster_size) * c.block_size, n);
+        EXPECT_LE(dynamic_smem_bytes(key), kWideSmemLimit);
+        EXPECT_GE(c.group_size_m, 132 / c.cluster_size - 2);
+        EXPECT_LE(c.group_size_m, 132 / c.cluster_size);
+        EXPECT_EQ(rows_per_group(Kernel::bwd_dx, c), 1);
+      }
+    }
+  // N = 262144 in 16-bit rows: slabs of 16384 columns over 16 CTAs.
+  const auto w = wide({Kernel::bwd_dx, DType::bf16, 262144, 1024, 132, 90});
+  EXPECT_TRUE(std::any_of(w.begin(), w.end(), [](const Config& c) { return c.cluster_size == 16; }));
+  // Few rows: the grid is clipped to the rows (one partial row per cluster, each with a row).
+  for (const Config& c : wide({Kernel::bwd_dx, DType::bf16, 65536, 5, 132, 90})) EXPECT_LE(c.group_size_m, 5);
 }
 
 TEST(Space, RejectsNonPositiveN) {

@@ -1,0 +1,426 @@
+// lntune/kernels/bwd_dx_wide.cuh — the backward of both norms for wide rows
+// (sm_90+): dx fused with partial dW/dB over a column-sliced persistent grid
+// of clusters, the rows staged in shared memory by bulk copies.
+//
+// Grid: G clusters of C CTAs. Cluster g owns rows g, g + G, g + 2G, ...; CTA
+// r of every cluster owns the fixed column slab [r * SLAB, (r + 1) * SLAB) for
+// the whole kernel. So a thread owns the same columns of every row it sees:
+// its dW/dB partial sums stay in registers from the first row to the last and
+// are written once, as the cluster's partial row (G partial rows in all; the
+// bwd_dwdb reduction sums them in a fixed order). Nothing crosses global
+// memory per row but x, dy (and dz) in and dx out.
+//
+// Rows are staged: a ring of STAGES slots in shared memory, each holding the
+// slab of one row's x and dy, filled by cp.async.bulk (the TMA copy engine)
+// and tracked by one mbarrier per slot (transaction bytes). Thread 0 issues
+// a row's copies as soon as its slot is free, STAGES rows ahead, so DRAM
+// keeps STAGES - 1 rows' slabs in flight while the SM reduces and writes the
+// current one. The two row sums (c1 = sum xhat w dy, c2 = sum w dy) cross the
+// cluster without a cluster barrier: each CTA pushes its parts into every
+// CTA's shared memory with st.async, counted on the receiver's mbarrier, and
+// every CTA adds the parts in rank order. (barrier.cluster.arrive.release
+// compiles to MEMBAR.ALL.GPU: a wait for every store in flight, per row.) A
+// CTA forms row i + 1's local sums before it waits for row i's parts, and
+// pushes them as soon as row i's are in and read: the exchange hides behind
+// pass B of row i and pass A of row i + 2.
+//
+// Per row and thread: pass A reads x, dy (and w, staged once) from shared
+// memory and forms the local sums; pass B, once the cluster's sums are in,
+// reads them again, writes dx and adds dy * xhat and dy into the dW/dB
+// registers. Shared memory, not registers, holds the row: the register file
+// holds only the accumulators.
+//
+// Deterministic: each dW/dB element has one owner thread, which visits its
+// cluster's rows in order; row sums are reduced in a fixed order (lanes by a
+// butterfly, warps in index order, CTAs in rank order). No atomics.
+//
+// Bulk copies need 16-byte aligned rows and slabs: 16-byte accesses (VEC *
+// sizeof(R) and VEC * sizeof(Y) at least 16), which the generator checks
+// against the call's vector width.
+#pragma once
+
+#include "lntune/common.cuh"
+#include "lntune/kernels/bwd_dx.cuh"  // add_dz
+
+namespace lntune {
+
+// The compile-time shape of a wide backward. SLAB columns per CTA, CLUSTER
+// CTAs per row (2 to 16: 16 is a non-portable cluster size, which the
+// launcher opts into), STAGES staged rows per CTA. The variant parameters are
+// RowShape's.
+template <class RowT, class WeightT, int SLAB, int NUM_WARPS, int STAGES, int VEC, bool HAS_WEIGHT, bool HAS_BIAS,
+          int CLUSTER, int NORM = kLayerNorm, class ResidT = void, bool ZERO_CENTERED = false, class OutT = RowT>
+struct WideShape {
+  using T = RowT;
+  using W = WeightT;
+  static constexpr bool kResidual = !is_void_t<ResidT>::value;
+  using R = typename pick<kResidual, ResidT, RowT>::type;  // the row read: z, or x
+  using Y = OutT;                                          // dy
+  static constexpr bool kRms = NORM == kRmsNorm;
+  static constexpr bool kZeroCentered = ZERO_CENTERED;
+  static constexpr int kSlab = SLAB;
+  static constexpr int kWarps = NUM_WARPS;
+  static constexpr int kThreads = 32 * NUM_WARPS;
+  static constexpr int kStages = STAGES;
+  static constexpr int kVec = VEC;
+  static constexpr int kAccesses = SLAB / (kThreads * VEC);  // accesses per thread per row
+  static constexpr bool kHasWeight = HAS_WEIGHT;
+  static constexpr bool kHasBias = HAS_BIAS;
+  static constexpr int kCluster = CLUSTER;
+  static constexpr bool kFusedXhat = sizeof(RowT) == 2;  // as RowShape
+
+  // Dynamic shared memory, in bytes: the stages (x slab, then dy slab), the
+  // weight slab, then one mbarrier per stage. The launcher passes kSmemBytes
+  // (gen::dynamic_smem_bytes computes the same figure on the host).
+  static constexpr unsigned kXBytes = static_cast<unsigned>(SLAB * sizeof(R));
+  static constexpr unsigned kStageBytes = kXBytes + static_cast<unsigned>(SLAB * sizeof(Y));
+  static constexpr unsigned kWeightOffset = STAGES * kStageBytes;
+  static constexpr unsigned kBarrierOffset = kWeightOffset + (HAS_WEIGHT ? static_cast<unsigned>(SLAB * sizeof(W)) : 0u);
+  static constexpr unsigned kSmemBytes = kBarrierOffset + 8u * STAGES;
+
+  static_assert(NUM_WARPS >= 1 && NUM_WARPS <= 32 && (NUM_WARPS & (NUM_WARPS - 1)) == 0,
+                "num_warps: 1 to 32, a power of two");
+  static_assert(kAccesses >= 1 && kAccesses * kThreads * VEC == SLAB, "slab is a multiple of threads * vec");
+  static_assert(VEC * sizeof(R) >= 16 && VEC * sizeof(Y) >= 16 && VEC * sizeof(RowT) <= 16,
+                "vec: 16-byte accesses of x (z) and dy (bulk copies need 16-byte aligned rows)");
+  static_assert(CLUSTER >= 2 && CLUSTER <= 16 && (CLUSTER & (CLUSTER - 1)) == 0, "cluster: 2, 4, 8 or 16 CTAs");
+  static_assert(STAGES >= 2 && STAGES <= 8, "stages: 2 to 8 staged rows");
+  static_assert(NORM == kLayerNorm || NORM == kRmsNorm, "norm: kLayerNorm or kRmsNorm");
+  static_assert(!ZERO_CENTERED || HAS_WEIGHT, "zero-centred gamma needs a weight");
+};
+
+// ---------------------------------------------- mbarriers and bulk copies
+// (PTX ISA 8.0, sm_90: mbarrier with transaction counts, cp.async.bulk.)
+
+__device__ __forceinline__ unsigned shared_address(const void* p) {
+  unsigned long long a;
+  asm("cvta.to.shared.u64 %0, %1;" : "=l"(a) : "l"(p));
+  return static_cast<unsigned>(a);
+}
+
+__device__ __forceinline__ unsigned dynamic_smem_size() {
+  unsigned r;
+  asm volatile("mov.u32 %0, %%dynamic_smem_size;" : "=r"(r));
+  return r;
+}
+
+__device__ __forceinline__ void mbarrier_init(unsigned long long* bar, unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(shared_address(bar)), "r"(count) : "memory");
+}
+
+// Makes the initialised barriers visible to the copy engine (async proxy).
+__device__ __forceinline__ void mbarrier_init_fence() {
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+}
+
+// Arrives (the barrier's one expected arrival) and expects `bytes` more
+// transaction bytes before the phase completes.
+__device__ __forceinline__ void mbarrier_arrive_expect_tx(unsigned long long* bar, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(shared_address(bar)), "r"(bytes)
+               : "memory");
+}
+
+// Waits until the phase of parity `parity` has completed.
+__device__ __forceinline__ void mbarrier_wait(unsigned long long* bar, unsigned parity) {
+  const unsigned addr = shared_address(bar);
+  unsigned done = 0;
+  while (!done) {
+    asm volatile(
+        "{\n\t.reg .pred p;\n\t"
+        "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\t"
+        "selp.u32 %0, 1, 0, p;\n\t}"
+        : "=r"(done)
+        : "r"(addr), "r"(parity)
+        : "memory");
+  }
+}
+
+// Orders this CTA's earlier shared-memory accesses (generic proxy) before
+// later bulk copies into the same bytes (async proxy).
+__device__ __forceinline__ void fence_proxy_async() {
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+}
+
+// Copies `bytes` (a multiple of 16; both addresses 16-byte aligned) from
+// global to this CTA's shared memory; completion counts on `bar`.
+__device__ __forceinline__ void bulk_copy_g2s(void* dst, const void* src, unsigned bytes, unsigned long long* bar) {
+  asm volatile(
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+          shared_address(dst)),
+      "l"(src), "r"(bytes), "r"(shared_address(bar))
+      : "memory");
+}
+
+// Writes the pair (a, b) to `local`'s offset in CTA `rank`'s shared memory
+// and counts its 8 bytes on that CTA's mbarrier at `bar`'s offset
+// (st.async: no fence, no cluster barrier; the receiver waits on its
+// mbarrier). `local` 8-byte aligned.
+__device__ __forceinline__ void push_pair(const float* local, const unsigned long long* bar, unsigned rank, float a,
+                                          float b) {
+  unsigned addr, remote_bar;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(addr) : "r"(shared_address(local)), "r"(rank));
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote_bar) : "r"(shared_address(bar)), "r"(rank));
+  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v2.f32 [%0], {%1, %2}, [%3];" ::"r"(addr),
+               "f"(a), "f"(b), "r"(remote_bar)
+               : "memory");
+}
+
+// ------------------------------------------------------------------ kernel
+
+// The rows of cluster `first`, `first + step`, ...: row i of them.
+struct WideRows {
+  i64 first, step, count;
+  __device__ __forceinline__ i64 row(i64 i) const { return first + i * step; }
+};
+
+template <class S>
+__device__ __forceinline__ typename S::R* stage_x(unsigned char* smem, int s) {
+  return reinterpret_cast<typename S::R*>(smem + static_cast<unsigned>(s) * S::kStageBytes);
+}
+template <class S>
+__device__ __forceinline__ typename S::Y* stage_dy(unsigned char* smem, int s) {
+  return reinterpret_cast<typename S::Y*>(smem + static_cast<unsigned>(s) * S::kStageBytes + S::kXBytes);
+}
+
+// Thread 0: row i's slab of x and dy into stage i % kStages.
+template <class S>
+__device__ __forceinline__ void issue_row(const BwdParams& p, unsigned char* smem, unsigned long long* bars,
+                                          const WideRows& rows, i64 i, i64 c0, i64 n) {
+  const int s = static_cast<int>(i % S::kStages);
+  const i64 row = rows.row(i);
+  const unsigned x_bytes = static_cast<unsigned>(n * static_cast<i64>(sizeof(typename S::R)));
+  const unsigned dy_bytes = static_cast<unsigned>(n * static_cast<i64>(sizeof(typename S::Y)));
+  fence_proxy_async();
+  mbarrier_arrive_expect_tx(bars + s, x_bytes + dy_bytes);
+  bulk_copy_g2s(stage_x<S>(smem, s), static_cast<const typename S::R*>(p.x) + row * p.x_stride + c0, x_bytes,
+                bars + s);
+  bulk_copy_g2s(stage_dy<S>(smem, s), static_cast<const typename S::Y*>(p.dy) + row * p.dy_stride + c0, dy_bytes,
+                bars + s);
+}
+
+// This thread's access j of the staged row: x (z) and dy, and the applied
+// weight (1 where there is none).
+template <class S>
+__device__ __forceinline__ void read_access(const unsigned char* smem, int s, int col, float (&x)[S::kVec],
+                                            float (&g)[S::kVec], float (&w)[S::kVec]) {
+  load<S::kVec>(stage_x<S>(const_cast<unsigned char*>(smem), s) + col, x);
+  load<S::kVec>(stage_dy<S>(const_cast<unsigned char*>(smem), s) + col, g);
+  if constexpr (S::kHasWeight) {
+    load<S::kVec>(reinterpret_cast<const typename S::W*>(smem + S::kWeightOffset) + col, w);
+#pragma unroll
+    for (int k = 0; k < S::kVec; ++k) w[k] = applied_weight<S>(w[k]);
+  } else {
+#pragma unroll
+    for (int k = 0; k < S::kVec; ++k) w[k] = 1.f;
+  }
+}
+
+template <class S>
+__device__ __forceinline__ float wide_xhat(float x, float mean, float rstd, float shift) {
+  return S::kFusedXhat ? fmaf(x, rstd, shift) : (x - mean) * rstd;
+}
+
+// Pass A for staged row i: this CTA's parts of c1 = sum xhat w dy and
+// c2 = sum w dy (the same bits in thread 0 whatever the timing: lanes by a
+// butterfly, warps in index order). Every thread calls it; thread 0 gets the
+// CTA's sums. `scratch` holds 2 * kWarps floats, not touched again until
+// the CTA has passed another __syncthreads.
+template <class S>
+__device__ __forceinline__ void wide_row_sums(const unsigned char* smem, int s, int t, i64 n, float mean, float rstd,
+                                              float* scratch, float& a, float& b) {
+  const float shift = -mean * rstd;
+  float s_xw = 0.f, s_w = 0.f;
+#pragma unroll
+  for (int j = 0; j < S::kAccesses; ++j) {
+    const int col = (j * S::kThreads + t) * S::kVec;
+    if (col >= n) continue;
+    float x[S::kVec], g[S::kVec], w[S::kVec];
+    read_access<S>(smem, s, col, x, g, w);
+#pragma unroll
+    for (int k = 0; k < S::kVec; ++k) {
+      const float wdy = w[k] * g[k];
+      s_xw += wide_xhat<S>(x[k], mean, rstd, shift) * wdy;
+      s_w += wdy;
+    }
+  }
+  s_xw = segment_sum<32>(s_xw);
+  s_w = segment_sum<32>(s_w);
+  const int warp = t / 32;
+  if ((t & 31) == 0) {
+    scratch[warp] = s_xw;
+    scratch[S::kWarps + warp] = s_w;
+  }
+  __syncthreads();
+  a = b = 0.f;
+  if (t == 0) {
+#pragma unroll
+    for (int q = 0; q < S::kWarps; ++q) {
+      a += scratch[q];
+      b += scratch[S::kWarps + q];
+    }
+  }
+}
+
+template <class S>
+__device__ __forceinline__ void layer_norm_bwd_dx_wide(const BwdParams& p) {
+  using T = typename S::T;
+  using W = typename S::W;
+  // The dW/dB reduction that follows counts its arrivals from zero.
+  if (p.counters && blockIdx.x == 0)
+    for (i64 i = threadIdx.x; i < p.num_counters; i += S::kThreads) p.counters[i] = 0;
+  extern __shared__ __align__(128) unsigned char smem[];
+  // The launcher sizes shared memory from the instance (gen::dynamic_smem_bytes);
+  // a mismatch is a bug, never silent corruption.
+  if (dynamic_smem_size() < S::kSmemBytes) __trap();
+  unsigned long long* bars = reinterpret_cast<unsigned long long*>(smem + S::kBarrierOffset);
+  __shared__ float scratch[2][2 * S::kWarps];  // warp sums, by row parity
+  // Every CTA's (c1, c2) parts of a row, by row parity, pushed by their
+  // owners (push_pair) and counted on sums_bar[parity]: 8 * kCluster bytes
+  // a row.
+  __shared__ __align__(8) float sums[2][S::kCluster][2];
+  __shared__ unsigned long long sums_bar[2];
+
+  const int t = static_cast<int>(threadIdx.x);
+  const unsigned rank = cluster_rank();
+  const i64 c0 = static_cast<i64>(rank) * S::kSlab;         // this CTA's first column
+  const i64 n = p.N - c0 < S::kSlab ? p.N - c0 : S::kSlab;  // its columns (the generator keeps it >= 1)
+  const i64 cluster = cluster_index(), clusters = cluster_count();
+  const WideRows rows{cluster, clusters, cluster < p.M ? (p.M - 1 - cluster) / clusters + 1 : 0};
+  const float inv_n = 1.0f / static_cast<float>(p.N);
+
+  if (t == 0) {
+    for (int s = 0; s < S::kStages; ++s) mbarrier_init(bars + s, 1);
+    for (int q = 0; q < 2; ++q) {
+      mbarrier_init(sums_bar + q, 1);
+      mbarrier_arrive_expect_tx(sums_bar + q, 8u * S::kCluster);  // rows 0 and 1
+    }
+    mbarrier_init_fence();
+  }
+  // The weight slab, once (raw, in W: applied when read).
+  if constexpr (S::kHasWeight) {
+    const i64 bytes = n * static_cast<i64>(sizeof(W));  // a multiple of 16 (16-byte accesses)
+    using Chunk = Pack<unsigned, 4>;
+    const Chunk* src = reinterpret_cast<const Chunk*>(static_cast<const W*>(p.weight) + c0);
+    Chunk* dst = reinterpret_cast<Chunk*>(smem + S::kWeightOffset);
+    for (i64 q = t; q < bytes / 16; q += S::kThreads) dst[q] = src[q];
+  }
+  __syncthreads();  // barriers initialised, weights in place
+  // Every CTA of the cluster has started and initialised its barriers before
+  // any CTA pushes sums to it. (The only cluster barriers: here and at exit.)
+  cluster_barrier();
+  if (t == 0 && n > 0)
+    for (i64 i = 0; i < S::kStages && i < rows.count; ++i) issue_row<S>(p, smem, bars, rows, i, c0, n);
+
+  float dw[S::kAccesses][S::kVec];
+  float db[S::kAccesses][S::kVec];
+#pragma unroll
+  for (int j = 0; j < S::kAccesses; ++j)
+#pragma unroll
+    for (int k = 0; k < S::kVec; ++k) {
+      if constexpr (S::kHasWeight) dw[j][k] = 0.f;
+      if constexpr (S::kHasBias) db[j][k] = 0.f;
+    }
+
+  // The row's mean and rstd (once per row: at N = 1, rstd is taken as 0 so
+  // that dx and dW are exactly 0, as in bwd_dx.cuh; LayerNorm only).
+  auto stats = [&](i64 i, float& mean, float& rstd) {
+    const i64 row = rows.row(i);
+    mean = S::kRms ? 0.f : p.mean[row];
+    rstd = !S::kRms && inv_n == 1.f ? 0.f : p.rstd[row];
+  };
+
+  float mean = 0.f, rstd = 0.f, next_mean = 0.f, next_rstd = 0.f;
+  if (rows.count > 0) {
+    stats(0, mean, rstd);
+    if (rows.count > 1) stats(1, next_mean, next_rstd);
+    // Row 0's local sums, pushed to every CTA of the cluster.
+    float a, b;
+    if (n > 0) mbarrier_wait(bars + 0, 0u);
+    wide_row_sums<S>(smem, 0, t, n, mean, rstd, scratch[0], a, b);
+    if (t == 0)
+      for (int r = 0; r < S::kCluster; ++r) push_pair(sums[0][rank], sums_bar + 0, static_cast<unsigned>(r), a, b);
+  }
+
+  for (i64 i = 0; i < rows.count; ++i) {
+    const int s = static_cast<int>(i % S::kStages);
+    const int par = static_cast<int>(i & 1);
+    // Row i + 1's local sums while the cluster gathers row i's.
+    float a_next = 0.f, b_next = 0.f, mean_next = next_mean, rstd_next = next_rstd;
+    if (i + 1 < rows.count) {
+      if (i + 2 < rows.count) stats(i + 2, next_mean, next_rstd);  // loaded now, used a row later
+      const int s1 = static_cast<int>((i + 1) % S::kStages);
+      if (n > 0) mbarrier_wait(bars + s1, static_cast<unsigned>(((i + 1) / S::kStages) & 1));
+      wide_row_sums<S>(smem, s1, t, n, mean_next, rstd_next, scratch[par ^ 1], a_next, b_next);
+    }
+    // Row i's parts from every CTA of the cluster.
+    mbarrier_wait(sums_bar + par, static_cast<unsigned>((i >> 1) & 1));
+    // c1, c2 over the cluster, in rank order.
+    float s_xw = 0.f, s_w = 0.f;
+#pragma unroll
+    for (int r = 0; r < S::kCluster; ++r) {
+      s_xw += sums[par][r][0];
+      s_w += sums[par][r][1];
+    }
+    // Every thread has read row i's parts: a CTA pushes row i + 1's only
+    // then, so that row i + 2's pushes into sums[par], which every CTA makes
+    // only after receiving every CTA's row i + 1 parts, cannot overwrite
+    // row i's parts before this CTA has read them.
+    __syncthreads();
+    if (t == 0 && i + 1 < rows.count) {
+      // Row i + 1's parts to every CTA. Their buffers of that parity are
+      // free: each CTA pushed its row-i parts (which this CTA has received)
+      // only after all its threads had read row i - 1's.
+      for (int r = 0; r < S::kCluster; ++r)
+        push_pair(sums[par ^ 1][rank], sums_bar + (par ^ 1), static_cast<unsigned>(r), a_next, b_next);
+    }
+    // dx = rstd * (w dy - (xhat c1 + c2)) = w dy rstd + xhat c1r + c2r
+    const float c1r = -s_xw * inv_n * rstd;
+    const float c2r = S::kRms ? 0.f : -s_w * inv_n * rstd;
+    const float shift = -mean * rstd;
+    const i64 row = rows.row(i);
+    T* dx = static_cast<T*>(p.dx) + row * p.dx_stride + c0;
+#pragma unroll
+    for (int j = 0; j < S::kAccesses; ++j) {
+      const int col = (j * S::kThreads + t) * S::kVec;
+      if (col >= n) continue;
+      float x[S::kVec], g[S::kVec], w[S::kVec], out[S::kVec];
+      read_access<S>(smem, s, col, x, g, w);
+#pragma unroll
+      for (int k = 0; k < S::kVec; ++k) {
+        const float xhat = wide_xhat<S>(x[k], mean, rstd, shift);
+        out[k] = fmaf(w[k] * g[k], rstd, fmaf(xhat, c1r, c2r));
+        if constexpr (S::kHasWeight) dw[j][k] += g[k] * xhat;
+        if constexpr (S::kHasBias) db[j][k] += g[k];
+      }
+      add_dz<S>(p, row, c0 + col, out);
+      store<S::kVec>(dx + col, out);
+    }
+    __syncthreads();  // stage s is read by every thread
+    if (t == 0) {
+      if (n > 0 && i + S::kStages < rows.count) issue_row<S>(p, smem, bars, rows, i + S::kStages, c0, n);
+      // Re-arm sums_bar[par] for row i + 2 (its phase for row i is complete
+      // and read; row i + 2's pushes come only after this CTA's row i + 1 push).
+      if (i + 2 < rows.count) mbarrier_arrive_expect_tx(sums_bar + par, 8u * S::kCluster);
+    }
+    mean = mean_next;
+    rstd = rstd_next;
+  }
+  // No CTA exits while a push to it may be in flight.
+  cluster_barrier();
+
+  // The cluster's partial row: this CTA's slab of it.
+  const i64 partial_row = cluster;
+#pragma unroll
+  for (int j = 0; j < S::kAccesses; ++j) {
+    const int col = (j * S::kThreads + t) * S::kVec;
+    if (col >= n) continue;
+    if constexpr (S::kHasWeight) {
+      if (p.dw_partial) store<S::kVec>(p.dw_partial + partial_row * p.N + c0 + col, dw[j]);
+    }
+    if constexpr (S::kHasBias) {
+      if (p.db_partial) store<S::kVec>(p.db_partial + partial_row * p.N + c0 + col, db[j]);
+    }
+  }
+}
+
+}  // namespace lntune
