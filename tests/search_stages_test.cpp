@@ -370,11 +370,20 @@ TEST(WarmRetune, PreviousWinnerAndItsCloseRivals) {
       cfg(2048, 8, 1, 264, 4),   // block halved, cluster doubled: rival
       cfg(4096, 8, 1, 0, 2),     // group 0 vs 264: not
   };
-  EXPECT_EQ(warm_space(space, prev),
+  const Config def = cfg(1024, 4, 2, 512, 1);  // the default: not in the space
+  EXPECT_EQ(warm_space(space, prev, def),
             (std::vector<Config>{prev, space[0], space[1], space[3], space[6]}));
-  // The previous winner is no longer a candidate: a full search instead.
-  EXPECT_TRUE(warm_space(space, cfg(1024, 1)).empty());
-  EXPECT_EQ(warm_space({prev}, prev), (std::vector<Config>{prev}));
+  // A previous winner the space no longer lists is still re-timed, first.
+  EXPECT_EQ(warm_space(space, cfg(1024, 1), def), (std::vector<Config>{cfg(1024, 1)}));
+  EXPECT_EQ(warm_space({prev}, prev, def), (std::vector<Config>{prev}));
+  // The previous winner is the default: the baseline, with its rivals
+  // (group_size_m within a factor of two: 264 and 528 for 512).
+  const std::vector<Config> around_default = {cfg(1024, 4, 2, 132, 1), cfg(1024, 4, 2, 264, 1),
+                                              cfg(1024, 4, 2, 528, 1), cfg(1024, 4, 2, 1056, 1),
+                                              cfg(1024, 8, 2, 528, 1), cfg(1024, 16, 2, 528, 1)};
+  EXPECT_EQ(warm_space(around_default, def, def),
+            (std::vector<Config>{around_default[1], around_default[2], around_default[4]}));
+  EXPECT_TRUE(warm_space({}, def, def).empty());
 }
 
 }  // namespace
