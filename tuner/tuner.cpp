@@ -395,6 +395,11 @@ class FwdBench : public Bench {
     const std::function<void(CUstream)> launch = [&](CUstream s) { w_.launch_forward(k, c, s); };
     return guarded("screening " + k.name, [&] { return env_.runner->screen(launch, reps); });
   }
+  Measurement screen_cut(const Config& c, int reps, int first, double stop_above_us) override {
+    const rt::LoadedKernel& k = kernels_.load(c);
+    const std::function<void(CUstream)> launch = [&](CUstream s) { w_.launch_forward(k, c, s); };
+    return guarded("screening " + k.name, [&] { return env_.runner->screen(launch, reps, first, stop_above_us); });
+  }
   std::string verify(const Config& c) override {
     const rt::LoadedKernel& k = kernels_.load(c);
     return guarded("verifying " + k.name,
@@ -442,6 +447,13 @@ class BwdDxBench : public Bench {
     const std::function<void(CUstream)> launch = [&](CUstream s) { w_.launch_backward(k, c, *r, rc, s); };
     return guarded("screening " + k.name, [&] { return env_.runner->screen(launch, reps); });
   }
+  Measurement screen_cut(const Config& c, int reps, int first, double stop_above_us) override {
+    const rt::LoadedKernel& k = dx_.load(c);
+    const Config rc = dwdb_for(c);
+    const rt::LoadedKernel* r = w_.has_dwdb() ? &dwdb_.load(rc) : &k;
+    const std::function<void(CUstream)> launch = [&](CUstream s) { w_.launch_backward(k, c, *r, rc, s); };
+    return guarded("screening " + k.name, [&] { return env_.runner->screen(launch, reps, first, stop_above_us); });
+  }
   std::string verify(const Config& c) override {
     const rt::LoadedKernel& k = dx_.load(c);
     const Config rc = dwdb_for(c);
@@ -488,6 +500,11 @@ class DwdbBench : public Bench {
     const rt::LoadedKernel& k = dwdb_.load(c);
     const std::function<void(CUstream)> launch = [&](CUstream s) { w_.launch_dwdb(k, c, dx_config_, s); };
     return guarded("screening " + k.name, [&] { return env_.runner->screen(launch, reps); });
+  }
+  Measurement screen_cut(const Config& c, int reps, int first, double stop_above_us) override {
+    const rt::LoadedKernel& k = dwdb_.load(c);
+    const std::function<void(CUstream)> launch = [&](CUstream s) { w_.launch_dwdb(k, c, dx_config_, s); };
+    return guarded("screening " + k.name, [&] { return env_.runner->screen(launch, reps, first, stop_above_us); });
   }
   std::string verify(const Config& c) override {
     const rt::LoadedKernel& k = dwdb_.load(c);
@@ -646,19 +663,23 @@ class Worker {
       return out;
     }
     try {
+      const auto setup0 = Clock::now();
       Workload w(t.traits, t.m, t.n, target_seed(sh_.o.seed, t));
+      const double setup_s = std::chrono::duration<double>(Clock::now() - setup0).count();
       if (p.main_mode != Retune::skip) {
         KeyResult kr;
         const bool warm = p.main_mode == Retune::warm;
         if (t.traits.kernel == Kernel::fwd) {
           FwdBench bench(env_, w);
           kr = search_key(p.main, bench, [&](const Config&) { return w.fwd_bytes(); }, w.vec(), warm);
+          kr.setup_seconds = setup_s;
         } else {
           // bwd_dx, then bwd_dwdb for its finalists: the pair with the least
           // sum wins (pick_joint).
           BwdDxBench bench(env_, w);
           const std::function<double(const Config&)> bytes = [&](const Config& c) { return w.bwd_bytes(c); };
           kr = search_only(p.main, bench, w.vec(), warm, false, &bytes);
+          kr.setup_seconds = setup_s;
           std::optional<DwdbPick> pick;
           if (p.dwdb && w.has_dwdb() && kr.outcome.best() && !kr.outcome.partial) pick = joint_dwdb(p, w, bench, kr);
           store_key(p.main, kr, bytes, w.vec(), false);
@@ -827,6 +848,7 @@ class Worker {
     if (!o.full && o.screen_reps > 0) {
       so.screen_reps = o.screen_reps;
       so.screen_margin = o.screen_margin;
+      so.screen_cut = o.screen_cut;
       const double copy = copy_gbps_, headroom = o.roofline_headroom;
       if (bytes_for_roofline) {
         const auto& bytes = *bytes_for_roofline;
@@ -896,6 +918,7 @@ class Worker {
 
   void finish(std::vector<KeyResult>& out, KeyResult kr) {
     if (kr.state != KeyResult::State::cached && kr.state != KeyResult::State::skipped_budget) kr.device = ordinal_;
+    kr.finished_at = std::chrono::duration<double>(Clock::now() - sh_.start).count();
     sh_.report([&](Progress& p) { p.key_done(kr); });
     out.push_back(std::move(kr));
   }

@@ -14,8 +14,11 @@
 //     over a GPU Bench: the Runner times, the Workload verifies against the
 //     CPU reference;
 //   * bwd_dx candidates are timed as the whole backward (bwd_dx + the default
-//     bwd_dwdb config); then bwd_dwdb is tuned as its own key with M = the
-//     partial rows of the bwd_dx winner (what the launcher looks up);
+//     bwd_dwdb config for their own partial rows); then bwd_dwdb is searched
+//     for the bwd_dx finalists (dx_finalists) and the pair with the least
+//     sum of times wins (pick_joint, issue 10); bwd_dwdb is stored as its own
+//     key with M = the partial rows of the chosen bwd_dx config (what the
+//     launcher looks up);
 //   * the winner is upserted at once (so an interrupted run keeps it) with
 //     its timing, GB/s, the copy bandwidth measured at the start of this run,
 //     the default config's time, and provenance. A key cut short by the
@@ -31,11 +34,13 @@
 // previous N of the same kernel, dtype and M); TuneOptions::full gives the
 // exhaustive search.
 //
-// Warm re-tune (retune_mode): a key whose record was measured with other
-// kernel templates (or any key, with `force`) but the same GPU (the key),
-// driver and NVRTC is re-tuned over the previous winner and its close
-// rivals (warm_space) instead of the whole space; `full` searches the whole
-// space.
+// Warm re-tune (retune_mode, plan_retune): a key whose record was measured
+// with other kernel templates (or any key, with `force`) but the same GPU
+// (the key), driver and NVRTC is re-tuned over the previous winner and its
+// close rivals (warm_space; the previous winner even where the space does
+// not list it, e.g. the default config) instead of the whole space; `full`
+// searches the whole space. A bwd_dwdb key is re-tuned whenever its bwd_dx
+// is, warm around its own record or the one of the previous bwd_dx winner.
 //
 // Several GPUs (run_tuning_on): one worker thread per GPU, each with its own
 // context, runner and workload, over a deterministic share of the targets
@@ -120,7 +125,9 @@ struct KeyResult {
   Outcome outcome;                         // empty unless searched
   std::optional<cache::TuneRecord> record;  // stored (or found, for cached)
   double winner_gbps = 0, default_gbps = 0;
-  double seconds = 0;
+  double seconds = 0;        // the search (and storing its winner)
+  double setup_seconds = 0;  // fwd/bwd_dx: building its workload (inputs, upload, the backward's statistics)
+  double finished_at = 0;    // seconds since the run started, when the key was done (0: not measured)
 };
 const char* to_string(KeyResult::State s);
 
@@ -152,6 +159,7 @@ struct TuneOptions {
   // The staged search (ignored with `full`): see tuner/search.hpp.
   int screen_reps = 5;
   double screen_margin = 0.10;
+  double screen_cut = 1.5;          // a screening stops after 2 repetitions beyond 1.5x the fastest
   double roofline_headroom = 1.15;  // floor = bytes / (headroom x copy bandwidth)
   double dominated_ratio = 2.0;     // reuse from the previous N; 0: no reuse
   // Joint bwd_dx + bwd_dwdb tuning (see dx_finalists, pick_joint).
