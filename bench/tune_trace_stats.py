@@ -52,6 +52,12 @@ def main():
     ap.add_argument("trace")
     ap.add_argument("--m", type=int, default=4096, help="rows of the fwd/bwd_dx keys (default 4096)")
     ap.add_argument("--flush-us", type=float, default=40.0)
+    ap.add_argument("--wall", type=float, help="the run's wall time (s): estimates keep its time outside the keys")
+    ap.add_argument("--verify-ns", type=float,
+                    help="estimate: ns per element verified after a change (the fit gives today's)")
+    ap.add_argument("--screen-cut", type=float, help="estimate: screenings beyond this x the key's fastest stop after 2")
+    ap.add_argument("--joint", type=float,
+                    help="estimate: bwd_dwdb searched for bwd_dx finalists within this margin (up to 3, one per P)")
     args = ap.parse_args()
 
     def key_of(ev):
@@ -119,6 +125,53 @@ def main():
         share = sum(r[i] for r in rows) * coef[i]
         unit = {2: " s per 1e6 elements verified", 3: " s per 1e6 elements"}.get(i, "")
         print(f"  {name:<26} coefficient {coef[i]:10.5f}{unit:<30} total {share:7.1f} s")
+
+    if args.verify_ns is None and args.screen_cut is None and args.joint is None:
+        return
+    # An estimate, from the fit and the trace: what the changes would remove
+    # (or add). Not a measurement.
+    keys_s = tot["seconds"]
+    print("\nestimate (from the fit and the trace, not measured):")
+    if args.verify_ns is not None:
+        el_ver = sum(r[2] for r in rows)
+        saved = el_ver * (coef[2] - args.verify_ns * 1e-3)
+        keys_s -= saved
+        print(f"  verification at {args.verify_ns} ns per element instead of {coef[2] * 1e3:.1f}: -{saved:.1f} s")
+    if args.screen_cut is not None:
+        saved = 0.0
+        for k, cs in cands.items():
+            sc = [c["screen_us"] for c in cs if c.get("screen_us")]
+            if not sc:
+                continue
+            best = min(sc)
+            for c in cs:
+                su = c.get("screen_us")
+                if su and su > args.screen_cut * best:
+                    saved += (3 * (su + fl) - 15) * 1e-6  # 3 repetitions fewer, one sync more
+        keys_s -= saved * coef[4]
+        print(f"  screenings beyond {args.screen_cut}x the key's fastest cut to 2 repetitions: -{saved * coef[4]:.1f} s")
+    if args.joint is not None:
+        dwdb = [kev["seconds"] for k, kev in keys.items() if k[0] == "bwd_dwdb" and kev["state"] == "tuned"]
+        per = sum(dwdb) / len(dwdb) if dwdb else 0.0
+        extra = 0
+        for k, kev in keys.items():
+            if k[0] != "bwd_dx" or kev["state"] != "tuned":
+                continue
+            win = kev["median_us"]
+            ps = set()
+            for c in cands.get(k, []):
+                if c["status"] in ("ok", "slower") and c.get("median_us") and c["median_us"] <= win * (1 + args.joint):
+                    cf = c["config"]
+                    ps.add(max(1, min(cf["group_size_m"], (args.m + cf["rows_per_cta"] - 1) // cf["rows_per_cta"])))
+            extra += max(0, min(len(ps), 3) - 1)
+        keys_s += extra * per
+        print(f"  joint bwd_dx + bwd_dwdb: {extra} more bwd_dwdb searches x {per:.3f} s: +{extra * per:.1f} s")
+    skipped = sum(1 for kev in keys.values() if kev["state"] != "tuned")
+    print(f"  keys' own seconds: {tot['seconds']:.1f} -> {keys_s:.1f} s"
+          + (f" ({skipped} keys the budget skipped or cut are not in either figure)" if skipped else ""))
+    if args.wall:
+        outside = args.wall - tot["seconds"]
+        print(f"  wall: {args.wall:.1f} -> {keys_s + outside:.1f} s (the {outside:.1f} s outside the keys kept as is)")
 
 
 if __name__ == "__main__":
