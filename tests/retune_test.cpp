@@ -83,9 +83,10 @@ TEST(WarmRetuneRoundTrip, ProvenanceSurvivesTheCacheFileAndTheKeyFindsIt) {
   const rt::DeviceInfo dev = h100();
   const cache::Provenance cold = make_provenance(12080, 13000, false);
   std::vector<std::pair<cache::TuneKey, Config>> stored;
+  const std::vector<Key> keys = test_keys();
   {
     cache::Database db = cache::Database::open(path, cache::Database::Mode::read_write_create);
-    for (const Key& k : test_keys()) {
+    for (const Key& k : keys) {
       const auto q = rt::space_query(dev, k.traits.kernel, k.traits.x_dtype, k.n, k.m);
       const Config def = gen::default_config(q);
       const cache::TuneKey key = rt::tune_key(dev, k.traits, k.n, k.m);
@@ -96,7 +97,7 @@ TEST(WarmRetuneRoundTrip, ProvenanceSurvivesTheCacheFileAndTheKeyFindsIt) {
   cache::Database db = cache::Database::open(path, cache::Database::Mode::read_write_create);
   cache::Provenance now = make_provenance(12080, 13000, false);
   for (std::size_t i = 0; i < stored.size(); ++i) {
-    const Key& k = test_keys()[i];
+    const Key& k = keys[i];
     // The key as the next run builds it, from traits given non-canonically.
     Traits t = k.traits;
     t.y_dtype = t.x_dtype;

@@ -759,6 +759,7 @@ class Worker {
     const Target& t = p.target;
     const rt::DeviceInfo& dev = *env_.dev;
     const TuneOptions& o = sh_.o;
+    const auto t0 = Clock::now();
     const std::vector<std::size_t> finalists = dx_finalists(
         dx.outcome, [&](const Config& c) { return rt::partial_rows(c, t.m); }, o.joint_margin, o.joint_finalists);
     std::vector<JointTiming> timings;
@@ -795,6 +796,8 @@ class Worker {
       CandidateResult& c = dx.outcome.candidates[timings[*k].dx];
       if (c.status == Status::ok || verify_candidate(dx_bench, c)) {
         dx.outcome.winner = timings[*k].dx;
+        // Its seconds: every finalist's search (the price of the joint choice).
+        picks[*k].result.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
         return std::move(picks[*k]);
       }
       timings.erase(timings.begin() + static_cast<std::ptrdiff_t>(*k));
