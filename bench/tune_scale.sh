@@ -11,7 +11,10 @@
 #      exhaustive run, within 2% of the exhaustive winner's)
 #   4. with two or more GPUs of one model: the cold tune again on 2 GPUs
 #      (--devices 0,1), and its wall time as a fraction of step 1's
-# then a summary table, last.
+# then a summary table and the ratios the issue asks for (each step's wall
+# time against its target, warm / cold, 2 GPUs / 1 GPU, and keys stored per
+# second, which still compares runs that a --budget cut short), last.
+# Where the time went: python3 bench/tune_trace_stats.py OUT/cold.trace --wall S
 #
 #   bash bench/tune_scale.sh DIR       (DIR holds lntune)
 # Environment:
