@@ -27,7 +27,8 @@ CONFIG_FIELDS = ("block_size", "num_warps", "rows_per_cta", "group_size_m", "clu
 
 
 def key_of(ev):
-    return tuple(ev[f] for f in KEY_FIELDS)
+    # "variant" (RMSNorm, residual, ...) is in the trace only for variants.
+    return tuple(ev[f] for f in KEY_FIELDS) + (ev.get("variant", ""),)
 
 
 def config_of(c):
@@ -45,7 +46,7 @@ def short(c):
 
 
 def label(k):
-    gpu, sm, kernel, xd, wd, hw, hb, n, mb = k
+    gpu, sm, kernel, xd, wd, hw, hb, n, mb, variant = k
     d = xd if wd == xd or kernel == "bwd_dwdb" else f"{xd}/w{wd}"
     if not hw and not hb:
         d += " noaffine"
@@ -53,6 +54,8 @@ def label(k):
         d += " noW"
     elif not hb:
         d += " noB"
+    if variant:
+        d += f" {variant}"
     return f"{kernel} {d} N={n} M-bucket {mb}"
 
 

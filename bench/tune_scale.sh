@@ -11,7 +11,10 @@
 #      exhaustive run, within 2% of the exhaustive winner's)
 #   4. with two or more GPUs of one model: the cold tune again on 2 GPUs
 #      (--devices 0,1), and its wall time as a fraction of step 1's
-# then a summary table, last.
+# then a summary table and the ratios the issue asks for (each step's wall
+# time against its target, warm / cold, 2 GPUs / 1 GPU, and keys stored per
+# second, which still compares runs that a --budget cut short), last.
+# Where the time went: python3 bench/tune_trace_stats.py OUT/cold.trace --wall S
 #
 #   bash bench/tune_scale.sh DIR       (DIR holds lntune)
 # Environment:
@@ -62,6 +65,14 @@ fresh() { rm -f "$1" "$1"-wal "$1"-shm; }
 keys_line() { grep -E '^[0-9]+ keys: ' "$1" 2>/dev/null | tail -1; }
 search_line() { grep -E '^search: ' "$1" 2>/dev/null | tail -1; }
 spent() { grep -q '(budget spent)' "$1" 2>/dev/null && echo " (budget spent)" || true; }
+# Keys searched and stored (tuned, or partial) by a run, from its summary line.
+tuned() { keys_line "$1" | sed -E 's/^[0-9]+ keys: ([0-9]+) tuned, ([0-9]+) partial.*/\1 \2/' | awk '{print $1 + $2}'; }
+# a / b with two decimals, or "-" when either is missing or b is 0.
+ratio() { python3 -c "import sys; a, b = sys.argv[1], sys.argv[2]
+try:
+    a, b = float(a), float(b); print(f'{a / b:.2f}' if b > 0 else '-')
+except ValueError:
+    print('-')" "$1" "$2"; }
 
 steps=" ${STEPS:-1 2 3 4} "
 want() { [[ "$steps" == *" $1 "* ]]; }
@@ -139,10 +150,17 @@ printf '%-26s %9s  %-10s  %s%s\n' "2. warm re-tune" "$warm_s" "<= 30" "$(keys_li
 printf '%-26s %9s  %-10s  %s%s\n' "3a. sample, staged" "$pruned_s" "-" "$(keys_line "$out/sample_pruned.log")" "$(spent "$out/sample_pruned.log")"
 printf '%-26s %9s  %-10s  %s%s\n' "3b. sample, --full" "$full_s" "-" "$(keys_line "$out/sample_full.log")" "$(spent "$out/sample_full.log")"
 if [ "$dual_s" != "-" ]; then
-  ratio=$([ "$cold_s" != "-" ] && python3 -c "c = $cold_s; print(f'{$dual_s / c:.2f}x of step 1' if c > 0 else '-')" || echo "step 1 not run")
-  printf '%-26s %9s  %-10s  %s%s\n' "4. cold, 2 GPUs" "$dual_s" "<= 0.6x" "$ratio; $(keys_line "$out/dual.log")" "$(spent "$out/dual.log")"
+  printf '%-26s %9s  %-10s  %s%s\n' "4. cold, 2 GPUs" "$dual_s" "<= 0.6x" "$(ratio "$dual_s" "$cold_s")x of step 1's wall time; $(keys_line "$out/dual.log")" "$(spent "$out/dual.log")"
 else
   printf '%-26s %9s  %-10s  %s\n' "4. cold, 2 GPUs" "-" "<= 0.6x" "not run ($gpus GPU(s) of $same_model model(s); STEPS=\"${STEPS:-1 2 3 4}\")"
 fi
+# Ratios the issue asks for. Keys per second compare runs that the budget
+# cut short (then the wall-time ratio alone says little).
+cold_k=$(tuned "$out/cold.log"); warm_k=$(tuned "$out/warm.log"); dual_k=$(tuned "$out/dual.log")
+cold_rate=$(ratio "${cold_k:-}" "$cold_s"); warm_rate=$(ratio "${warm_k:-}" "$warm_s"); dual_rate=$(ratio "${dual_k:-}" "$dual_s")
+echo "ratios: cold ${cold_s} s / 180 s target = $(ratio "$cold_s" 180); warm ${warm_s} s / 30 s target = $(ratio "$warm_s" 30);" \
+  "warm / cold wall = $(ratio "$warm_s" "$cold_s"); 2 GPUs / 1 GPU wall = $(ratio "$dual_s" "$cold_s") (target <= 0.6)"
+echo "keys stored per second: cold ${cold_rate}, warm ${warm_rate}, 2 GPUs ${dual_rate};" \
+  "2-GPU throughput = $(ratio "$dual_rate" "$cold_rate")x one GPU's (target >= 1.67)"
 tail -n 1 "$out/compare.txt"
 echo "logs, traces and caches: $out; total $(( $(date +%s) - start )) s"

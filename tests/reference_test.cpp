@@ -970,6 +970,40 @@ TEST(Compare, IdenticalArraysPass) {
   }
 }
 
+TEST(Compare, LargeArraysInRowBlocksGiveTheSameResultAsOneThread) {
+  // >= 2^20 elements: compared in row blocks on threads, merged in row
+  // order; the counts, the first failure and the maxima are those of a
+  // row-by-row comparison (each row alone is below the threshold).
+  const int64_t rows = 1024, cols = 1024;
+  Buf want(DType::f32, rows * cols), got(DType::f32, rows * cols);
+  for (int64_t k = 0; k < rows * cols; ++k) want.set(k, 1.0 + static_cast<double>(k % 97) / 16);
+  got.bytes = want.bytes;
+  got.set(700 * cols + 5, 100.0);
+  got.set(300 * cols + 9, -3.0);
+  got.set(1023 * cols + 1023, 2.5);
+  poison(DType::f32, got.bytes.data() + (900 * cols + 2) * 4, 1);
+  const Tolerance tol{1e-6, 1e-6};
+  const auto r = compare(DType::f32, got.data(), want.data(), rows, cols, cols, cols, tol, poison_bits(DType::f32));
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.checked, rows * cols);
+  EXPECT_EQ(r.mismatches, 4);
+  EXPECT_EQ(r.unwritten, 1);
+  EXPECT_EQ(r.first_bad_row, 300);
+  EXPECT_EQ(r.first_bad_col, 9);
+  EXPECT_NE(r.message.find("[300, 9]"), std::string::npos) << r.message;
+  int64_t mismatches = 0;
+  double max_abs = 0;
+  for (int64_t i = 0; i < rows; ++i) {
+    const auto one = compare(DType::f32, got.bytes.data() + i * cols * 4, want.bytes.data() + i * cols * 4, 1, cols, cols, cols,
+                             tol, poison_bits(DType::f32));
+    mismatches += one.mismatches;
+    max_abs = std::max(max_abs, one.max_abs_err);
+  }
+  EXPECT_EQ(r.mismatches, mismatches);
+  EXPECT_EQ(r.max_abs_err, max_abs);
+  EXPECT_TRUE(compare(DType::f32, want.data(), want.data(), rows, cols, cols, cols, tol).ok);
+}
+
 TEST(Compare, WithinAndOutsideTolerance) {
   Buf want(DType::f32, 6), got(DType::f32, 6);
   for (int k = 0; k < 6; ++k) want.set(k, 1.0 + k);

@@ -142,6 +142,19 @@ class StagedBench : public Bench {
     verified.push_back(c.block_size);
     return by_block[c.block_size].wrong ? "y: wrong" : "";
   }
+  // Records the screenings cut short (the runner's rule on constant samples).
+  std::vector<int> cut;
+  double last_stop_above = 0;
+  Measurement screen_cut(const Config& c, int reps, int first, double stop_above_us) override {
+    last_stop_above = stop_above_us;
+    Measurement m = screen(c, reps);
+    if (m.stats.median > stop_above_us) {
+      cut.push_back(c.block_size);
+      m = Measurement{summarize(std::vector<double>(static_cast<std::size_t>(first), m.stats.median)),
+                      StopReason::pruned};
+    }
+    return m;
+  }
 };
 
 SearchOptions staged(int reps = 5, double margin = 0.10) {
@@ -201,6 +214,36 @@ TEST(StagedSearch, ScreensAllCarefullyTimesOnlyThoseWithinTheMargin) {
   EXPECT_NEAR(o.speedup(), 10.0 / 8.0, 1e-12);
   StagedBench again = b;
   expect_each_reported_once(again, cfg(1), {cfg(2), cfg(3), cfg(4), cfg(5), cfg(6)}, staged());
+}
+
+TEST(StagedSearch, ScreeningsFarOffTheFastestStopEarlyWithTheSameOutcome) {
+  StagedBench b;
+  b.by_block[1] = {10};  // default: the first reference (10 x 1.5 = 15)
+  b.by_block[2] = {30};  // far off: cut after 2 repetitions
+  b.by_block[3] = {8};   // the best: the reference becomes 12
+  b.by_block[4] = {14};  // beyond 12: cut
+  b.by_block[5] = {11};  // within: screened fully (then screened out by the margin)
+  SearchOptions so = staged();
+  so.screen_cut = 1.5;
+  so.screen_cut_after = 2;
+  const std::vector<Config> space = {cfg(2), cfg(3), cfg(4), cfg(5)};
+  const Outcome o = search(b, cfg(1), space, so);
+  EXPECT_EQ(b.cut, (std::vector<int>{2, 4}));
+  EXPECT_DOUBLE_EQ(b.last_stop_above, 12.0);
+  ASSERT_TRUE(o.winner);
+  EXPECT_EQ(o.best()->config.block_size, 3);
+  EXPECT_EQ(status_of(o, 2), Status::screened_out);
+  EXPECT_EQ(status_of(o, 4), Status::screened_out);
+  EXPECT_EQ(o.candidates[1].screen->stats.n, 2);  // block 2: its short screening
+  EXPECT_EQ(o.candidates[1].screen->stop, StopReason::pruned);
+  // Without the cut: the same outcome, every screening full.
+  StagedBench full = b;
+  full.cut.clear();
+  const Outcome f = search(full, cfg(1), space, staged());
+  EXPECT_TRUE(full.cut.empty());
+  ASSERT_TRUE(f.winner);
+  EXPECT_EQ(f.best()->config, o.best()->config);
+  for (std::size_t i = 0; i < o.candidates.size(); ++i) EXPECT_EQ(o.candidates[i].status, f.candidates[i].status);
 }
 
 TEST(StagedSearch, CandidatesWithinTheMarginAreTimedFastestFirst) {
@@ -370,11 +413,20 @@ TEST(WarmRetune, PreviousWinnerAndItsCloseRivals) {
       cfg(2048, 8, 1, 264, 4),   // block halved, cluster doubled: rival
       cfg(4096, 8, 1, 0, 2),     // group 0 vs 264: not
   };
-  EXPECT_EQ(warm_space(space, prev),
+  const Config def = cfg(1024, 4, 2, 512, 1);  // the default: not in the space
+  EXPECT_EQ(warm_space(space, prev, def),
             (std::vector<Config>{prev, space[0], space[1], space[3], space[6]}));
-  // The previous winner is no longer a candidate: a full search instead.
-  EXPECT_TRUE(warm_space(space, cfg(1024, 1)).empty());
-  EXPECT_EQ(warm_space({prev}, prev), (std::vector<Config>{prev}));
+  // A previous winner the space no longer lists is still re-timed, first.
+  EXPECT_EQ(warm_space(space, cfg(1024, 1), def), (std::vector<Config>{cfg(1024, 1)}));
+  EXPECT_EQ(warm_space({prev}, prev, def), (std::vector<Config>{prev}));
+  // The previous winner is the default: the baseline, with its rivals
+  // (group_size_m within a factor of two: 264 and 528 for 512).
+  const std::vector<Config> around_default = {cfg(1024, 4, 2, 132, 1), cfg(1024, 4, 2, 264, 1),
+                                              cfg(1024, 4, 2, 528, 1), cfg(1024, 4, 2, 1056, 1),
+                                              cfg(1024, 8, 2, 528, 1), cfg(1024, 16, 2, 528, 1)};
+  EXPECT_EQ(warm_space(around_default, def, def),
+            (std::vector<Config>{around_default[1], around_default[2], around_default[4]}));
+  EXPECT_TRUE(warm_space({}, def, def).empty());
 }
 
 }  // namespace

@@ -83,7 +83,23 @@ TEST(Trace, OneJsonLinePerCandidateAndKey) {
             "\"x_dtype\": \"bf16\", \"w_dtype\": \"bf16\", \"has_weight\": true, \"has_bias\": true, \"n\": 1024, "
             "\"m_bucket\": 4, \"state\": \"tuned\", \"config\": {\"block_size\": 1024, \"num_warps\": 4, "
             "\"rows_per_cta\": 1, \"group_size_m\": 0, \"cluster_size\": 1}, \"median_us\": 10, \"device\": 1, "
-            "\"warm\": false, \"seconds\": 0.5}\n");
+            "\"warm\": false, \"seconds\": 0.5, \"setup_s\": 0, \"t_s\": 0}\n");
+}
+
+TEST(Trace, VariantsAreNamedAndLayerNormKeepsItsFields) {
+  std::ostringstream os;
+  TraceWriter t(os, nullptr);
+  cache::TuneKey k = key(2048);
+  k.traits.norm = Norm::rms;
+  k.traits.has_bias = false;
+  k.traits.residual = DType::f32;
+  t.candidate_done(k, 0, candidate(kA, Status::ok, 10.0, 10.5, true));
+  EXPECT_NE(os.str().find("\"m_bucket\": 4, \"variant\": \"rmsnorm+residual_fp32\", \"config\""), std::string::npos)
+      << os.str();
+  std::ostringstream plain;
+  TraceWriter t2(plain, nullptr);
+  t2.candidate_done(key(2048), 0, candidate(kA, Status::ok, 10.0, 10.5, true));
+  EXPECT_EQ(plain.str().find("variant"), std::string::npos) << plain.str();
 }
 
 std::string run_command(const std::string& cmd, int* code) {

@@ -9,6 +9,7 @@
 
 #include "gpu_util.hpp"
 #include "runtime/cache_binding.hpp"
+#include "runtime/nvrtc.hpp"
 #include "temp_dir.hpp"
 #include "tuner/report.hpp"
 #include "tuner/tuner.hpp"
@@ -78,7 +79,17 @@ TEST(TunerDevicesGpu, OneGpuStagedThenWarmThenFull) {
       << os.str();
 
   // Warm re-tune (--force, same GPU, driver and NVRTC): previous winners and
-  // their rivals only, re-verified, nothing compiled.
+  // their rivals only, re-verified, nothing compiled. First the decision
+  // itself, from the stored records (with what differs when it is not warm).
+  const cache::Provenance now = tune::make_provenance(rt::nvrtc_version(), s.device.driver_version, false);
+  for (const auto& k : s.keys) {
+    const auto rec = db->find(k.key);
+    ASSERT_TRUE(rec) << tune::key_label(k.key);
+    EXPECT_EQ(tune::retune_mode(rec, now, true, false), tune::Retune::warm)
+        << tune::key_label(k.key) << ": stored NVRTC " << rec->prov.nvrtc_version << ", driver "
+        << rec->prov.driver_version << ", origin " << rec->prov.origin_text() << "; now NVRTC " << now.nvrtc_version
+        << ", driver " << now.driver_version;
+  }
   tune::TuneOptions o = quick_options();
   o.force = true;
   const auto warm = tune::run_tuning_on({0}, targets, *db, store(), o);
@@ -89,7 +100,7 @@ TEST(TunerDevicesGpu, OneGpuStagedThenWarmThenFull) {
   std::size_t warm_main = 0;
   for (const auto& k : w.keys)
     if (k.key.traits.kernel != Kernel::bwd_dwdb) {
-      EXPECT_TRUE(k.warm) << tune::key_label(k.key);
+      EXPECT_TRUE(k.warm) << tune::key_label(k.key) << ": " << k.outcome.candidates.size() << " candidates";
       warm_main += k.warm;
     }
   EXPECT_EQ(warm_main, 6u);

@@ -1,11 +1,15 @@
 // lntune: tolerance checks against the CPU reference (see compare.hpp).
 #include "tuner/compare.hpp"
 
+#include <algorithm>
+#include <atomic>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <thread>
+#include <vector>
 
 #include "tuner/host_dtype.hpp"
 
@@ -126,6 +130,74 @@ void poison(DType dtype, void* data, int64_t count) {
   }
 }
 
+namespace {
+
+// One block of rows [row0, row_end) of compare(): its counts, maxima, the
+// sums behind the relative l2 error and its first failure.
+struct Block {
+  CompareResult r;
+  double sum_d2 = 0, sum_w2 = 0;
+  std::string first;
+};
+
+Block compare_rows(DType dtype, const void* got, const void* want, int64_t row0, int64_t row_end, int64_t cols,
+                   int64_t got_stride, int64_t want_stride, Tolerance tol, bool check_poison, uint32_t pbits) {
+  Block b;
+  for (int64_t i = row0; i < row_end; ++i) {
+    for (int64_t j = 0; j < cols; ++j) {
+      const int64_t gi = i * got_stride + j, wi = i * want_stride + j;
+      const double g = load_element(dtype, got, gi);
+      const double w = load_element(dtype, want, wi);
+      const char* why = nullptr;
+      double diff = 0, allowed = 0;
+
+      if (check_poison && raw_bits(dtype, got, gi) == pbits) {
+        ++b.r.unwritten;
+        why = "unwritten (poison pattern)";
+      } else if (std::isnan(g) || std::isnan(w)) {
+        if (std::isnan(g) != std::isnan(w)) {
+          ++b.r.nan_mismatch;
+          why = "NaN mismatch";
+        }
+      } else if (std::isinf(g) || std::isinf(w)) {
+        if (g != w) why = "infinity mismatch";
+      } else {
+        diff = std::fabs(g - w);
+        allowed = tol.atol + tol.rtol * std::fabs(w);
+        if (diff > b.r.max_abs_err) b.r.max_abs_err = diff;
+        if (w != 0) {
+          const double rel = diff / std::fabs(w);
+          if (rel > b.r.max_rel_err) b.r.max_rel_err = rel;
+        }
+        b.sum_d2 += diff * diff;
+        b.sum_w2 += w * w;
+        if (!(diff <= allowed)) why = "outside tolerance";
+      }
+
+      if (why != nullptr) {
+        if (b.r.mismatches == 0) {
+          b.r.first_bad_row = i;
+          b.r.first_bad_col = j;
+          char buf[320];
+          std::snprintf(buf, sizeof buf,
+                        "first bad element [%" PRId64 ", %" PRId64 "]: got %.9g (0x%0*x) want "
+                        "%.9g (0x%0*x): %s",
+                        i, j, g, dtype == DType::f32 ? 8 : 4, raw_bits(dtype, got, gi), w,
+                        dtype == DType::f32 ? 8 : 4, raw_bits(dtype, want, wi), why);
+          b.first = buf;
+          if (std::string(why) == "outside tolerance")
+            b.first += ", |diff| " + fmt("%.3g", diff) + " > " + fmt("%.3g", allowed);
+        }
+        ++b.r.mismatches;
+      }
+    }
+  }
+
+  return b;
+}
+
+}  // namespace
+
 CompareResult compare(DType dtype, const void* got, const void* want, int64_t rows,
                       int64_t cols, int64_t got_stride, int64_t want_stride, Tolerance tol,
                       std::optional<uint32_t> poison_pattern) {
@@ -144,55 +216,46 @@ CompareResult compare(DType dtype, const void* got, const void* want, int64_t ro
   double sum_d2 = 0, sum_w2 = 0;
   std::string first;  // description of the first failure
 
-  for (int64_t i = 0; i < rows; ++i) {
-    for (int64_t j = 0; j < cols; ++j) {
-      const int64_t gi = i * got_stride + j, wi = i * want_stride + j;
-      const double g = load_element(dtype, got, gi);
-      const double w = load_element(dtype, want, wi);
-      const char* why = nullptr;
-      double diff = 0, allowed = 0;
-
-      if (check_poison && raw_bits(dtype, got, gi) == pbits) {
-        ++r.unwritten;
-        why = "unwritten (poison pattern)";
-      } else if (std::isnan(g) || std::isnan(w)) {
-        if (std::isnan(g) != std::isnan(w)) {
-          ++r.nan_mismatch;
-          why = "NaN mismatch";
-        }
-      } else if (std::isinf(g) || std::isinf(w)) {
-        if (g != w) why = "infinity mismatch";
-      } else {
-        diff = std::fabs(g - w);
-        allowed = tol.atol + tol.rtol * std::fabs(w);
-        if (diff > r.max_abs_err) r.max_abs_err = diff;
-        if (w != 0) {
-          const double rel = diff / std::fabs(w);
-          if (rel > r.max_rel_err) r.max_rel_err = rel;
-        }
-        sum_d2 += diff * diff;
-        sum_w2 += w * w;
-        if (!(diff <= allowed)) why = "outside tolerance";
-      }
-
-      if (why != nullptr) {
-        if (r.mismatches == 0) {
-          r.first_bad_row = i;
-          r.first_bad_col = j;
-          char buf[320];
-          std::snprintf(buf, sizeof buf,
-                        "first bad element [%" PRId64 ", %" PRId64 "]: got %.9g (0x%0*x) want "
-                        "%.9g (0x%0*x): %s",
-                        i, j, g, dtype == DType::f32 ? 8 : 4, raw_bits(dtype, got, gi), w,
-                        dtype == DType::f32 ? 8 : 4, raw_bits(dtype, want, wi), why);
-          first = buf;
-          if (std::string(why) == "outside tolerance")
-            first += ", |diff| " + fmt("%.3g", diff) + " > " + fmt("%.3g", allowed);
-        }
-        ++r.mismatches;
-      }
-    }
+  // Row blocks on threads (large arrays only: verification of a tuned
+  // candidate compares up to 2^28 elements, which one thread takes seconds
+  // for); a fixed number of blocks merged in row order, so that the result
+  // does not depend on the number of threads.
+  const int64_t blocks = r.checked >= (int64_t{1} << 20) ? std::min<int64_t>(rows, 64) : 1;
+  std::vector<Block> parts(static_cast<std::size_t>(std::max<int64_t>(blocks, 1)));
+  auto run_block = [&](int64_t k) {
+    const int64_t lo = rows * k / blocks, hi = rows * (k + 1) / blocks;
+    parts[static_cast<std::size_t>(k)] =
+        compare_rows(dtype, got, want, lo, hi, cols, got_stride, want_stride, tol, check_poison, pbits);
+  };
+  if (blocks <= 1) {
+    if (rows > 0) run_block(0);
+  } else {
+    const int64_t threads =
+        std::min<int64_t>(blocks, std::max<int64_t>(1, static_cast<int64_t>(std::thread::hardware_concurrency())));
+    std::atomic<int64_t> next{0};
+    auto work = [&] {
+      for (int64_t k; (k = next.fetch_add(1)) < blocks;) run_block(k);
+    };
+    std::vector<std::thread> pool;
+    for (int64_t t = 1; t < threads; ++t) pool.emplace_back(work);
+    work();
+    for (auto& th : pool) th.join();
   }
+  for (const Block& b : parts) {
+    if (b.r.mismatches > 0 && r.mismatches == 0) {
+      r.first_bad_row = b.r.first_bad_row;
+      r.first_bad_col = b.r.first_bad_col;
+      first = b.first;
+    }
+    r.mismatches += b.r.mismatches;
+    r.unwritten += b.r.unwritten;
+    r.nan_mismatch += b.r.nan_mismatch;
+    r.max_abs_err = std::max(r.max_abs_err, b.r.max_abs_err);
+    r.max_rel_err = std::max(r.max_rel_err, b.r.max_rel_err);
+    sum_d2 += b.sum_d2;
+    sum_w2 += b.sum_w2;
+  }
+
 
   if (sum_w2 > 0)
     r.rel_l2_err = std::sqrt(sum_d2 / sum_w2);

@@ -311,6 +311,14 @@ std::string key_json(const cache::TuneKey& k) {
      << ", \"w_dtype\": " << json_string(std::string(to_string(t.w_dtype)))
      << ", \"has_weight\": " << (t.has_weight ? "true" : "false") << ", \"has_bias\": " << (t.has_bias ? "true" : "false")
      << ", \"n\": " << k.n << ", \"m_bucket\": " << k.m_bucket;
+  // Variants only (LayerNorm without options keeps the fields it always had).
+  if (t.norm != Norm::layer || t.residual || t.zero_centered || t.y_dtype) {
+    std::string v = t.norm == Norm::rms ? "rmsnorm" : "layernorm";
+    if (t.residual) v += "+residual_" + std::string(to_string(*t.residual));
+    if (t.zero_centered) v += "+zero_centered";
+    if (t.y_dtype) v += "+y_" + std::string(to_string(*t.y_dtype));
+    os << ", \"variant\": " << json_string(v);
+  }
   return os.str();
 }
 std::string config_json(const Config& c) {
@@ -345,7 +353,8 @@ void TraceWriter::key_done(const KeyResult& r) {
        << ", \"config\": " << (r.record ? config_json(r.record->config) : "null")
        << ", \"median_us\": " << (r.record ? json_number(r.record->timing.median_us) : "null")
        << ", \"device\": " << r.device << ", \"warm\": " << (r.warm ? "true" : "false")
-       << ", \"seconds\": " << json_number(r.seconds) << "}\n";
+       << ", \"seconds\": " << json_number(r.seconds) << ", \"setup_s\": " << json_number(r.setup_seconds)
+       << ", \"t_s\": " << json_number(r.finished_at) << "}\n";
   out_.flush();
   if (inner_) inner_->key_done(r);
 }

@@ -121,16 +121,27 @@ void Runner::repeat(const std::function<void(CUstream)>& launch, int count) {
   }
 }
 
-Measurement Runner::screen(const std::function<void(CUstream)>& launch, int reps) {
+Measurement Runner::screen(const std::function<void(CUstream)>& launch, int reps, int first,
+                           std::optional<double> stop_above_us) {
   warm_up(launch);
   samples_.clear();
   const int total = std::max(1, reps);
   const int events = static_cast<int>(start_.size());
-  while (static_cast<int>(samples_.size()) < total)
-    repeat(launch, std::min(events, total - static_cast<int>(samples_.size())));
-  mark_busy();
+  const int check_at = stop_above_us && first > 0 && first < total ? first : 0;
   Measurement m;
   m.stop = StopReason::max_reps;
+  while (static_cast<int>(samples_.size()) < total) {
+    const int done = static_cast<int>(samples_.size());
+    int want = std::min(events, total - done);
+    if (done < check_at) want = std::min(want, check_at - done);
+    repeat(launch, want);
+    if (static_cast<int>(samples_.size()) == check_at &&
+        summarize(samples_, options_.rule.confidence, &scratch_).median > *stop_above_us) {
+      m.stop = StopReason::pruned;
+      break;
+    }
+  }
+  mark_busy();
   m.stats = summarize(samples_, options_.rule.confidence, &scratch_);
   return m;
 }

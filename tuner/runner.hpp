@@ -65,7 +65,10 @@ class Runner {
 
   // The staged search's screening: the same warm-up and L2 flush, exactly
   // `reps` repetitions (at least 1), no stop rule (StopReason::max_reps).
-  Measurement screen(const std::function<void(CUstream)>& launch, int reps);
+  // With stop_above_us and 0 < first < reps: stops after `first`
+  // repetitions (StopReason::pruned) when their median exceeds it.
+  Measurement screen(const std::function<void(CUstream)>& launch, int reps, int first = 0,
+                     std::optional<double> stop_above_us = std::nullopt);
 
   // Device-to-device copy bandwidth in GB/s (1e9 bytes/s, read + written).
   double copy_gbps();

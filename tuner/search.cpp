@@ -276,13 +276,21 @@ Outcome search_staged(Bench& bench, const Config& default_config, const std::vec
     return true;
   };
   std::vector<std::optional<double>> screen_us(n);
+  std::optional<double> fastest_screen;  // S2's reference for cutting a screening short
+  const bool cut = options.screen_cut > 1 && options.screen_cut_after > 0 &&
+                   options.screen_cut_after < options.screen_reps;
   // S2 for one candidate: prepare and screen; false when it failed.
   auto screen_one = [&](std::size_t i) {
     CandidateResult& r = out.candidates[i];
-    if (!prepare_candidate(bench, r) ||
-        !attempt(r, Status::launch_error, [&] { r.screen = bench.screen(r.config, options.screen_reps); }))
+    if (!prepare_candidate(bench, r) || !attempt(r, Status::launch_error, [&] {
+          r.screen = cut && fastest_screen
+                         ? bench.screen_cut(r.config, options.screen_reps, options.screen_cut_after,
+                                            options.screen_cut * *fastest_screen)
+                         : bench.screen(r.config, options.screen_reps);
+        }))
       return false;
     screen_us[i] = r.screen->stats.median;
+    if (!fastest_screen || *screen_us[i] < *fastest_screen) fastest_screen = screen_us[i];
     return true;
   };
 
@@ -294,6 +302,7 @@ Outcome search_staged(Bench& bench, const Config& default_config, const std::vec
   if (base_timed) {
     CandidateResult scratch;  // a failed screening leaves the baseline unscreened, nothing else
     attempt(scratch, Status::launch_error, [&] { d.screen = bench.screen(d.config, options.screen_reps); });
+    if (d.screen) fastest_screen = d.screen->stats.median;
   }
   // (Assigned, not built with ?:, which GCC 12 at -O2 flags as a false
   // maybe-uninitialized.)

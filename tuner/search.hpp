@@ -34,7 +34,11 @@
 //       baseline's median, provisionally: should the baseline then fail its
 //       verification, those candidates are screened after all;
 //   S2. screening: every remaining candidate is prepared and timed with
-//       screen_reps repetitions (L2 flushed, no stop rule);
+//       screen_reps repetitions (L2 flushed, no stop rule); with screen_cut,
+//       a candidate whose first screen_cut_after repetitions have a median
+//       above screen_cut x the fastest screening median so far stops there
+//       (far off: its short screening still counts in S3, where it is
+//       screened out unless the reference fails its verification);
 //   S3. careful stage: the screened candidates in order of their screening
 //       median (ties: space order); a candidate whose screening median is
 //       more than (1 + screen_margin) x the screening median of the best
@@ -132,6 +136,13 @@ class Bench {
     (void)reps;
     return time(c, std::nullopt);
   }
+  // The same, stopping after `first` repetitions (StopReason::pruned) when
+  // their median exceeds stop_above_us. A bench without a cheaper way
+  // screens all `reps`.
+  virtual Measurement screen_cut(const Config& c, int reps, int first, double stop_above_us) {
+    (void)first, (void)stop_above_us;
+    return screen(c, reps);
+  }
   // Runs it once on poisoned outputs and compares with the reference: an
   // empty string when correct, else what is wrong.
   virtual std::string verify(const Config& c) = 0;
@@ -161,6 +172,11 @@ struct SearchOptions {
   // S3: careful timing for screening medians within (1 + margin) x the
   // best verified candidate's.
   double screen_margin = 0.10;
+  // S2: screen_cut > 1: stop a screening after screen_cut_after repetitions
+  // when its median is above screen_cut x the fastest screening so far
+  // (0: every screening takes screen_reps).
+  double screen_cut = 0;
+  int screen_cut_after = 2;
   // S1: a lower bound of a config's time in microseconds (the roofline
   // model); unset: no roofline pruning.
   std::function<double(const Config&)> floor_us;

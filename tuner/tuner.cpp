@@ -138,15 +138,22 @@ Retune retune_mode(const std::optional<cache::TuneRecord>& existing, const cache
 }
 
 namespace {
-// a and b equal, or both positive and one twice the other.
-bool near_value(int a, int b) { return a == b || (a > 0 && b > 0 && (a == 2 * b || b == 2 * a)); }
+// a and b equal, or both positive and at most a factor of two apart (the
+// default's group_size_m, e.g. 512, has rivals 264 and 528 in the space).
+bool near_value(int a, int b) {
+  if (a == b) return true;
+  if (a <= 0 || b <= 0) return false;
+  const int lo = std::min(a, b), hi = std::max(a, b);
+  return hi <= 2 * lo;
+}
 }  // namespace
 
-std::vector<Config> warm_space(const std::vector<Config>& space, const Config& previous) {
-  if (std::find(space.begin(), space.end(), previous) == space.end()) return {};
-  std::vector<Config> out{previous};
+std::vector<Config> warm_space(const std::vector<Config>& space, const Config& previous,
+                               const Config& default_config) {
+  std::vector<Config> out;
+  if (previous != default_config) out.push_back(previous);
   for (const Config& c : space) {
-    if (c == previous) continue;
+    if (c == previous || c == default_config) continue;
     const int a[] = {c.block_size, c.num_warps, c.rows_per_cta, c.group_size_m, c.cluster_size};
     const int b[] = {previous.block_size, previous.num_warps, previous.rows_per_cta, previous.group_size_m,
                      previous.cluster_size};
@@ -159,6 +166,60 @@ std::vector<Config> warm_space(const std::vector<Config>& space, const Config& p
     if (close && differ <= 2) out.push_back(c);
   }
   return out;
+}
+
+RetunePlan plan_retune(const std::optional<cache::TuneRecord>& existing, const cache::Provenance& now, bool force,
+                       bool full, const Config& default_config, std::vector<Config> space) {
+  RetunePlan p;
+  p.mode = retune_mode(existing, now, force, full);
+  if (p.mode == Retune::warm)
+    p.space = warm_space(space, existing->config, default_config);
+  else if (p.mode == Retune::full)
+    p.space = std::move(space);
+  return p;
+}
+
+std::vector<std::size_t> dx_finalists(const Outcome& dx,
+                                      const std::function<std::int64_t(const Config&)>& partial_rows, double margin,
+                                      std::size_t max) {
+  std::vector<std::size_t> out;
+  const CandidateResult* win = dx.best();
+  if (!win || !win->timing || max == 0) return out;
+  const double limit = win->timing->stats.median * (1 + margin);
+  std::vector<std::size_t> close;
+  for (std::size_t i = 0; i < dx.candidates.size(); ++i) {
+    const CandidateResult& c = dx.candidates[i];
+    if (i == *dx.winner || !c.timing) continue;
+    if (c.status != Status::ok && c.status != Status::slower) continue;
+    if (c.timing->stats.median <= limit) close.push_back(i);
+  }
+  std::stable_sort(close.begin(), close.end(), [&](std::size_t a, std::size_t b) {
+    return dx.candidates[a].timing->stats.median < dx.candidates[b].timing->stats.median;
+  });
+  close.insert(close.begin(), *dx.winner);
+  std::vector<std::int64_t> seen;
+  for (std::size_t i : close) {
+    const std::int64_t p = partial_rows(dx.candidates[i].config);
+    if (std::find(seen.begin(), seen.end(), p) != seen.end()) continue;
+    seen.push_back(p);
+    out.push_back(i);
+    if (out.size() == max) break;
+  }
+  return out;
+}
+
+std::optional<std::size_t> pick_joint(const std::vector<JointTiming>& t) {
+  std::optional<std::size_t> best;
+  double best_sum = 0;
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    if (!t[i].dwdb_best_us || !t[i].dwdb_default_us || !(t[i].backward_us > 0)) continue;
+    const double sum = t[i].backward_us - *t[i].dwdb_default_us + *t[i].dwdb_best_us;
+    if (!best || sum < best_sum) {
+      best = i;
+      best_sum = sum;
+    }
+  }
+  return best;
 }
 
 std::vector<int> parse_devices(const std::string& spec, int count) {
@@ -334,6 +395,11 @@ class FwdBench : public Bench {
     const std::function<void(CUstream)> launch = [&](CUstream s) { w_.launch_forward(k, c, s); };
     return guarded("screening " + k.name, [&] { return env_.runner->screen(launch, reps); });
   }
+  Measurement screen_cut(const Config& c, int reps, int first, double stop_above_us) override {
+    const rt::LoadedKernel& k = kernels_.load(c);
+    const std::function<void(CUstream)> launch = [&](CUstream s) { w_.launch_forward(k, c, s); };
+    return guarded("screening " + k.name, [&] { return env_.runner->screen(launch, reps, first, stop_above_us); });
+  }
   std::string verify(const Config& c) override {
     const rt::LoadedKernel& k = kernels_.load(c);
     return guarded("verifying " + k.name,
@@ -346,17 +412,21 @@ class FwdBench : public Bench {
   Kernels kernels_;
 };
 
-// bwd_dx candidates, each with the default bwd_dwdb config.
+// bwd_dx candidates, each timed as the whole backward: with a given bwd_dwdb
+// config (Session), or with the default bwd_dwdb config for its own partial
+// rows (the search: what the launcher runs without a tuned bwd_dwdb, and the
+// baseline of the bwd_dwdb search for that dx config, so that the joint
+// choice can swap one for the other; see pick_joint).
 class BwdDxBench : public Bench {
  public:
-  BwdDxBench(const Env& env, Workload& w, const Config& dwdb_config)
+  BwdDxBench(const Env& env, Workload& w, std::optional<Config> dwdb_config = std::nullopt)
       : env_(env), w_(w), dx_(env, w.bwd_problem().traits, w.n(), w.vec()),
-        dwdb_(env, w.dwdb_traits(), w.n(), 1), dwdb_config_(dwdb_config) {}
+        dwdb_(env, w.dwdb_traits(), w.n(), 1), fixed_(dwdb_config) {}
   void prepare(const Config& c) override {
     dx_.load(c);
     if (w_.has_dwdb()) {
       try {
-        dwdb_.load(dwdb_config_);
+        dwdb_.load(dwdb_for(c));
       } catch (const CandidateError& e) {
         throw CandidateError(e.status(), std::string("the default bwd_dwdb config failed: ") + e.what());
       }
@@ -365,29 +435,44 @@ class BwdDxBench : public Bench {
   }
   Measurement time(const Config& c, std::optional<double> best) override {
     const rt::LoadedKernel& k = dx_.load(c);
-    const rt::LoadedKernel* r = w_.has_dwdb() ? &dwdb_.load(dwdb_config_) : &k;
-    const std::function<void(CUstream)> launch = [&](CUstream s) { w_.launch_backward(k, c, *r, dwdb_config_, s); };
+    const Config rc = dwdb_for(c);
+    const rt::LoadedKernel* r = w_.has_dwdb() ? &dwdb_.load(rc) : &k;
+    const std::function<void(CUstream)> launch = [&](CUstream s) { w_.launch_backward(k, c, *r, rc, s); };
     return guarded("timing " + k.name, [&] { return env_.runner->time(launch, best); });
   }
   Measurement screen(const Config& c, int reps) override {
     const rt::LoadedKernel& k = dx_.load(c);
-    const rt::LoadedKernel* r = w_.has_dwdb() ? &dwdb_.load(dwdb_config_) : &k;
-    const std::function<void(CUstream)> launch = [&](CUstream s) { w_.launch_backward(k, c, *r, dwdb_config_, s); };
+    const Config rc = dwdb_for(c);
+    const rt::LoadedKernel* r = w_.has_dwdb() ? &dwdb_.load(rc) : &k;
+    const std::function<void(CUstream)> launch = [&](CUstream s) { w_.launch_backward(k, c, *r, rc, s); };
     return guarded("screening " + k.name, [&] { return env_.runner->screen(launch, reps); });
+  }
+  Measurement screen_cut(const Config& c, int reps, int first, double stop_above_us) override {
+    const rt::LoadedKernel& k = dx_.load(c);
+    const Config rc = dwdb_for(c);
+    const rt::LoadedKernel* r = w_.has_dwdb() ? &dwdb_.load(rc) : &k;
+    const std::function<void(CUstream)> launch = [&](CUstream s) { w_.launch_backward(k, c, *r, rc, s); };
+    return guarded("screening " + k.name, [&] { return env_.runner->screen(launch, reps, first, stop_above_us); });
   }
   std::string verify(const Config& c) override {
     const rt::LoadedKernel& k = dx_.load(c);
-    const rt::LoadedKernel* r = w_.has_dwdb() ? &dwdb_.load(dwdb_config_) : &k;
+    const Config rc = dwdb_for(c);
+    const rt::LoadedKernel* r = w_.has_dwdb() ? &dwdb_.load(rc) : &k;
     return guarded("verifying " + k.name, [&] {
-      return w_.verify([&](CUstream s) { w_.launch_backward(k, c, *r, dwdb_config_, s); }, env_.runner->stream());
+      return w_.verify([&](CUstream s) { w_.launch_backward(k, c, *r, rc, s); }, env_.runner->stream());
     });
+  }
+  // The bwd_dwdb config timed after dx config `c`.
+  Config dwdb_for(const Config& c) const {
+    if (fixed_) return *fixed_;
+    return rt::default_dwdb_config(*env_.dev, w_.dwdb(c), w_.n());
   }
 
  private:
   Env env_;
   Workload& w_;
   Kernels dx_, dwdb_;
-  Config dwdb_config_;
+  std::optional<Config> fixed_;
 };
 
 // bwd_dwdb candidates reducing the partials of one bwd_dx config.
@@ -415,6 +500,11 @@ class DwdbBench : public Bench {
     const rt::LoadedKernel& k = dwdb_.load(c);
     const std::function<void(CUstream)> launch = [&](CUstream s) { w_.launch_dwdb(k, c, dx_config_, s); };
     return guarded("screening " + k.name, [&] { return env_.runner->screen(launch, reps); });
+  }
+  Measurement screen_cut(const Config& c, int reps, int first, double stop_above_us) override {
+    const rt::LoadedKernel& k = dwdb_.load(c);
+    const std::function<void(CUstream)> launch = [&](CUstream s) { w_.launch_dwdb(k, c, dx_config_, s); };
+    return guarded("screening " + k.name, [&] { return env_.runner->screen(launch, reps, first, stop_above_us); });
   }
   std::string verify(const Config& c) override {
     const rt::LoadedKernel& k = dwdb_.load(c);
@@ -527,7 +617,6 @@ struct TargetPlan {
   Retune main_mode = Retune::full;
   std::optional<cache::TuneRecord> main_record;  // the existing one
   bool dwdb = false;                           // bwd_dwdb follows (bwd with gradients, tune_dwdb)
-  Config dwdb_default;
 };
 
 // The outcome at the last N searched for the same kernel, traits and M.
@@ -574,19 +663,34 @@ class Worker {
       return out;
     }
     try {
+      const auto setup0 = Clock::now();
       Workload w(t.traits, t.m, t.n, target_seed(sh_.o.seed, t));
+      const double setup_s = std::chrono::duration<double>(Clock::now() - setup0).count();
       if (p.main_mode != Retune::skip) {
         KeyResult kr;
         const bool warm = p.main_mode == Retune::warm;
         if (t.traits.kernel == Kernel::fwd) {
           FwdBench bench(env_, w);
           kr = search_key(p.main, bench, [&](const Config&) { return w.fwd_bytes(); }, w.vec(), warm);
+          kr.setup_seconds = setup_s;
         } else {
-          const Config dwdb_default = p.dwdb_default.block_size > 0
-                                          ? p.dwdb_default
-                                          : dwdb_plan(dev, t, p.main.default_config).default_config;
-          BwdDxBench bench(env_, w, dwdb_default);
-          kr = search_key(p.main, bench, [&](const Config& c) { return w.bwd_bytes(c); }, w.vec(), warm);
+          // bwd_dx, then bwd_dwdb for its finalists: the pair with the least
+          // sum wins (pick_joint).
+          BwdDxBench bench(env_, w);
+          const std::function<double(const Config&)> bytes = [&](const Config& c) { return w.bwd_bytes(c); };
+          kr = search_only(p.main, bench, w.vec(), warm, false, &bytes);
+          kr.setup_seconds = setup_s;
+          std::optional<DwdbPick> pick;
+          if (p.dwdb && w.has_dwdb() && kr.outcome.best() && !kr.outcome.partial) pick = joint_dwdb(p, w, bench, kr);
+          store_key(p.main, kr, bytes, w.vec(), false);
+          if (pick) {
+            dx_config = kr.outcome.best()->config;
+            finish(out, std::move(kr));
+            const std::int64_t P = pick->plan.m;
+            store_key(pick->plan, pick->result, [&](const Config&) { return w.dwdb_bytes(P); }, 1, true);
+            finish(out, std::move(pick->result));
+            return out;
+          }
         }
         if (kr.outcome.best() && kr.state != KeyResult::State::failed) dx_config = kr.outcome.best()->config;
         const bool partial = kr.outcome.partial;
@@ -597,27 +701,29 @@ class Worker {
                               partial ? spent : "bwd_dx has no winner"));
           return out;
         }
+        if (p.dwdb && t.traits.kernel == Kernel::bwd_dx && w.has_dwdb()) {
+          // No finalist's bwd_dwdb could run.
+          const KeyPlan dp = dwdb_plan(dev, t, *dx_config);
+          finish(out, skipped(dp.key, dp.m, KeyResult::State::failed,
+                              "no bwd_dwdb config ran after the bwd_dx finalists"));
+          return out;
+        }
       }
       if (p.dwdb && dx_config && w.has_dwdb()) {
+        // The bwd_dx record is current: its bwd_dwdb alone.
         KeyPlan dp = dwdb_plan(dev, t, *dx_config);
         const auto rec = sh_.db.find(dp.key);
-        const Retune mode = retune_mode(rec, sh_.now, sh_.o.force, sh_.o.full);
-        if (mode == Retune::skip) {
+        RetunePlan rp = plan_retune(rec, sh_.now, sh_.o.force, sh_.o.full, dp.default_config, std::move(dp.space));
+        if (rp.mode == Retune::skip) {
           finish(out, cached(dp.key, dp.m));
           return out;
         }
-        bool warm = false;
-        if (mode == Retune::warm) {
-          std::vector<Config> ws = warm_space(dp.space, rec->config);
-          if (!ws.empty()) {
-            dp.space = std::move(ws);
-            warm = true;
-          }
-        }
+        dp.space = std::move(rp.space);
         try {
           DwdbBench bench(env_, w, *dx_config, dp.default_config);
           const std::int64_t P = dp.m;
-          finish(out, search_key(dp, bench, [&](const Config&) { return w.dwdb_bytes(P); }, 1, warm));
+          finish(out, search_key(dp, bench, [&](const Config&) { return w.dwdb_bytes(P); }, 1,
+                                 rp.mode == Retune::warm));
         } catch (const CandidateError& e) {
           finish(out, skipped(dp.key, dp.m, KeyResult::State::failed,
                               std::string("could not run the bwd_dx winner: ") + e.what()));
@@ -637,6 +743,68 @@ class Worker {
     return out;
   }
 
+  // A bwd_dwdb search for one bwd_dx finalist, not yet stored.
+  struct DwdbPick {
+    KeyPlan plan;
+    KeyResult result;
+  };
+
+  // Joint bwd_dx + bwd_dwdb tuning (issue 10): bwd_dwdb is searched for each
+  // bwd_dx finalist (dx_finalists: timed carefully, close to the winner, one
+  // per partial-row count), and the pair with the least estimated sum wins
+  // (pick_joint). A finalist other than the bwd_dx winner is verified before
+  // it may win. Sets dx.outcome.winner; returns the chosen bwd_dwdb search,
+  // or nothing when no finalist's bwd_dwdb ran.
+  std::optional<DwdbPick> joint_dwdb(const TargetPlan& p, Workload& w, BwdDxBench& dx_bench, KeyResult& dx) {
+    const Target& t = p.target;
+    const rt::DeviceInfo& dev = *env_.dev;
+    const TuneOptions& o = sh_.o;
+    const auto t0 = Clock::now();
+    const std::vector<std::size_t> finalists = dx_finalists(
+        dx.outcome, [&](const Config& c) { return rt::partial_rows(c, t.m); }, o.joint_margin, o.joint_finalists);
+    std::vector<JointTiming> timings;
+    std::vector<DwdbPick> picks;
+    for (std::size_t i : finalists) {
+      const Config dc = dx.outcome.candidates[i].config;
+      KeyPlan dp = dwdb_plan(dev, t, dc);
+      // Warm around the existing record (or the one for the previous bwd_dx
+      // winner's partial rows) when NVRTC and driver are the same; else the
+      // whole space. Searched whenever its bwd_dx is.
+      auto rec = sh_.db.find(dp.key);
+      if (!rec && p.main_record) rec = sh_.db.find(dwdb_plan(dev, t, p.main_record->config).key);
+      RetunePlan rp = plan_retune(rec, sh_.now, true, o.full, dp.default_config, std::move(dp.space));
+      dp.space = std::move(rp.space);
+      try {
+        DwdbBench bench(env_, w, dc, dp.default_config);
+        const std::int64_t P = dp.m;
+        const std::function<double(const Config&)> bytes = [&w, P](const Config&) { return w.dwdb_bytes(P); };
+        KeyResult r = search_only(dp, bench, 1, rp.mode == Retune::warm, true, &bytes);
+        JointTiming jt;
+        jt.dx = i;
+        jt.backward_us = dx.outcome.candidates[i].timing->stats.median;
+        if (const CandidateResult& b = r.outcome.baseline(); b.timing) jt.dwdb_default_us = b.timing->stats.median;
+        if (const CandidateResult* best = r.outcome.best()) jt.dwdb_best_us = best->timing->stats.median;
+        timings.push_back(jt);
+        picks.push_back(DwdbPick{dp, std::move(r)});
+      } catch (const CandidateError&) {
+        // This finalist's partials cannot be produced: not a finalist.
+      }
+    }
+    while (true) {
+      const std::optional<std::size_t> k = pick_joint(timings);
+      if (!k) return std::nullopt;
+      CandidateResult& c = dx.outcome.candidates[timings[*k].dx];
+      if (c.status == Status::ok || verify_candidate(dx_bench, c)) {
+        dx.outcome.winner = timings[*k].dx;
+        // Its seconds: every finalist's search (the price of the joint choice).
+        picks[*k].result.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+        return std::move(picks[*k]);
+      }
+      timings.erase(timings.begin() + static_cast<std::ptrdiff_t>(*k));
+      picks.erase(picks.begin() + static_cast<std::ptrdiff_t>(*k));
+    }
+  }
+
   // A fatal error with the results of the target it stopped in.
   struct FatalOut {
     FatalOut(std::string m, std::vector<KeyResult> r) : message(std::move(m)), results(std::move(r)) {}
@@ -653,27 +821,42 @@ class Worker {
   }
 
   // Searches one key on `bench` and stores its winner.
+  // Searches one key on `bench` and stores its winner.
   KeyResult search_key(const KeyPlan& plan, Bench& bench, const std::function<double(const Config&)>& bytes, int vec,
                        bool warm) {
+    KeyResult kr = search_only(plan, bench, vec, warm, false, &bytes);
+    store_key(plan, kr, bytes, vec, false);
+    return kr;
+  }
+
+  // The search alone. quiet: no progress calls (a bwd_dwdb search for a
+  // joint finalist: replayed by store_key once it is chosen).
+  KeyResult search_only(const KeyPlan& plan, Bench& bench, int vec, bool warm, bool quiet,
+                        const std::function<double(const Config&)>* bytes_for_roofline = nullptr) {
     KeyResult kr;
     kr.key = plan.key;
     kr.m = plan.m;
     kr.warm = warm;
     const auto t0 = Clock::now();
-    sh_.report([&](Progress& p) { p.key_begin(plan.key, plan.space.size() + 1, ordinal_); });
+    if (!quiet) sh_.report([&](Progress& p) { p.key_begin(plan.key, plan.space.size() + 1, ordinal_); });
     SearchOptions so;
     so.out_of_time = [this] { return sh_.out_of_time(); };
-    so.on_result = [this, &plan](std::size_t i, const CandidateResult& r) {
-      sh_.report([&](Progress& p) { p.candidate_done(plan.key, i, r); });
-    };
+    if (!quiet)
+      so.on_result = [this, &plan](std::size_t i, const CandidateResult& r) {
+        sh_.report([&](Progress& p) { p.candidate_done(plan.key, i, r); });
+      };
     const TuneOptions& o = sh_.o;
     const HistoryKey hk = history_key(plan.key.traits, plan.m);
     const History* prev = nullptr;
     if (!o.full && o.screen_reps > 0) {
       so.screen_reps = o.screen_reps;
       so.screen_margin = o.screen_margin;
+      so.screen_cut = o.screen_cut;
       const double copy = copy_gbps_, headroom = o.roofline_headroom;
-      so.floor_us = [&bytes, copy, headroom](const Config& c) { return roofline_floor_us(bytes(c), copy, headroom); };
+      if (bytes_for_roofline) {
+        const auto& bytes = *bytes_for_roofline;
+        so.floor_us = [&bytes, copy, headroom](const Config& c) { return roofline_floor_us(bytes(c), copy, headroom); };
+      }
       auto it = history_.find(hk);
       if (!warm && o.dominated_ratio > 0 && it != history_.end() && it->second.n != plan.key.n) prev = &it->second;
     }
@@ -694,9 +877,23 @@ class Worker {
       };
     }
     kr.outcome = search(bench, plan.default_config, plan.space, so);
+    kr.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    return kr;
+  }
+
+  // Records a search's history and stores its winner (or says why none).
+  // replay: report the key and its candidates now (a quiet search).
+  void store_key(const KeyPlan& plan, KeyResult& kr, const std::function<double(const Config&)>& bytes, int vec,
+                 bool replay) {
+    const auto t0 = Clock::now();
+    if (replay) {
+      sh_.report([&](Progress& p) { p.key_begin(plan.key, plan.space.size() + 1, ordinal_); });
+      for (std::size_t i = 0; i < kr.outcome.candidates.size(); ++i)
+        sh_.report([&](Progress& p) { p.candidate_done(plan.key, i, kr.outcome.candidates[i]); });
+    }
     ++searched_;
     const Outcome& out = kr.outcome;
-    if (!warm) history_[hk] = History{plan.key.n, vec, out};
+    if (!kr.warm) history_[history_key(plan.key.traits, plan.m)] = History{plan.key.n, vec, out};
     if (out.partial) sh_.budget_spent = true;
     if (const CandidateResult* d = &out.baseline(); d->timing && d->timing->stats.median > 0)
       kr.default_gbps = bytes(d->config) / (d->timing->stats.median * 1e-6) / 1e9;
@@ -719,12 +916,12 @@ class Worker {
       for (const CandidateResult& c : out.candidates)
         if (c.is_default && !c.message.empty()) kr.message += "; default: " + c.message;
     }
-    kr.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-    return kr;
+    kr.seconds += std::chrono::duration<double>(Clock::now() - t0).count();
   }
 
   void finish(std::vector<KeyResult>& out, KeyResult kr) {
     if (kr.state != KeyResult::State::cached && kr.state != KeyResult::State::skipped_budget) kr.device = ordinal_;
+    kr.finished_at = std::chrono::duration<double>(Clock::now() - sh_.start).count();
     sh_.report([&](Progress& p) { p.key_done(kr); });
     out.push_back(std::move(kr));
   }
@@ -876,14 +1073,10 @@ TuneSummary run_group(const std::vector<int>& ordinals, const rt::DeviceInfo& de
     p.target = t;
     p.main = plan_key(dev, t.traits, t.n, t.m);
     p.main_record = db.find(p.main.key);
-    p.main_mode = retune_mode(p.main_record, sh.now, options.force, options.full);
-    if (p.main_mode == Retune::warm) {
-      std::vector<Config> ws = warm_space(p.main.space, p.main_record->config);
-      if (ws.empty())
-        p.main_mode = Retune::full;
-      else
-        p.main.space = std::move(ws);
-    }
+    RetunePlan rp = plan_retune(p.main_record, sh.now, options.force, options.full, p.main.default_config,
+                                std::move(p.main.space));
+    p.main_mode = rp.mode;
+    p.main.space = std::move(rp.space);
     if (p.main_mode != Retune::skip) {
       submit_all(pool, p.main, expected_vec(t.traits, t.n));
       candidates += p.main.space.size() + 1;
@@ -897,7 +1090,6 @@ TuneSummary run_group(const std::vector<int>& ordinals, const rt::DeviceInfo& de
       // bwd_dwdb instances do not depend on M.
       const Config dx = p.main_mode == Retune::skip ? p.main_record->config : p.main.default_config;
       const KeyPlan dp = dwdb_plan(dev, t, dx);
-      p.dwdb_default = dp.default_config;
       dwdb_work = p.main_mode != Retune::skip ||
                   retune_mode(db.find(dp.key), sh.now, options.force, options.full) != Retune::skip;
       if (dwdb_work) {

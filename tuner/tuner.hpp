@@ -14,8 +14,11 @@
 //     over a GPU Bench: the Runner times, the Workload verifies against the
 //     CPU reference;
 //   * bwd_dx candidates are timed as the whole backward (bwd_dx + the default
-//     bwd_dwdb config); then bwd_dwdb is tuned as its own key with M = the
-//     partial rows of the bwd_dx winner (what the launcher looks up);
+//     bwd_dwdb config for their own partial rows); then bwd_dwdb is searched
+//     for the bwd_dx finalists (dx_finalists) and the pair with the least
+//     sum of times wins (pick_joint, issue 10); bwd_dwdb is stored as its own
+//     key with M = the partial rows of the chosen bwd_dx config (what the
+//     launcher looks up);
 //   * the winner is upserted at once (so an interrupted run keeps it) with
 //     its timing, GB/s, the copy bandwidth measured at the start of this run,
 //     the default config's time, and provenance. A key cut short by the
@@ -31,11 +34,13 @@
 // previous N of the same kernel, dtype and M); TuneOptions::full gives the
 // exhaustive search.
 //
-// Warm re-tune (retune_mode): a key whose record was measured with other
-// kernel templates (or any key, with `force`) but the same GPU (the key),
-// driver and NVRTC is re-tuned over the previous winner and its close
-// rivals (warm_space) instead of the whole space; `full` searches the whole
-// space.
+// Warm re-tune (retune_mode, plan_retune): a key whose record was measured
+// with other kernel templates (or any key, with `force`) but the same GPU
+// (the key), driver and NVRTC is re-tuned over the previous winner and its
+// close rivals (warm_space; the previous winner even where the space does
+// not list it, e.g. the default config) instead of the whole space; `full`
+// searches the whole space. A bwd_dwdb key is re-tuned whenever its bwd_dx
+// is, warm around its own record or the one of the previous bwd_dx winner.
 //
 // Several GPUs (run_tuning_on): one worker thread per GPU, each with its own
 // context, runner and workload, over a deterministic share of the targets
@@ -50,6 +55,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -119,7 +125,9 @@ struct KeyResult {
   Outcome outcome;                         // empty unless searched
   std::optional<cache::TuneRecord> record;  // stored (or found, for cached)
   double winner_gbps = 0, default_gbps = 0;
-  double seconds = 0;
+  double seconds = 0;        // the search (and storing its winner)
+  double setup_seconds = 0;  // fwd/bwd_dx: building its workload (inputs, upload, the backward's statistics)
+  double finished_at = 0;    // seconds since the run started, when the key was done (0: not measured)
 };
 const char* to_string(KeyResult::State s);
 
@@ -151,8 +159,12 @@ struct TuneOptions {
   // The staged search (ignored with `full`): see tuner/search.hpp.
   int screen_reps = 5;
   double screen_margin = 0.10;
+  double screen_cut = 1.5;          // a screening stops after 2 repetitions beyond 1.5x the fastest
   double roofline_headroom = 1.15;  // floor = bytes / (headroom x copy bandwidth)
   double dominated_ratio = 2.0;     // reuse from the previous N; 0: no reuse
+  // Joint bwd_dx + bwd_dwdb tuning (see dx_finalists, pick_joint).
+  double joint_margin = 0.05;
+  std::size_t joint_finalists = 3;
 };
 
 // What to do with a key that is about to be tuned, given its existing record
@@ -168,12 +180,57 @@ const char* to_string(Retune r);
 Retune retune_mode(const std::optional<cache::TuneRecord>& existing, const cache::Provenance& now, bool force,
                    bool full);
 
-// The warm re-tune's candidates (pure): the previous winner and its close
-// rivals, the configs of `space` that differ from it in at most two fields,
-// each by a factor of two (block_size, num_warps, rows_per_cta,
-// group_size_m, cluster_size); in space order, the previous winner first.
-// Empty when the previous winner is not in the space (a full search then).
-std::vector<Config> warm_space(const std::vector<Config>& space, const Config& previous);
+// The warm re-tune's candidates (pure), searched after the baseline (the
+// default config, which every search times first): the previous winner
+// (unless it is the default), then the configs of `space` close to it, i.e.
+// differing from it in at most two fields (block_size, num_warps,
+// rows_per_cta, group_size_m, cluster_size), each by at most a factor of two,
+// in space order. The previous winner need not be in `space`: the default
+// config often is not (its group_size_m follows its own rule), and new code
+// may list other configs; it is timed and verified like any candidate, so
+// one that no longer compiles or verifies is a recorded failure. Empty only
+// when the previous winner is the default and has no rival in `space` (the
+// search is then the baseline alone).
+std::vector<Config> warm_space(const std::vector<Config>& space, const Config& previous,
+                               const Config& default_config);
+
+// The decision for one key (pure): retune_mode, and for a warm re-tune the
+// space reduced by warm_space around the existing record's config.
+struct RetunePlan {
+  Retune mode = Retune::full;
+  std::vector<Config> space;  // what to search besides the default config (skip: empty)
+};
+RetunePlan plan_retune(const std::optional<cache::TuneRecord>& existing, const cache::Provenance& now, bool force,
+                       bool full, const Config& default_config, std::vector<Config> space);
+
+// ---- joint bwd_dx + bwd_dwdb tuning (issue 10; pure helpers)
+//
+// The bwd_dx config decides how many partial rows (P) bwd_dwdb reduces, so
+// the pair is chosen by the sum of their times. bwd_dx candidates are timed
+// as the whole backward with the default bwd_dwdb config for their own P
+// (what the launcher runs without a tuned bwd_dwdb); bwd_dwdb is then
+// searched for each finalist, its baseline being that same default. The
+// estimated sum of a finalist is backward - dwdb default + dwdb best.
+
+// The bwd_dx finalists: the winner first, then the candidates timed to
+// convergence (ok or slower) within (1 + margin) x the winner's median, by
+// median (ties: index); one per partial-row count (candidates with the same
+// P share the bwd_dwdb problem: the faster one stands for it); at most
+// `max`. Empty without a winner.
+std::vector<std::size_t> dx_finalists(const Outcome& dx,
+                                      const std::function<std::int64_t(const Config&)>& partial_rows, double margin,
+                                      std::size_t max);
+
+struct JointTiming {
+  std::size_t dx = 0;                      // the finalist's index in the bwd_dx outcome
+  double backward_us = 0;                  // bwd_dx + its default bwd_dwdb, timed together
+  std::optional<double> dwdb_default_us;   // that default bwd_dwdb alone (the bwd_dwdb search's baseline)
+  std::optional<double> dwdb_best_us;      // the bwd_dwdb search's winner (none: no winner)
+};
+
+// The index (into `t`) of the least estimated sum; ties: the earlier. None
+// when no entry has all three times.
+std::optional<std::size_t> pick_joint(const std::vector<JointTiming>& t);
 
 // ---- several GPUs (pure helpers)
 
