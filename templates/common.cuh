@@ -269,6 +269,28 @@ __device__ __forceinline__ float part_squares(const float (&v)[S::kVecsPerThread
 // nothing per element.
 __device__ __forceinline__ float xhat_scale(float var, float rstd) { return var == 0.f ? 0.f : rstd; }
 
+// A row's normalisation from its statistics (var: the variance, or RMSNorm's
+// mean square): xhat = x * scale + shift, with rstd = 1/sqrt(var + eps) and
+// scale its xhat_scale (RMSNorm: rstd itself). When `save`, this thread
+// stores the row's mean (LayerNorm) and rstd where those pointers are set.
+// Shared by every forward (fwd.cuh, fwd_cluster.cuh, fwd_smem.cuh).
+struct RowAffine {
+  float scale, shift;
+};
+template <class S>
+__device__ __forceinline__ RowAffine row_affine(const FwdParams& p, i64 row, float mean, float var, bool save) {
+  const float rstd = 1.0f / sqrtf(var + p.eps);
+  const float scale = S::kRms ? rstd : xhat_scale(var, rstd);
+  const RowAffine a{scale, -mean * scale};
+  if (save) {
+    if constexpr (!S::kRms) {
+      if (p.mean) p.mean[row] = mean;
+    }
+    if (p.rstd) p.rstd[row] = rstd;
+  }
+  return a;
+}
+
 // y = xhat * w + b (w: applied_weight<S>, so 1 + w when zero-centred) for one access
 // of kVec columns from `col` on, with the weight and bias the shape has; xhat as S::kFusedXhat says, with `rstd` the
 // row's xhat_scale and shift = -mean * rstd.

@@ -118,16 +118,9 @@ __device__ __forceinline__ void layer_norm_fwd(const FwdParams& p) {
     }
   }
   // var: the variance (LayerNorm) or the mean square (RMSNorm).
-  const float rstd = 1.0f / sqrtf(var + p.eps);
-  const float scale = S::kRms ? rstd : xhat_scale(var, rstd);
-  const float shift = -mean * scale;
   if (!active) return;  // no barrier follows
-  if (t == 0) {
-    if constexpr (!S::kRms) {
-      if (p.mean) p.mean[row] = mean;
-    }
-    if (p.rstd) p.rstd[row] = rstd;
-  }
+  const RowAffine a = row_affine<S>(p, row, mean, var, t == 0);
+  const float scale = a.scale, shift = a.shift;
 
   if constexpr (S::kSingleTile) {
 #pragma unroll

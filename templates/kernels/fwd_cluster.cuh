@@ -75,15 +75,8 @@ __device__ __forceinline__ void layer_norm_fwd_cluster(const FwdParams& p) {
       var = stats.m2 / static_cast<float>(p.N);
     }
     parity ^= 1;
-    const float rstd = 1.0f / sqrtf(var + p.eps);
-    const float scale = S::kRms ? rstd : xhat_scale(var, rstd);
-    const float shift = -mean * scale;
-    if (t == 0 && slab == 0) {
-      if constexpr (!S::kRms) {
-        if (p.mean) p.mean[row] = mean;
-      }
-      if (p.rstd) p.rstd[row] = rstd;
-    }
+    const RowAffine a = row_affine<S>(p, row, mean, var, t == 0 && slab == 0);
+    const float scale = a.scale, shift = a.shift;
 
     if constexpr (S::kResidual) {
       R* z_row = z + row * p.z_stride;

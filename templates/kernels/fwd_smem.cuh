@@ -462,15 +462,8 @@ __device__ __forceinline__ void layer_norm_fwd_smem(const FwdParams& p) {
       }
       var = row_total(sq) / static_cast<float>(p.N);
     }
-    const float rstd = 1.0f / sqrtf(var + p.eps);
-    const float scale = S::kRms ? rstd : xhat_scale(var, rstd);
-    const float shift = -mean * scale;
-    if (t == 0 && rank == 0) {
-      if constexpr (!S::kRms) {
-        if (p.mean) p.mean[row] = mean;
-      }
-      if (p.rstd) p.rstd[row] = rstd;
-    }
+    const RowAffine a = row_affine<S>(p, row, mean, var, t == 0 && rank == 0);
+    const float scale = a.scale, shift = a.shift;
 
     // 3. Output.
     // Weight and bias (L2) for kBatch accesses are loaded before any of
