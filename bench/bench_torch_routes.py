@@ -25,13 +25,14 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "python"))
+if HERE not in sys.path:
+    sys.path.insert(0, HERE)
 
+import bench_layernorm as bl  # noqa: E402  (imports torch, triton, lntune.torch)
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
@@ -39,18 +40,8 @@ import lntune.torch as lt  # noqa: E402
 from lntune import _torch_ext, _torch_ops  # noqa: E402
 
 
-def host_us(fn, calls=20, repeats=25):
-    for _ in range(5):
-        fn()
-    samples = []
-    for _ in range(repeats):
-        torch.cuda.synchronize()
-        t0 = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        samples.append((time.perf_counter() - t0) / calls)
-    torch.cuda.synchronize()
-    return statistics.median(samples) * 1e6
+# Host time per call: bench_layernorm.py's method (the same numbers as its host section).
+host_us = bl.host_us_batch
 
 
 def case(M, N, dtype, eps=1e-5):
