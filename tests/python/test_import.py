@@ -171,8 +171,8 @@ def test_ctypes_structs_match_the_c_compilers_layout():
     for struct, py in mirrors.items():
         c = fields[struct]
         mine = {n: (getattr(py, n).offset, getattr(py, n).size) for n, _ in py._fields_}
-        assert [n for n, _ in py._fields_] == sorted(c, key=lambda n: c[n][0]), \
-            "%s: ctypes fields %s, C fields %s" % (struct, [n for n, _ in py._fields_], sorted(c, key=lambda n: c[n][0]))
+        py_order, c_order = [n for n, _ in py._fields_], sorted(c, key=lambda n: c[n][0])
+        assert py_order == c_order, "%s: ctypes fields %s, C fields %s" % (struct, py_order, c_order)
         assert mine == c, "%s: ctypes (offset, size) %s != C %s" % (
             struct, {n: v for n, v in mine.items() if c.get(n) != v}, {n: v for n, v in c.items() if mine.get(n) != v})
         assert ctypes.sizeof(py) == sizes[struct], (struct, ctypes.sizeof(py), sizes[struct])
