@@ -459,11 +459,11 @@ def use_native_ops(enabled: bool) -> dict:
 #   add_layer_norm_fwd(x, residual, normalized_shape, weight?, bias?, eps, zero_centered_weight, out_dtype?)
 #       -> (y, residual_out, mean, rstd)
 #   add_layer_norm_bwd(dy, dresidual_out?, residual_out, mean, rstd, normalized_shape, weight?, bias?,
-#                      zero_centered_weight, dx_dtype, bool[3] output_mask) -> (dx, dweight, dbias)
+#                      zero_centered_weight, dx_dtype, bool[3] output_mask) -> (dx, dresidual, dweight, dbias)
 #   add_rms_norm_fwd(x, residual, normalized_shape, weight?, eps, zero_centered_weight, out_dtype?)
 #       -> (y, residual_out, rstd)
 #   add_rms_norm_bwd(dy, dresidual_out?, residual_out, rstd, normalized_shape, weight?, zero_centered_weight,
-#                    dx_dtype, bool[2] output_mask) -> (dx, dweight)
+#                    dx_dtype, bool[2] output_mask) -> (dx, dresidual, dweight)
 #
 # One op per form rather than one norm_fwd with a norm kind: each schema is
 # exactly its form's (RMSNorm has no mean and no bias, a plain norm has no
@@ -474,13 +474,17 @@ def use_native_ops(enabled: bool) -> dict:
 # of launch and validation code.
 #
 # y has out_dtype (default: x's dtype); residual_out (z = x + residual) has
-# the residual's dtype, as the C ABI writes it. The fused backward returns one
-# dx, the gradient of z, which is the gradient of both x and residual; it is
-# computed in dx_dtype: the inputs' dtype when x and residual share one, else
-# float32 (the C ABI writes a single dx, so for an fp32 residual stream with
-# bf16 activations the residual's gradient stays exact in fp32 and x's is
-# rounded from it). The ops' backward formulas add the upstream gradient of
-# z (dresidual_out) into dx in the same kernel, as the C ABI's backward does.
+# the residual's dtype, as the C ABI writes it. The gradient of z is the
+# gradient of both x and residual: the fused backward writes it as dx in
+# dx_dtype (x's dtype) and, when that differs from the residual's dtype
+# (residual_out's), also as dresidual in the residual's dtype, from the same
+# kernel (the C ABI's dresidual): each is rounded once from fp32, so an fp32
+# residual stream with bf16 activations gets an exact fp32 gradient with no
+# fp32 detour or cast kernels. dresidual is an empty (0,) tensor when the
+# dtypes agree (dx is then the residual's gradient too) or output_mask[0] is
+# off, like a masked-off dweight. The ops' backward formulas add the upstream
+# gradient of z (dresidual_out) into dx in the same kernel, as the C ABI's
+# backward does.
 # Double backward is not supported: the *_bwd ops' autograd formula raises.
 
 _NormFwdArgs = _ffi._RawNormForwardArgs
@@ -707,11 +711,14 @@ _norm_ws_sizes = {}
 
 
 def _norm_backward(api, norm, dev, dy, dz, saved, mean, rstd, shape, weight, b_dtype, zero_centered, dx_dtype,
-                   want_dw, want_db, residual):
-    """lntune_norm_backward: (dx in dx_dtype, dweight or None, dbias or None).
+                   want_dw, want_db, residual, want_dres=False):
+    """lntune_norm_backward: (dx in dx_dtype, dresidual or None, dweight or
+    None, dbias or None).
 
     saved is the forward's x (no residual) or its residual_out (z); dz, the
-    upstream gradient of z, is added into dx (with a residual only)."""
+    upstream gradient of z, is added into dx (with a residual only).
+    want_dres (with a residual only): also write the gradient in saved's
+    dtype (the residual's) from the same kernel, as dresidual."""
     if dy.dtype not in DTYPES:
         raise TypeError("%s backward: dy must be %s, got %s" % (api, _DTYPE_NAMES, dy.dtype))
     if dy.shape != saved.shape:
@@ -732,6 +739,7 @@ def _norm_backward(api, norm, dev, dy, dz, saved, mean, rstd, shape, weight, b_d
     w_torch = weight.dtype if weight is not None else b_dtype if b_dtype is not None else dx_dtype
     w_run = w_torch if w_torch in (dx_dtype, _f32) else _f32
     dx = _empty(saved.shape, dtype=dx_dtype, device=saved.device)
+    dres = _empty(saved.shape, dtype=saved.dtype, device=saved.device) if residual and want_dres else None
     dw = _empty((N,), dtype=w_run, device=saved.device) if want_dw else None
     db = _empty((N,), dtype=w_run, device=saved.device) if want_db else None
     if M > 0 and N > 0:
@@ -755,16 +763,18 @@ def _norm_backward(api, norm, dev, dy, dz, saved, mean, rstd, shape, weight, b_d
         wdt = int(DTYPES[w_run])
         sdt = int(DTYPES[saved.dtype])
         dyp, xp, dxp = dy2.data_ptr(), x2.data_ptr(), dx.data_ptr()
+        drp = None if dres is None else dres.data_ptr()
         args = _NormBwdArgs(dyp, xp, wp, mean_p, rstd_c.data_ptr(), dxp,
                             None if dw is None else dw.data_ptr(), None if db is None else db.data_ptr(),
                             M, N, dys, xs, N, xdt, wdt, None, 0, _stream(dev), norm, 1 if zero_centered else 0,
-                            1 if residual else 0, dzp, dzs, sdt if residual else xdt, int(DTYPES[dy.dtype]))
+                            1 if residual else 0, dzp, dzs, sdt if residual else xdt, int(DTYPES[dy.dtype]),
+                            drp, 0 if dres is None else N)
         _, bwd, wss = _norm_functions()
         ws = None
         if want_dw or want_db:
             key = (dev, norm, M, N, dys, xs, dzs, xdt, wdt, sdt, int(DTYPES[dy.dtype]), bool(zero_centered),
-                   bool(residual), dzp is None, wp is None, want_dw, want_db,
-                   (dyp | xp | dxp | (wp or 0) | (dzp or 0)) & 15, _ffi.generation)
+                   bool(residual), dzp is None, wp is None, drp is None, want_dw, want_db,
+                   (dyp | xp | dxp | (wp or 0) | (dzp or 0) | (drp or 0)) & 15, _ffi.generation)
             nbytes = _norm_ws_sizes.get(key)
             if nbytes is None:
                 n = ctypes.c_size_t(0)
@@ -787,13 +797,15 @@ def _norm_backward(api, norm, dev, dy, dz, saved, mean, rstd, shape, weight, b_d
         dw = dw.view(shape) if w_run == w_torch else dw.view(shape).to(w_torch)
     if db is not None:
         db = db.view(shape) if w_run == w_torch else db.view(shape).to(w_torch)
-    return dx, dw, db
+    return dx, dres, dw, db
 
 
-def fused_dx_dtype(x_dtype, residual_dtype):
-    """The dtype the fused backward computes dz (the gradient of x and of the
-    residual) in: theirs when they share one, else float32."""
-    return x_dtype if x_dtype == residual_dtype else _f32
+def fused_dx_dtype(x_dtype, residual_dtype, need_x=True, need_residual=True):
+    """The dx_dtype the fused backward is asked for: x's dtype when x's
+    gradient is wanted, else the residual's (then no second output is
+    written). The op adds dresidual in the residual's dtype when that
+    differs from dx_dtype."""
+    return x_dtype if need_x or not need_residual else residual_dtype
 
 
 def _empty_grad(x, dtype):
@@ -827,7 +839,7 @@ def _rms_norm_bwd_cuda(dy, x, rstd, normalized_shape, weight, zero_centered_weig
     sig, dev = check_norm(_API_RMS, _RMS, x, None, tuple(normalized_shape), weight, None, zero_centered_weight,
                           None)
     want_dw = bool(output_mask[1]) and weight is not None
-    dx, dw, _ = _norm_backward(_API_RMS, _RMS, dev, dy, None, x, None, rstd, sig.shape, weight, None,
+    dx, _, dw, _ = _norm_backward(_API_RMS, _RMS, dev, dy, None, x, None, rstd, sig.shape, weight, None,
                                zero_centered_weight, x.dtype, want_dw, False, False)
     return dx, dw if dw is not None else _empty_grad(x, sig.w_torch_dtype)
 
@@ -892,11 +904,13 @@ def _add_layer_norm_bwd_cuda(dy, dresidual_out, residual_out, mean, rstd, normal
     _weight_checks(_API_ADD_LN, sig, weight, bias, dev, zero_centered_weight)
     want_dw = bool(output_mask[1]) and weight is not None
     want_db = bool(output_mask[2]) and bias is not None
-    dx, dw, db = _norm_backward(_API_ADD_LN, _LAYER, dev, dy, dresidual_out, residual_out, mean, rstd, sig.shape,
-                                weight, None if bias is None else bias.dtype, zero_centered_weight, dx_dtype, want_dw,
-                                want_db, True)
+    want_dres = bool(output_mask[0]) and dx_dtype != residual_out.dtype
+    dx, dres, dw, db = _norm_backward(_API_ADD_LN, _LAYER, dev, dy, dresidual_out, residual_out, mean, rstd,
+                                      sig.shape, weight, None if bias is None else bias.dtype, zero_centered_weight,
+                                      dx_dtype, want_dw, want_db, True, want_dres)
     wt = weight.dtype if weight is not None else bias.dtype if bias is not None else dx_dtype
-    return (dx, dw if dw is not None else _empty_grad(dx, wt), db if db is not None else _empty_grad(dx, wt))
+    return (dx, dres if dres is not None else _empty_grad(dx, residual_out.dtype),
+            dw if dw is not None else _empty_grad(dx, wt), db if db is not None else _empty_grad(dx, wt))
 
 
 def _fused_bwd_fake(api, norm, dy, residual_out, normalized_shape, weight, bias, dx_dtype, output_mask):
@@ -908,7 +922,9 @@ def _fused_bwd_fake(api, norm, dy, residual_out, normalized_shape, weight, bias,
     ns = tuple(normalized_shape)
     dw = residual_out.new_empty(ns, dtype=wt) if output_mask[1] and weight is not None \
         else residual_out.new_empty((0,), dtype=wt)
-    out = [residual_out.new_empty(residual_out.shape, dtype=dx_dtype), dw]
+    dres = residual_out.new_empty(residual_out.shape) if output_mask[0] and dx_dtype != residual_out.dtype \
+        else residual_out.new_empty((0,))
+    out = [residual_out.new_empty(residual_out.shape, dtype=dx_dtype), dres, dw]
     if norm == _LAYER:
         out.append(residual_out.new_empty(ns, dtype=wt) if output_mask[2] and bias is not None
                    else residual_out.new_empty((0,), dtype=wt))
@@ -944,10 +960,13 @@ def _add_rms_norm_bwd_cuda(dy, dresidual_out, residual_out, rstd, normalized_sha
     sig, dev = _fused_bwd_check(_API_ADD_RMS, _RMS, residual_out, normalized_shape)
     _weight_checks(_API_ADD_RMS, sig, weight, None, dev, zero_centered_weight)
     want_dw = bool(output_mask[1]) and weight is not None
-    dx, dw, _ = _norm_backward(_API_ADD_RMS, _RMS, dev, dy, dresidual_out, residual_out, None, rstd, sig.shape,
-                               weight, None, zero_centered_weight, dx_dtype, want_dw, False, True)
+    want_dres = bool(output_mask[0]) and dx_dtype != residual_out.dtype
+    dx, dres, dw, _ = _norm_backward(_API_ADD_RMS, _RMS, dev, dy, dresidual_out, residual_out, None, rstd,
+                                     sig.shape, weight, None, zero_centered_weight, dx_dtype, want_dw, False, True,
+                                     want_dres)
     wt = weight.dtype if weight is not None else dx_dtype
-    return dx, dw if dw is not None else _empty_grad(dx, wt)
+    return (dx, dres if dres is not None else _empty_grad(dx, residual_out.dtype),
+            dw if dw is not None else _empty_grad(dx, wt))
 
 
 def _add_rms_norm_bwd_fake(dy, dresidual_out, residual_out, rstd, normalized_shape, weight, zero_centered_weight,
@@ -987,11 +1006,17 @@ def _fused_setup(ctx, x, residual, normalized_shape, weight, bias, zero_centered
     ctx.set_materialize_grads(False)
 
 
-def _fused_grads(ctx, dz):
-    """The gradients of x and residual from dz (in dx_dtype)."""
+def _fused_dx_dtype(ctx):
     need = ctx.needs_input_grad
-    gx = (dz if dz.dtype == ctx.x_dtype else dz.to(ctx.x_dtype)) if need[0] else None
-    gr = (dz if dz.dtype == ctx.residual_dtype else dz.to(ctx.residual_dtype)) if need[1] else None
+    return fused_dx_dtype(ctx.x_dtype, ctx.residual_dtype, bool(need[0]), bool(need[1]))
+
+
+def _fused_grads(ctx, dx, dres):
+    """The gradients of x and residual from the op's dx (in dx_dtype) and
+    dresidual (the residual's dtype; empty when dx already has it): no casts."""
+    need = ctx.needs_input_grad
+    gx = dx if need[0] else None
+    gr = (dx if dx.dtype == ctx.residual_dtype else dres) if need[1] else None
     return gx, gr
 
 
@@ -1018,10 +1043,9 @@ def _add_layer_norm_backward(ctx, dy, dres, _dmean, _drstd):
     if dy is None:
         return (None,) * 8
     mask = [bool(need[0] or need[1]), bool(need[3]) and weight is not None, bool(need[4]) and bias is not None]
-    dx_dtype = fused_dx_dtype(ctx.x_dtype, ctx.residual_dtype)
-    dz, dw, db = torch.ops.lntune.add_layer_norm_bwd(dy, dres, z, mean, rstd, ctx.normalized_shape, weight, bias,
-                                                     ctx.zero_centered_weight, dx_dtype, mask)
-    gx, gr = _fused_grads(ctx, dz)
+    dx, dr, dw, db = torch.ops.lntune.add_layer_norm_bwd(dy, dres, z, mean, rstd, ctx.normalized_shape, weight,
+                                                         bias, ctx.zero_centered_weight, _fused_dx_dtype(ctx), mask)
+    gx, gr = _fused_grads(ctx, dx, dr)
     return gx, gr, None, (dw if mask[1] else None), (db if mask[2] else None), None, None, None
 
 
@@ -1039,10 +1063,9 @@ def _add_rms_norm_backward(ctx, dy, dres, _drstd):
     if dy is None:
         return (None,) * 7
     mask = [bool(need[0] or need[1]), bool(need[3]) and weight is not None]
-    dx_dtype = fused_dx_dtype(ctx.x_dtype, ctx.residual_dtype)
-    dz, dw = torch.ops.lntune.add_rms_norm_bwd(dy, dres, z, rstd, ctx.normalized_shape, weight,
-                                               ctx.zero_centered_weight, dx_dtype, mask)
-    gx, gr = _fused_grads(ctx, dz)
+    dx, dr, dw = torch.ops.lntune.add_rms_norm_bwd(dy, dres, z, rstd, ctx.normalized_shape, weight,
+                                                   ctx.zero_centered_weight, _fused_dx_dtype(ctx), mask)
+    gx, gr = _fused_grads(ctx, dx, dr)
     return gx, gr, None, (dw if mask[1] else None), None, None, None
 
 
@@ -1068,12 +1091,12 @@ _SCHEMAS.update({
     "add_layer_norm_bwd": "add_layer_norm_bwd(Tensor dy, Tensor? dresidual_out, Tensor residual_out, Tensor mean, "
                           "Tensor rstd, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, "
                           "bool zero_centered_weight, ScalarType dx_dtype, bool[3] output_mask) "
-                          "-> (Tensor, Tensor, Tensor)",
+                          "-> (Tensor, Tensor, Tensor, Tensor)",
     "add_rms_norm_fwd": "add_rms_norm_fwd(Tensor x, Tensor residual, SymInt[] normalized_shape, Tensor? weight, "
                         "float eps, bool zero_centered_weight, ScalarType? out_dtype) -> (Tensor, Tensor, Tensor)",
     "add_rms_norm_bwd": "add_rms_norm_bwd(Tensor dy, Tensor? dresidual_out, Tensor residual_out, Tensor rstd, "
                         "SymInt[] normalized_shape, Tensor? weight, bool zero_centered_weight, "
-                        "ScalarType dx_dtype, bool[2] output_mask) -> (Tensor, Tensor)",
+                        "ScalarType dx_dtype, bool[2] output_mask) -> (Tensor, Tensor, Tensor)",
 })
 
 # name -> (CUDA implementation, fake implementation, autograd backward, setup_context), for _register().

@@ -133,6 +133,51 @@ def test_norm_struct_layout_matches_header():
     assert _ffi.NormForwardArgs.x.offset == 0 and _ffi.NormBackwardArgs.stream.offset == 128
 
 
+def _c_layout():
+    """{struct: {field: (offset, size)}} and {struct: sizeof} as the C compiler
+    lays out include/lntune/lntune.h (tests/abi_layout.cpp; its path in
+    LNTUNE_ABI_LAYOUT, set by tests/CMakeLists.txt)."""
+    prog = os.environ.get("LNTUNE_ABI_LAYOUT")
+    if not prog:  # a build tree's library (build/lib/liblntune.so): its build/tests/abi_layout
+        guess = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(_ffi.library_path()))), "tests",
+                             "abi_layout")
+        if not os.path.isfile(guess):
+            _skip("LNTUNE_ABI_LAYOUT not set and no %s (the abi_layout program of tests/CMakeLists.txt; run "
+                  "through ctest)" % guess)
+        prog = guess
+    if not os.path.isfile(prog):
+        _skip("LNTUNE_ABI_LAYOUT=%s does not exist (build the abi_layout target)" % prog)
+    out = subprocess.run([prog], capture_output=True, text=True, check=True).stdout
+    fields, sizes = {}, {}
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[1] == "sizeof":
+            sizes[parts[0]] = int(parts[2])
+        else:
+            struct, field, offset, size = parts
+            fields.setdefault(struct, {})[field] = (int(offset), int(size))
+    return fields, sizes
+
+
+def test_ctypes_structs_match_the_c_compilers_layout():
+    """Every field of the four public args structs, in the C compiler's
+    offsets and sizes (from abi_layout), matches the ctypes mirror, and
+    neither side has a field the other lacks."""
+    fields, sizes = _c_layout()
+    mirrors = {"lntune_forward_args": _ffi._RawForwardArgs, "lntune_backward_args": _ffi._RawBackwardArgs,
+               "lntune_norm_forward_args": _ffi._RawNormForwardArgs,
+               "lntune_norm_backward_args": _ffi._RawNormBackwardArgs}
+    assert sorted(fields) == sorted(mirrors) == sorted(sizes), (sorted(fields), sorted(sizes))
+    for struct, py in mirrors.items():
+        c = fields[struct]
+        mine = {n: (getattr(py, n).offset, getattr(py, n).size) for n, _ in py._fields_}
+        py_order, c_order = [n for n, _ in py._fields_], sorted(c, key=lambda n: c[n][0])
+        assert py_order == c_order, "%s: ctypes fields %s, C fields %s" % (struct, py_order, c_order)
+        assert mine == c, "%s: ctypes (offset, size) %s != C %s" % (
+            struct, {n: v for n, v in mine.items() if c.get(n) != v}, {n: v for n, v in c.items() if mine.get(n) != v})
+        assert ctypes.sizeof(py) == sizes[struct], (struct, ctypes.sizeof(py), sizes[struct])
+
+
 def _norm_forward_args(**kw):
     a = _ffi.NormForwardArgs()
     base = _forward_args()

@@ -233,15 +233,57 @@ def test_row_lengths(kind, dtype, N):
 
 
 def test_fp32_residual_gradient_stays_fp32_exact():
-    """bf16 x with an fp32 residual stream: residual's gradient is computed in
-    fp32 (not rounded through bf16), so it meets float32's tolerance."""
+    """bf16 x with an fp32 residual stream: the residual's gradient is
+    written in fp32 by the same kernel as x's bf16 one (not rounded through
+    bf16), so it meets float32's tolerance against the float64 reference,
+    and x's is that same value rounded once to bf16."""
     for kind in ("add_ln", "add_rms"):
-        c = make_inputs(kind, (64, 2048), 1, torch.bfloat16, "res")
-        got = run_lntune(c)
-        ref = run_torch(c)
-        assert got["dr"].dtype == torch.float32
-        assert _err(got["dr"], ref["dr"]) <= 1e-4, (kind, _err(got["dr"], ref["dr"]))
-        assert torch.equal(got["dx"], got["dr"].to(torch.bfloat16))
+        for shape in ((64, 2048), (33, 1537)):
+            c = make_inputs(kind, shape, 1, torch.bfloat16, "res")
+            got = run_lntune(c)
+            ref = run_torch(c)
+            assert got["dr"].dtype == torch.float32 and got["dx"].dtype == torch.bfloat16
+            assert _err(got["dr"], ref["dr"]) <= 1e-4, (kind, shape, _err(got["dr"], ref["dr"]))
+            assert _err(got["dx"], ref["dx"]) <= TOL[torch.bfloat16], (kind, shape, _err(got["dx"], ref["dx"]))
+            assert torch.equal(got["dx"], got["dr"].to(torch.bfloat16)), (kind, shape)
+
+
+@pytest.mark.parametrize("kind", ["add_ln", "add_rms"])
+@pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
+def test_mixed_dtype_backward_one_kernel_no_casts(kind, dtype):
+    """x and residual in different dtypes: the backward is one *_bwd op call
+    returning dx and dresidual in their dtypes (checked against float64),
+    with no cast or copy op anywhere in the backward (the old fp32 detour
+    cast dz twice)."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Log(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.ops = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.ops.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    c = make_inputs(kind, (40, 1024), 1, dtype, "res")
+    assert c["r"].dtype != c["x"].dtype
+    x, r, w = (c[n].detach().clone().requires_grad_() for n in ("x", "r", "w"))
+    if kind == "add_ln":
+        y, z = lt.fused_add_layer_norm(x, r, c["ns"], w, c["b"], 1e-5)
+    else:
+        y, z = lt.fused_add_rms_norm(x, r, c["ns"], w)
+    log = Log()
+    with log:
+        torch.autograd.backward((y, z), (c["dy"], c["dz"]))
+    bwd = [o for o in log.ops if o.startswith("lntune.")]
+    assert bwd == ["lntune.%s_bwd.default" % ("add_layer_norm" if kind == "add_ln" else "add_rms_norm")], log.ops
+    assert not [o for o in log.ops if "_to_copy" in o or "copy_" in o or o.startswith("aten.to")], log.ops
+    assert (x.grad.dtype, r.grad.dtype) == (x.dtype, r.dtype)
+    ref = run_torch(c)  # float64, z rounded to the residual's dtype as lntune stores it
+    for name, g in (("dx", x.grad), ("dr", r.grad)):
+        # one rounding to the gradient's dtype; fp32 at float32's accumulation bound (1e-4)
+        assert _err(g, ref[name]) <= max(TOL[g.dtype], 1e-4), (name, _err(g, ref[name]))
 
 
 def test_eps_default_is_torchs():
@@ -369,16 +411,18 @@ def test_opcheck_forward_and_backward(kind, dtype, opt):
     elif kind == "add_ln":
         _opcheck(ops.add_layer_norm_fwd.default, (x, r, ns, w, b, 1e-5, c["zc"], c["out_dtype"]))
         y, z, mean, rstd = ops.add_layer_norm_fwd(c["x"], c["r"], ns, c["w"], c["b"], 1e-5, c["zc"], c["out_dtype"])
-        dxd = lt._ops.fused_dx_dtype(c["x"].dtype, c["r"].dtype)
-        for dz, mask in ((c["dz"], [True, True, True]), (None, [True, False, True]), (c["dz"], [True, True, False])):
-            _opcheck(ops.add_layer_norm_bwd.default, (c["dy"], dz, z, mean, rstd, ns, c["w"], c["b"], c["zc"], dxd,
-                                                      mask))
+        # dx_dtype x's (with a dresidual when the residual's differs) and the residual's (dx only)
+        for dxd in {c["x"].dtype, c["r"].dtype}:
+            for dz, mask in ((c["dz"], [True, True, True]), (None, [True, False, True]),
+                             (c["dz"], [True, True, False]), (c["dz"], [False, True, True])):
+                _opcheck(ops.add_layer_norm_bwd.default, (c["dy"], dz, z, mean, rstd, ns, c["w"], c["b"], c["zc"],
+                                                          dxd, mask))
     else:
         _opcheck(ops.add_rms_norm_fwd.default, (x, r, ns, w, 1e-6, c["zc"], c["out_dtype"]))
         y, z, rstd = ops.add_rms_norm_fwd(c["x"], c["r"], ns, c["w"], 1e-6, c["zc"], c["out_dtype"])
-        dxd = lt._ops.fused_dx_dtype(c["x"].dtype, c["r"].dtype)
-        for dz, mask in ((c["dz"], [True, True]), (None, [True, False])):
-            _opcheck(ops.add_rms_norm_bwd.default, (c["dy"], dz, z, rstd, ns, c["w"], c["zc"], dxd, mask))
+        for dxd in {c["x"].dtype, c["r"].dtype}:
+            for dz, mask in ((c["dz"], [True, True]), (None, [True, False]), (c["dz"], [False, True])):
+                _opcheck(ops.add_rms_norm_bwd.default, (c["dy"], dz, z, rstd, ns, c["w"], c["zc"], dxd, mask))
 
 
 # ------------------------------------------------------------------ torch.compile, CUDA graphs

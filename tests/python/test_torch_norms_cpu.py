@@ -52,13 +52,13 @@ SCHEMAS = {
     "add_layer_norm_bwd": "lntune::add_layer_norm_bwd(Tensor dy, Tensor? dresidual_out, Tensor residual_out, "
                           "Tensor mean, Tensor rstd, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, "
                           "bool zero_centered_weight, ScalarType dx_dtype, bool[3] output_mask) "
-                          "-> (Tensor, Tensor, Tensor)",
+                          "-> (Tensor, Tensor, Tensor, Tensor)",
     "add_rms_norm_fwd": "lntune::add_rms_norm_fwd(Tensor x, Tensor residual, SymInt[] normalized_shape, "
                         "Tensor? weight, float eps, bool zero_centered_weight, ScalarType? out_dtype) "
                         "-> (Tensor, Tensor, Tensor)",
     "add_rms_norm_bwd": "lntune::add_rms_norm_bwd(Tensor dy, Tensor? dresidual_out, Tensor residual_out, "
                         "Tensor rstd, SymInt[] normalized_shape, Tensor? weight, bool zero_centered_weight, "
-                        "ScalarType dx_dtype, bool[2] output_mask) -> (Tensor, Tensor)",
+                        "ScalarType dx_dtype, bool[2] output_mask) -> (Tensor, Tensor, Tensor)",
 }
 
 
@@ -140,12 +140,22 @@ def test_fake_shapes_and_dtypes(xd, rd, wd, od):
         assert dw.shape == ((6, 8) if w is not None else (0,)) and dw.dtype == wt
 
         dxd = _torch_ops.fused_dx_dtype(xd, rd)
-        assert dxd == (xd if xd == rd else torch.float32)
-        dz, dw, db = _op("add_layer_norm_bwd")(dy, z, z, mean, rstd, [6, 8], w, b, zc, dxd, [True, True, False])
-        assert (dz.shape, dz.dtype) == (x.shape, dxd)
+        assert dxd == xd and _torch_ops.fused_dx_dtype(xd, rd, need_x=False) == rd
+        # dresidual in the residual's dtype when it differs from dx's, else empty (0,).
+        dres_shape = x.shape if xd != rd else (0,)
+        dx, dres, dw, db = _op("add_layer_norm_bwd")(dy, z, z, mean, rstd, [6, 8], w, b, zc, dxd,
+                                                     [True, True, False])
+        assert (dx.shape, dx.dtype) == (x.shape, xd)
+        assert (dres.shape, dres.dtype) == (dres_shape, rd)
         assert dw.shape == ((6, 8) if w is not None else (0,)) and db.shape == (0,)
-        dz, dw = _op("add_rms_norm_bwd")(dy, None, z, rstd, [6, 8], w, zc, dxd, [True, False])
-        assert (dz.dtype, dw.shape) == (dxd, (0,))
+        dx, dres, dw = _op("add_rms_norm_bwd")(dy, None, z, rstd, [6, 8], w, zc, dxd, [True, False])
+        assert (dx.dtype, dres.shape, dres.dtype, dw.shape) == (xd, dres_shape, rd, (0,))
+        # Only the residual's gradient: asked in its dtype, no second output.
+        dx, dres, dw = _op("add_rms_norm_bwd")(dy, None, z, rstd, [6, 8], w, zc, rd, [True, False])
+        assert (dx.dtype, dres.shape) == (rd, (0,))
+        # dx masked off: no dresidual either.
+        _dx, dres, _dw = _op("add_rms_norm_bwd")(dy, None, z, rstd, [6, 8], w, zc, dxd, [False, True])
+        assert dres.shape == (0,)
 
 
 def test_fake_through_the_user_api():
@@ -368,9 +378,11 @@ def test_launch_arguments_pass_the_c_abi_checks(monkeypatch):
         dxd = ops.fused_dx_dtype(xd, rd) if res else xd
         dy = torch.randn(M, N).to(od or xd)
         dz = torch.randn(M, N).to(rd) if res else None
-        dx, dw, db = ops._norm_backward("t", norm, 0, dy, dz, z if res else x, mean, rstd, (N,), w, bdt, zc, dxd,
-                                        w is not None, b is not None, res)
+        want_dres = res and xd != rd  # dresidual (the residual's dtype) from the same kernel
+        dx, dres, dw, db = ops._norm_backward("t", norm, 0, dy, dz, z if res else x, mean, rstd, (N,), w, bdt, zc,
+                                              dxd, w is not None, b is not None, res, want_dres)
         assert dx.dtype == dxd and (dw is None or dw.dtype == w.dtype) and (db is None or db.dtype == b.dtype)
+        assert (dres is not None) == want_dres and (dres is None or (dres.dtype, dres.shape) == (rd, x.shape))
         names = [s[0] for s in seen]
         assert names[0] == "lntune_norm_forward" and names[-1] == "lntune_norm_backward", names
         for name, st, msg in seen:
