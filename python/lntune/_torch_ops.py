@@ -239,6 +239,28 @@ def forward_stats(x, weight, bias, eps, sig, dev):
 _ws_sizes = {}
 
 
+def _attach_workspace(sizes: dict, key, wss, dev: int, args, device):
+    """Gives a backward's `args` its workspace (the fp32 partial dW/dB rows)
+    from torch's caching allocator: stream-ordered, and from the graph's pool
+    under capture. Its size is asked of the library once per `key` (the
+    shape, dtypes, alignment and tuning generation) and memoised in `sizes`.
+    Returns the tensor, to keep alive until the launch (None: none needed)."""
+    nbytes = sizes.get(key)
+    if nbytes is None:
+        n = ctypes.c_size_t(0)
+        _call(wss, dev, _byref(args), _byref(n))
+        nbytes = n.value
+        if len(sizes) >= 4096:
+            sizes.clear()
+        sizes[key] = nbytes
+    if not nbytes:
+        return None
+    ws = _empty((nbytes,), dtype=_u8, device=device)
+    args.workspace = ws.data_ptr()
+    args.workspace_bytes = nbytes
+    return ws
+
+
 def backward_launch(dy, x2, xs, M, stats_ptr, sig, dev, w, want_dw, want_db, dx_shape, rstd_ptr=None):
     """dx (dx_shape, contiguous), and dW, dB ([N] or None as asked).
 
@@ -270,18 +292,7 @@ def backward_launch(dy, x2, xs, M, stats_ptr, sig, dev, w, want_dw, want_db, dx_
         # allocator: stream-ordered, and from the graph's pool under capture.
         key = (dev, M, N, dys, xs, sig.x_dtype, sig.w_dtype, wp is None, want_dw, want_db,
                (dyp | xp | dxp | (wp or 0)) & 15, _ffi.generation)
-        nbytes = _ws_sizes.get(key)
-        if nbytes is None:
-            n = ctypes.c_size_t(0)
-            _call(wss, dev, _byref(args), _byref(n))
-            nbytes = n.value
-            if len(_ws_sizes) >= 4096:
-                _ws_sizes.clear()
-            _ws_sizes[key] = nbytes
-        if nbytes:
-            ws = _empty((nbytes,), dtype=_u8, device=x2.device)
-            args.workspace = ws.data_ptr()
-            args.workspace_bytes = nbytes
+        ws = _attach_workspace(_ws_sizes, key, wss, dev, args, x2.device)
     _call(bwd, dev, _byref(args))
     del ws  # back to the caching allocator after the launch: reuse is ordered on this stream
     return dx, dw, db
@@ -775,18 +786,7 @@ def _norm_backward(api, norm, dev, dy, dz, saved, mean, rstd, shape, weight, b_d
             key = (dev, norm, M, N, dys, xs, dzs, xdt, wdt, sdt, int(DTYPES[dy.dtype]), bool(zero_centered),
                    bool(residual), dzp is None, wp is None, drp is None, want_dw, want_db,
                    (dyp | xp | dxp | (wp or 0) | (dzp or 0) | (drp or 0)) & 15, _ffi.generation)
-            nbytes = _norm_ws_sizes.get(key)
-            if nbytes is None:
-                n = ctypes.c_size_t(0)
-                _call(wss, dev, _byref(args), _byref(n))
-                nbytes = n.value
-                if len(_norm_ws_sizes) >= 4096:
-                    _norm_ws_sizes.clear()
-                _norm_ws_sizes[key] = nbytes
-            if nbytes:
-                ws = _empty((nbytes,), dtype=_u8, device=saved.device)
-                args.workspace = ws.data_ptr()
-                args.workspace_bytes = nbytes
+            ws = _attach_workspace(_norm_ws_sizes, key, wss, dev, args, saved.device)
         _call(bwd, dev, _byref(args))
         del ws  # back to the caching allocator after the launch: reuse is ordered on this stream
     else:
