@@ -22,21 +22,10 @@ import os
 import sys
 
 if __name__ == "__main__":
-    # As a script (ctest): exit 77 = skipped, with the reason, where this cannot run.
-    import importlib.util
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import _script  # noqa: E402
 
-    _missing = [m for m in ("pytest", "torch") if importlib.util.find_spec(m) is None]
-    if _missing:
-        print("SKIPPED: %s not installed" % " and ".join(_missing))
-        sys.exit(77)
-    import torch
-
-    if not torch.cuda.is_available():
-        print("SKIPPED: no CUDA device: the lntune.torch tests need an NVIDIA GPU")
-        sys.exit(77)
-    import pytest
-
-    sys.exit(pytest.main([os.path.abspath(__file__), "-q", "-rs", "-p", "no:cacheprovider"] + sys.argv[1:]))
+    _script.run(__file__, cuda_for="the lntune.torch tests")
 
 import pytest  # noqa: E402
 

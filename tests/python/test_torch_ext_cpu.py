@@ -19,18 +19,10 @@ import subprocess
 import sys
 
 if __name__ == "__main__":
-    import importlib.util
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import _script  # noqa: E402
 
-    _missing = [m for m in ("pytest", "torch") if importlib.util.find_spec(m) is None]
-    if _missing:
-        print("SKIPPED: %s not installed" % " and ".join(_missing))
-        sys.exit(77)
-    if shutil.which(os.environ.get("CXX", "c++")) is None:
-        print("SKIPPED: no C++ compiler to build the extension with")
-        sys.exit(77)
-    import pytest
-
-    sys.exit(pytest.main([os.path.abspath(__file__), "-q", "-rs", "-p", "no:cacheprovider"] + sys.argv[1:]))
+    _script.run(__file__, needs_cxx=True)
 
 import pytest  # noqa: E402
 
