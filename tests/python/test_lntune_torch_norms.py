@@ -37,6 +37,9 @@ import torch.nn.functional as F  # noqa: E402
 
 import lntune.torch as lt  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _module_samples import check_module_info_samples  # noqa: E402
+
 DEV = "cuda"
 TOL = {torch.float32: 1e-5, torch.float16: 2e-3, torch.bfloat16: 1.6e-2}
 ATOL = {torch.float32: 1e-5, torch.float16: 1e-4, torch.bfloat16: 1e-3}
@@ -604,29 +607,4 @@ def test_rms_norm_opinfo_samples(dtype):
 @pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
 def test_rmsnorm_module_info_samples(dtype):
     """PyTorch's ModuleInfo inputs for nn.RMSNorm, through lntune.torch.RMSNorm.from_torch."""
-    pytest.importorskip("expecttest", reason="torch.testing._internal needs the expecttest package")
-    from torch.testing._internal.common_modules import module_db
-
-    info = next(m for m in module_db if m.module_cls is torch.nn.RMSNorm)
-    n = 0
-    for mi in info.module_inputs_func(info, device=DEV, dtype=dtype, requires_grad=True, training=True):
-        if mi.forward_input is None:
-            continue
-        cargs, ckw = mi.constructor_input.args, mi.constructor_input.kwargs
-        ref = torch.nn.RMSNorm(*cargs, **ckw, device=DEV, dtype=dtype)
-        ours = lt.RMSNorm.from_torch(ref)
-        assert repr(ours) == repr(ref)
-        fargs, fkw = mi.forward_input.args, mi.forward_input.kwargs
-        x = fargs[0]
-        g = torch.randn_like(x)
-        outs = []
-        for m in (ours, ref):
-            xl = x.detach().clone().requires_grad_(x.requires_grad)
-            y = m(xl, *fargs[1:], **fkw)
-            leaves = ([xl] if xl.requires_grad else []) + list(m.parameters())
-            grads = torch.autograd.grad(y, leaves, g) if leaves and y.numel() else []
-            outs.append([y] + list(grads))
-        for i, (a, r) in enumerate(zip(*outs)):
-            torch.testing.assert_close(a, r, msg=lambda msg: "module input %s, output %d: %s" % (mi, i, msg))
-        n += 1
-    assert n >= 2
+    check_module_info_samples(torch.nn.RMSNorm, lt.RMSNorm, DEV, dtype, at_least=2)
