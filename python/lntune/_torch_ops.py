@@ -92,6 +92,21 @@ def _call(fn, dev: int, *args) -> None:
 # ------------------------------------------------------------------ validation
 
 
+def _param_dtype(api, x_dtype, w_dtype, b_dtype):
+    """The dtype weight and bias share (x's or float32), or None without
+    either; a TypeError naming `api` otherwise."""
+    wt = None
+    for name, d in (("weight", w_dtype), ("bias", b_dtype)):
+        if d is None:
+            continue
+        if d != x_dtype and d != torch.float32:
+            raise TypeError("%s: %s must be %s (x's dtype) or float32, got %s" % (api, name, x_dtype, d))
+        if wt is not None and d != wt:
+            raise TypeError("%s: weight (%s) and bias (%s) must have the same dtype" % (api, wt, d))
+        wt = d
+    return wt
+
+
 class _Signature:
     """What one (x dtype, weight dtype, bias dtype, normalized_shape) implies."""
 
@@ -105,16 +120,7 @@ class _Signature:
             raise ValueError("lntune.torch.layer_norm: normalized_shape must not be empty")
         if any(d < 0 for d in shape):
             raise ValueError("lntune.torch.layer_norm: normalized_shape %s has a negative size" % (list(shape),))
-        wt = None
-        for name, d in (("weight", w_dtype), ("bias", b_dtype)):
-            if d is None:
-                continue
-            if d != x_dtype and d != torch.float32:
-                raise TypeError(
-                    "lntune.torch.layer_norm: %s must be %s (x's dtype) or float32, got %s" % (name, x_dtype, d))
-            if wt is not None and d != wt:
-                raise TypeError("lntune.torch.layer_norm: weight (%s) and bias (%s) must have the same dtype" % (wt, d))
-            wt = d
+        wt = _param_dtype("lntune.torch.layer_norm", x_dtype, w_dtype, b_dtype)
         self.shape = shape
         self.k = len(shape)
         self.N = math.prod(shape)  # 0 is allowed (as in torch): nothing to launch
@@ -555,15 +561,7 @@ class _NormSignature:
         if zero_centered and not has_w:
             raise ValueError("%s: zero_centered_weight=True needs a weight (y = xhat * (1 + weight)%s)"
                              % (api, " + bias" if norm == _LAYER else ""))
-        wt = None
-        for name, d in (("weight", w_dtype), ("bias", b_dtype)):
-            if d is None:
-                continue
-            if d != x_dtype and d != torch.float32:
-                raise TypeError("%s: %s must be %s (x's dtype) or float32, got %s" % (api, name, x_dtype, d))
-            if wt is not None and d != wt:
-                raise TypeError("%s: weight (%s) and bias (%s) must have the same dtype" % (api, wt, d))
-            wt = d
+        wt = _param_dtype(api, x_dtype, w_dtype, b_dtype)
         self.api = api
         self.norm = norm
         self.shape = shape
