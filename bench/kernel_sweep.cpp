@@ -109,7 +109,14 @@ int main(int argc, char** argv) {
       auto dwdb_kernel = [&](const Config& rc) -> const rt::LoadedKernel& {
         return runtime.kernel(ctx, dev.arch(), gen::make_instance(rtt, rc, N, 1));
       };
-      rt::DeviceBuffer ws(std::size_t{1} << 28);
+      // Workspace for the largest of the default's and the space's partial
+      // rows (a fixed 256 MiB was too small for N = 262144's defaults).
+      std::size_t ws_bytes = std::size_t{1} << 20;
+      if (!fwd) {
+        ws_bytes = std::max(ws_bytes, rt::workspace_bytes(bp, def));
+        for (const Config& c : gen::search_space(q)) ws_bytes = std::max(ws_bytes, rt::workspace_bytes(bp, c));
+      }
+      rt::DeviceBuffer ws(ws_bytes);
       g.workspace = ws.ptr();
       g.workspace_bytes = ws.size();
       auto time_pair = [&](const Config& c, const Config& rc) {

@@ -1,6 +1,7 @@
 #include "generator/space.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include "generator/instance.hpp"
 
@@ -118,6 +119,60 @@ void add_smem_forward(const SpaceQuery& q, std::vector<Config>& out) {
   }
 }
 
+// The default for rows longer than kSmemForwardMinN on sm_90+: the forward
+// with the row's slabs in shared memory (one read of x), 64 KiB of x per CTA
+// at most (so that a residual's slab, even fp32 beside 16-bit x, still fits),
+// 64 elements per thread, clusters of as few CTAs as hold the row (up to 16),
+// a cluster per row. Measured on an H100 (bf16, x of 512 MiB, % of the
+// device-to-device copy in the same process): N = 32768 98%, 65536 95%,
+// 262144 89%, where the register kernel's tiles (x read twice) gave 81%, 64%
+// and 62% (`LNTUNE_SWEEP_EVERY=1 lntune_sweep fwd bf16 32768 65536 262144`).
+std::optional<Config> smem_forward_default(const SpaceQuery& q) {
+  if (q.kernel != Kernel::fwd || q.n <= kSmemForwardMinN) return std::nullopt;
+  const auto esize = static_cast<std::int64_t>(dtype_size(q.dtype));
+  // 128 KiB only where no cluster splits the row into slabs of 64 KiB or
+  // less without an empty CTA (e.g. fp32, N = 40001).
+  for (const std::int64_t bytes : {64 * 1024, 128 * 1024})
+    for (int cluster : {1, 2, 4, 8, 16}) {
+      const std::int64_t block = next_pow2((q.n + cluster - 1) / cluster);
+      if (block * esize > bytes || (cluster - 1) * block >= q.n) continue;
+      Config c{static_cast<int>(block), static_cast<int>(std::clamp<std::int64_t>(block / (32 * 64), 4, 16)), 1, 0};
+      c.cluster_size = cluster;
+      if (forward_in_smem(c, q.n)) return c;
+    }
+  return std::nullopt;
+}
+
+// The default backward for rows longer than 8192 columns on sm_90+: the
+// wide-row kernel (column slices of 8192 columns per CTA, 8 warps, 3 rows
+// staged; slices of 16384 columns, 16 warps, where no cluster size splits
+// the row into 8192-column slices without an empty CTA; 2 stages where 3
+// would not fit), a persistent grid of the clusters that fit the SMs, one
+// fewer for clusters of 8 or more (whole clusters must fit a GPC). Measured
+// on an H100 (bf16, N = 65536, M = 4096, % of the copy in the same
+// process): 97%, where the clustered register kernel gave 55%
+// (`LNTUNE_SWEEP_WIDE=1 lntune_sweep bwd bf16 65536`).
+std::optional<Config> wide_bwd_default(const SpaceQuery& q) {
+  if (q.kernel != Kernel::bwd_dx || q.n <= 8192) return std::nullopt;
+  // x and dy in the row dtype, an fp32 weight (the launcher drops a stage
+  // where a variant's wider rows need it: rt::default_selection).
+  const std::size_t row = 2 * dtype_size(q.dtype);
+  for (const std::int64_t slab_max : {8192, 16384})
+    for (int cluster : {2, 4, 8, 16}) {
+      const std::int64_t slab = next_pow2((q.n + cluster - 1) / cluster);
+      if (slab > slab_max || (cluster - 1) * slab >= q.n) continue;
+      const int warps = static_cast<int>(std::clamp<std::int64_t>(slab / (32 * 32), 4, 16));
+      const auto bytes = [&](std::size_t stages) { return static_cast<std::size_t>(slab) * (row * stages + 4) + 8 * stages; };
+      const int stages = bytes(3) <= kWideSmemLimit ? 3 : 2;
+      if (bytes(static_cast<std::size_t>(stages)) > kWideSmemLimit) continue;
+      Config c{static_cast<int>(slab), warps, stages, 0, cluster};
+      const int fit = std::max(1, q.sm_count / cluster);
+      c.group_size_m = clip_groups(q, 1, cluster >= 8 && fit > 1 ? fit - 1 : fit);
+      return c;
+    }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::int64_t max_dwdb_splits(std::int64_t n) {
@@ -198,6 +253,9 @@ Config default_config(const SpaceQuery& q) {
     return Config{128, 16, 1, dwdb_split_count(q, 128, 1)};
   }
   const bool bwd = q.kernel == Kernel::bwd_dx;
+  if (q.smem_kernels && q.cc >= 90) {
+    if (const std::optional<Config> c = bwd ? wide_bwd_default(q) : smem_forward_default(q)) return *c;
+  }
   // A thread holds 16 elements of a row, in CTAs of at least 64 threads
   // (short rows share a CTA; the backward at M <= 8192: two rows per CTA up
   // to 256 threads a row, its row slots sharing one partial row); rows needing more

@@ -44,6 +44,10 @@ struct SpaceQuery {
   std::int64_t m = 4096;   // rows; bounds group_size_m
   int sm_count = 132;      // of the target GPU (H100 SXM: 132)
   int cc = 90;             // compute capability (major * 10 + minor): clusters need 90
+  // default_config may pick the shared-memory kernels (fwd_smem.cuh,
+  // bwd_dx_wide.cuh) for long rows; false: the register kernels only (the
+  // launcher's fallback when a variant's extra slabs do not fit).
+  bool smem_kernels = true;
 };
 
 std::vector<Config> search_space(const SpaceQuery& q);

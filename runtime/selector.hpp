@@ -31,8 +31,10 @@ class ConfigSource {
 // The search-space query for a problem on this device.
 gen::SpaceQuery space_query(const DeviceInfo& dev, Kernel kernel, DType dtype, std::int64_t n, std::int64_t m);
 
-// The default heuristic for this device.
-Selection default_selection(const DeviceInfo& dev, const Traits& traits, std::int64_t n, std::int64_t m);
+// The default heuristic for this device, valid for these traits at vector
+// width `vec` (0: the widest for x's dtype, as for 16-byte aligned rows).
+Selection default_selection(const DeviceInfo& dev, const Traits& traits, std::int64_t n, std::int64_t m,
+                            int vec = 0);
 
 // `source`'s config when it has one valid for this N and vector width, else
 // the default. A failing source is a warning, never an error.

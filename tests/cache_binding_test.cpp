@@ -246,3 +246,50 @@ TEST(CacheBinding, BinaryStoreRoundTripAndNeverThrows) {
 
 
 }  // namespace
+
+// ------------------------------------------------------------ default selection
+// The default heuristic's shared-memory kernels are sized by the row dtype;
+// a variant with wider slabs gets a config that fits it: the wide backward
+// one stage fewer, the forward the register kernel.
+namespace {
+rt::DeviceInfo sm90() {
+  rt::DeviceInfo d = lntune::testing::test_device();
+  d.cc_major = 9;
+  d.cc_minor = 0;
+  d.sm_count = 132;
+  return d;
+}
+}  // namespace
+
+TEST(DefaultSelection, SharedMemoryDefaultsFitEveryVariant) {
+  const rt::DeviceInfo dev = sm90();
+  // Plain bf16 backward at N = 65536: the wide kernel with 3 stages.
+  const Traits plain{Kernel::bwd_dx, DType::bf16, DType::bf16, true, true};
+  const Config c = rt::default_selection(dev, plain, 65536, 4096).config;
+  EXPECT_TRUE(gen::is_wide_bwd(Kernel::bwd_dx, c)) << to_string(c);
+  EXPECT_EQ(c.rows_per_cta, 3);
+  // Rows not 16-byte aligned (vec 1): the shared-memory kernels' bulk
+  // copies cannot serve them; the register kernels do.
+  const Config r1 = rt::default_selection(dev, plain, 65536, 4096, 1).config;
+  EXPECT_FALSE(gen::is_wide_bwd(Kernel::bwd_dx, r1)) << to_string(r1);
+  EXPECT_NO_THROW(gen::make_instance(plain, r1, 65536, 1));
+  const Traits fwd{Kernel::fwd, DType::bf16, DType::bf16, true, true};
+  const Config f1 = rt::default_selection(dev, fwd, 65536, 4096, 1).config;
+  EXPECT_NO_THROW(gen::make_instance(fwd, f1, 65536, 1)) << to_string(f1);
+  // Every variant's forward and backward default is a valid instance, for
+  // long rows in each dtype, at the widest and the narrowest vector width.
+  for (DType x : {DType::f16, DType::bf16, DType::f32})
+    for (std::optional<DType> res : {std::optional<DType>{}, std::optional<DType>{DType::f32}, std::optional<DType>{x}})
+      for (std::optional<DType> y : {std::optional<DType>{}, std::optional<DType>{DType::f32}})
+        for (Kernel k : {Kernel::fwd, Kernel::bwd_dx})
+          for (std::int64_t n : {16385, 40000, 65536, 131072, 262144})
+            for (int vec : {gen::max_vec(x), 1}) {
+              Traits t{k, x, DType::f32, true, true};
+              t.residual = res;
+              t.y_dtype = y;
+              const Config d = rt::default_selection(dev, t, n, 4096, vec).config;
+              EXPECT_NO_THROW(gen::make_instance(t, d, n, vec))
+                  << to_string(x) << " N=" << n << " vec " << vec << " " << to_string(d) << (res ? " residual" : "")
+                  << (y ? " y" : "");
+            }
+}

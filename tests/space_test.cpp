@@ -94,7 +94,8 @@ TEST(Space, ClustersForLongRowsOnSm90Only) {
 
 // Forward candidates with a slab in shared memory: sm_90, N > 16384 only;
 // every one fits 227 KB, leaves no CTA of its cluster empty, and is offered
-// both as a cluster per row and as one persistent wave; never the default.
+// both as a cluster per row and as one persistent wave; the default is one
+// of them (a cluster per row, at most 64 KiB of x per CTA), and only there.
 TEST(Space, SmemForwardForLongRowsOnSm90Only) {
   const auto smem_configs = [](const SpaceQuery& q) {
     std::vector<Config> out;
@@ -127,8 +128,20 @@ TEST(Space, SmemForwardForLongRowsOnSm90Only) {
       if (d == DType::f32 && n == 262144) {
         EXPECT_EQ(clusters, (std::set<int>{8, 16}));  // 128 KB and 64 KB slabs
       }
-      EXPECT_FALSE(forward_in_smem(default_config(q), n)) << "unmeasured kernels stay out of the default";
+      const Config def = default_config(q);
+      EXPECT_TRUE(forward_in_smem(def, n)) << to_string(d) << " N=" << n << ": " << to_string(def);
+      EXPECT_EQ(def.group_size_m, 0);
+      // 64 KiB of x per CTA; 128 KiB where no cluster gives slabs that small
+      // without an empty CTA (fp32, N = 40001).
+      EXPECT_LE(static_cast<std::int64_t>(def.block_size) * static_cast<std::int64_t>(dtype_size(d)),
+                (d == DType::f32 && n == 40001 ? 128 : 64) * 1024);
+      EXPECT_NE(std::find(cs.begin(), cs.end(), def), cs.end()) << "the default is a candidate: " << to_string(def);
+      SpaceQuery regs = q;
+      regs.smem_kernels = false;
+      EXPECT_FALSE(forward_in_smem(default_config(regs), n));
     }
+  EXPECT_FALSE(forward_in_smem(default_config({Kernel::fwd, DType::bf16, 65536, 4096, 132, 80}), 65536));
+  EXPECT_FALSE(forward_in_smem(default_config({Kernel::fwd, DType::bf16, 16384, 4096, 132, 90}), 16384));
 }
 
 TEST(Default, ShortRowsShareACtaAndFitRegisters) {
@@ -139,11 +152,16 @@ TEST(Default, ShortRowsShareACtaAndFitRegisters) {
 }
 
 TEST(Default, LongRowsAreTiledOrClustered) {
-  const Config f = default_config({Kernel::fwd, DType::bf16, 262144, 1024, 132, 90});
+  SpaceQuery fq{Kernel::fwd, DType::bf16, 262144, 1024, 132, 90};
+  fq.smem_kernels = false;  // the register kernels (sm_80, or a variant whose slabs do not fit)
+  const Config f = default_config(fq);
   EXPECT_LT(f.block_size, 262144);
   EXPECT_EQ(f.cluster_size, 1);
-  const Config b = default_config({Kernel::bwd_dx, DType::bf16, 65536, 4096, 132, 90});
+  SpaceQuery bq{Kernel::bwd_dx, DType::bf16, 65536, 4096, 132, 90};
+  bq.smem_kernels = false;
+  const Config b = default_config(bq);
   EXPECT_GT(b.cluster_size, 1);
+  EXPECT_FALSE(is_wide_bwd(Kernel::bwd_dx, b));
   const Config b80 = default_config({Kernel::bwd_dx, DType::bf16, 65536, 4096, 132, 80});
   EXPECT_EQ(b80.cluster_size, 1);
 }
@@ -154,8 +172,8 @@ TEST(Default, PartialRowsStayFewWhenMIsSmall) {
   EXPECT_LE(c.group_size_m, 4096 / 8);
 }
 
-// The wide-row backward (is_wide_bwd): sm_90+ and N > 8192 only, never the
-// default (unmeasured); every CTA owns columns, its shared memory fits,
+// The wide-row backward (is_wide_bwd): sm_90+ and N > 8192 only, the
+// default up to 16 slabs of 8192 columns (one of the candidates); every CTA owns columns, its shared memory fits,
 // group sizes fill the SMs at one CTA each (or one or two clusters fewer).
 TEST(Space, WideBackwardCandidates) {
   auto wide = [](const SpaceQuery& q) {
@@ -172,8 +190,19 @@ TEST(Space, WideBackwardCandidates) {
     for (std::int64_t n : {12288, 20480, 40000, 65536, 131072, 262144}) {
       const SpaceQuery q{Kernel::bwd_dx, d, n, 4096, 132, 90};
       const Traits t{Kernel::bwd_dx, d, d, true, true};
-      EXPECT_FALSE(is_wide_bwd(Kernel::bwd_dx, default_config(q)));
-      for (const Config& c : wide(q)) {
+      const Config def = default_config(q);
+      const auto cands = wide(q);
+      if (n == 12288 || n == 65536 || n == 131072 || (n == 20480 && d != DType::f32)) {
+        EXPECT_TRUE(is_wide_bwd(Kernel::bwd_dx, def)) << to_string(d) << " N=" << n << ": " << to_string(def);
+      }
+      if (is_wide_bwd(Kernel::bwd_dx, def)) {
+        EXPECT_NE(std::find(cands.begin(), cands.end(), def), cands.end()) << "a candidate: " << to_string(def);
+        EXPECT_NO_THROW(make_instance(t, def, n, max_vec(d))) << to_string(def);
+      }
+      if (n == 262144 && d == DType::f32) {  // no wide config fits 227 KB (16384-column fp32 slabs)
+        EXPECT_FALSE(is_wide_bwd(Kernel::bwd_dx, def)) << to_string(def);
+      }
+      for (const Config& c : cands) {
         SCOPED_TRACE(std::string(to_string(d)) + " N=" + std::to_string(n) + " " + to_string(c));
         const InstanceKey key = make_instance(t, c, n, max_vec(d));
         EXPECT_TRUE(is_wide_bwd(key));

@@ -394,6 +394,7 @@ __device__ __forceinline__ void layer_norm_bwd_dx_wide(const BwdParams& p) {
       }
       add_dz<S>(p, row, c0 + col, out);
       store<S::kVec>(dx + col, out);
+      store_dresidual<S>(p, row, c0 + col, out);
     }
     __syncthreads();  // stage s is read by every thread
     if (t == 0) {

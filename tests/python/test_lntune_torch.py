@@ -678,11 +678,15 @@ def _op_cases():
         x, ns, w, b = _op_args(dtype, affine, requires_grad=False)
         yield x, ns, w, b
     big = torch.randn(64, 1536, device=DEV, generator=g).to(torch.float16)
-    yield big[:, 256:1280], [1024], torch.rand(1024, device=DEV, dtype=torch.float16) + 0.5, None  # strided rows
+    # Every tensor from g: the two passes of test_native_ops_equal_the_python_ops
+    # must see the same inputs (a weight from the global RNG made them differ).
+    w16 = (torch.rand(1024, device=DEV, generator=g) + 0.5).to(torch.float16)
+    yield big[:, 256:1280], [1024], w16, None  # strided rows
     xt = torch.randn(512, 256, device=DEV, generator=g).t()  # column-major: copied
-    yield xt, [512], None, torch.randn(512, device=DEV)
-    yield torch.empty(0, 64, device=DEV), [64], torch.rand(64, device=DEV), torch.rand(64, device=DEV)  # M = 0
-    yield torch.empty(3, 0, device=DEV), [0], torch.rand(0, device=DEV), None  # N = 0
+    yield xt, [512], None, torch.randn(512, device=DEV, generator=g)
+    yield (torch.empty(0, 64, device=DEV), [64], torch.rand(64, device=DEV, generator=g),
+           torch.rand(64, device=DEV, generator=g))  # M = 0
+    yield torch.empty(3, 0, device=DEV), [0], torch.empty(0, device=DEV), None  # N = 0
 
 
 def test_native_ops_equal_the_python_ops():
