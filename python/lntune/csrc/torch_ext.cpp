@@ -32,6 +32,7 @@
 #include <atomic>
 #include <cstdint>
 #include <limits>
+#include <cmath>
 #include <map>
 #include <memory>
 #include <optional>
@@ -678,6 +679,9 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> op_layer_norm_fwd(const at::Tenso
                                                                  const std::optional<at::Tensor>& weight,
                                                                  const std::optional<at::Tensor>& bias, double eps) {
   const Signature s = check(x, normalized_shape, weight, bias);
+  // The library's rule and message (runtime/problem.cpp), checked here so
+  // that no launch is attempted.
+  TORCH_CHECK(std::isfinite(eps), "lntune: forward: eps must be a finite number, got ", eps);
   const at::Device device = x.device();
   const at::IntArrayRef lead = x.sizes().slice(0, x.sizes().size() - normalized_shape.size());
   const int64_t M = rows_of(x, s);
