@@ -22,7 +22,10 @@
 //     groups ceil(M / rows_per_cta).
 //   * bwd_dx, wide rows (sm_90+, N > 8192; gen::is_wide_bwd: cluster_size > 1
 //     and rows_per_cta = rows staged per CTA in {2, 3, 4}): see
-//     add_wide_bwd in space.cpp. Never the default (not yet measured).
+//     add_wide_bwd in space.cpp.
+// default_config on sm_90 picks from the last two for long rows (forward
+// N > 16384, backward N > 8192; measured on an H100), unless
+// SpaceQuery::smem_kernels is false.
 // Rules (bwd_dwdb): block_size (columns per CTA) in {32, 64, 128, 256} with
 // block_size <= 32 * num_warps <= 1024 and at most 16 threads per column;
 // group_size_m = row splits S (a 2D grid of column blocks x S splits, the
