@@ -161,8 +161,8 @@ std::optional<Config> smem_forward_default(const SpaceQuery& q) {
 
 // The default backward for rows longer than 8192 columns on sm_90+: the
 // wide-row kernel (column slices of 8192 columns per CTA, 8 warps, 3 rows
-// staged; slices of 16384 columns, 16 warps, where no cluster size splits
-// the row into 8192-column slices without an empty CTA; 2 stages where 3
+// staged, in clusters of 2, 8 or 16; else slices of up to 16384 columns, 16
+// warps, clusters of 4 last; 2 stages where 3
 // would not fit), a persistent grid of the clusters that fit the SMs, one
 // fewer for clusters of 8 or more (whole clusters must fit a GPC). Measured
 // on an H100 (bf16, N = 65536, M = 4096, % of the copy in the same
@@ -172,11 +172,16 @@ std::optional<Config> wide_bwd_default(const SpaceQuery& q) {
   if (q.kernel != Kernel::bwd_dx || q.n <= 8192) return std::nullopt;
   // x and dy in the row dtype, an fp32 weight (the launcher drops a stage
   // where a variant's wider rows need it: rt::default_selection).
+  // Clusters of 4 last: measured slow (bf16, N = 32768: 82% of copy with
+  // 8192-column slices in clusters of 4, 92% with 16384-column slices in
+  // clusters of 2; perhaps 33 clusters of 4, one CTA per SM on 132 SMs, do
+  // not all fit the GPCs at once).
   const std::size_t row = 2 * dtype_size(q.dtype);
   for (const std::int64_t slab_max : {8192, 16384})
-    for (int cluster : {2, 4, 8, 16}) {
+    for (int cluster : {2, 8, 16, 4}) {
       const std::int64_t slab = next_pow2((q.n + cluster - 1) / cluster);
       if (slab > slab_max || (cluster - 1) * slab >= q.n) continue;
+      if (slab_max == 8192 && (slab != 8192 || cluster == 4)) continue;
       const int warps = static_cast<int>(std::clamp<std::int64_t>(slab / (32 * 32), 4, 16));
       const auto bytes = [&](std::size_t stages) { return static_cast<std::size_t>(slab) * (row * stages + 4) + 8 * stages; };
       const int stages = bytes(3) <= kWideSmemLimit ? 3 : 2;

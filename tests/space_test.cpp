@@ -152,6 +152,19 @@ TEST(Default, ShortRowsShareACtaAndFitRegisters) {
   EXPECT_LE(c.block_size / c.threads_per_row(), max_items_per_thread(Kernel::fwd, c.num_warps));
 }
 
+// The long-row defaults measured best on an H100 (bench/results/h100_2026-11-23b).
+TEST(Default, LongRowsTakeTheMeasuredSharedMemoryConfigs) {
+  auto def = [](Kernel k, DType d, std::int64_t n, std::int64_t m) {
+    return to_string(default_config({k, d, n, m, 132, 90}));
+  };
+  EXPECT_EQ(def(Kernel::fwd, DType::bf16, 65536, 4096), "block_size=32768 num_warps=16 rows_per_cta=1 group_size_m=0 cluster_size=2");
+  EXPECT_EQ(def(Kernel::fwd, DType::bf16, 262144, 1024), "block_size=32768 num_warps=16 rows_per_cta=1 group_size_m=0 cluster_size=8");
+  EXPECT_EQ(def(Kernel::fwd, DType::f32, 65536, 2048), "block_size=32768 num_warps=16 rows_per_cta=1 group_size_m=66 cluster_size=2");
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 65536, 4096), "block_size=8192 num_warps=8 rows_per_cta=3 group_size_m=15 cluster_size=8");
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 32768, 8192), "block_size=16384 num_warps=16 rows_per_cta=2 group_size_m=66 cluster_size=2");
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 131072, 2048), "block_size=8192 num_warps=8 rows_per_cta=3 group_size_m=7 cluster_size=16");
+}
+
 TEST(Default, LongRowsAreTiledOrClustered) {
   SpaceQuery fq{Kernel::fwd, DType::bf16, 262144, 1024, 132, 90};
   fq.smem_kernels = false;  // the register kernels (sm_80, or a variant whose slabs do not fit)
