@@ -111,10 +111,11 @@ int main(int argc, char** argv) {
       };
       // Workspace for the largest of the default's and the space's partial
       // rows (a fixed 256 MiB was too small for N = 262144's defaults).
+      const std::vector<Config> space = gen::search_space(q);
       std::size_t ws_bytes = std::size_t{1} << 20;
       if (!fwd) {
         ws_bytes = std::max(ws_bytes, rt::workspace_bytes(bp, def));
-        for (const Config& c : gen::search_space(q)) ws_bytes = std::max(ws_bytes, rt::workspace_bytes(bp, c));
+        for (const Config& c : space) ws_bytes = std::max(ws_bytes, rt::workspace_bytes(bp, c));
       }
       rt::DeviceBuffer ws(ws_bytes);
       g.workspace = ws.ptr();
@@ -132,7 +133,7 @@ int main(int argc, char** argv) {
       double t_best = t_def;
       Config best = def;
       int n = 0;
-      for (const Config& c : gen::search_space(q)) {
+      for (const Config& c : space) {
         if (only_wide && !gen::is_wide_bwd(k, c)) continue;
         double t = 0;
         try {

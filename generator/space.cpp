@@ -18,6 +18,20 @@ int clip_groups(const SpaceQuery& q, int rows_per_cta, std::int64_t g) {
   return static_cast<int>(std::max<std::int64_t>(1, std::min(g, row_groups(q, rows_per_cta))));
 }
 
+// Columns per CTA when a cluster of `cluster` CTAs splits a row of n:
+// next_pow2(ceil(n / cluster)); 0 when that would leave a CTA no columns.
+std::int64_t cluster_slab(std::int64_t n, int cluster) {
+  const std::int64_t slab = next_pow2((n + cluster - 1) / cluster);
+  return (cluster - 1) * slab >= n ? 0 : slab;
+}
+
+// Shared memory of the wide-row backward for `stages` staged rows of x and
+// dy (`row_bytes` a column for both) and an fp32 weight slab.
+std::size_t wide_stage_bytes(std::int64_t slab, std::size_t row_bytes, int stages) {
+  const auto s = static_cast<std::size_t>(stages);
+  return static_cast<std::size_t>(slab) * (row_bytes * s + 4) + 8 * s;
+}
+
 // Persistent kernels (bwd_dx; fwd over clusters) take a grid size too.
 void add_group_sizes(const SpaceQuery& q, Config c, std::vector<Config>& out) {
   const bool persistent = q.kernel == Kernel::bwd_dx || c.cluster_size > 1;
@@ -61,17 +75,15 @@ int dwdb_split_count(const SpaceQuery& q, int cols, int per_sm) {
 void add_wide_bwd(const SpaceQuery& q, std::vector<Config>& out) {
   if (q.kernel != Kernel::bwd_dx || q.cc < 90 || q.n <= 8192) return;
   const int vec = max_vec(q.dtype);
-  const std::size_t size = dtype_size(q.dtype);
+  const std::size_t row = 2 * dtype_size(q.dtype);
   for (int cluster : {2, 4, 8, 16}) {
-    const std::int64_t slab = next_pow2((q.n + cluster - 1) / cluster);
-    if ((cluster - 1) * slab >= q.n) continue;  // a CTA would get no columns
+    const std::int64_t slab = cluster_slab(q.n, cluster);
+    if (slab == 0) continue;
     for (int w : {8, 16, 32}) {
       const std::int64_t items = slab / (32 * w);
       if (items < vec || items > (w >= 32 ? 16 : 32)) continue;
       for (int stages : {2, 3, 4}) {
-        const auto bytes = static_cast<std::size_t>(slab) * (size * 2 * static_cast<std::size_t>(stages) + 4) +
-                           8 * static_cast<std::size_t>(stages);
-        if (bytes > kWideSmemLimit) continue;
+        if (wide_stage_bytes(slab, row, stages) > kWideSmemLimit) continue;
         Config c{static_cast<int>(slab), w, stages, 0, cluster};
         int last = -1;
         const int fit = std::max(1, q.sm_count / cluster);
@@ -99,8 +111,8 @@ void add_smem_forward(const SpaceQuery& q, std::vector<Config>& out) {
   constexpr std::int64_t kSmemPerSm = 228 * 1024, kReservedPerCta = 1024;
   const auto esize = static_cast<std::int64_t>(dtype_size(q.dtype));
   for (int cluster : {1, 2, 4, 8, 16}) {
-    const std::int64_t block = next_pow2((q.n + cluster - 1) / cluster);
-    if ((cluster - 1) * block >= q.n) continue;  // a CTA would get no columns
+    const std::int64_t block = cluster_slab(q.n, cluster);
+    if (block == 0) continue;
     const std::int64_t bytes = block * esize;
     if (bytes < 16 * 1024 || bytes > kMaxDynamicSmem) continue;
     for (int w : {4, 8, 16}) {
@@ -131,31 +143,24 @@ std::optional<Config> smem_forward_default(const SpaceQuery& q) {
   if (q.kernel != Kernel::fwd || q.n <= kSmemForwardMinN) return std::nullopt;
   const auto esize = static_cast<std::int64_t>(dtype_size(q.dtype));
   // fp32 rows up to 65536 columns: slabs of 32768 columns (128 KiB, one CTA
-  // per SM) in one persistent wave of clusters, the best of the space on an
-  // H100 (N = 65536: 92% of copy, against 84% for 64 KiB slabs, a cluster per
-  // row; N = 20000: 90% against 87%). A residual's slab beside them does not
-  // fit: rt::default_selection then falls back.
-  if (esize == 4 && q.n <= 65536) {
-    for (int cluster : {1, 2}) {
-      const std::int64_t block = next_pow2((q.n + cluster - 1) / cluster);
-      if (block > 32768 || (cluster - 1) * block >= q.n) continue;
-      Config c{static_cast<int>(block), 16, 1, 0};
+  // per SM, 16 warps) in one persistent wave of clusters, the best of the
+  // space on an H100 (N = 65536: 92% of copy, against 84% for 64 KiB slabs, a
+  // cluster per row; N = 20000: 90% against 87%). A residual's slab beside
+  // them does not fit: rt::default_selection then falls back. Otherwise 64
+  // KiB of x per CTA, 128 KiB only where no cluster splits the row into
+  // slabs that small without an empty CTA (e.g. fp32, N = 40001).
+  const bool fp32_wave = esize == 4 && q.n <= 65536;
+  for (const std::int64_t bytes : {64 * 1024, 128 * 1024}) {
+    if (fp32_wave && bytes == 64 * 1024) continue;
+    for (int cluster : {1, 2, 4, 8, 16}) {
+      const std::int64_t block = cluster_slab(q.n, cluster);
+      if (block == 0 || block * esize > bytes) continue;
+      Config c{static_cast<int>(block), static_cast<int>(std::clamp<std::int64_t>(block / (32 * 64), 4, 16)), 1, 0};
       c.cluster_size = cluster;
-      const std::int64_t wave = q.sm_count / cluster;
-      if (wave >= 1 && wave < q.m) c.group_size_m = static_cast<int>(wave);
+      if (fp32_wave && q.sm_count / cluster < q.m) c.group_size_m = q.sm_count / cluster;
       if (forward_in_smem(c, q.n)) return c;
     }
   }
-  // 128 KiB only where no cluster splits the row into slabs of 64 KiB or
-  // less without an empty CTA (e.g. fp32, N = 40001).
-  for (const std::int64_t bytes : {64 * 1024, 128 * 1024})
-    for (int cluster : {1, 2, 4, 8, 16}) {
-      const std::int64_t block = next_pow2((q.n + cluster - 1) / cluster);
-      if (block * esize > bytes || (cluster - 1) * block >= q.n) continue;
-      Config c{static_cast<int>(block), static_cast<int>(std::clamp<std::int64_t>(block / (32 * 64), 4, 16)), 1, 0};
-      c.cluster_size = cluster;
-      if (forward_in_smem(c, q.n)) return c;
-    }
   return std::nullopt;
 }
 
@@ -179,13 +184,11 @@ std::optional<Config> wide_bwd_default(const SpaceQuery& q) {
   const std::size_t row = 2 * dtype_size(q.dtype);
   for (const std::int64_t slab_max : {8192, 16384})
     for (int cluster : {2, 8, 16, 4}) {
-      const std::int64_t slab = next_pow2((q.n + cluster - 1) / cluster);
-      if (slab > slab_max || (cluster - 1) * slab >= q.n) continue;
-      if (slab_max == 8192 && (slab != 8192 || cluster == 4)) continue;
+      const std::int64_t slab = cluster_slab(q.n, cluster);
+      if (slab == 0 || slab > slab_max || (slab_max == 8192 && (slab != 8192 || cluster == 4))) continue;
       const int warps = static_cast<int>(std::clamp<std::int64_t>(slab / (32 * 32), 4, 16));
-      const auto bytes = [&](std::size_t stages) { return static_cast<std::size_t>(slab) * (row * stages + 4) + 8 * stages; };
-      const int stages = bytes(3) <= kWideSmemLimit ? 3 : 2;
-      if (bytes(static_cast<std::size_t>(stages)) > kWideSmemLimit) continue;
+      const int stages = wide_stage_bytes(slab, row, 3) <= kWideSmemLimit ? 3 : 2;
+      if (wide_stage_bytes(slab, row, stages) > kWideSmemLimit) continue;
       Config c{static_cast<int>(slab), warps, stages, 0, cluster};
       const int fit = std::max(1, q.sm_count / cluster);
       c.group_size_m = clip_groups(q, 1, cluster >= 8 && fit > 1 ? fit - 1 : fit);

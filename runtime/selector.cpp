@@ -31,14 +31,13 @@ Selection default_selection(const DeviceInfo& dev, const Traits& traits, std::in
   // variant with wider slabs (an fp32 residual or dy beside 16-bit x), or
   // rows not aligned for their vector width, may not fit: one stage fewer
   // for the wide backward, else the register kernels.
-  const bool smem = (traits.kernel == Kernel::fwd && gen::forward_in_smem(c, n)) || gen::is_wide_bwd(traits.kernel, c);
-  if (smem && !fits(traits, c, n, vec)) {
-    if (gen::is_wide_bwd(traits.kernel, c) && c.rows_per_cta > 2) {
-      c.rows_per_cta = 2;
-      if (fits(traits, c, n, vec)) return Selection{c, "default heuristic"};
+  const bool wide = gen::is_wide_bwd(traits.kernel, c);
+  if ((wide || (traits.kernel == Kernel::fwd && gen::forward_in_smem(c, n))) && !fits(traits, c, n, vec)) {
+    c.rows_per_cta = 2;  // the wide backward's stages
+    if (!wide || !fits(traits, c, n, vec)) {
+      q.smem_kernels = false;
+      c = gen::default_config(q);
     }
-    q.smem_kernels = false;
-    c = gen::default_config(q);
   }
   return Selection{c, "default heuristic"};
 }
