@@ -93,9 +93,16 @@ std::tuple<int64_t, std::string, std::string> last_failure() {
 
 // The backward (inside autograd's engine) and the ops (inside the
 // dispatcher) report failures by an exception.
+//
+// Every message of this module is built from strings: numbers go through
+// std::to_string, never through c10::str's ostream. On the H100 machine
+// (torch 2.11, the host's g++) this module carried its own instantiation of
+// std::ostream::_M_insert<long/double>, and streaming a number into an
+// error message segfaulted (a null facet at 0x20, under _M_insert; native
+// stack in bench/results/h100_2026-11-23c). Strings take no facet and are safe.
 [[noreturn]] void fail(lntune_status status, const char* function) {
   record(status, function);
-  TORCH_CHECK(false, "[lntune status ", t_failure.status, "] ", function, ": ", t_failure.message);
+  TORCH_CHECK(false, "[lntune status " + std::to_string(t_failure.status) + "] " + function + ": " + t_failure.message);
 }
 
 lntune_dtype dtype_of(at::ScalarType t) {
@@ -105,7 +112,7 @@ lntune_dtype dtype_of(at::ScalarType t) {
     case at::kBFloat16: return LNTUNE_BF16;
     default: break;
   }
-  TORCH_CHECK(false, "lntune.torch: unsupported dtype ", t);
+  TORCH_CHECK(false, std::string("lntune.torch: unsupported dtype ") + c10::toString(t));
 }
 
 // t as unit-stride rows and their stride in elements: t itself when
@@ -679,10 +686,9 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> op_layer_norm_fwd(const at::Tenso
                                                                  const std::optional<at::Tensor>& weight,
                                                                  const std::optional<at::Tensor>& bias, double eps) {
   const Signature s = check(x, normalized_shape, weight, bias);
-  // The library's rule and message (runtime/problem.cpp), checked before the
-  // call: the op's raise after a failed library call crashed the process on
-  // an H100 (not understood yet; docs in bench/GPU_CHECKLIST.md).
-  TORCH_CHECK(std::isfinite(eps), "lntune: forward: eps must be a finite number, got ", eps);
+  // The library's rule and message (runtime/problem.cpp), checked before any
+  // allocation or launch.
+  TORCH_CHECK(std::isfinite(eps), "lntune: forward: eps must be a finite number, got " + std::to_string(eps));
   const at::Device device = x.device();
   const at::IntArrayRef lead = x.sizes().slice(0, x.sizes().size() - normalized_shape.size());
   const int64_t M = rows_of(x, s);
@@ -735,7 +741,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> op_layer_norm_bwd(const at::Tenso
                     py_list(dy.sizes()), ", x ", py_list(x.sizes()));
   TORCH_CHECK_VALUE(mean.scalar_type() == at::kFloat && rstd.scalar_type() == at::kFloat && mean.numel() == M &&
                         rstd.numel() == M,
-                    "lntune.torch.layer_norm backward: mean and rstd must be float32 with ", M, " elements");
+                    "lntune.torch.layer_norm backward: mean and rstd must be float32 with " + std::to_string(M) +
+                        " elements");
   TORCH_CHECK_TYPE(dy.device() == x.device() && mean.device() == x.device() && rstd.device() == x.device(),
                    "lntune.torch.layer_norm backward: dy, mean and rstd must be on x's device (", x.device().str(),
                    ")");
