@@ -21,6 +21,15 @@ for tool in memcheck racecheck synccheck; do
     >"${OUT:-/tmp}/sanitize_$tool.log" 2>&1 || rc=1
   grep -E "ERROR SUMMARY|RACECHECK SUMMARY|tests? ran|PASSED|FAILED" "${OUT:-/tmp}/sanitize_$tool.log" | tail -5
 done
+# The wide-row backward (bwd_dx_wide.cuh: bulk copies, mbarriers, st.async
+# exchange across the cluster), every 4th config of its space.
+for tool in memcheck racecheck synccheck; do
+  echo "=== compute-sanitizer --tool $tool: wide-row backward"
+  LNTUNE_TEST_WIDE_STRIDE=${WIDE_SANITIZE_STRIDE:-4} timeout "${WIDE_SANITIZE_SECONDS:-600}" compute-sanitizer \
+    --tool "$tool" --print-limit 20 "$dir/gpu_test" --gtest_filter='Gpu.WideBackward*' --gtest_brief=1 \
+    >"${OUT:-/tmp}/sanitize_wide_$tool.log" 2>&1 || rc=1
+  grep -E "ERROR SUMMARY|RACECHECK SUMMARY|wide|tests? ran|PASSED|FAILED" "${OUT:-/tmp}/sanitize_wide_$tool.log" | tail -5
+done
 norms_filter='Norms/Variants.*_M67_N37_pad5:Norms/Variants.*rmsnorm_*_M7_N20001:Norms/VariantSpace.*v0_N1000_bwd_dx:GpuNorms.SingleElementRows:GpuNorms.NanAndInf*:GpuNorms.DresidualInPlace*'
 for tool in memcheck racecheck synccheck; do
   echo "=== compute-sanitizer --tool $tool: norm variants"

@@ -290,10 +290,7 @@ __device__ __forceinline__ void layer_norm_bwd_dx_wide(const BwdParams& p) {
 
   if (t == 0) {
     for (int s = 0; s < S::kStages; ++s) mbarrier_init(bars + s, 1);
-    for (int q = 0; q < 2; ++q) {
-      mbarrier_init(sums_bar + q, 1);
-      mbarrier_arrive_expect_tx(sums_bar + q, 8u * S::kCluster);  // rows 0 and 1
-    }
+    for (int q = 0; q < 2; ++q) mbarrier_init(sums_bar + q, 1);
     mbarrier_init_fence();
   }
   // The weight slab, once (raw, in W: applied when read).
@@ -305,8 +302,15 @@ __device__ __forceinline__ void layer_norm_bwd_dx_wide(const BwdParams& p) {
     for (i64 q = t; q < bytes / 16; q += S::kThreads) dst[q] = src[q];
   }
   __syncthreads();  // barriers initialised, weights in place
-  // Every CTA of the cluster has started and initialised its barriers before
-  // any CTA pushes sums to it. (The only cluster barriers: here and at exit.)
+  // sums_bar armed for rows 0 and 1, where they exist (a phase is armed only
+  // when it will complete and be waited on), once its initialisation is
+  // visible to the CTA.
+  if (t == 0)
+    for (int q = 0; q < 2; ++q)
+      if (q < rows.count) mbarrier_arrive_expect_tx(sums_bar + q, 8u * S::kCluster);
+  // Every CTA of the cluster has started, initialised and armed its barriers
+  // before any CTA pushes sums to it. (The only cluster barriers: here and at
+  // exit.)
   cluster_barrier();
   if (t == 0 && n > 0)
     for (i64 i = 0; i < S::kStages && i < rows.count; ++i) issue_row<S>(p, smem, bars, rows, i, c0, n);
@@ -366,12 +370,19 @@ __device__ __forceinline__ void layer_norm_bwd_dx_wide(const BwdParams& p) {
     // only after receiving every CTA's row i + 1 parts, cannot overwrite
     // row i's parts before this CTA has read them.
     __syncthreads();
-    if (t == 0 && i + 1 < rows.count) {
+    if (t == 0) {
+      // Re-arm sums_bar[par] for row i + 2 before this CTA pushes row i + 1's
+      // parts: row i + 2's parts reach this CTA only from CTAs that hold every
+      // CTA's row i + 1 parts, this one's included, so the expected bytes are
+      // always counted before any of them land. Row i's phase is complete and
+      // every thread has waited on it (the __syncthreads above).
+      if (i + 2 < rows.count) mbarrier_arrive_expect_tx(sums_bar + par, 8u * S::kCluster);
       // Row i + 1's parts to every CTA. Their buffers of that parity are
       // free: each CTA pushed its row-i parts (which this CTA has received)
       // only after all its threads had read row i - 1's.
-      for (int r = 0; r < S::kCluster; ++r)
-        push_pair(sums[par ^ 1][rank], sums_bar + (par ^ 1), static_cast<unsigned>(r), a_next, b_next);
+      if (i + 1 < rows.count)
+        for (int r = 0; r < S::kCluster; ++r)
+          push_pair(sums[par ^ 1][rank], sums_bar + (par ^ 1), static_cast<unsigned>(r), a_next, b_next);
     }
     // dx = rstd * (w dy - (xhat c1 + c2)) = w dy rstd + xhat c1r + c2r
     const float c1r = -s_xw * inv_n * rstd;
@@ -397,12 +408,7 @@ __device__ __forceinline__ void layer_norm_bwd_dx_wide(const BwdParams& p) {
       store_dresidual<S>(p, row, c0 + col, out);
     }
     __syncthreads();  // stage s is read by every thread
-    if (t == 0) {
-      if (n > 0 && i + S::kStages < rows.count) issue_row<S>(p, smem, bars, rows, i + S::kStages, c0, n);
-      // Re-arm sums_bar[par] for row i + 2 (its phase for row i is complete
-      // and read; row i + 2's pushes come only after this CTA's row i + 1 push).
-      if (i + 2 < rows.count) mbarrier_arrive_expect_tx(sums_bar + par, 8u * S::kCluster);
-    }
+    if (t == 0 && n > 0 && i + S::kStages < rows.count) issue_row<S>(p, smem, bars, rows, i + S::kStages, c0, n);
     mean = mean_next;
     rstd = rstd_next;
   }
