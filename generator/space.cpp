@@ -266,14 +266,18 @@ std::vector<Config> search_space(const SpaceQuery& q) {
 Config default_config(const SpaceQuery& q) {
   if (q.n < 1) throw Error("lntune: default config needs N >= 1, got " + std::to_string(q.n));
   // bwd_dwdb: rows with enough 32-column blocks for half the SMs: 32 columns
-  // per CTA of 128 threads, one split (16 row groups, each summing P/16
-  // partial rows before a 4-level tree: 512 threads, 64 row groups of about
-  // 2 rows each, measured 5% slower for the whole fp32 backward at N = 65536);
-  // narrower rows: 128 columns per CTA of 512 threads (16 row groups), and
-  // splits for about a CTA per SM (the best configs at M = 4096,
-  // N = 1024..4096 on an H100).
+  // per CTA, one split. Up to two blocks per SM, 512 threads (64 row groups:
+  // the few CTAs need the threads; on an H100 at M = 4096, bf16 N = 2560 and
+  // 3072: 8.4 and 8.6 us against 13.9 and 14.3 us with 128 threads, and the
+  // tuner's winners up to N = 8192 have 16 warps); wider rows, 128 threads
+  // (16 row groups, each summing P/16 partial rows before a 4-level tree:
+  // 512 threads measured 5% slower for the whole fp32 backward at
+  // N = 65536). Narrower rows: 128 columns per CTA of 512 threads (16 row
+  // groups), and splits for about a CTA per SM (the best configs at
+  // M = 4096, N = 1024..4096 on an H100).
   if (q.kernel == Kernel::bwd_dwdb) {
-    if ((q.n + 31) / 32 >= q.sm_count / 2) return Config{32, 4, 1, 1};
+    const std::int64_t blocks = (q.n + 31) / 32;
+    if (blocks >= q.sm_count / 2) return Config{32, blocks <= 2 * std::int64_t{q.sm_count} ? 16 : 4, 1, 1};
     return Config{128, 16, 1, dwdb_split_count(q, 128, 1)};
   }
   const bool bwd = q.kernel == Kernel::bwd_dx;

@@ -81,6 +81,14 @@ TEST(Space, DwdbRowSplitsFillTheGpuWithinTheirBounds) {
   const Config d = default_config({Kernel::bwd_dwdb, DType::bf16, 1024, 528, 132, 90});
   EXPECT_GE((1024 / d.block_size) * d.group_size_m, 132) << to_string(d);
   EXPECT_LE((1024 / d.block_size) * d.group_size_m, 4 * 132) << to_string(d);
+  // 32-column blocks, one split: 512 threads while the blocks are at most
+  // two per SM (measured), 128 threads for wider rows.
+  for (std::int64_t n : {2112, 3072, 8192, 8448, 8449, 65536}) {
+    const Config w = default_config({Kernel::bwd_dwdb, DType::bf16, n, 132, 132, 90});
+    EXPECT_EQ(w.block_size, 32) << n;
+    EXPECT_EQ(w.group_size_m, 1) << n;
+    EXPECT_EQ(w.num_warps, (n + 31) / 32 <= 264 ? 16 : 4) << n << ": " << to_string(w);
+  }
 }
 
 TEST(Space, ClustersForLongRowsOnSm90Only) {
