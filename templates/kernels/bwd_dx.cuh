@@ -41,6 +41,23 @@ __device__ __forceinline__ void load_bwd_row(const BwdParams& p, i64 row, i64 c0
   r.rstd = valid ? p.rstd[row] : 0.f;
 }
 
+// The fused backward's dz for `row` (this thread's accesses: `accesses` of
+// kVec columns, `stride` threads apart) into L2, where the shape has a
+// residual and dz was given: add_dz reads it after the row's reductions,
+// where nothing else hides its latency. A hint only: no value depends on it.
+template <class S>
+__device__ __forceinline__ void prefetch_dz_row(const BwdParams& p, i64 row, i64 c0, i64 n, int t, int stride,
+                                                int accesses) {
+  if constexpr (S::kResidual) {
+    if (!p.dz || row >= p.M) return;
+    const typename S::R* dz = static_cast<const typename S::R*>(p.dz) + row * p.dz_stride + c0;
+    for (int j = 0; j < accesses; ++j) {
+      const i64 col = static_cast<i64>(j * stride + t) * S::kVec;
+      if (col < n) prefetch_l2(dz + col);
+    }
+  }
+}
+
 // dx += dz for one access, when the shape has a residual and dz was given.
 template <class S>
 __device__ __forceinline__ void add_dz(const BwdParams& p, i64 row, i64 col, float (&out)[S::kVec]) {
@@ -80,6 +97,7 @@ __device__ __forceinline__ void prefetch_bwd_row(const BwdParams& p, i64 row, i6
       prefetch_l2(dy + col);
     }
   }
+  prefetch_dz_row<S>(p, row, c0, n, t, S::kThreadsPerRow, S::kVecsPerThread);
 }
 
 // The row slots of a CTA hold the same columns of their partials: slot 0
@@ -163,6 +181,7 @@ __device__ __forceinline__ void layer_norm_bwd_dx_single_tile(const BwdParams& p
     const i64 row = first + slot;
     const bool active = row < p.M;
     BwdRow<S> cur;
+    if (first == first_row) prefetch_dz_row<S>(p, row, c0, n, t, S::kThreadsPerRow, S::kVecsPerThread);
     load_bwd_row<S>(p, row, c0, n, t, cur);
     prefetch_bwd_row<S>(p, row + step, c0, n, t);
     float (&xhat)[S::kVecsPerThread][S::kVec] = cur.x;
