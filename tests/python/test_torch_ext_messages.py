@@ -25,80 +25,55 @@ SAFE_CALLS = ("std::to_string(", "std::string(", "py_list(", "py_dtype(", "c10::
 SAFE_NAMES = {"name", "function", "t_failure.message"}
 
 
-def macro_calls(text):
-    """(line, argument list) of every TORCH_CHECK* call, arguments split at
-    top-level commas (strings, parentheses, brackets and braces respected)."""
-    for m in re.finditer(r"\bTORCH_CHECK\w*\s*\(", text):
-        i, depth, args, cur, in_str = m.end(), 1, [], [], False
-        while i < len(text) and depth:
-            ch = text[i]
-            if in_str:
-                cur.append(ch)
-                if ch == "\\":
-                    cur.append(text[i + 1])
-                    i += 1
-                elif ch == '"':
-                    in_str = False
-            elif ch == '"':
-                in_str = True
-                cur.append(ch)
-            elif ch in "([{":
-                depth += 1
-                cur.append(ch)
-            elif ch in ")]}":
-                depth -= 1
-                if depth:
-                    cur.append(ch)
-            elif ch == "," and depth == 1:
-                args.append("".join(cur).strip())
-                cur = []
-            else:
-                cur.append(ch)
-            i += 1
-        args.append("".join(cur).strip())
-        yield text.count("\n", 0, m.start()) + 1, args
-
-
-def unsafe(arg):
-    """Why `arg` may stream a number, or None when it is a string."""
-    # A concatenation is safe when each of its parts is.
-    parts = [p.strip() for p in split_plus(arg)]
-    for p in parts:
-        if p.startswith('"') or p in SAFE_NAMES or any(c in p for c in SAFE_CALLS):
-            continue
-        return p
-    return None
-
-
-def split_plus(arg):
-    """arg split at top-level '+' (outside strings and brackets)."""
-    out, cur, depth, in_str, i = [], [], 0, False, 0
-    while i < len(arg):
-        ch = arg[i]
+def code_chars(s, start=0):
+    """(index, char, depth) of every character of s from `start` outside
+    string literals; depth counts the brackets opened since `start` (a
+    closing bracket is reported at the depth it closes to)."""
+    depth, i, in_str = 0, start, False
+    while i < len(s):
+        ch = s[i]
         if in_str:
-            cur.append(ch)
             if ch == "\\":
-                cur.append(arg[i + 1])
                 i += 1
             elif ch == '"':
                 in_str = False
         elif ch == '"':
             in_str = True
-            cur.append(ch)
-        elif ch in "([{":
-            depth += 1
-            cur.append(ch)
-        elif ch in ")]}":
-            depth -= 1
-            cur.append(ch)
-        elif ch == "+" and depth == 0:
-            out.append("".join(cur))
-            cur = []
         else:
-            cur.append(ch)
+            if ch in "([{":
+                depth += 1
+            elif ch in ")]}":
+                depth -= 1
+            yield i, ch, depth
         i += 1
-    out.append("".join(cur))
-    return out
+
+
+def split_top(s, sep):
+    """s split at `sep` outside strings and brackets."""
+    out, last = [], 0
+    for i, ch, depth in code_chars(s):
+        if ch == sep and depth == 0:
+            out.append(s[last:i])
+            last = i + 1
+    out.append(s[last:])
+    return [p.strip() for p in out]
+
+
+def macro_calls(text):
+    """(line, argument list) of every TORCH_CHECK* call."""
+    for m in re.finditer(r"\bTORCH_CHECK\w*\s*\(", text):
+        end = next((i for i, ch, depth in code_chars(text, m.end()) if depth < 0), len(text))
+        yield text.count("\n", 0, m.start()) + 1, split_top(text[m.end():end], ",")
+
+
+def unsafe(arg):
+    """The part of `arg` that may stream a number, or None when every part
+    of the concatenation is a string."""
+    for p in split_top(arg, "+"):
+        if p.startswith('"') or p in SAFE_NAMES or any(c in p for c in SAFE_CALLS):
+            continue
+        return p
+    return None
 
 
 def violations(text):
