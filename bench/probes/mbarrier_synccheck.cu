@@ -1,0 +1,181 @@
+// What does compute-sanitizer's synccheck say about the mbarrier patterns of
+// templates/kernels/bwd_dx_wide.cuh, each alone? (It reports "Missing wait"
+// on the wide backward's row-sum barrier, whose every phase is waited on.)
+// Three kernels, one per run, each correct by construction and self-checked:
+//
+//   local   one CTA: init, arrive.expect_tx + cp.async.bulk, try_wait.parity,
+//           4 phases (the stage barriers' pattern)
+//   push    a cluster of 2: each CTA arms its barrier, then pushes a pair to
+//           every CTA with st.async (complete_tx on the receiver's barrier),
+//           all wait on parity, re-armed before the next push, 4 rows (the
+//           row-sum barrier's pattern since 8756de2)
+//   late    as push, but re-armed after the next push (remote bytes may land
+//           before the local expect_tx: the tx-count goes negative, legal)
+//
+// Build and run (sm_90, not part of the CMake build, which has no nvcc):
+//   nvcc -arch=sm_90 -O2 -o mbarrier_synccheck bench/probes/mbarrier_synccheck.cu
+//   for k in local push late; do ./mbarrier_synccheck $k; \
+//     compute-sanitizer --tool synccheck ./mbarrier_synccheck $k | grep -E "Missing|SUMMARY|ok"; done
+// A kernel synccheck flags here is a pattern it objects to whatever the
+// surrounding code does.
+#include <cstdio>
+#include <cstring>
+#include <cuda_runtime.h>
+
+namespace {
+
+constexpr int kRows = 4;
+constexpr int kBytes = 4096;
+
+__device__ unsigned smem_addr(const void* p) { return static_cast<unsigned>(__cvta_generic_to_shared(p)); }
+
+__device__ void bar_init(unsigned long long* b, unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_addr(b)), "r"(count) : "memory");
+}
+__device__ void bar_fence_init() { asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory"); }
+__device__ void bar_expect(unsigned long long* b, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_addr(b)), "r"(bytes) : "memory");
+}
+__device__ void bar_wait(unsigned long long* b, unsigned parity) {
+  unsigned done = 0;
+  while (!done)
+    asm volatile(
+        "{\n\t.reg .pred p;\n\tmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\tselp.u32 %0, 1, 0, p;\n\t}"
+        : "=r"(done)
+        : "r"(smem_addr(b)), "r"(parity)
+        : "memory");
+}
+__device__ void cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+__device__ unsigned cluster_rank() {
+  unsigned r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+  return r;
+}
+__device__ void push(const float* local, const unsigned long long* bar, unsigned rank, float a, float b) {
+  unsigned addr, rbar;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(addr) : "r"(smem_addr(local)), "r"(rank));
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(rbar) : "r"(smem_addr(bar)), "r"(rank));
+  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v2.f32 [%0], {%1, %2}, [%3];" ::"r"(addr),
+               "f"(a), "f"(b), "r"(rbar)
+               : "memory");
+}
+
+__global__ void local_kernel(const float* src, float* out) {
+  __shared__ __align__(128) float buf[kBytes / 4];
+  __shared__ __align__(8) unsigned long long bar;
+  if (threadIdx.x == 0) {
+    bar_init(&bar, 1);
+    bar_fence_init();
+  }
+  __syncthreads();
+  float sum = 0.f;
+  for (int row = 0; row < kRows; ++row) {
+    if (threadIdx.x == 0) {
+      asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+      bar_expect(&bar, kBytes);
+      asm volatile(
+          "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+              smem_addr(buf)),
+          "l"(src + row * (kBytes / 4)), "r"(kBytes), "r"(smem_addr(&bar))
+          : "memory");
+    }
+    bar_wait(&bar, static_cast<unsigned>(row & 1));
+    sum += buf[threadIdx.x];
+    __syncthreads();  // every thread has read buf before the next copy
+  }
+  out[threadIdx.x] = sum;
+}
+
+// late = false: re-arm before the push (bwd_dx_wide since 8756de2); true: after.
+template <bool kLate>
+__global__ void push_kernel(float* out) {
+  __shared__ __align__(8) float sums[2][2][2];  // [parity][rank][pair]
+  __shared__ __align__(8) unsigned long long bar[2];
+  const unsigned rank = cluster_rank();
+  if (threadIdx.x == 0) {
+    bar_init(&bar[0], 1);
+    bar_init(&bar[1], 1);
+    bar_fence_init();
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    bar_expect(&bar[0], 16);  // rows 0 and 1: 2 CTAs x 8 bytes
+    bar_expect(&bar[1], 16);
+  }
+  cluster_sync();
+  if (threadIdx.x == 0)
+    for (unsigned r = 0; r < 2; ++r) push(sums[0][rank], &bar[0], r, 1.f + rank, 0.f);
+  float total = 0.f;
+  for (int row = 0; row < kRows; ++row) {
+    const int par = row & 1;
+    bar_wait(&bar[par], static_cast<unsigned>((row >> 1) & 1));
+    total += sums[par][0][0] + sums[par][1][0];
+    __syncthreads();  // every thread has read row `row`'s parts
+    if (threadIdx.x == 0) {
+      if (!kLate && row + 2 < kRows) bar_expect(&bar[par], 16);
+      if (row + 1 < kRows)
+        for (unsigned r = 0; r < 2; ++r) push(sums[par ^ 1][rank], &bar[par ^ 1], r, 1.f + rank, 0.f);
+      if (kLate && row + 2 < kRows) bar_expect(&bar[par], 16);
+    }
+  }
+  cluster_sync();  // no CTA exits while a push to it may be in flight
+  out[blockIdx.x * blockDim.x + threadIdx.x] = total;
+}
+
+int check(const char* what, cudaError_t e) {
+  if (e == cudaSuccess) return 0;
+  std::fprintf(stderr, "%s: %s\n", what, cudaGetErrorString(e));
+  return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const char* k = argc > 1 ? argv[1] : "";
+  float* out = nullptr;
+  if (check("cudaMalloc", cudaMalloc(&out, 4096 * sizeof(float)))) return 2;
+  float expect = 0.f;
+  int n = 0;
+  if (!std::strcmp(k, "local")) {
+    float host[kRows * kBytes / 4];
+    for (int i = 0; i < kRows * kBytes / 4; ++i) host[i] = static_cast<float>(i / (kBytes / 4) + 1);
+    float* src = nullptr;
+    if (check("cudaMalloc", cudaMalloc(&src, sizeof host)) ||
+        check("cudaMemcpy", cudaMemcpy(src, host, sizeof host, cudaMemcpyHostToDevice)))
+      return 2;
+    local_kernel<<<1, 128>>>(src, out);
+    expect = 1 + 2 + 3 + 4;
+    n = 128;
+  } else if (!std::strcmp(k, "push") || !std::strcmp(k, "late")) {
+    cudaLaunchConfig_t cfg{};
+    cfg.gridDim = dim3(2);
+    cfg.blockDim = dim3(64);
+    cudaLaunchAttribute attr{};
+    attr.id = cudaLaunchAttributeClusterDimension;
+    attr.val.clusterDim.x = 2;
+    attr.val.clusterDim.y = 1;
+    attr.val.clusterDim.z = 1;
+    cfg.attrs = &attr;
+    cfg.numAttrs = 1;
+    const cudaError_t e = !std::strcmp(k, "push") ? cudaLaunchKernelEx(&cfg, push_kernel<false>, out)
+                                                  : cudaLaunchKernelEx(&cfg, push_kernel<true>, out);
+    if (check("cudaLaunchKernelEx", e)) return 2;
+    expect = kRows * (1.f + 2.f);
+    n = 128;
+  } else {
+    std::fprintf(stderr, "usage: %s local|push|late\n", argv[0]);
+    return 2;
+  }
+  if (check("kernel", cudaDeviceSynchronize())) return 1;
+  float got[128];
+  if (check("cudaMemcpy", cudaMemcpy(got, out, n * sizeof(float), cudaMemcpyDeviceToHost))) return 2;
+  for (int i = 0; i < n; ++i)
+    if (got[i] != expect) {
+      std::printf("%s: wrong: thread %d got %g, expected %g\n", k, i, got[i], expect);
+      return 1;
+    }
+  std::printf("%s: ok\n", k);
+  return 0;
+}
