@@ -9,6 +9,10 @@
 // bwd_dwdb for that bwd_dx; also bwd_dwdb alone (default, one split, best).
 // LNTUNE_SWEEP_WIDE=1 (bwd): only the wide-row backward's configs
 // (gen::is_wide_bwd), each printed with its time and % of copy.
+// Variants: LNTUNE_SWEEP_OP=rmsnorm (no bias; the default is layernorm) and
+// LNTUNE_SWEEP_RESIDUAL=1 (the fused residual add in the row dtype: the
+// forward also reads the residual and writes z, the backward also reads dz).
+// Bytes counted: what must move, as bench/bench_norms.py counts them.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -66,6 +70,15 @@ int main(int argc, char** argv) {
   const char* every_env = std::getenv("LNTUNE_SWEEP_EVERY");
   const bool every = every_env && std::string(every_env) == "1";
   const bool only_wide = std::getenv("LNTUNE_SWEEP_WIDE") != nullptr;
+  const char* op_env = std::getenv("LNTUNE_SWEEP_OP");
+  const std::string op = op_env ? op_env : "layernorm";
+  if (op != "layernorm" && op != "rmsnorm") {
+    std::fprintf(stderr, "lntune_sweep: LNTUNE_SWEEP_OP must be layernorm or rmsnorm, got '%s'\n", op.c_str());
+    return 2;
+  }
+  const bool rms = op == "rmsnorm";
+  const char* res_env = std::getenv("LNTUNE_SWEEP_RESIDUAL");
+  const bool residual = res_env && std::string(res_env) == "1";
   try {
     rt::Runtime& runtime = rt::default_runtime();  // its binary store: the user cache's CUBINs
     CUcontext ctx = nullptr;
@@ -76,7 +89,8 @@ int main(int argc, char** argv) {
     rt::DeviceBuffer cs(bytes), cd(bytes);
     const double copy_us = timer.median_us([&](CUstream s) { rt::check(d.MemcpyDtoDAsync(cd.get(), cs.get(), bytes, s), "copy"); });
     const double copy_gbps = 2.0 * static_cast<double>(bytes) / copy_us / 1e3;
-    std::printf("%s  copy %.0f GB/s (512 MiB D2D, read+write)\n", dev.name.c_str(), copy_gbps);
+    std::printf("%s  copy %.0f GB/s (512 MiB D2D, read+write)%s%s\n", dev.name.c_str(), copy_gbps,
+                rms ? "  RMSNorm" : "", residual ? "  fused residual add" : "");
     for (std::int64_t N : Ns) {
       const bool train = which == "train";
       const std::int64_t M = train ? 4096 : static_cast<std::int64_t>(bytes / es) / N;
@@ -90,10 +104,31 @@ int main(int argc, char** argv) {
       f.x = x.ptr(); f.weight = w.ptr(); f.bias = b.ptr(); f.y = y.ptr();
       f.mean = static_cast<float*>(mean.ptr()); f.rstd = static_cast<float*>(rstd.ptr());
       f.M = M; f.N = N; f.x_dtype = f.w_dtype = dt;
-      const rt::FwdProblem fp = rt::check_forward(f);
       BackwardArgs g;
       g.dy = dy.ptr(); g.x = x.ptr(); g.weight = w.ptr(); g.mean = f.mean; g.rstd = f.rstd; g.dx = y.ptr();
       g.dweight = dw.ptr(); g.dbias = db.ptr(); g.M = M; g.N = N; g.x_dtype = g.w_dtype = dt;
+      // The variant: both structs before the checks that derive the traits.
+      const std::size_t rbytes = residual ? static_cast<std::size_t>(M * N) * es : 1;
+      rt::DeviceBuffer r(rbytes), z(rbytes), dz(rbytes);
+      if (residual) {
+        rt::check(d.MemsetD8(r.get(), 0x3b, rbytes), "init");
+        rt::check(d.MemsetD8(dz.get(), 0x3a, rbytes), "init");
+      }
+      if (rms) {
+        f.norm = g.norm = Norm::rms;
+        f.mean = nullptr;
+        g.mean = nullptr;
+        f.bias = nullptr;
+        g.dbias = nullptr;
+      }
+      if (residual) {
+        f.residual = r.ptr();
+        f.residual_out = z.ptr();
+        g.residual = true;
+        g.x = z.ptr();
+        g.dresidual_out = dz.ptr();
+      }
+      const rt::FwdProblem fp = rt::check_forward(f);
       const rt::BwdProblem bp = rt::check_backward(g);
       forward(f);
       const bool fwd = which == "fwd";
@@ -127,7 +162,8 @@ int main(int argc, char** argv) {
         return timer.median_us([&](CUstream s) { g.stream = s; rt::launch_backward(kern, &rk, c, rc, g, bp); });
       };
       auto time_cfg = [&](const Config& c) { return time_pair(c, fwd ? Config{} : dwdb_default(c)); };
-      const double moved = static_cast<double>(M * N * es) * (fwd ? 2 : 3);
+      // x (and residual) read, y (and z) written; backward: x (z), dy (and dz) read, dx written.
+      const double moved = static_cast<double>(M * N * es) * (fwd ? (residual ? 4 : 2) : (residual ? 4 : 3));
       auto gbps = [&](double us) { return moved / us / 1e3; };
       const double t_def = time_cfg(def);
       double t_best = t_def;
