@@ -12,8 +12,12 @@
 //   late    as push, but re-armed after the next push (remote bytes may land
 //           before the local expect_tx: the tx-count goes negative, legal)
 //
-// Build and run (sm_90, not part of the CMake build, which has no nvcc):
-//   nvcc -arch=sm_90 -O2 -o mbarrier_synccheck bench/probes/mbarrier_synccheck.cu
+// The mbarrier, bulk-copy and push helpers are the kernel's own
+// (templates/kernels/bwd_dx_wide.cuh), so the probe runs the same instructions.
+// Build and run (sm_90, not part of the CMake build, which has no nvcc; the
+// headers are included as lntune/..., as NVRTC sees them):
+//   mkdir -p /tmp/inc && ln -sfn "$PWD/templates" /tmp/inc/lntune
+//   nvcc -arch=sm_90 -O2 -I/tmp/inc -o mbarrier_synccheck bench/probes/mbarrier_synccheck.cu
 //   for k in local push late; do ./mbarrier_synccheck $k; \
 //     compute-sanitizer --tool synccheck ./mbarrier_synccheck $k | grep -E "Missing|SUMMARY|ok"; done
 // A kernel synccheck flags here is a pattern it objects to whatever the
@@ -22,66 +26,39 @@
 #include <cstring>
 #include <cuda_runtime.h>
 
+#include "lntune/kernels/bwd_dx_wide.cuh"
+
 namespace {
+
+using lntune::bulk_copy_g2s;
+using lntune::cluster_barrier;
+using lntune::cluster_rank;
+using lntune::fence_proxy_async;
+using lntune::mbarrier_arrive_expect_tx;
+using lntune::mbarrier_init;
+using lntune::mbarrier_init_fence;
+using lntune::mbarrier_wait;
+using lntune::push_pair;
 
 constexpr int kRows = 4;
 constexpr int kBytes = 4096;
-
-__device__ unsigned smem_addr(const void* p) { return static_cast<unsigned>(__cvta_generic_to_shared(p)); }
-
-__device__ void bar_init(unsigned long long* b, unsigned count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_addr(b)), "r"(count) : "memory");
-}
-__device__ void bar_fence_init() { asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory"); }
-__device__ void bar_expect(unsigned long long* b, unsigned bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_addr(b)), "r"(bytes) : "memory");
-}
-__device__ void bar_wait(unsigned long long* b, unsigned parity) {
-  unsigned done = 0;
-  while (!done)
-    asm volatile(
-        "{\n\t.reg .pred p;\n\tmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\tselp.u32 %0, 1, 0, p;\n\t}"
-        : "=r"(done)
-        : "r"(smem_addr(b)), "r"(parity)
-        : "memory");
-}
-__device__ void cluster_sync() {
-  asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
-}
-__device__ unsigned cluster_rank() {
-  unsigned r;
-  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
-  return r;
-}
-__device__ void push(const float* local, const unsigned long long* bar, unsigned rank, float a, float b) {
-  unsigned addr, rbar;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(addr) : "r"(smem_addr(local)), "r"(rank));
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(rbar) : "r"(smem_addr(bar)), "r"(rank));
-  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v2.f32 [%0], {%1, %2}, [%3];" ::"r"(addr),
-               "f"(a), "f"(b), "r"(rbar)
-               : "memory");
-}
 
 __global__ void local_kernel(const float* src, float* out) {
   __shared__ __align__(128) float buf[kBytes / 4];
   __shared__ __align__(8) unsigned long long bar;
   if (threadIdx.x == 0) {
-    bar_init(&bar, 1);
-    bar_fence_init();
+    mbarrier_init(&bar, 1);
+    mbarrier_init_fence();
   }
   __syncthreads();
   float sum = 0.f;
   for (int row = 0; row < kRows; ++row) {
     if (threadIdx.x == 0) {
-      asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-      bar_expect(&bar, kBytes);
-      asm volatile(
-          "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
-              smem_addr(buf)),
-          "l"(src + row * (kBytes / 4)), "r"(kBytes), "r"(smem_addr(&bar))
-          : "memory");
+      fence_proxy_async();
+      mbarrier_arrive_expect_tx(&bar, kBytes);
+      bulk_copy_g2s(buf, src + row * (kBytes / 4), kBytes, &bar);
     }
-    bar_wait(&bar, static_cast<unsigned>(row & 1));
+    mbarrier_wait(&bar, static_cast<unsigned>(row & 1));
     sum += buf[threadIdx.x];
     __syncthreads();  // every thread has read buf before the next copy
   }
@@ -95,32 +72,32 @@ __global__ void push_kernel(float* out) {
   __shared__ __align__(8) unsigned long long bar[2];
   const unsigned rank = cluster_rank();
   if (threadIdx.x == 0) {
-    bar_init(&bar[0], 1);
-    bar_init(&bar[1], 1);
-    bar_fence_init();
+    mbarrier_init(&bar[0], 1);
+    mbarrier_init(&bar[1], 1);
+    mbarrier_init_fence();
   }
   __syncthreads();
   if (threadIdx.x == 0) {
-    bar_expect(&bar[0], 16);  // rows 0 and 1: 2 CTAs x 8 bytes
-    bar_expect(&bar[1], 16);
+    mbarrier_arrive_expect_tx(&bar[0], 16);  // rows 0 and 1: 2 CTAs x 8 bytes
+    mbarrier_arrive_expect_tx(&bar[1], 16);
   }
-  cluster_sync();
+  cluster_barrier();
   if (threadIdx.x == 0)
-    for (unsigned r = 0; r < 2; ++r) push(sums[0][rank], &bar[0], r, 1.f + rank, 0.f);
+    for (unsigned r = 0; r < 2; ++r) push_pair(sums[0][rank], &bar[0], r, 1.f + rank, 0.f);
   float total = 0.f;
   for (int row = 0; row < kRows; ++row) {
     const int par = row & 1;
-    bar_wait(&bar[par], static_cast<unsigned>((row >> 1) & 1));
+    mbarrier_wait(&bar[par], static_cast<unsigned>((row >> 1) & 1));
     total += sums[par][0][0] + sums[par][1][0];
     __syncthreads();  // every thread has read row `row`'s parts
     if (threadIdx.x == 0) {
-      if (!kLate && row + 2 < kRows) bar_expect(&bar[par], 16);
+      if (!kLate && row + 2 < kRows) mbarrier_arrive_expect_tx(&bar[par], 16);
       if (row + 1 < kRows)
-        for (unsigned r = 0; r < 2; ++r) push(sums[par ^ 1][rank], &bar[par ^ 1], r, 1.f + rank, 0.f);
-      if (kLate && row + 2 < kRows) bar_expect(&bar[par], 16);
+        for (unsigned r = 0; r < 2; ++r) push_pair(sums[par ^ 1][rank], &bar[par ^ 1], r, 1.f + rank, 0.f);
+      if (kLate && row + 2 < kRows) mbarrier_arrive_expect_tx(&bar[par], 16);
     }
   }
-  cluster_sync();  // no CTA exits while a push to it may be in flight
+  cluster_barrier();  // no CTA exits while a push to it may be in flight
   out[blockIdx.x * blockDim.x + threadIdx.x] = total;
 }
 
