@@ -139,60 +139,67 @@ void add_smem_forward(const SpaceQuery& q, std::vector<Config>& out) {
 // device-to-device copy in the same process): N = 32768 98%, 65536 95%,
 // 262144 89%, where the register kernel's tiles (x read twice) gave 81%, 64%
 // and 62% (`LNTUNE_SWEEP_EVERY=1 lntune_sweep fwd bf16 32768 65536 262144`).
-std::optional<Config> smem_forward_default(const SpaceQuery& q) {
+// fp32 rows up to 65536 columns first try slabs of 32768 columns (128 KiB,
+// one CTA per SM, 16 warps) in one persistent wave of clusters, the best of
+// the space on an H100 (N = 65536: 92% of copy, against 84% for 64 KiB slabs
+// a cluster per row; N = 20000: 90% against 87%). 128 KiB a cluster per row
+// last, where no cluster splits the row into 64 KiB slabs without an empty
+// CTA (e.g. fp32, N = 40001).
+std::optional<Config> smem_forward_default(const SpaceQuery& q, const ConfigFilter& accept) {
   if (q.kernel != Kernel::fwd || q.n <= kSmemForwardMinN) return std::nullopt;
   const auto esize = static_cast<std::int64_t>(dtype_size(q.dtype));
-  // fp32 rows up to 65536 columns: slabs of 32768 columns (128 KiB, one CTA
-  // per SM, 16 warps) in one persistent wave of clusters, the best of the
-  // space on an H100 (N = 65536: 92% of copy, against 84% for 64 KiB slabs, a
-  // cluster per row; N = 20000: 90% against 87%). A residual's slab beside
-  // them does not fit: rt::default_selection then falls back. Otherwise 64
-  // KiB of x per CTA, 128 KiB only where no cluster splits the row into
-  // slabs that small without an empty CTA (e.g. fp32, N = 40001).
+  struct Pass {
+    std::int64_t bytes;  // of x per CTA, at most
+    bool wave;           // one persistent wave of clusters, not a cluster per row
+  };
   const bool fp32_wave = esize == 4 && q.n <= 65536;
-  for (const std::int64_t bytes : {64 * 1024, 128 * 1024}) {
-    if (fp32_wave && bytes == 64 * 1024) continue;
+  const std::vector<Pass> passes = fp32_wave ? std::vector<Pass>{{128 * 1024, true}, {64 * 1024, false}, {128 * 1024, false}}
+                                             : std::vector<Pass>{{64 * 1024, false}, {128 * 1024, false}};
+  for (const Pass& pass : passes)
     for (int cluster : {1, 2, 4, 8, 16}) {
       const std::int64_t block = cluster_slab(q.n, cluster);
-      if (block == 0 || block * esize > bytes) continue;
+      if (block == 0 || block * esize > pass.bytes) continue;
       Config c{static_cast<int>(block), static_cast<int>(std::clamp<std::int64_t>(block / (32 * 64), 4, 16)), 1, 0};
       c.cluster_size = cluster;
-      if (fp32_wave && q.sm_count / cluster < q.m) c.group_size_m = q.sm_count / cluster;
-      if (forward_in_smem(c, q.n)) return c;
+      if (pass.wave && q.sm_count / cluster < q.m) c.group_size_m = q.sm_count / cluster;
+      if (forward_in_smem(c, q.n) && (!accept || accept(c))) return c;
     }
-  }
   return std::nullopt;
 }
 
 // The default backward for rows longer than 8192 columns on sm_90+: the
-// wide-row kernel (column slices of 8192 columns per CTA, 8 warps, 3 rows
-// staged, in clusters of 2, 8 or 16; else slices of up to 16384 columns, 16
-// warps, clusters of 4 last; 2 stages where 3
-// would not fit), a persistent grid of the clusters that fit the SMs, one
-// fewer for clusters of 8 or more (whole clusters must fit a GPC). Measured
-// on an H100 (bf16, N = 65536, M = 4096, % of the copy in the same
-// process): 97%, where the clustered register kernel gave 55%
-// (`LNTUNE_SWEEP_WIDE=1 lntune_sweep bwd bf16 65536`).
-std::optional<Config> wide_bwd_default(const SpaceQuery& q) {
+// wide-row kernel, column slices of 8192 columns per CTA (8 warps) in
+// clusters of 2, 8 or 16, else slices of up to 16384 columns (up to 16
+// warps) in clusters of 2, 8, 16 or 4; 3 rows staged, 2 where 3 do not fit;
+// a persistent grid of the clusters that fit the SMs, one fewer for clusters
+// of 8 or more (whole clusters must fit a GPC). Measured on an H100 (bf16,
+// N = 65536, M = 4096, % of the copy in the same process): 97%, where the
+// clustered register kernel gave 55% (`LNTUNE_SWEEP_WIDE=1 lntune_sweep bwd
+// bf16 65536`). Clusters of 4 last: measured slow (bf16, N = 32768: 82% of
+// copy with 8192-column slices in clusters of 4, 92% with 16384-column
+// slices in clusters of 2; perhaps 33 clusters of 4, one CTA per SM on 132
+// SMs, do not all fit the GPCs at once). The slabs are sized for x and dy
+// in the row dtype and an fp32 weight; `accept` turns down what a variant's
+// wider rows do not fit.
+std::optional<Config> wide_bwd_default(const SpaceQuery& q, const ConfigFilter& accept) {
   if (q.kernel != Kernel::bwd_dx || q.n <= 8192) return std::nullopt;
-  // x and dy in the row dtype, an fp32 weight (the launcher drops a stage
-  // where a variant's wider rows need it: rt::default_selection).
-  // Clusters of 4 last: measured slow (bf16, N = 32768: 82% of copy with
-  // 8192-column slices in clusters of 4, 92% with 16384-column slices in
-  // clusters of 2; perhaps 33 clusters of 4, one CTA per SM on 132 SMs, do
-  // not all fit the GPCs at once).
+  struct Pass {
+    std::int64_t min_slab, max_slab;
+    std::vector<int> clusters;
+  };
   const std::size_t row = 2 * dtype_size(q.dtype);
-  for (const std::int64_t slab_max : {8192, 16384})
-    for (int cluster : {2, 8, 16, 4}) {
+  for (const Pass& pass : {Pass{8192, 8192, {2, 8, 16}}, Pass{1, 16384, {2, 8, 16, 4}}})
+    for (int cluster : pass.clusters) {
       const std::int64_t slab = cluster_slab(q.n, cluster);
-      if (slab == 0 || slab > slab_max || (slab_max == 8192 && (slab != 8192 || cluster == 4))) continue;
+      if (slab == 0 || slab < pass.min_slab || slab > pass.max_slab) continue;
       const int warps = static_cast<int>(std::clamp<std::int64_t>(slab / (32 * 32), 4, 16));
-      const int stages = wide_stage_bytes(slab, row, 3) <= kWideSmemLimit ? 3 : 2;
-      if (wide_stage_bytes(slab, row, stages) > kWideSmemLimit) continue;
-      Config c{static_cast<int>(slab), warps, stages, 0, cluster};
       const int fit = std::max(1, q.sm_count / cluster);
-      c.group_size_m = clip_groups(q, 1, cluster >= 8 && fit > 1 ? fit - 1 : fit);
-      return c;
+      for (int stages : {3, 2}) {
+        if (wide_stage_bytes(slab, row, stages) > kWideSmemLimit) continue;
+        Config c{static_cast<int>(slab), warps, stages, 0, cluster};
+        c.group_size_m = clip_groups(q, 1, cluster >= 8 && fit > 1 ? fit - 1 : fit);
+        if (!accept || accept(c)) return c;
+      }
     }
   return std::nullopt;
 }
@@ -263,7 +270,7 @@ std::vector<Config> search_space(const SpaceQuery& q) {
   return out;
 }
 
-Config default_config(const SpaceQuery& q) {
+Config default_config(const SpaceQuery& q, const ConfigFilter& accept) {
   if (q.n < 1) throw Error("lntune: default config needs N >= 1, got " + std::to_string(q.n));
   // bwd_dwdb: rows with enough 32-column blocks for half the SMs: 32 columns
   // per CTA, one split. Up to two blocks per SM, 512 threads (64 row groups:
@@ -281,8 +288,8 @@ Config default_config(const SpaceQuery& q) {
     return Config{128, 16, 1, dwdb_split_count(q, 128, 1)};
   }
   const bool bwd = q.kernel == Kernel::bwd_dx;
-  if (q.smem_kernels && q.cc >= 90) {
-    if (const std::optional<Config> c = bwd ? wide_bwd_default(q) : smem_forward_default(q)) return *c;
+  if (q.cc >= 90) {
+    if (const std::optional<Config> c = bwd ? wide_bwd_default(q, accept) : smem_forward_default(q, accept)) return *c;
   }
   // A thread holds 16 elements of a row, in CTAs of at least 64 threads
   // (short rows share a CTA; the backward at M <= 8192: two rows per CTA up

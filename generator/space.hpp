@@ -24,8 +24,8 @@
 //     and rows_per_cta = rows staged per CTA in {2, 3, 4}): see
 //     add_wide_bwd in space.cpp.
 // default_config on sm_90 picks from the last two for long rows (forward
-// N > 16384, backward N > 8192; measured on an H100), unless
-// SpaceQuery::smem_kernels is false.
+// N > 16384, backward N > 8192; measured on an H100): the first, in its
+// order of preference, that the caller's filter accepts.
 // Rules (bwd_dwdb): block_size (columns per CTA) in {32, 64, 128, 256} with
 // block_size <= 32 * num_warps <= 1024 and at most 16 threads per column;
 // group_size_m = row splits S (a 2D grid of column blocks x S splits, the
@@ -34,6 +34,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "lntune/types.hpp"
@@ -47,11 +48,13 @@ struct SpaceQuery {
   std::int64_t m = 4096;   // rows; bounds group_size_m
   int sm_count = 132;      // of the target GPU (H100 SXM: 132)
   int cc = 90;             // compute capability (major * 10 + minor): clusters need 90
-  // default_config may pick the shared-memory kernels (fwd_smem.cuh,
-  // bwd_dx_wide.cuh) for long rows; false: the register kernels only (the
-  // launcher's fallback when a variant's extra slabs do not fit).
-  bool smem_kernels = true;
 };
+
+// Which shared-memory configs (fwd_smem.cuh, bwd_dx_wide.cuh) default_config
+// may return: the query sizes their slabs by the row dtype alone, so the
+// caller, who knows the call's traits and vector width, says which are valid
+// instances (the runtime: gen::make_instance). Empty: all of them.
+using ConfigFilter = std::function<bool(const Config&)>;
 
 std::vector<Config> search_space(const SpaceQuery& q);
 
@@ -76,7 +79,9 @@ inline constexpr std::int64_t kSmemForwardMinN = 16384;
 // N = 1024..4096) is not an M rule, and the bandwidth-regime bucket of the
 // default grid now tunes those keys. A further M rule waits for that
 // bucket's measured `vs default` column.
-Config default_config(const SpaceQuery& q);
+// Long rows on sm_90 take the first shared-memory config that `accept`
+// takes, else the register kernels' default.
+Config default_config(const SpaceQuery& q, const ConfigFilter& accept = {});
 
 std::int64_t next_pow2(std::int64_t v);
 

@@ -11,35 +11,22 @@ gen::SpaceQuery space_query(const DeviceInfo& dev, Kernel kernel, DType dtype, s
   return gen::SpaceQuery{kernel, dtype, n, m, dev.sm_count > 0 ? dev.sm_count : 132, dev.cc_major * 10 + dev.cc_minor};
 }
 
-namespace {
-bool fits(const Traits& traits, const Config& c, std::int64_t n, int vec) {
-  try {
-    gen::make_instance(traits, c, n, vec);
-    return true;
-  } catch (const Error&) {
-    return false;
-  }
-}
-}  // namespace
-
 Selection default_selection(const DeviceInfo& dev, const Traits& traits, std::int64_t n, std::int64_t m, int vec) {
   const DType d = traits.kernel == Kernel::bwd_dwdb ? traits.w_dtype : traits.x_dtype;
   if (vec <= 0) vec = gen::max_vec(traits.x_dtype);
-  gen::SpaceQuery q = space_query(dev, traits.kernel, d, n, m);
-  Config c = gen::default_config(q);
-  // The shared-memory kernels' defaults are sized for the row dtype; a
-  // variant with wider slabs (an fp32 residual or dy beside 16-bit x), or
-  // rows not aligned for their vector width, may not fit: one stage fewer
-  // for the wide backward, else the register kernels.
-  const bool wide = gen::is_wide_bwd(traits.kernel, c);
-  if ((wide || (traits.kernel == Kernel::fwd && gen::forward_in_smem(c, n))) && !fits(traits, c, n, vec)) {
-    c.rows_per_cta = 2;  // the wide backward's stages
-    if (!wide || !fits(traits, c, n, vec)) {
-      q.smem_kernels = false;
-      c = gen::default_config(q);
+  // The shared-memory kernels' defaults are sized for the row dtype: the
+  // first that is a valid instance for these traits (a variant's wider
+  // slabs, e.g. an fp32 residual beside 16-bit x) and this vector width
+  // (bulk copies need 16-byte aligned rows), else the register kernels.
+  const auto valid = [&](const Config& c) {
+    try {
+      gen::make_instance(traits, c, n, vec);
+      return true;
+    } catch (const Error&) {
+      return false;
     }
-  }
-  return Selection{c, "default heuristic"};
+  };
+  return Selection{gen::default_config(space_query(dev, traits.kernel, d, n, m), valid), "default heuristic"};
 }
 
 Selection select(const DeviceInfo& dev, const Traits& traits, std::int64_t n, std::int64_t m, int vec,

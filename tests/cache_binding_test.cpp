@@ -276,6 +276,23 @@ TEST(DefaultSelection, SharedMemoryDefaultsFitEveryVariant) {
   const Traits fwd{Kernel::fwd, DType::bf16, DType::bf16, true, true};
   const Config f1 = rt::default_selection(dev, fwd, 65536, 4096, 1).config;
   EXPECT_NO_THROW(gen::make_instance(fwd, f1, 65536, 1)) << to_string(f1);
+  // A variant whose wider slabs the first pick does not fit takes the next
+  // shared-memory config that fits it, not the register kernels: bf16 x with
+  // an fp32 residual and an fp32 weight at N = 32768 (16384-column slabs of
+  // fp32 z and bf16 dy, 2 stages and the weight, exceed 227 KB) ...
+  Traits wide_res{Kernel::bwd_dx, DType::bf16, DType::f32, true, true};
+  wide_res.residual = DType::f32;
+  const Config wr = rt::default_selection(dev, wide_res, 32768, 4096).config;
+  EXPECT_EQ(rt::default_selection(dev, plain, 32768, 4096).config.block_size, 16384);
+  EXPECT_TRUE(gen::is_wide_bwd(Kernel::bwd_dx, wr)) << to_string(wr);
+  EXPECT_LT(wr.block_size, 16384) << to_string(wr);
+  // ... and fp32 x with an fp32 residual at N = 32768 (the whole row in one
+  // CTA's 128 KiB, the residual's beside it, does not fit).
+  Traits fwd_res{Kernel::fwd, DType::f32, DType::f32, true, true};
+  fwd_res.residual = DType::f32;
+  const Config fr = rt::default_selection(dev, fwd_res, 32768, 4096).config;
+  EXPECT_TRUE(gen::forward_in_smem(fr, 32768)) << to_string(fr);
+  EXPECT_GT(fr.cluster_size, 1) << to_string(fr);
   // Every variant's forward and backward default is a valid instance, for
   // long rows in each dtype, at the widest and the narrowest vector width.
   for (DType x : {DType::f16, DType::bf16, DType::f32})
@@ -293,3 +310,4 @@ TEST(DefaultSelection, SharedMemoryDefaultsFitEveryVariant) {
                   << (y ? " y" : "");
             }
 }
+

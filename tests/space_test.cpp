@@ -15,6 +15,9 @@ namespace {
 const std::int64_t kNs[] = {1, 2, 7, 64, 100, 127, 256, 1000, 1024, 3000, 4096, 5120, 8192, 12288,
                             16384, 40001, 65536, 262144, 1048576};
 
+// A caller for whom no shared-memory config is a valid instance.
+const ConfigFilter kNoSharedMemoryConfig = [](const Config&) { return false; };
+
 TEST(Space, EveryConfigIsAValidInstance) {
   for (Kernel k : {Kernel::fwd, Kernel::bwd_dx, Kernel::bwd_dwdb})
     for (DType d : {DType::f32, DType::f16, DType::bf16})
@@ -145,9 +148,7 @@ TEST(Space, SmemForwardForLongRowsOnSm90Only) {
       EXPECT_LE(static_cast<std::int64_t>(def.block_size) * static_cast<std::int64_t>(dtype_size(d)),
                 (fp32_wave ? 128 : 64) * 1024);
       EXPECT_NE(std::find(cs.begin(), cs.end(), def), cs.end()) << "the default is a candidate: " << to_string(def);
-      SpaceQuery regs = q;
-      regs.smem_kernels = false;
-      EXPECT_FALSE(forward_in_smem(default_config(regs), n));
+      EXPECT_FALSE(forward_in_smem(default_config(q, kNoSharedMemoryConfig), n));
     }
   EXPECT_FALSE(forward_in_smem(default_config({Kernel::fwd, DType::bf16, 65536, 4096, 132, 80}), 65536));
   EXPECT_FALSE(forward_in_smem(default_config({Kernel::fwd, DType::bf16, 16384, 4096, 132, 90}), 16384));
@@ -174,14 +175,11 @@ TEST(Default, LongRowsTakeTheMeasuredSharedMemoryConfigs) {
 }
 
 TEST(Default, LongRowsAreTiledOrClustered) {
-  SpaceQuery fq{Kernel::fwd, DType::bf16, 262144, 1024, 132, 90};
-  fq.smem_kernels = false;  // the register kernels (sm_80, or a variant whose slabs do not fit)
-  const Config f = default_config(fq);
+  // The register kernels (sm_80, or a call no shared-memory config fits).
+  const Config f = default_config({Kernel::fwd, DType::bf16, 262144, 1024, 132, 90}, kNoSharedMemoryConfig);
   EXPECT_LT(f.block_size, 262144);
   EXPECT_EQ(f.cluster_size, 1);
-  SpaceQuery bq{Kernel::bwd_dx, DType::bf16, 65536, 4096, 132, 90};
-  bq.smem_kernels = false;
-  const Config b = default_config(bq);
+  const Config b = default_config({Kernel::bwd_dx, DType::bf16, 65536, 4096, 132, 90}, kNoSharedMemoryConfig);
   EXPECT_GT(b.cluster_size, 1);
   EXPECT_FALSE(is_wide_bwd(Kernel::bwd_dx, b));
   const Config b80 = default_config({Kernel::bwd_dx, DType::bf16, 65536, 4096, 132, 80});
