@@ -177,11 +177,12 @@ __device__ __forceinline__ void layer_norm_bwd_dx_single_tile(const BwdParams& p
   const i64 first_row = kClustered ? static_cast<i64>(cluster_index()) : static_cast<i64>(blockIdx.x) * S::kRowsPerCta;
   const i64 step = kClustered ? static_cast<i64>(cluster_count()) : static_cast<i64>(gridDim.x) * S::kRowsPerCta;
   const i64 c0 = slab;
+  // The first row's dz (prefetch_bwd_row takes each next row's).
+  prefetch_dz_row<S>(p, first_row + slot, c0, n, t, S::kThreadsPerRow, S::kVecsPerThread);
   for (i64 first = first_row; first < p.M; first += step) {
     const i64 row = first + slot;
     const bool active = row < p.M;
     BwdRow<S> cur;
-    if (first == first_row) prefetch_dz_row<S>(p, row, c0, n, t, S::kThreadsPerRow, S::kVecsPerThread);
     load_bwd_row<S>(p, row, c0, n, t, cur);
     prefetch_bwd_row<S>(p, row + step, c0, n, t);
     float (&xhat)[S::kVecsPerThread][S::kVec] = cur.x;

@@ -334,10 +334,10 @@ __device__ __forceinline__ void layer_norm_bwd_dx_wide(const BwdParams& p) {
   };
 
   float mean = 0.f, rstd = 0.f, next_mean = 0.f, next_rstd = 0.f;
-  // The fused backward's dz is read in pass B, straight from global memory:
-  // each row's is prefetched into L2 a row ahead (a hint; no value depends on it).
-  if (rows.count > 0) prefetch_dz_row<S>(p, rows.row(0), c0, n, t, S::kThreads, S::kAccesses);
   if (rows.count > 0) {
+    // The fused backward's dz is read in pass B, straight from global memory:
+    // each row's is prefetched into L2 a row ahead (a hint; no value depends on it).
+    prefetch_dz_row<S>(p, rows.row(0), c0, n, t, S::kThreads, S::kAccesses);
     stats(0, mean, rstd);
     if (rows.count > 1) stats(1, next_mean, next_rstd);
     // Row 0's local sums, pushed to every CTA of the cluster.
@@ -353,8 +353,8 @@ __device__ __forceinline__ void layer_norm_bwd_dx_wide(const BwdParams& p) {
     const int par = static_cast<int>(i & 1);
     // Row i + 1's local sums while the cluster gathers row i's.
     float a_next = 0.f, b_next = 0.f, mean_next = next_mean, rstd_next = next_rstd;
-    if (i + 1 < rows.count) prefetch_dz_row<S>(p, rows.row(i + 1), c0, n, t, S::kThreads, S::kAccesses);
     if (i + 1 < rows.count) {
+      prefetch_dz_row<S>(p, rows.row(i + 1), c0, n, t, S::kThreads, S::kAccesses);
       if (i + 2 < rows.count) stats(i + 2, next_mean, next_rstd);  // loaded now, used a row later
       const int s1 = static_cast<int>((i + 1) % S::kStages);
       if (n > 0) mbarrier_wait(bars + s1, static_cast<unsigned>(((i + 1) / S::kStages) & 1));
