@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -108,12 +109,7 @@ int main(int argc, char** argv) {
       g.dy = dy.ptr(); g.x = x.ptr(); g.weight = w.ptr(); g.mean = f.mean; g.rstd = f.rstd; g.dx = y.ptr();
       g.dweight = dw.ptr(); g.dbias = db.ptr(); g.M = M; g.N = N; g.x_dtype = g.w_dtype = dt;
       // The variant: both structs before the checks that derive the traits.
-      const std::size_t rbytes = residual ? static_cast<std::size_t>(M * N) * es : 1;
-      rt::DeviceBuffer r(rbytes), z(rbytes), dz(rbytes);
-      if (residual) {
-        rt::check(d.MemsetD8(r.get(), 0x3b, rbytes), "init");
-        rt::check(d.MemsetD8(dz.get(), 0x3a, rbytes), "init");
-      }
+      std::optional<rt::DeviceBuffer> r, z, dz;  // residual, z, dz: the fused add only
       if (rms) {
         f.norm = g.norm = Norm::rms;
         f.mean = nullptr;
@@ -122,11 +118,17 @@ int main(int argc, char** argv) {
         g.dbias = nullptr;
       }
       if (residual) {
-        f.residual = r.ptr();
-        f.residual_out = z.ptr();
+        const auto rbytes = static_cast<std::size_t>(M * N) * es;
+        r.emplace(rbytes);
+        z.emplace(rbytes);
+        dz.emplace(rbytes);
+        rt::check(d.MemsetD8(r->get(), 0x3b, rbytes), "init");
+        rt::check(d.MemsetD8(dz->get(), 0x3a, rbytes), "init");
+        f.residual = r->ptr();
+        f.residual_out = z->ptr();
         g.residual = true;
-        g.x = z.ptr();
-        g.dresidual_out = dz.ptr();
+        g.x = z->ptr();
+        g.dresidual_out = dz->ptr();
       }
       const rt::FwdProblem fp = rt::check_forward(f);
       const rt::BwdProblem bp = rt::check_backward(g);
@@ -134,7 +136,10 @@ int main(int argc, char** argv) {
       const bool fwd = which == "fwd";
       const Kernel k = fwd ? Kernel::fwd : Kernel::bwd_dx;
       const gen::SpaceQuery q{k, dt, N, M, dev.sm_count};
-      const Config def = gen::default_config(q);
+      // What the launcher runs for this call (the variant's traits and vector
+      // width decide which shared-memory config is valid).
+      const Config def = fwd ? rt::default_selection(dev, fp.traits, N, M, fp.vec).config
+                             : rt::default_selection(dev, bp.traits, N, M, bp.vec).config;
       Traits rtt = bp.traits;
       rtt.kernel = Kernel::bwd_dwdb;
       // The default dwdb config for a bwd_dx config's partial rows.
