@@ -192,9 +192,10 @@ TEST(Default, PartialRowsStayFewWhenMIsSmall) {
   EXPECT_LE(c.group_size_m, 4096 / 8);
 }
 
-// The wide-row backward (is_wide_bwd): sm_90+ and N > 8192 only, the
-// default up to 16 slabs of 8192 columns (one of the candidates); every CTA owns columns, its shared memory fits,
-// group sizes fill the SMs at one CTA each (or one or two clusters fewer).
+// The wide-row backward (is_wide_bwd): sm_90+ and N > 8192 only; the
+// default for long rows is one of its candidates (wherever one fits: not
+// fp32 at N = 262144); every CTA owns columns, its shared memory fits, group
+// sizes fill the SMs at one CTA each (or one or two clusters fewer).
 TEST(Space, WideBackwardCandidates) {
   auto wide = [](const SpaceQuery& q) {
     std::vector<Config> out;
