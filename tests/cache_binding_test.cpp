@@ -249,8 +249,8 @@ TEST(CacheBinding, BinaryStoreRoundTripAndNeverThrows) {
 
 // ------------------------------------------------------------ default selection
 // The default heuristic's shared-memory kernels are sized by the row dtype;
-// a variant with wider slabs gets a config that fits it: the wide backward
-// one stage fewer, the forward the register kernel.
+// a variant with wider slabs gets the next shared-memory config that fits
+// it, else the register kernels.
 namespace {
 rt::DeviceInfo sm90() {
   rt::DeviceInfo d = lntune::testing::test_device();
