@@ -293,7 +293,7 @@ Config default_config(const SpaceQuery& q, const ConfigFilter& accept) {
   }
   // A thread holds 16 elements of a row, in CTAs of at least 64 threads
   // (short rows share a CTA; the backward at M <= 8192: two rows per CTA up
-  // to 256 threads a row, its row slots sharing one partial row); rows needing more
+  // to 128 threads a row, its row slots sharing one partial row); rows needing more
   // than 512 threads are split over a cluster (sm_90+; the backward, where it
   // measured faster) or tiled.
   constexpr int kItems = 16;
@@ -302,9 +302,14 @@ Config default_config(const SpaceQuery& q, const ConfigFilter& accept) {
   Config c{static_cast<int>(single), 1, 1, 0};
   if (tpr_needed <= 512) {
     // The backward at training sizes (M <= 8192: few rows per CTA, so the
-    // partial rows weigh): two rows per CTA for rows of up to 256 threads,
-    // the same threads per SM in half the CTAs, so half the partial rows.
-    const bool pair = bwd && q.m <= 8192 && tpr_needed <= 256;
+    // partial rows weigh): two rows per CTA for rows of up to 128 threads
+    // (N <= 2048), the same threads per SM in half the CTAs, so half the
+    // partial rows. Rows of 256 threads run one per CTA: on an H100 at
+    // M = 4096 the best bwd_dx at N = 2560 and 4096 was one row per CTA of
+    // 256 threads, two CTAs per SM (bf16: 42.4 and 54.1 us with dW/dB,
+    // against 44.0 and 54.9 us for two rows per CTA of 512 threads; fp32
+    // N = 4096: 81.1 against 86.7 us; `lntune_sweep train`).
+    const bool pair = bwd && q.m <= 8192 && tpr_needed <= 128;
     const std::int64_t threads = std::max<std::int64_t>(64, pair ? 2 * tpr_needed : tpr_needed);
     c.num_warps = static_cast<int>(threads / 32);
     c.rows_per_cta = static_cast<int>(threads / tpr_needed);

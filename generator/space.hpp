@@ -67,7 +67,7 @@ inline constexpr std::int64_t kSmemForwardMinN = 16384;
 // 1), 8)) and was refit to sweeps of the whole space on an H100
 // (bench/kernel_sweep.cpp): a thread holds 16 elements of a row, CTAs have at
 // least 64 threads (short rows share one; bwd_dx at M <= 8192: two rows per
-// CTA for rows of up to 256 threads), rows needing more than 512 threads are split over a
+// CTA for rows of up to 128 threads), rows needing more than 512 threads are split over a
 // cluster (backward, sm_90+) or tiled; bwd_dx runs about 512 threads' worth
 // of persistent CTAs per SM, but at least 8 rows per CTA; bwd_dwdb: 512
 // threads, 32 columns per CTA and one split when that gives half the SMs a
