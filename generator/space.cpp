@@ -192,7 +192,15 @@ std::optional<Config> wide_bwd_default(const SpaceQuery& q, const ConfigFilter& 
     for (int cluster : pass.clusters) {
       const std::int64_t slab = cluster_slab(q.n, cluster);
       if (slab == 0 || slab < pass.min_slab || slab > pass.max_slab) continue;
-      const int warps = static_cast<int>(std::clamp<std::int64_t>(slab / (32 * 32), 4, 16));
+      // 16 columns per thread (up to 16 warps); with a fused residual add,
+      // whose dz pass B reads from global memory, 16-column slices take 32
+      // warps (H100, bf16 RMSNorm + add, N = 32768, 16384-column slices in
+      // clusters of 2: 85.1% of copy with 32 warps, 79.7% with 16;
+      // `LNTUNE_SWEEP_WIDE=1 LNTUNE_SWEEP_OP=rmsnorm LNTUNE_SWEEP_RESIDUAL=1
+      // lntune_sweep bwd bf16 32768`).
+      const int warps = q.residual && slab >= 16384
+                            ? 32
+                            : static_cast<int>(std::clamp<std::int64_t>(slab / (32 * 32), 4, 16));
       const int fit = std::max(1, q.sm_count / cluster);
       for (int stages : {3, 2}) {
         if (wide_stage_bytes(slab, row, stages) > kWideSmemLimit) continue;
@@ -314,7 +322,12 @@ Config default_config(const SpaceQuery& q, const ConfigFilter& accept) {
     c.num_warps = static_cast<int>(threads / 32);
     c.rows_per_cta = static_cast<int>(threads / tpr_needed);
   } else if (!bwd && single / 512 <= max_items_per_thread(q.kernel, 16)) {
-    c.num_warps = 16;  // the forward holds up to 32 elements per thread in 512 threads
+    // The forward holds up to 32 elements per thread in 512 threads; with a
+    // fused residual add (two rows in registers: 91 registers against 60 at
+    // N = 16384, bf16), 16 in 1024 threads (H100, bf16 RMSNorm + add,
+    // N = 16384: 96.3% of copy against 86.6%; `LNTUNE_SWEEP_EVERY=1
+    // LNTUNE_SWEEP_OP=rmsnorm LNTUNE_SWEEP_RESIDUAL=1 lntune_sweep fwd bf16 16384`).
+    c.num_warps = q.residual && single / 1024 <= max_items_per_thread(q.kernel, 32) ? 32 : 16;
   } else if (bwd && q.cc >= 90 && single / (512 * kItems) <= 8) {
     c.num_warps = 16;
     c.block_size = 512 * kItems;
@@ -327,7 +340,10 @@ Config default_config(const SpaceQuery& q, const ConfigFilter& accept) {
     // Persistent: about 512 threads' worth of CTAs per SM (clusters: one per
     // SM, as measured), but at least 8 rows per CTA, so that the fp32 partial
     // rows (one per CTA) stay a small part of the traffic when M is small.
-    const std::int64_t per_sm = std::min<std::int64_t>(8, std::max<std::int64_t>(1, 512 / c.threads()));
+    // fp32 rows of 256 threads (N = 2049..4096): one CTA per SM (H100,
+    // M = 4096, N = 4096, dx with dW/dB: 81.0 us against 89.7 us with two).
+    std::int64_t per_sm = std::min<std::int64_t>(8, std::max<std::int64_t>(1, 512 / c.threads()));
+    if (q.dtype == DType::f32 && tpr_needed == 256 && c.rows_per_cta == 1) per_sm = 1;
     const std::int64_t wanted = c.cluster_size > 1 ? q.sm_count : q.sm_count * per_sm;
     const std::int64_t groups = (q.m + c.rows_per_cta - 1) / c.rows_per_cta;
     const std::int64_t most = std::max<std::int64_t>(1, groups * c.rows_per_cta / 8);

@@ -48,6 +48,10 @@ struct SpaceQuery {
   std::int64_t m = 4096;   // rows; bounds group_size_m
   int sm_count = 132;      // of the target GPU (H100 SXM: 132)
   int cc = 90;             // compute capability (major * 10 + minor): clusters need 90
+  // A fused residual add (the forward also holds the residual's row, the
+  // backward also reads dz): only default_config reads it; the search space
+  // is the same.
+  bool residual = false;
 };
 
 // Which shared-memory configs (fwd_smem.cuh, bwd_dx_wide.cuh) default_config

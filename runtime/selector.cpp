@@ -26,7 +26,9 @@ Selection default_selection(const DeviceInfo& dev, const Traits& traits, std::in
       return false;
     }
   };
-  return Selection{gen::default_config(space_query(dev, traits.kernel, d, n, m), valid), "default heuristic"};
+  gen::SpaceQuery q = space_query(dev, traits.kernel, d, n, m);
+  q.residual = traits.residual.has_value() && traits.kernel != Kernel::bwd_dwdb;
+  return Selection{gen::default_config(q, valid), "default heuristic"};
 }
 
 Selection select(const DeviceInfo& dev, const Traits& traits, std::int64_t n, std::int64_t m, int vec,

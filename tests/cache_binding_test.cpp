@@ -293,13 +293,25 @@ TEST(DefaultSelection, SharedMemoryDefaultsFitEveryVariant) {
   const Config fr = rt::default_selection(dev, fwd_res, 32768, 4096).config;
   EXPECT_TRUE(gen::forward_in_smem(fr, 32768)) << to_string(fr);
   EXPECT_GT(fr.cluster_size, 1) << to_string(fr);
+  // The call's residual reaches the heuristic: its forward at N = 16384
+  // holds 16 elements per thread (32 warps), and its wide backward on
+  // 16384-column slices runs 32 warps.
+  Traits fwd_bres{Kernel::fwd, DType::bf16, DType::bf16, true, false};
+  fwd_bres.norm = Norm::rms;
+  fwd_bres.residual = DType::bf16;
+  EXPECT_EQ(rt::default_selection(dev, fwd_bres, 16384, 16384).config.num_warps, 32);
+  EXPECT_EQ(rt::default_selection(dev, fwd, 16384, 16384).config.num_warps, 16);
+  Traits bwd_bres = fwd_bres;
+  bwd_bres.kernel = Kernel::bwd_dx;
+  EXPECT_EQ(rt::default_selection(dev, bwd_bres, 32768, 8192).config.num_warps, 32);
+  EXPECT_EQ(rt::default_selection(dev, plain, 32768, 8192).config.num_warps, 16);
   // Every variant's forward and backward default is a valid instance, for
   // long rows in each dtype, at the widest and the narrowest vector width.
   for (DType x : {DType::f16, DType::bf16, DType::f32})
     for (std::optional<DType> res : {std::optional<DType>{}, std::optional<DType>{DType::f32}, std::optional<DType>{x}})
       for (std::optional<DType> y : {std::optional<DType>{}, std::optional<DType>{DType::f32}})
         for (Kernel k : {Kernel::fwd, Kernel::bwd_dx})
-          for (std::int64_t n : {16385, 40000, 65536, 131072, 262144})
+          for (std::int64_t n : {12288, 16384, 16385, 40000, 65536, 131072, 262144})
             for (int vec : {gen::max_vec(x), 1}) {
               Traits t{k, x, DType::f32, true, true};
               t.residual = res;

@@ -186,6 +186,31 @@ TEST(Default, LongRowsAreTiledOrClustered) {
   EXPECT_EQ(b80.cluster_size, 1);
 }
 
+// The training-size backward (M = 4096) and the fused residual variants:
+// the configs the H100 sweeps of 2026-11-23 measured best (space.cpp says
+// which run).
+TEST(Default, MeasuredTrainingAndResidualRules) {
+  auto def = [](Kernel k, DType d, std::int64_t n, std::int64_t m, bool residual = false) {
+    SpaceQuery q{k, d, n, m, 132, 90};
+    q.residual = residual;
+    return to_string(default_config(q));
+  };
+  // Two rows per CTA up to 128 threads a row; one row of 256 threads per
+  // CTA, two CTAs per SM (16-bit) or one (fp32).
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 2048, 4096), "block_size=2048 num_warps=8 rows_per_cta=2 group_size_m=264");
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 2560, 4096), "block_size=4096 num_warps=8 rows_per_cta=1 group_size_m=264");
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 4096, 4096), "block_size=4096 num_warps=8 rows_per_cta=1 group_size_m=264");
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::f32, 4096, 4096), "block_size=4096 num_warps=8 rows_per_cta=1 group_size_m=132");
+  // The forward with a residual holds 16 elements per thread, not 32.
+  EXPECT_EQ(def(Kernel::fwd, DType::bf16, 16384, 16384), "block_size=16384 num_warps=16 rows_per_cta=1 group_size_m=0");
+  EXPECT_EQ(def(Kernel::fwd, DType::bf16, 16384, 16384, true), "block_size=16384 num_warps=32 rows_per_cta=1 group_size_m=0");
+  EXPECT_EQ(def(Kernel::fwd, DType::bf16, 4096, 65536, true), def(Kernel::fwd, DType::bf16, 4096, 65536));
+  // The wide backward with a residual: 32 warps on 16384-column slices.
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 32768, 8192, true),
+            "block_size=16384 num_warps=32 rows_per_cta=2 group_size_m=66 cluster_size=2");
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 65536, 4096, true), def(Kernel::bwd_dx, DType::bf16, 65536, 4096));
+}
+
 TEST(Default, PartialRowsStayFewWhenMIsSmall) {
   // One partial row per CTA, at least 8 rows per CTA.
   const Config c = default_config({Kernel::bwd_dx, DType::f16, 1024, 4096, 132, 90});
