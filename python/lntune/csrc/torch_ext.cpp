@@ -642,7 +642,7 @@ bool lntune_dtype_ok(at::ScalarType t) { return t == at::kFloat || t == at::kHal
 // Test mode (set_cpu_test_mode): the entries also take CPU tensors, so that
 // tests without a GPU run the whole route (checks, node, saved tensors,
 // gradient plumbing) against stand-ins for lntune_norm_* handed over by
-// set_norm_api (tests/python/test_torch_ext_cpu.py). Off by default; the
+// set_norm_api (tests/python/test_torch_ext_variants_cpu.py). Off by default; the
 // route's launches then see CUDA tensors only.
 bool g_cpu_test_mode = false;
 
