@@ -485,14 +485,16 @@ def test_cpp_route_equals_the_op_route(kind, dtype, opt, shape, k):
 
 @pytest.mark.parametrize("kind", ["add_ln", "add_rms"])
 @pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
+@pytest.mark.parametrize("opt", ["all", "res"])
 @pytest.mark.parametrize("need", [("x",), ("r",), ("w",), ("b",), ("x", "r"), ("r", "w", "b"), ("x", "w")],
                          ids=lambda n: "+".join(n))
-def test_cpp_route_equals_the_op_route_partial_grads(kind, dtype, need):
+def test_cpp_route_equals_the_op_route_partial_grads(kind, dtype, opt, need):
     """Which inputs need a gradient picks dx's dtype and the extra dresidual
-    (mixed dtypes) and whether dW/dB are computed: the same choices, bitwise
-    the same results."""
+    (mixed dtypes) and whether dW/dB are computed ("res": a weight in x's
+    dtype, read as float32 when dx takes the residual's dtype): the same
+    choices, bitwise the same results."""
     _cpp_route_or_skip()
-    c = make_inputs(kind, (40, 1536), 1, dtype, "all")
+    c = make_inputs(kind, (40, 1536), 1, dtype, opt)
     _routes_equal(c, need=need)
 
 
