@@ -589,6 +589,13 @@ def test_entries_decline_what_the_ops_reject_or_do_not_launch(stand_in):
     _declined(fused, 1, x, x, [8], w, w, 1e-6, False, None)        # RMSNorm with a bias
     _declined(fused, 0, x, x, [8], w.half(), w, 1e-6, False, None)  # weight and bias dtypes differ
     _declined(fused, 2, x, x, [8], w, None, 1e-6, False, None)     # no such norm
+    pytest.importorskip("expecttest", reason="torch.testing._internal needs the expecttest package")
+    from torch.testing._internal.two_tensor import TwoTensor
+
+    two = TwoTensor(w, w.clone())  # a tensor subclass with __torch_dispatch__ (as DTensor): the op's business
+    _declined(rms, x, [8], two, 1e-6, False, None)
+    _declined(fused, 1, x, TwoTensor(x, x.clone()), [8], w, None, 1e-6, False, None)
+    _declined(fused, 0, x, x, [8], w, TwoTensor(w, w.clone()), 1e-6, False, None)
     import torch.autograd.forward_ad as fwAD
 
     with fwAD.dual_level():

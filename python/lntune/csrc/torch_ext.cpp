@@ -648,7 +648,12 @@ bool g_cpu_test_mode = false;
 
 void set_cpu_test_mode(bool on) { g_cpu_test_mode = on; }
 
-bool device_ok(const at::Tensor& t) { return t.is_cuda() || (g_cpu_test_mode && t.is_cpu()); }
+// A CUDA tensor (or a CPU one in test mode) that is no Python tensor
+// subclass with its own dispatch (DTensor, a wrapper subclass): those go to
+// the op, through which their __torch_dispatch__ sees the call.
+bool device_ok(const at::Tensor& t) {
+  return (t.is_cuda() || (g_cpu_test_mode && t.is_cpu())) && !t.unsafeGetTensorImpl()->is_python_dispatch();
+}
 
 at::Tensor vempty(at::IntArrayRef sizes, at::ScalarType dtype, at::Device device) {
   return device.is_cuda() ? empty(sizes, dtype, device) : at::empty(sizes, at::TensorOptions(dtype).device(device));
