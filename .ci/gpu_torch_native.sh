@@ -12,6 +12,6 @@ export LNTUNE_LIBRARY="$dir/liblntune.so" PYTHONPATH="python${PYTHONPATH:+:$PYTH
 LNTUNE_TORCH_NATIVE_OPS=1 LNTUNE_TORCH_NODE_V2=1 LNTUNE_TORCH_EXT=on \
   python3 -m pytest -q -rfs tests/python/test_lntune_torch.py >"${OUT:-/tmp}/python_torch_native.log" 2>&1 || rc=1
 grep -E "^(FAILED|ERROR)|passed|failed" "${OUT:-/tmp}/python_torch_native.log" | tail -25
-python3 -m pytest -q -rfs tests/python/test_torch_ext_cpu.py >"${OUT:-/tmp}/python_torch_ext_cpu.log" 2>&1 || rc=1
+python3 -m pytest -q -rfs tests/python/test_torch_ext_cpu.py tests/python/test_torch_ext_variants_cpu.py >"${OUT:-/tmp}/python_torch_ext_cpu.log" 2>&1 || rc=1
 grep -E "^(FAILED|ERROR)|passed|failed" "${OUT:-/tmp}/python_torch_ext_cpu.log" | tail -10
 exit $rc

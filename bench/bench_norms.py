@@ -11,6 +11,12 @@ Ops (--ops, comma-separated; default all):
   rms      lntune.torch.rms_norm               vs torch.nn.functional.rms_norm
   add_rms  lntune.torch.fused_add_rms_norm     vs z = x + residual; F.rms_norm(z)
   add_ln   lntune.torch.fused_add_layer_norm   vs z = x + residual; F.layer_norm(z)
+Providers (--providers; default lntune,torch):
+  lntune      lntune.torch as a user gets it: eager calls through the C++ extension's entries where it is
+              built (csrc/torch_ext.cpp), else through the lntune:: ops
+  lntune-ops  the same with the variants' eager calls through the lntune:: ops (what
+              LNTUNE_TORCH_EXT_VARIANTS=0 gives): the route the C++ entries replace, for the host section
+  torch       PyTorch
 Sections (--section; default all):
   bandwidth  x of >= --bandwidth-mib MiB, N in {256 ... 262144}: GB/s, % of copy, ratio to PyTorch
   grid       M = 4096, N = 512*i (i = 2..31), 32768, 65536
@@ -52,11 +58,27 @@ from bench_layernorm import F, lt, torch  # noqa: E402
 DEVICE = "cuda"
 OPS = ["rms", "add_rms", "add_ln"]
 PROVIDERS = ["lntune", "torch"]
+ALL_PROVIDERS = PROVIDERS + ["lntune-ops"]
 LABELS = {"rms": "RMSNorm", "add_rms": "add + RMSNorm", "add_ln": "add + LayerNorm"}
 HOST_MS = [1, 32, 4096]
 HOST_NS = [1024, 4096]
 QUICK_HOST = [(1, 1024), (4096, 4096)]
 MODES = ("fwd", "bwd")
+
+
+def enter_route(provider):
+    """Puts lntune in the provider's mode (tuned; for lntune-ops the variants'
+    eager calls through the ops); returns the function that undoes it."""
+    bl.select("lntune" if provider == "lntune-ops" else provider)
+    if provider != "lntune-ops":
+        return lambda: None
+    saved = lt._variant_ext
+    lt._variant_ext = None
+
+    def restore():
+        lt._variant_ext = saved
+
+    return restore
 
 
 def make_case(op, M, N, dtype, r_dtype):
@@ -76,7 +98,7 @@ def make_fwd(provider, c, x=None):
     op, N, w, b, eps = c["op"], c["N"], c["w"], c["b"], c["eps"]
     x = c["x"] if x is None else x
     r = c["r"]
-    if provider == "lntune":
+    if provider in ("lntune", "lntune-ops"):
         if op == "rms":
             return lambda: (lt.rms_norm(x, (N,), w, eps),)
         if op == "add_rms":
@@ -146,8 +168,8 @@ def run_case(args, results, section, op, dname, M, N):
                     "M": M, "N": N, "mode": m, "provider": p, "status": "error", "ms": None, "gbps": None,
                     "pct_copy": None, "err": None, "bytes": nb[m], "note": ""} for m in MODES}
         outs = None
+        restore = enter_route(p)
         try:
-            bl.select(p)
             fwd = make_fwd(p, c)
             outs = fwd()
             e = max(bl.nerr(o, ro) for o, ro in zip(outs, ref_outs))
@@ -189,6 +211,7 @@ def run_case(args, results, section, op, dname, M, N):
                 r["status"], r["note"] = "error", bl._short(ex)
             bl.log("  %s failed:\n%s" % (p, traceback.format_exc()))
         finally:
+            restore()
             for t in leaves(c):
                 t.grad = None
             outs = None
@@ -244,7 +267,14 @@ def section_host(args, results):
 
 def host_case(c, p, x0):
     """Host time per call of provider p: forward without grad, backward, training step; end-to-end step."""
-    bl.select(p)
+    restore = enter_route(p)
+    try:
+        return _host_case(c, p, x0)
+    finally:
+        restore()
+
+
+def _host_case(c, p, x0):
     rec = {}
     with torch.no_grad():
         rec["fwd_infer_us"] = bl.host_us_batch(make_fwd(p, c, x0))
@@ -346,7 +376,7 @@ def parse_args(argv=None):
     args.dtypes = [d.strip() for d in args.dtypes.split(",")] if args.dtypes else (
         ["bf16"] if args.quick else ["fp16", "bf16", "fp32"])
     for what, got, allowed in (("op", args.ops, OPS), ("section", args.sections, ("bandwidth", "grid", "host")),
-                               ("provider", args.providers, PROVIDERS), ("dtype", args.dtypes, list(bl.DTYPES))):
+                               ("provider", args.providers, ALL_PROVIDERS), ("dtype", args.dtypes, list(bl.DTYPES))):
         bad = [g for g in got if g not in allowed]
         if bad:
             ap.error("unknown %s(s): %s (choose from %s)" % (what, ", ".join(bad), ", ".join(allowed)))

@@ -19,6 +19,11 @@ Two parts of it are new and not yet measured on a GPU, so they are opt-in:
 - LNTUNE_TORCH_NODE_V2=1: the eager route's backward is a plain autograd Node
   (as PyTorch's own LayerNorm node) instead of a torch::autograd::Function
   (set_node_v2 switches at run time).
+
+The eager entries of the norm variants (rms_norm, fused_add_layer_norm,
+fused_add_rms_norm: C++ forward and autograd node over lntune_norm_*) are
+on wherever the extension loads; LNTUNE_TORCH_EXT_VARIANTS=0 sends those
+calls through the lntune:: ops instead (lntune.torch._variant_ext).
 """
 
 from __future__ import annotations
@@ -71,6 +76,9 @@ def _load():
 
         ext.set_api(address(lib.lntune_forward), address(lib.lntune_backward),
                  address(lib.lntune_backward_workspace_size), address(lib.lntune_last_error))
+        if hasattr(lib, "lntune_norm_forward"):  # the variants' eager entries (an older library: the ops say why)
+            ext.set_norm_api(address(lib.lntune_norm_forward), address(lib.lntune_norm_backward),
+                             address(lib.lntune_norm_backward_workspace_size))
         ext.set_node_v2(_flag("LNTUNE_TORCH_NODE_V2"))
         _ffi.on_set_tuned(ext.bump_generation)  # its memoised workspace sizes depend on the configs
         return ext

@@ -12,7 +12,10 @@ add) as torch custom ops, autograd-aware functions and nn.Modules.
 rms_norm and the fused forms take keyword options zero_centered_weight
 (y = xhat * (1 + weight) [+ bias]) and out_dtype (y's dtype; default x's).
 They run through the ops torch.ops.lntune.rms_norm_fwd/bwd,
-add_layer_norm_fwd/bwd and add_rms_norm_fwd/bwd (see lntune._torch_ops).
+add_layer_norm_fwd/bwd and add_rms_norm_fwd/bwd (see lntune._torch_ops),
+except plain eager calls, which take the C++ extension's entries for them
+(the same launches, a C++ autograd node; decided as for layer_norm below).
+LNTUNE_TORCH_EXT_VARIANTS=0 sends those through the ops too.
 
 Two routes to the same kernels (the same launch code, lntune._torch_ops):
 
@@ -167,6 +170,32 @@ _add_rms_norm_op = torch.ops.lntune.add_rms_norm_fwd.default
 _RMS_DEFAULT_EPS = torch.finfo(torch.float32).eps
 
 
+def _variants_route():
+    """The C++ extension when its eager entries of the variants can run
+    (rms_norm, fused_add_norm: lntune/csrc/torch_ext.cpp), else None (the
+    ops serve every call): not with LNTUNE_TORCH_EAGER=ops, not with
+    LNTUNE_TORCH_EXT_VARIANTS=0, not without the extension or a library
+    with lntune_norm_forward."""
+    if _ext is None or not _EAGER_DIRECT:
+        return None
+    if os.environ.get("LNTUNE_TORCH_EXT_VARIANTS", "1").lower() in ("0", "off", "no"):
+        return None
+    if not hasattr(_ext, "has_norm_api") or not _ext.has_norm_api():
+        return None
+    return _ext
+
+
+# Read at every call (tests switch routes by setting it to None).
+_variant_ext = _variants_route()
+
+
+def _variant_failed():
+    """After an entry returned None: raises the library's error if it failed;
+    returns if the entry declined the call (the op then takes it)."""
+    if _variant_ext.last_failure()[0] > 0:
+        raise _torch_ext.failure()
+
+
 def _variant_args(api, x, normalized_shape, eps, zero_centered_weight, out_dtype, residual=None, fused=False):
     """The checks a call needs before it reaches an op (whose schema would
     reject these with a less specific message); returns (shape, eps)."""
@@ -213,6 +242,26 @@ def rms_norm(
     Raises TypeError for non-CUDA tensors or unsupported dtypes, ValueError
     for mismatched shapes or a non-finite eps, lntune.LntuneError when the
     library fails."""
+    # Plain eager calls: the C++ entry (as layer_norm decides), which declines
+    # what it does not take (bad arguments, no rows, N = 0, forward-mode AD):
+    # those go to the op below, which says what is wrong.
+    if (
+        _variant_ext is not None
+        and type(x) is _Tensor
+        and type(zero_centered_weight) is bool
+        and not _is_compiling()
+        and not _dispatch_stack_len()
+        and not _functorch_active()
+    ):
+        try:
+            y = _variant_ext.rms_norm(x, (normalized_shape,) if type(normalized_shape) is int else normalized_shape,
+                                      weight, _RMS_DEFAULT_EPS if eps is None else eps, zero_centered_weight,
+                                      out_dtype)
+        except TypeError:  # arguments the C++ entry cannot take: the op says why
+            y = None
+        if y is not None:
+            return y
+        _variant_failed()
     api = "lntune.torch.rms_norm"
     shape, eps = _variant_args(api, x, normalized_shape, _RMS_DEFAULT_EPS if eps is None else eps,
                                zero_centered_weight, out_dtype)
@@ -238,6 +287,23 @@ def fused_add_layer_norm(
     residual has x's shape and may have another dtype (e.g. an fp32
     residual stream with bf16 x). zero_centered_weight: y = zhat * (1 +
     weight) + bias. out_dtype: y's dtype (default x's)."""
+    if (
+        _variant_ext is not None
+        and type(x) is _Tensor
+        and type(zero_centered_weight) is bool
+        and not _is_compiling()
+        and not _dispatch_stack_len()
+        and not _functorch_active()
+    ):  # the C++ entry, as in rms_norm
+        try:
+            y, z = _variant_ext.fused_add_norm(
+                0, x, residual, (normalized_shape,) if type(normalized_shape) is int else normalized_shape, weight,
+                bias, eps, zero_centered_weight, out_dtype)
+        except TypeError:
+            y = None
+        if y is not None:
+            return y, z
+        _variant_failed()
     api = "lntune.torch.fused_add_layer_norm"
     shape, eps = _variant_args(api, x, normalized_shape, eps, zero_centered_weight, out_dtype, residual, True)
     y, z, _mean, _rstd = _add_layer_norm_op(x, residual, shape, weight, bias, eps, zero_centered_weight, out_dtype)
@@ -257,6 +323,23 @@ def fused_add_rms_norm(
     """(y, z): z = x + residual in the residual's dtype, y = rms_norm(z,
     normalized_shape, weight, eps), in one kernel, with autograd (as
     fused_add_layer_norm). eps=None as in rms_norm."""
+    if (
+        _variant_ext is not None
+        and type(x) is _Tensor
+        and type(zero_centered_weight) is bool
+        and not _is_compiling()
+        and not _dispatch_stack_len()
+        and not _functorch_active()
+    ):  # the C++ entry, as in rms_norm
+        try:
+            y, z = _variant_ext.fused_add_norm(
+                1, x, residual, (normalized_shape,) if type(normalized_shape) is int else normalized_shape, weight,
+                None, _RMS_DEFAULT_EPS if eps is None else eps, zero_centered_weight, out_dtype)
+        except TypeError:
+            y = None
+        if y is not None:
+            return y, z
+        _variant_failed()
     api = "lntune.torch.fused_add_rms_norm"
     shape, eps = _variant_args(api, x, normalized_shape, _RMS_DEFAULT_EPS if eps is None else eps,
                                zero_centered_weight, out_dtype, residual, True)

@@ -207,6 +207,30 @@ def check_variant(c, eps=None):
     return got
 
 
+# ------------------------------------------------------------------ the two eager routes
+
+# Plain eager calls take the C++ extension's entries (lntune.torch._variant_ext)
+# where it is built, unless LNTUNE_TORCH_EXT_VARIANTS=0; the tests below run
+# on that default route unless they pick one with the `route` fixture.
+
+
+def _cpp_route_or_skip():
+    if lt._variant_ext is None:
+        pytest.skip("the variants' C++ route is off here (extension not built, LNTUNE_TORCH_EXT_VARIANTS=0 or "
+                    "LNTUNE_TORCH_EAGER=ops): every eager call took the ops")
+
+
+@pytest.fixture(params=["cpp", "ops"])
+def route(request, monkeypatch):
+    """Eager calls through the C++ entries ("cpp") or through the lntune::
+    ops ("ops", what LNTUNE_TORCH_EXT_VARIANTS=0 gives)."""
+    if request.param == "cpp":
+        _cpp_route_or_skip()
+    else:
+        monkeypatch.setattr(lt, "_variant_ext", None)
+    return request.param
+
+
 # ------------------------------------------------------------------ every variant x dtype x option
 
 SHAPES = [((48, 1537), 1), ((4, 8, 1024), 1), ((3, 5, 6, 7), 2)]  # odd N (scalar path), vector path, two dims
@@ -243,11 +267,12 @@ def test_fp32_residual_gradient_stays_fp32_exact():
 
 @pytest.mark.parametrize("kind", ["add_ln", "add_rms"])
 @pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
-def test_mixed_dtype_backward_one_kernel_no_casts(kind, dtype):
+def test_mixed_dtype_backward_one_kernel_no_casts(kind, dtype, route):
     """x and residual in different dtypes: the backward is one *_bwd op call
-    returning dx and dresidual in their dtypes (checked against float64),
-    with no cast or copy op anywhere in the backward (the old fp32 detour
-    cast dz twice)."""
+    (the ops route; the C++ route's node calls the library directly, so no
+    op at all) returning dx and dresidual in their dtypes (checked against
+    float64), with no cast or copy op anywhere in the backward (the old fp32
+    detour cast dz twice)."""
     from torch.utils._python_dispatch import TorchDispatchMode
 
     class Log(TorchDispatchMode):
@@ -270,7 +295,10 @@ def test_mixed_dtype_backward_one_kernel_no_casts(kind, dtype):
     with log:
         torch.autograd.backward((y, z), (c["dy"], c["dz"]))
     bwd = [o for o in log.ops if o.startswith("lntune.")]
-    assert bwd == ["lntune.%s_bwd.default" % ("add_layer_norm" if kind == "add_ln" else "add_rms_norm")], log.ops
+    if route == "ops":
+        assert bwd == ["lntune.%s_bwd.default" % ("add_layer_norm" if kind == "add_ln" else "add_rms_norm")], log.ops
+    else:
+        assert bwd == [] and y.grad_fn.name().startswith("Lntune"), (log.ops, y.grad_fn.name())
     assert not [o for o in log.ops if "_to_copy" in o or "copy_" in o or o.startswith("aten.to")], log.ops
     assert (x.grad.dtype, r.grad.dtype) == (x.dtype, r.dtype)
     ref = run_torch(c)  # float64, z rounded to the residual's dtype as lntune stores it
@@ -342,7 +370,7 @@ def test_zero_rows(kind):
     assert torch.count_nonzero(got["dw"]) == 0
 
 
-def test_inference_no_grad():
+def test_inference_no_grad(route):
     x = torch.randn(64, 2048, device=DEV, dtype=torch.bfloat16)
     w = torch.rand(2048, device=DEV, dtype=torch.bfloat16) + 0.5
     with torch.no_grad():
@@ -353,7 +381,7 @@ def test_inference_no_grad():
     assert torch.equal(z2, x + x)
 
 
-def test_double_backward_is_a_clear_error():
+def test_double_backward_is_a_clear_error(route):
     x = torch.randn(8, 64, device=DEV, requires_grad=True)
     r = torch.randn(8, 64, device=DEV, requires_grad=True)
     w = (torch.rand(64, device=DEV) + 0.5).requires_grad_()
@@ -366,7 +394,8 @@ def test_double_backward_is_a_clear_error():
             gx.sum().backward()
 
 
-def test_library_errors_and_bad_inputs_on_the_gpu():
+def test_library_errors_and_bad_inputs_on_the_gpu(route):
+    # Both routes raise the ops' errors: the C++ entries decline these calls.
     x = torch.randn(4, 64, device=DEV)
     with pytest.raises(TypeError, match="residual must be a CUDA tensor, got one on cpu"):
         lt.fused_add_rms_norm(x, torch.randn(4, 64), 64)
@@ -380,6 +409,158 @@ def test_library_errors_and_bad_inputs_on_the_gpu():
         lt.fused_add_rms_norm(x, x, 64, eps=float("inf"))
     with pytest.raises(TypeError, match="out_dtype must be None, torch.float32"):
         lt.rms_norm(x, 64, out_dtype=torch.int8)
+
+
+# ------------------------------------------------------------------ the C++ route against the ops, bitwise
+
+
+def _run_route(c, use_cpp, need=("x", "r", "w", "b"), use=("y", "z"), eps=None, grad=True):
+    """run_lntune through one route, with a choice of which inputs need a
+    gradient and which outputs are used; also the name of y's grad_fn."""
+    saved = lt._variant_ext
+    if not use_cpp:
+        lt._variant_ext = None
+    try:
+        leaves = {n: (None if c[n] is None else c[n].detach().requires_grad_(grad and n in need))
+                  for n in ("x", "r", "w", "b")}
+        x, r, w, b = (leaves[n] for n in ("x", "r", "w", "b"))
+        kw = dict(zero_centered_weight=c["zc"], out_dtype=c["out_dtype"])
+        z = None
+        if c["kind"] == "rms":
+            y = lt.rms_norm(x, c["ns"], w, eps, **kw)
+        elif c["kind"] == "add_ln":
+            y, z = lt.fused_add_layer_norm(x, r, c["ns"], w, b, 1e-5 if eps is None else eps, **kw)
+        else:
+            y, z = lt.fused_add_rms_norm(x, r, c["ns"], w, eps, **kw)
+        node = None if y.grad_fn is None else y.grad_fn.name()
+        outs, grads = [], []
+        if "y" in use:
+            outs.append(y)
+            grads.append(c["dy"])
+        if z is not None and "z" in use:
+            outs.append(z)
+            grads.append(c["dz"])
+        if y.requires_grad:
+            torch.autograd.backward(outs, grads)
+    finally:
+        lt._variant_ext = saved
+    out = {"y": y.detach(), "z": None if z is None else z.detach(), "node": node}
+    for n, t in leaves.items():
+        out["d" + n] = None if t is None else t.grad
+    return out
+
+
+def _assert_same(cpp, ops):
+    for name in ("y", "z", "dx", "dr", "dw", "db"):
+        a, b = cpp[name], ops[name]
+        assert (a is None) == (b is None), name
+        if a is not None:
+            assert a.dtype == b.dtype and a.shape == b.shape, (name, a.dtype, b.dtype, a.shape, b.shape)
+            assert torch.equal(a, b), "%s differs: max |diff| %.3e" % (name, (a.double() - b.double()).abs().max())
+
+
+def _routes_equal(c, **kw):
+    cpp = _run_route(c, True, **kw)
+    ops = _run_route(c, False, **kw)
+    if kw.get("grad", True) and cpp["node"] is not None:
+        assert cpp["node"].startswith("Lntune"), cpp["node"]  # the C++ node, not the op's
+        assert not ops["node"].startswith("Lntune"), ops["node"]
+    _assert_same(cpp, ops)
+    return cpp
+
+
+@pytest.mark.parametrize("kind,dtype,opt", _variants())
+@pytest.mark.parametrize("shape,k", SHAPES, ids=["odd1537", "3d1024", "2dims42"])
+def test_cpp_route_equals_the_op_route(kind, dtype, opt, shape, k):
+    """Every variant x dtype x option (weight/bias dtypes, zero-centred
+    gamma, out_dtype, residual dtype): outputs and gradients bitwise equal
+    between the C++ entries and the lntune:: ops, with grad and without."""
+    _cpp_route_or_skip()
+    c = make_inputs(kind, shape, k, dtype, opt)
+    _routes_equal(c)
+    _routes_equal(c, grad=False)  # inference: one launch without statistics
+    with torch.no_grad():
+        _assert_same(_run_route(c, True), _run_route(c, False))
+
+
+@pytest.mark.parametrize("kind", ["add_ln", "add_rms"])
+@pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
+@pytest.mark.parametrize("opt", ["all", "res"])
+@pytest.mark.parametrize("need", [("x",), ("r",), ("w",), ("b",), ("x", "r"), ("r", "w", "b"), ("x", "w")],
+                         ids=lambda n: "+".join(n))
+def test_cpp_route_equals_the_op_route_partial_grads(kind, dtype, opt, need):
+    """Which inputs need a gradient picks dx's dtype and the extra dresidual
+    (mixed dtypes) and whether dW/dB are computed ("res": a weight in x's
+    dtype, read as float32 when dx takes the residual's dtype): the same
+    choices, bitwise the same results."""
+    _cpp_route_or_skip()
+    c = make_inputs(kind, (40, 1536), 1, dtype, opt)
+    _routes_equal(c, need=need)
+
+
+@pytest.mark.parametrize("kind", ["add_ln", "add_rms"])
+@pytest.mark.parametrize("used", ["y", "z"])
+def test_cpp_route_equals_the_op_route_one_output_used(kind, used):
+    _cpp_route_or_skip()
+    c = make_inputs(kind, (32, 1024), 1, torch.bfloat16, "res")
+    _routes_equal(c, use=(used,))
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_cpp_route_equals_the_op_route_strides_and_eps(kind):
+    _cpp_route_or_skip()
+    c = make_inputs(kind, (64, 1536), 1, torch.float16, "w")
+    for sl in (slice(256, 1280), slice(3, 1026)):  # row-strided, aligned and misaligned starts
+        n = sl.stop - sl.start
+        cc = dict(c, ns=(n,), x=c["x"][:, sl], r=None if c["r"] is None else c["r"][:, sl],
+                  w=c["w"][:n].contiguous(), b=None if c["b"] is None else c["b"][:n].contiguous(),
+                  dy=c["dy"][:, sl], dz=None if c["dz"] is None else c["dz"][:, sl])
+        _routes_equal(cc)
+    ct = make_inputs(kind, (512, 256), 1, torch.bfloat16, "w")
+    _routes_equal(dict(ct, x=ct["x"].t().contiguous().t(), dy=ct["dy"].t().contiguous().t(),
+                       r=None if ct["r"] is None else ct["r"].t().contiguous().t()))  # copied
+    # a non-contiguous weight, copied
+    cw = dict(c, w=torch.stack([c["w"], c["w"]], 1)[:, 0])
+    assert not cw["w"].is_contiguous()
+    _routes_equal(cw)
+    for eps in (None, 1e-3, -1e-7, 0.0):
+        _routes_equal(make_inputs(kind, (16, 512), 1, torch.float32, "w"), eps=eps)
+
+
+def test_cpp_route_is_the_default_and_the_switch_turns_it_off():
+    """With the extension built, eager calls take the C++ route unless
+    LNTUNE_TORCH_EXT_VARIANTS=0 (checked in a fresh process)."""
+    import subprocess
+
+    if lt._ext is None:
+        pytest.skip("the C++ extension is not built here")
+    code = ("import torch, lntune.torch as lt\n"
+            "x = torch.randn(4, 64, device='cuda', requires_grad=True)\n"
+            "print(lt._variant_ext is not None, lt.rms_norm(x, 64).grad_fn.name(), "
+            "lt.fused_add_rms_norm(x, x, 64)[0].grad_fn.name())\n")
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    for value, want in ((None, "True LntuneRmsNormBackward LntuneAddRmsNormBackward"), ("0", "False")):
+        env = dict(os.environ, PYTHONPATH=os.path.join(root, "python") + os.pathsep + os.environ.get("PYTHONPATH", ""))
+        env.pop("LNTUNE_TORCH_EXT_VARIANTS", None)
+        env.pop("LNTUNE_TORCH_EAGER", None)
+        if value is not None:
+            env["LNTUNE_TORCH_EXT_VARIANTS"] = value
+        r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=900)
+        assert r.returncode == 0, r.stdout + r.stderr
+        line = r.stdout.strip().splitlines()[-1]
+        assert line.startswith(want) and ("Lntune" not in line if value == "0" else True), line
+
+
+def test_cpp_route_workspace_size_is_memoised():
+    """A warm backward asks the library for no workspace size (the memo),
+    as the LayerNorm route's."""
+    _cpp_route_or_skip()
+    c = make_inputs("add_rms", (256, 2048), 1, torch.bfloat16, "w")
+    _run_route(c, True)
+    q = lt._ext.workspace_queries()
+    for _ in range(3):
+        _run_route(c, True)
+    assert lt._ext.workspace_queries() == q
 
 
 # ------------------------------------------------------------------ custom ops: opcheck
@@ -491,7 +672,7 @@ def test_compile_other_forms(fn, no_tf32):
         torch.testing.assert_close(a, e)
 
 
-def test_cuda_graph_capture_forward_and_backward():
+def test_cuda_graph_capture_forward_and_backward(route):
     N, M, dtype = 1024, 512, torch.bfloat16
     w = (torch.rand(N, device=DEV) + 0.5).to(dtype).requires_grad_()
     x = torch.randn(M, N, device=DEV, dtype=dtype, requires_grad=True)

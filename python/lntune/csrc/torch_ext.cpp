@@ -30,6 +30,7 @@
 
 #include <array>
 #include <atomic>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <map>
@@ -593,6 +594,557 @@ at::Tensor eager_layer_norm(const at::Tensor& x, const std::vector<int64_t>& nor
   return forward_impl(x, w, b, N, w_dtype, eps, false).y;
 }
 
+// ------------------------------------------------------------------ eager route of the norm variants
+
+// lntune.torch.rms_norm, fused_add_layer_norm and fused_add_rms_norm in
+// eager mode: the launches of the lntune:: variant ops (lntune._torch_ops
+// _norm_forward / _norm_backward) with a C++ autograd node, so that a call
+// runs no Python beyond the entry. Same arguments to the C ABI as the ops
+// give, hence bitwise the same results (GPU test
+// test_cpp_route_equals_the_op_route); same autograd semantics: what is
+// saved (x, or z with the weight, bias and statistics), which gradients are
+// computed (from which inputs need one, as the ops' ctx.needs_input_grad),
+// the upstream gradient of z added into dx, and double backward a clear
+// error when the gradient itself is differentiated.
+//
+// The entries take a call only after their own checks (norm_eligible()):
+// exactly what the ops accept, minus the degenerate shapes (no rows, N = 0)
+// and forward-mode AD. Every other call is declined (last_failure() status
+// -1) and goes to the op, which raises the op's own error.
+
+struct NormApi {
+  lntune_status (*forward)(const lntune_norm_forward_args*) = nullptr;
+  lntune_status (*backward)(const lntune_norm_backward_args*) = nullptr;
+  lntune_status (*workspace_size)(const lntune_norm_backward_args*, size_t*) = nullptr;
+};
+NormApi g_norm_api;
+
+// lntune_norm_forward, lntune_norm_backward, lntune_norm_backward_workspace_size
+// (addresses); not called with a library that lacks them, and then the
+// entries decline every call (the ops say why).
+void set_norm_api(int64_t forward, int64_t backward, int64_t workspace_size) {
+  TORCH_CHECK(forward && backward && workspace_size, "lntune: null function pointer");
+  g_norm_api.forward = as_fn<decltype(g_norm_api.forward)>(forward);
+  g_norm_api.backward = as_fn<decltype(g_norm_api.backward)>(backward);
+  g_norm_api.workspace_size = as_fn<decltype(g_norm_api.workspace_size)>(workspace_size);
+}
+
+bool has_norm_api() { return g_norm_api.forward != nullptr; }
+
+// The user-facing name of a variant, as the ops' messages give it.
+const char* norm_api_name(lntune_norm norm, bool residual) {
+  if (!residual) return "lntune.torch.rms_norm";
+  return norm == LNTUNE_LAYER_NORM ? "lntune.torch.fused_add_layer_norm" : "lntune.torch.fused_add_rms_norm";
+}
+
+bool lntune_dtype_ok(at::ScalarType t) { return t == at::kFloat || t == at::kHalf || t == at::kBFloat16; }
+
+// Test mode (set_cpu_test_mode): the entries also take CPU tensors, so that
+// tests without a GPU run the whole route (checks, node, saved tensors,
+// gradient plumbing) against stand-ins for lntune_norm_* handed over by
+// set_norm_api (tests/python/test_torch_ext_variants_cpu.py). Off by default; the
+// route's launches then see CUDA tensors only.
+bool g_cpu_test_mode = false;
+
+void set_cpu_test_mode(bool on) { g_cpu_test_mode = on; }
+
+// A CUDA tensor (or a CPU one in test mode) that is no Python tensor
+// subclass with its own dispatch (DTensor, a wrapper subclass): those go to
+// the op, through which their __torch_dispatch__ sees the call.
+bool device_ok(const at::Tensor& t) {
+  return (t.is_cuda() || (g_cpu_test_mode && t.is_cpu())) && !t.unsafeGetTensorImpl()->is_python_dispatch();
+}
+
+at::Tensor vempty(at::IntArrayRef sizes, at::ScalarType dtype, at::Device device) {
+  return device.is_cuda() ? empty(sizes, dtype, device) : at::empty(sizes, at::TensorOptions(dtype).device(device));
+}
+
+void* stream_of(at::Device device) {
+  return device.is_cuda() ? static_cast<void*>(c10::cuda::getCurrentCUDAStream(device.index()).stream()) : nullptr;
+}
+
+// ---- backward workspace sizes of lntune_norm_backward, memoised as
+// workspace_bytes() memoises lntune_backward's (the key: what _torch_ops'
+// _norm_ws_sizes keys on).
+using NormWsKey = std::array<int64_t, 8>;
+
+struct NormWsKeyHash {
+  size_t operator()(const NormWsKey& k) const noexcept {
+    size_t h = 0;
+    for (const int64_t v : k) h ^= std::hash<int64_t>{}(v) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+    return h;
+  }
+};
+
+struct NormWsMemo {
+  uint64_t generation = 0;
+  std::unordered_map<NormWsKey, size_t, NormWsKeyHash> bytes;
+};
+thread_local NormWsMemo t_norm_ws;
+
+size_t norm_workspace_bytes(const lntune_norm_backward_args& a, int device) {
+  const uint64_t gen = g_generation.load(std::memory_order_relaxed);
+  if (t_norm_ws.generation != gen) {
+    t_norm_ws.bytes.clear();
+    t_norm_ws.generation = gen;
+  }
+  const auto bits = [](const void* p) { return static_cast<int64_t>(reinterpret_cast<std::uintptr_t>(p) & 15u); };
+  const int64_t dtypes = static_cast<int64_t>(a.x_dtype) | static_cast<int64_t>(a.w_dtype) << 4 |
+                         static_cast<int64_t>(a.residual_dtype) << 8 | static_cast<int64_t>(a.y_dtype) << 12;
+  const int64_t flags = static_cast<int64_t>(a.norm) | (a.zero_centered_weight ? 2 : 0) | (a.residual ? 4 : 0) |
+                        (a.dresidual_out ? 8 : 0) | (a.weight ? 16 : 0) | (a.dresidual ? 32 : 0) |
+                        (a.dweight ? 64 : 0) | (a.dbias ? 128 : 0) |
+                        (bits(a.dy) | bits(a.x) | bits(a.dx) | bits(a.weight) | bits(a.dresidual_out) |
+                         bits(a.dresidual))
+                            << 8;
+  const NormWsKey key{a.M, a.N, a.dy_row_stride, a.x_row_stride, a.dresidual_out_row_stride, device, dtypes, flags};
+  auto it = t_norm_ws.bytes.find(key);
+  if (it != t_norm_ws.bytes.end()) return it->second;
+  size_t bytes = 0;
+  const lntune_status status = g_norm_api.workspace_size(&a, &bytes);
+  if (status != LNTUNE_OK) fail(status, "lntune_norm_backward_workspace_size");
+  g_ws_queries.fetch_add(1, std::memory_order_relaxed);
+  if (t_norm_ws.bytes.size() >= 4096) t_norm_ws.bytes.clear();
+  t_norm_ws.bytes.emplace(key, bytes);
+  return bytes;
+}
+
+// ---- forward
+
+struct NormForward {
+  at::Tensor y, z, mean, rstd;  // z with a residual; mean, rstd [M] float32 when asked (mean: LayerNorm only)
+};
+
+// lntune_norm_forward with the arguments _torch_ops._norm_forward gives it.
+// f.y undefined (and t_failure set) when the library failed. M, N > 0.
+NormForward norm_forward_impl(lntune_norm norm, const at::Tensor& x, const std::optional<at::Tensor>& residual,
+                              const std::optional<at::Tensor>& w, const std::optional<at::Tensor>& b, int64_t M,
+                              int64_t N, lntune_dtype w_dtype, double eps, bool zero_centered,
+                              at::ScalarType y_scalar, bool with_stats) {
+  const at::Device device = x.device();
+  NormForward f;
+  f.y = vempty(x.sizes(), y_scalar, device);
+  if (residual) f.z = vempty(x.sizes(), residual->scalar_type(), device);
+  if (with_stats) {
+    if (norm == LNTUNE_LAYER_NORM) f.mean = vempty({M}, at::kFloat, device);
+    f.rstd = vempty({M}, at::kFloat, device);
+  }
+  const std::optional<at::Tensor> wd = dense(w), bd = dense(b);
+  auto xr = rows(x, M, N);
+  std::pair<at::Tensor, int64_t> rr;
+  if (residual) rr = rows(*residual, M, N);
+  std::optional<DeviceScope> scope;
+  if (device.is_cuda()) scope.emplace(device);
+  lntune_norm_forward_args a{};
+  a.x = xr.first.data_ptr();
+  a.weight = ptr(wd);
+  a.bias = ptr(bd);
+  a.y = f.y.data_ptr();
+  a.mean = f.mean.defined() ? f.mean.data_ptr<float>() : nullptr;
+  a.rstd = f.rstd.defined() ? f.rstd.data_ptr<float>() : nullptr;
+  a.M = M;
+  a.N = N;
+  a.x_row_stride = xr.second;
+  a.y_row_stride = N;
+  a.x_dtype = dtype_of(x.scalar_type());
+  a.w_dtype = w_dtype;
+  a.eps = static_cast<float>(eps);
+  a.stream = stream_of(device);
+  a.norm = norm;
+  a.zero_centered_weight = zero_centered ? 1 : 0;
+  a.residual = residual ? rr.first.data_ptr() : nullptr;
+  a.residual_out = residual ? f.z.data_ptr() : nullptr;
+  a.residual_row_stride = residual ? rr.second : 0;
+  a.residual_out_row_stride = N;
+  a.residual_dtype = residual ? dtype_of(residual->scalar_type()) : a.x_dtype;
+  a.y_dtype = dtype_of(y_scalar);
+  const lntune_status status = g_norm_api.forward(&a);
+  if (status != LNTUNE_OK) {
+    record(status, "lntune_norm_forward");
+    f.y = at::Tensor();
+  }
+  return f;
+}
+
+// ---- backward
+
+// What _torch_ops._norm_backward takes.
+struct NormBackwardCall {
+  lntune_norm norm;
+  at::Tensor dy;              // y's dtype (or z's: the zeros standing for an unused y)
+  at::Tensor dz;              // the upstream gradient of z, or undefined; any strides
+  const at::Tensor* saved;    // the forward's x (no residual) or z; any strides
+  const float* mean;          // [M] (LayerNorm) or nullptr
+  const float* rstd;          // [M]
+  const at::Tensor* weight;   // as given to the forward (any strides), or nullptr
+  at::ScalarType w_torch;     // dW's dtype: the weight's, else the bias's, else dx's
+  bool zero_centered;
+  at::ScalarType dx_scalar;
+  bool want_dw, want_db, residual, want_dres;
+  int64_t M, N;
+  at::IntArrayRef w_shape;    // normalized_shape
+};
+
+// (dx, dresidual, dW, dB), each undefined unless computed; dx in dx_scalar,
+// saved's shape. M, N > 0.
+std::array<at::Tensor, 4> norm_backward_launch(const NormBackwardCall& c) {
+  const at::Tensor& saved = *c.saved;
+  const at::Device device = saved.device();
+  // The C ABI takes a weight in dx's dtype or float32: any other is read as
+  // float32 and dW rounded back to the weight's dtype (as the op does).
+  const at::ScalarType w_run = (c.w_torch == c.dx_scalar || c.w_torch == at::kFloat) ? c.w_torch : at::kFloat;
+  at::Tensor dx = vempty(saved.sizes(), c.dx_scalar, device);
+  at::Tensor dres = c.residual && c.want_dres ? vempty(saved.sizes(), saved.scalar_type(), device) : at::Tensor();
+  // dW, dB in normalized_shape (the op's .view(shape) of [N], allocated so:
+  // no view, so that a double-backward node can be attached to them).
+  at::Tensor dw = c.want_dw ? vempty(c.w_shape, w_run, device) : at::Tensor();
+  at::Tensor db = c.want_db ? vempty(c.w_shape, w_run, device) : at::Tensor();
+  at::Tensor w;
+  if (c.weight) {
+    w = c.weight->scalar_type() == w_run ? *c.weight : c.weight->to(w_run);
+    if (!w.is_contiguous()) w = w.contiguous();
+  }
+  auto xr = rows(saved, c.M, c.N);
+  auto dyr = rows(c.dy, c.M, c.N);
+  std::pair<at::Tensor, int64_t> dzr{at::Tensor(), 0};
+  if (c.dz.defined()) dzr = rows(c.dz.scalar_type() == saved.scalar_type() ? c.dz : c.dz.to(saved.scalar_type()),
+                                 c.M, c.N);
+  std::optional<DeviceScope> scope;
+  if (device.is_cuda()) scope.emplace(device);
+  lntune_norm_backward_args a{};
+  a.dy = dyr.first.data_ptr();
+  a.x = xr.first.data_ptr();
+  a.weight = w.defined() ? w.data_ptr() : nullptr;
+  a.mean = c.mean;
+  a.rstd = c.rstd;
+  a.dx = dx.data_ptr();
+  a.dweight = c.want_dw ? dw.data_ptr() : nullptr;
+  a.dbias = c.want_db ? db.data_ptr() : nullptr;
+  a.M = c.M;
+  a.N = c.N;
+  a.dy_row_stride = dyr.second;
+  a.x_row_stride = xr.second;
+  a.dx_row_stride = c.N;
+  a.x_dtype = dtype_of(c.dx_scalar);
+  a.w_dtype = dtype_of(w_run);
+  a.stream = stream_of(device);
+  a.norm = c.norm;
+  a.zero_centered_weight = c.zero_centered ? 1 : 0;
+  a.residual = c.residual ? 1 : 0;
+  a.dresidual_out = dzr.first.defined() ? dzr.first.data_ptr() : nullptr;
+  a.dresidual_out_row_stride = dzr.second;
+  a.residual_dtype = c.residual ? dtype_of(saved.scalar_type()) : a.x_dtype;
+  a.y_dtype = dtype_of(c.dy.scalar_type());
+  a.dresidual = dres.defined() ? dres.data_ptr() : nullptr;
+  a.dresidual_row_stride = dres.defined() ? c.N : 0;
+  at::Tensor workspace;
+  if (c.want_dw || c.want_db) {
+    // From torch's caching allocator, as backward_launch's.
+    const size_t bytes = norm_workspace_bytes(a, device.index());
+    if (bytes) {
+      workspace = vempty({static_cast<int64_t>(bytes)}, at::kByte, device);
+      a.workspace = workspace.data_ptr();
+      a.workspace_bytes = bytes;
+    }
+  }
+  const lntune_status status = g_norm_api.backward(&a);
+  if (status != LNTUNE_OK) fail(status, "lntune_norm_backward");
+  if (dw.defined() && w_run != c.w_torch) dw = dw.to(c.w_torch);
+  if (db.defined() && w_run != c.w_torch) db = db.to(c.w_torch);
+  return {dx, dres, dw, db};
+}
+
+// ---- double backward: a clear error, when it is asked for
+
+// Stands for the ops' *_bwd autograd formula (_torch_ops._no_double_backward):
+// the gradients computed with create_graph=True carry this node, whose own
+// backward raises the ops' message.
+struct NormDoubleBackward final : torch::autograd::Node {
+  std::string api;
+  std::string name() const override { return "LntuneNormDoubleBackward"; }
+  variable_list apply(variable_list&&) override {
+    TORCH_CHECK(false, std::string(api) +
+                           ": double backward (differentiating the gradient, e.g. backward with create_graph=True "
+                           "and then a gradient of that gradient) is not supported");
+  }
+};
+
+// Under create_graph (grad mode on in the backward) the op's backward call
+// is itself recorded, with the *_bwd op's inputs (`inputs`) as its edges:
+// the same here, with a node that raises if it is ever run.
+void attach_double_backward(const char* api, const std::vector<at::Tensor>& inputs, variable_list& grads) {
+  if (!at::GradMode::is_enabled()) return;
+  bool any = false;
+  for (const at::Tensor& t : inputs) any = any || (t.defined() && t.requires_grad());
+  if (!any) return;
+  NodePtr node_ptr = make_node<NormDoubleBackward>();
+  auto* node = static_cast<NormDoubleBackward*>(node_ptr.get());
+  node->api = api;
+  torch::autograd::edge_list edges;
+  for (const at::Tensor& t : inputs) {
+    if (t.defined()) {
+      edges.emplace_back(torch::autograd::impl::gradient_edge(t));
+    } else {
+      edges.emplace_back();
+    }
+  }
+  node->set_next_edges(std::move(edges));
+  std::vector<const at::TensorImpl*> done;  // dx may stand for both x's and the residual's gradient
+  for (at::Tensor& g : grads) {
+    if (!g.defined()) continue;
+    bool seen = false;
+    for (const at::TensorImpl* p : done) seen = seen || p == g.unsafeGetTensorImpl();
+    if (seen) continue;
+    done.push_back(g.unsafeGetTensorImpl());
+    torch::autograd::set_history(g, node_ptr);
+  }
+}
+
+// ---- the nodes
+
+// RMSNorm without a residual: edges (x, weight). Saves x and the weight as
+// given (as the op's setup_context does) and rstd.
+struct RmsNormBackward final : torch::autograd::Node {
+  torch::autograd::SavedVariable x_, w_, rstd_;
+  int64_t M = 0, N = 0;
+  bool has_w = false, zero_centered = false;
+  at::ScalarType y_scalar = at::kFloat;
+  c10::SmallVector<int64_t, 5> w_shape;
+
+  std::string name() const override { return "LntuneRmsNormBackward"; }
+
+  void release_variables() override {
+    x_.reset_data();
+    w_.reset_data();
+    rstd_.reset_data();
+  }
+
+  variable_list apply(variable_list&& grads) override {
+    const at::Tensor x = x_.unpack();
+    const at::Tensor rstd = rstd_.unpack();
+    const at::Tensor w = has_w ? w_.unpack() : at::Tensor();
+    // The op's autograd formula gets materialised gradients: zeros for an unused y.
+    const at::Tensor dy = grads[0].defined() ? grads[0] : at::zeros(x.sizes(), x.options().dtype(y_scalar));
+    const bool want_dx = should_compute_output(0);
+    const bool want_dw = has_w && should_compute_output(1);
+    auto r = norm_backward_launch(NormBackwardCall{LNTUNE_RMS_NORM, dy, at::Tensor(), &x, nullptr,
+                                                   rstd.data_ptr<float>(), has_w ? &w : nullptr,
+                                                   has_w ? w.scalar_type() : x.scalar_type(), zero_centered,
+                                                   x.scalar_type(), want_dw, false, false, false, M, N, w_shape});
+    variable_list out(2);
+    if (want_dx) out[0] = std::move(r[0]);
+    if (want_dw) out[1] = std::move(r[2]);
+    attach_double_backward("lntune.torch.rms_norm", {dy, x, rstd, w}, out);
+    return out;
+  }
+};
+
+// The fused forms: edges (x, residual, weight, bias). Saves z (an output),
+// the weight and bias as given, mean (LayerNorm) and rstd, as the op's
+// setup_context does. Unused outputs' gradients come undefined (the op's
+// set_materialize_grads(False)).
+struct FusedNormBackward final : torch::autograd::Node {
+  torch::autograd::SavedVariable z_, w_, b_, mean_, rstd_;
+  lntune_norm norm = LNTUNE_LAYER_NORM;
+  int64_t M = 0, N = 0;
+  bool has_w = false, has_b = false, zero_centered = false;
+  at::ScalarType x_scalar = at::kFloat, r_scalar = at::kFloat;
+  c10::SmallVector<int64_t, 5> w_shape;
+
+  std::string name() const override {
+    return norm == LNTUNE_LAYER_NORM ? "LntuneAddLayerNormBackward" : "LntuneAddRmsNormBackward";
+  }
+
+  void release_variables() override {
+    z_.reset_data();
+    w_.reset_data();
+    b_.reset_data();
+    mean_.reset_data();
+    rstd_.reset_data();
+  }
+
+  variable_list apply(variable_list&& grads) override {
+    variable_list out(4);
+    at::Tensor dy = grads[0];
+    const at::Tensor& dz = grads[1];
+    const at::Tensor z = z_.unpack(getptr());
+    const at::Tensor w = has_w ? w_.unpack() : at::Tensor();
+    const at::Tensor b = has_b ? b_.unpack() : at::Tensor();
+    const at::Tensor mean = norm == LNTUNE_LAYER_NORM ? mean_.unpack() : at::Tensor();
+    const at::Tensor rstd = rstd_.unpack();
+    if (!dy.defined()) {
+      if (!dz.defined()) return out;
+      dy = at::zeros_like(z);  // only z was used downstream: y's gradient is zero
+    }
+    const bool need_x = should_compute_output(0), need_r = should_compute_output(1);
+    const bool want_dx = need_x || need_r;
+    const bool want_dw = has_w && should_compute_output(2);
+    const bool want_db = has_b && should_compute_output(3);
+    // fused_dx_dtype: x's dtype when x's gradient is wanted, else the residual's.
+    const at::ScalarType dx_scalar = need_x || !need_r ? x_scalar : r_scalar;
+    const bool want_dres = want_dx && dx_scalar != z.scalar_type();
+    const at::ScalarType w_torch = has_w ? w.scalar_type() : has_b ? b.scalar_type() : dx_scalar;
+    auto r = norm_backward_launch(NormBackwardCall{norm, dy, dz, &z, mean.defined() ? mean.data_ptr<float>() : nullptr,
+                                                   rstd.data_ptr<float>(), has_w ? &w : nullptr, w_torch,
+                                                   zero_centered, dx_scalar, want_dw, want_db, true, want_dres, M, N,
+                                                   w_shape});
+    if (need_x) out[0] = r[0];
+    if (need_r) out[1] = r[0].scalar_type() == r_scalar ? r[0] : r[1];
+    if (want_dw) out[2] = std::move(r[2]);
+    if (want_db) out[3] = std::move(r[3]);
+    attach_double_backward(norm_api_name(norm, true), {dy, dz, z, mean, rstd, w, b}, out);
+    return out;
+  }
+};
+
+// ---- the entries
+
+struct NormCall {
+  int64_t M = 0, N = 0;
+  lntune_dtype w_dtype = LNTUNE_FP32;
+  at::ScalarType y_scalar = at::kFloat;
+};
+
+// Whether the C++ route takes this call: what the variant ops accept
+// (_torch_ops.check_norm, _NormSignature, check_eps), with M, N > 0 and no
+// forward-mode gradient. Declined calls go to the op, which says what is wrong.
+bool norm_eligible(lntune_norm norm, const at::Tensor& x, const std::optional<at::Tensor>& residual,
+                   const std::vector<int64_t>& normalized_shape, const std::optional<at::Tensor>& weight,
+                   const std::optional<at::Tensor>& bias, double eps, bool zero_centered,
+                   std::optional<at::ScalarType> out_dtype, bool fused, NormCall* call) {
+  if (!g_norm_api.forward || !x.defined() || !device_ok(x) || !lntune_dtype_ok(x.scalar_type())) return false;
+  if (!std::isfinite(eps)) return false;
+  if (out_dtype && !lntune_dtype_ok(*out_dtype)) return false;
+  if (fused != residual.has_value() || (norm == LNTUNE_RMS_NORM && bias)) return false;
+  if (zero_centered && !weight) return false;
+  const int64_t k = static_cast<int64_t>(normalized_shape.size());
+  const int64_t dims = x.dim();
+  if (k == 0 || dims < k) return false;
+  const at::IntArrayRef sizes = x.sizes();
+  int64_t n = 1;
+  for (int64_t i = 0; i < k; ++i) {
+    if (sizes[static_cast<size_t>(dims - k + i)] != normalized_shape[static_cast<size_t>(i)]) return false;
+    n *= normalized_shape[static_cast<size_t>(i)];
+  }
+  if (n <= 0 || x.numel() == 0) return false;
+  if (residual) {
+    const at::Tensor& r = *residual;
+    if (!r.defined() || !device_ok(r) || r.device() != x.device() || !lntune_dtype_ok(r.scalar_type()) ||
+        !r.sizes().equals(sizes))
+      return false;
+  }
+  std::optional<at::ScalarType> wt;
+  for (const std::optional<at::Tensor>* p : {&weight, &bias}) {
+    if (!p->has_value()) continue;
+    const at::Tensor& t = p->value();
+    if (!t.defined() || !device_ok(t) || t.device() != x.device()) return false;
+    if (!t.sizes().equals(normalized_shape)) return false;
+    const at::ScalarType d = t.scalar_type();
+    if (d != x.scalar_type() && d != at::kFloat) return false;
+    if (wt && *wt != d) return false;
+    wt = d;
+  }
+  const auto dual = [](const std::optional<at::Tensor>& t) { return t && t->defined() && t->_fw_grad(0).defined(); };
+  if (x._fw_grad(0).defined() || dual(residual) || dual(weight) || dual(bias)) return false;
+  call->N = n;
+  call->M = x.numel() / n;
+  call->w_dtype = dtype_of(wt ? *wt : x.scalar_type());
+  call->y_scalar = out_dtype ? *out_dtype : x.scalar_type();
+  return true;
+}
+
+// y (and z): the forward, with a node when grad mode is on and an input
+// requires grad. {} when declined (status -1) or when the library failed
+// (status > 0).
+std::pair<at::Tensor, at::Tensor> eager_norm(lntune_norm norm, const at::Tensor& x,
+                                             const std::optional<at::Tensor>& residual,
+                                             const std::vector<int64_t>& normalized_shape,
+                                             const std::optional<at::Tensor>& weight,
+                                             const std::optional<at::Tensor>& bias, double eps, bool zero_centered,
+                                             std::optional<at::ScalarType> out_dtype, bool fused) {
+  t_failure.status = 0;
+  NormCall c;
+  if (!norm_eligible(norm, x, residual, normalized_shape, weight, bias, eps, zero_centered, out_dtype, fused, &c)) {
+    t_failure.status = -1;
+    return {};
+  }
+  const auto req = [](const std::optional<at::Tensor>& t) { return t && t->requires_grad(); };
+  const bool grad = at::GradMode::is_enabled() && (x.requires_grad() || req(residual) || req(weight) || req(bias));
+  if (!grad) {
+    NormForward f = norm_forward_impl(norm, x, residual, weight, bias, c.M, c.N, c.w_dtype, eps, zero_centered,
+                                      c.y_scalar, false);
+    return {f.y, f.z};
+  }
+  NormForward f;
+  {
+    at::AutoGradMode no_grad(false);  // row views or copies of the inputs are launch arguments, not graph nodes
+    f = norm_forward_impl(norm, x, residual, weight, bias, c.M, c.N, c.w_dtype, eps, zero_centered, c.y_scalar,
+                          true);
+  }
+  if (!f.y.defined()) return {};
+  if (!fused) {
+    NodePtr node_ptr = make_node<RmsNormBackward>();
+    auto* node = static_cast<RmsNormBackward*>(node_ptr.get());
+    node->set_next_edges(torch::autograd::collect_next_edges(x, weight));
+    node->x_ = torch::autograd::SavedVariable(x, false);
+    if (weight) node->w_ = torch::autograd::SavedVariable(*weight, false);
+    node->rstd_ = torch::autograd::SavedVariable(f.rstd, false);
+    node->M = c.M;
+    node->N = c.N;
+    node->has_w = weight.has_value();
+    node->zero_centered = zero_centered;
+    node->y_scalar = c.y_scalar;
+    node->w_shape.assign(normalized_shape.begin(), normalized_shape.end());
+    torch::autograd::set_history(f.y, node_ptr);
+    return {f.y, at::Tensor()};
+  }
+  NodePtr node_ptr = make_node<FusedNormBackward>();
+  auto* node = static_cast<FusedNormBackward*>(node_ptr.get());
+  node->set_next_edges(torch::autograd::collect_next_edges(x, residual, weight, bias));
+  node->norm = norm;
+  node->M = c.M;
+  node->N = c.N;
+  node->has_w = weight.has_value();
+  node->has_b = bias.has_value();
+  node->zero_centered = zero_centered;
+  node->x_scalar = x.scalar_type();
+  node->r_scalar = residual->scalar_type();
+  node->w_shape.assign(normalized_shape.begin(), normalized_shape.end());
+  torch::autograd::set_history(f.y, node_ptr);  // output 0
+  torch::autograd::set_history(f.z, node_ptr);  // output 1
+  node->z_ = torch::autograd::SavedVariable(f.z, true);  // an output of the node: saved without its grad_fn
+  if (weight) node->w_ = torch::autograd::SavedVariable(*weight, false);
+  if (bias) node->b_ = torch::autograd::SavedVariable(*bias, false);
+  if (norm == LNTUNE_LAYER_NORM) node->mean_ = torch::autograd::SavedVariable(f.mean, false);
+  node->rstd_ = torch::autograd::SavedVariable(f.rstd, false);
+  return {f.y, f.z};
+}
+
+// lntune.torch.rms_norm's eager entry: y, or None (see eager_norm).
+at::Tensor eager_rms_norm(const at::Tensor& x, const std::vector<int64_t>& normalized_shape,
+                          const std::optional<at::Tensor>& weight, double eps, bool zero_centered,
+                          std::optional<at::ScalarType> out_dtype) {
+  return eager_norm(LNTUNE_RMS_NORM, x, std::nullopt, normalized_shape, weight, std::nullopt, eps, zero_centered,
+                    out_dtype, false)
+      .first;
+}
+
+// fused_add_layer_norm's (norm 0) and fused_add_rms_norm's (norm 1) eager
+// entry: (y, z), or (None, None) (see eager_norm).
+std::pair<at::Tensor, at::Tensor> eager_fused_add_norm(int64_t norm, const at::Tensor& x,
+                                                       const std::optional<at::Tensor>& residual,
+                                                       const std::vector<int64_t>& normalized_shape,
+                                                       const std::optional<at::Tensor>& weight,
+                                                       const std::optional<at::Tensor>& bias, double eps,
+                                                       bool zero_centered, std::optional<at::ScalarType> out_dtype) {
+  if (norm != LNTUNE_LAYER_NORM && norm != LNTUNE_RMS_NORM) {
+    t_failure.status = -1;
+    return {};
+  }
+  return eager_norm(static_cast<lntune_norm>(norm), x, residual, normalized_shape, weight, bias, eps, zero_centered,
+                    out_dtype, true);
+}
+
 // ------------------------------------------------------------------ the ops' C++ CUDA implementations
 
 // torch's Python name of a dtype ("torch.float16"), for messages that match
@@ -817,6 +1369,12 @@ bool unregister_native(const std::string& name, const std::string& dispatch_key)
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("set_api", &set_api, "hand over liblntune's C functions (addresses)");
   m.def("layer_norm", &eager_layer_norm, "LayerNorm forward, with an autograd node when grad is true");
+  m.def("set_norm_api", &set_norm_api, "hand over liblntune's lntune_norm_* functions (addresses)");
+  m.def("has_norm_api", &has_norm_api, "whether set_norm_api was called: the variants' entries can run");
+  m.def("set_cpu_test_mode", &set_cpu_test_mode, "tests: the variants' entries take CPU tensors too");
+  m.def("rms_norm", &eager_rms_norm, "RMSNorm forward (eager), with an autograd node when grad is true");
+  m.def("fused_add_norm", &eager_fused_add_norm,
+        "fused residual add + LayerNorm (norm 0) or RMSNorm (norm 1) forward (eager): (y, z)");
   m.def("last_failure", &last_failure, "(status, function, message) of this thread's last failed forward");
   m.def("set_node_v2", &set_node_v2, "eager route: the plain autograd Node (True) or the autograd::Function");
   m.def("bump_generation", &bump_generation, "tuned configs changed: forget the memoised workspace sizes");
