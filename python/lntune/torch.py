@@ -142,11 +142,12 @@ def layer_norm(
                 y = _ext.layer_norm(x, (normalized_shape,) if type(normalized_shape) is int else normalized_shape,
                                     weight, bias, eps)
             except TypeError:  # arguments the C++ entry cannot take: the checked path below says why
-                y = None
-            if y is not None:
-                return y
-            if _ext.last_failure()[0] > 0:
-                raise _torch_ext.failure()
+                pass  # (last_failure() is not this call's: the entry never ran)
+            else:
+                if y is not None:
+                    return y
+                if _ext.last_failure()[0] > 0:
+                    raise _torch_ext.failure()
             # Not taken by the fast path (a bad argument, N = 0): the checked path.
         sig, dev = _ops.check(x, normalized_shape, weight, bias)
         grad = _is_grad_enabled() and (
@@ -258,10 +259,11 @@ def rms_norm(
                                       weight, _RMS_DEFAULT_EPS if eps is None else eps, zero_centered_weight,
                                       out_dtype)
         except TypeError:  # arguments the C++ entry cannot take: the op says why
-            y = None
-        if y is not None:
-            return y
-        _variant_failed()
+            pass  # (last_failure() is not this call's: the entry never ran)
+        else:
+            if y is not None:
+                return y
+            _variant_failed()
     api = "lntune.torch.rms_norm"
     shape, eps = _variant_args(api, x, normalized_shape, _RMS_DEFAULT_EPS if eps is None else eps,
                                zero_centered_weight, out_dtype)
@@ -299,11 +301,12 @@ def fused_add_layer_norm(
             y, z = _variant_ext.fused_add_norm(
                 0, x, residual, (normalized_shape,) if type(normalized_shape) is int else normalized_shape, weight,
                 bias, eps, zero_centered_weight, out_dtype)
-        except TypeError:
-            y = None
-        if y is not None:
-            return y, z
-        _variant_failed()
+        except TypeError:  # as in rms_norm
+            pass
+        else:
+            if y is not None:
+                return y, z
+            _variant_failed()
     api = "lntune.torch.fused_add_layer_norm"
     shape, eps = _variant_args(api, x, normalized_shape, eps, zero_centered_weight, out_dtype, residual, True)
     y, z, _mean, _rstd = _add_layer_norm_op(x, residual, shape, weight, bias, eps, zero_centered_weight, out_dtype)
@@ -335,11 +338,12 @@ def fused_add_rms_norm(
             y, z = _variant_ext.fused_add_norm(
                 1, x, residual, (normalized_shape,) if type(normalized_shape) is int else normalized_shape, weight,
                 None, _RMS_DEFAULT_EPS if eps is None else eps, zero_centered_weight, out_dtype)
-        except TypeError:
-            y = None
-        if y is not None:
-            return y, z
-        _variant_failed()
+        except TypeError:  # as in rms_norm
+            pass
+        else:
+            if y is not None:
+                return y, z
+            _variant_failed()
     api = "lntune.torch.fused_add_rms_norm"
     shape, eps = _variant_args(api, x, normalized_shape, _RMS_DEFAULT_EPS if eps is None else eps,
                                zero_centered_weight, out_dtype, residual, True)

@@ -626,6 +626,18 @@ def test_arguments_the_entry_cannot_take_go_to_the_op(stand_in):
     check, which comes first, shows the route was left."""
     x = torch.randn(4, 8)
     w = torch.rand(8)
+    # A failed backward earlier on this thread leaves last_failure() set; a
+    # call the binding rejects never runs the entry, so that failure is not
+    # this call's (found on the H100: the stale failure was raised instead of
+    # the op's message).
+    xg = torch.randn(4, 8, requires_grad=True)
+    y = lt.rms_norm(xg, 8)
+    stand_in.fail["bwd"] = 5
+    with pytest.raises(RuntimeError, match=r"\[lntune status 5\]"):
+        y.sum().backward()
+    del stand_in.fail["bwd"]
+    assert lt._ext.last_failure()[0] == 5
+    stand_in.calls.clear()
     with pytest.raises(TypeError):  # None is no float: pybind rejects it
         lt._ext.fused_add_norm(0, x, x, [8], w, None, None, False, None)
     with pytest.raises(TypeError):
