@@ -84,7 +84,10 @@ inline constexpr std::int64_t kSmemForwardMinN = 16384;
 // default grid now tunes those keys. A further M rule waits for that
 // bucket's measured `vs default` column.
 // Long rows on sm_90 take the first shared-memory config that `accept`
-// takes, else the register kernels' default.
+// takes, else the register kernels' default. A fused residual add
+// (q.residual) has its own measured rules: the forward at N <= 16384 holds
+// 16 elements per thread, the register backward one 16-byte access per
+// thread and row input, the wide backward 32 warps on 16384-column slices.
 Config default_config(const SpaceQuery& q, const ConfigFilter& accept = {});
 
 std::int64_t next_pow2(std::int64_t v);

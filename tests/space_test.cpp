@@ -205,6 +205,27 @@ TEST(Default, MeasuredTrainingAndResidualRules) {
   EXPECT_EQ(def(Kernel::fwd, DType::bf16, 16384, 16384), "block_size=16384 num_warps=16 rows_per_cta=1 group_size_m=0");
   EXPECT_EQ(def(Kernel::fwd, DType::bf16, 16384, 16384, true), "block_size=16384 num_warps=32 rows_per_cta=1 group_size_m=0");
   EXPECT_EQ(def(Kernel::fwd, DType::bf16, 4096, 65536, true), def(Kernel::fwd, DType::bf16, 4096, 65536));
+  // The register backward with a residual: one 16-byte access per thread
+  // and row input, 1024-thread tiles beyond.
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::f32, 1024, 131072, true), "block_size=1024 num_warps=8 rows_per_cta=1 group_size_m=264");
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::f32, 4096, 32768, true), "block_size=4096 num_warps=32 rows_per_cta=1 group_size_m=132");
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 1024, 262144, true), "block_size=1024 num_warps=4 rows_per_cta=1 group_size_m=528");
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 4096, 65536, true), "block_size=4096 num_warps=16 rows_per_cta=1 group_size_m=264");
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 8192, 32768, true), "block_size=8192 num_warps=32 rows_per_cta=1 group_size_m=132");
+  {
+    SpaceQuery q{Kernel::bwd_dx, DType::f32, 8192, 16384, 132, 90};
+    q.residual = true;
+    const Config t = default_config(q);
+    EXPECT_EQ(to_string(t), "block_size=4096 num_warps=32 rows_per_cta=1 group_size_m=132");
+    const std::vector<Config> cs = search_space(q);
+    EXPECT_NE(std::find(cs.begin(), cs.end(), t), cs.end()) << "the tiled default is a candidate";
+    // Short rows share a CTA; few rows keep at least 8 per CTA.
+    q.n = 256;
+    EXPECT_EQ(to_string(default_config(q)), "block_size=256 num_warps=2 rows_per_cta=1 group_size_m=1056");
+    q.dtype = DType::bf16;
+    q.m = 64;
+    EXPECT_EQ(to_string(default_config(q)), "block_size=256 num_warps=2 rows_per_cta=2 group_size_m=8");
+  }
   // The wide backward with a residual: 32 warps on 16384-column slices.
   EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 32768, 8192, true),
             "block_size=16384 num_warps=32 rows_per_cta=2 group_size_m=66 cluster_size=2");
