@@ -214,7 +214,7 @@ std::optional<Config> wide_bwd_default(const SpaceQuery& q, const ConfigFilter& 
 
 // The register backward of a fused residual add (dz read, dx and the
 // residual's gradient written: more bytes per element than the plain
-// backward, in more registers): one 16-byte access per thread and row
+// backward, in more registers), RMSNorm's and fp32 LayerNorm's: one 16-byte access per thread and row
 // input (8 elements of a 16-bit row, 4 of an fp32 one), CTAs of 64 to 1024
 // threads (short rows share one; rows needing more are tiled in 1024-thread
 // tiles), persistent at 2 CTAs per SM from 256 threads, 1 at 1024 and
@@ -224,7 +224,9 @@ std::optional<Config> wide_bwd_default(const SpaceQuery& q, const ConfigFilter& 
 // LNTUNE_SWEEP_OP=rmsnorm LNTUNE_SWEEP_RESIDUAL=1 lntune_sweep bwd DTYPE
 // 1024 4096 8192`): fp32 N = 1024 100.6 against 74.9, 4096 90.6 against
 // 79.5, 8192 86.6 against 76.0; bf16 N = 1024 95.0 against 90.7, 4096 94.1
-// against 87.0, 8192 92.6 against 90.6.
+// against 87.0, 8192 92.6 against 90.6; LayerNorm + add, fp32 (`lntune_sweep`
+// without LNTUNE_SWEEP_OP): N = 1024 97.1 against 73.9, 4096 88.6, 8192 75.6
+// against 75.2.
 Config fused_bwd_default(const SpaceQuery& q) {
   const std::int64_t items = 16 / static_cast<std::int64_t>(dtype_size(q.dtype));
   const std::int64_t single = next_pow2(q.n);
@@ -332,7 +334,11 @@ Config default_config(const SpaceQuery& q, const ConfigFilter& accept) {
   if (q.cc >= 90) {
     if (const std::optional<Config> c = bwd ? wide_bwd_default(q, accept) : smem_forward_default(q, accept)) return *c;
   }
-  if (bwd && q.residual) return fused_bwd_default(q);
+  // (LayerNorm + add in 16 bits keeps the rule below: there the fused rule's
+  // configs measured 77.4 and 87.1% of copy at N = 4096 and 8192, bf16,
+  // against 91.0 and 89.5 for the plain rule's; `LNTUNE_SWEEP_EVERY=1
+  // LNTUNE_SWEEP_RESIDUAL=1 lntune_sweep bwd bf16 1024 4096 8192`.)
+  if (bwd && q.residual && (q.norm == Norm::rms || q.dtype == DType::f32)) return fused_bwd_default(q);
   // A thread holds 16 elements of a row, in CTAs of at least 64 threads
   // (short rows share a CTA; the backward at M <= 8192: two rows per CTA up
   // to 128 threads a row, its row slots sharing one partial row); rows needing more

@@ -52,6 +52,7 @@ struct SpaceQuery {
   // backward also reads dz): only default_config reads it; the search space
   // is the same.
   bool residual = false;
+  Norm norm = Norm::layer;  // likewise (the fused backward's rule depends on it)
 };
 
 // Which shared-memory configs (fwd_smem.cuh, bwd_dx_wide.cuh) default_config

@@ -28,6 +28,7 @@ Selection default_selection(const DeviceInfo& dev, const Traits& traits, std::in
   };
   gen::SpaceQuery q = space_query(dev, traits.kernel, d, n, m);
   q.residual = traits.residual.has_value() && traits.kernel != Kernel::bwd_dwdb;
+  q.norm = traits.norm;
   return Selection{gen::default_config(q, valid), "default heuristic"};
 }
 

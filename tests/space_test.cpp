@@ -193,6 +193,7 @@ TEST(Default, MeasuredTrainingAndResidualRules) {
   auto def = [](Kernel k, DType d, std::int64_t n, std::int64_t m, bool residual = false) {
     SpaceQuery q{k, d, n, m, 132, 90};
     q.residual = residual;
+    q.norm = Norm::rms;  // (the sweeps' variant: RMSNorm + add)
     return to_string(default_config(q));
   };
   // Two rows per CTA up to 128 threads a row; one row of 256 threads per
@@ -212,9 +213,20 @@ TEST(Default, MeasuredTrainingAndResidualRules) {
   EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 1024, 262144, true), "block_size=1024 num_warps=4 rows_per_cta=1 group_size_m=528");
   EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 4096, 65536, true), "block_size=4096 num_warps=16 rows_per_cta=1 group_size_m=264");
   EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 8192, 32768, true), "block_size=8192 num_warps=32 rows_per_cta=1 group_size_m=132");
+  // (RMSNorm's rule; LayerNorm + add keeps the plain rule in 16 bits.)
+  {
+    SpaceQuery q{Kernel::bwd_dx, DType::bf16, 4096, 65536, 132, 90};
+    q.residual = true;
+    EXPECT_EQ(to_string(default_config(q)), "block_size=4096 num_warps=8 rows_per_cta=1 group_size_m=264");
+    q.dtype = DType::f32;
+    q.m = 131072;
+    q.n = 1024;
+    EXPECT_EQ(to_string(default_config(q)), "block_size=1024 num_warps=8 rows_per_cta=1 group_size_m=264");
+  }
   {
     SpaceQuery q{Kernel::bwd_dx, DType::f32, 8192, 16384, 132, 90};
     q.residual = true;
+    q.norm = Norm::rms;
     const Config t = default_config(q);
     EXPECT_EQ(to_string(t), "block_size=4096 num_warps=32 rows_per_cta=1 group_size_m=132");
     const std::vector<Config> cs = search_space(q);
