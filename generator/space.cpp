@@ -362,12 +362,21 @@ Config default_config(const SpaceQuery& q, const ConfigFilter& accept) {
     c.num_warps = static_cast<int>(threads / 32);
     c.rows_per_cta = static_cast<int>(threads / tpr_needed);
   } else if (!bwd && single / 512 <= max_items_per_thread(q.kernel, 16)) {
-    // The forward holds up to 32 elements per thread in 512 threads; with a
-    // fused residual add (two rows in registers: 91 registers against 60 at
-    // N = 16384, bf16), 16 in 1024 threads (H100, bf16 RMSNorm + add,
-    // N = 16384: 96.3% of copy against 86.6%; `LNTUNE_SWEEP_EVERY=1
-    // LNTUNE_SWEEP_OP=rmsnorm LNTUNE_SWEEP_RESIDUAL=1 lntune_sweep fwd bf16 16384`).
-    c.num_warps = q.residual && single / 1024 <= max_items_per_thread(q.kernel, 32) ? 32 : 16;
+    // The forward holds up to 32 elements per thread in 512 threads. A fused
+    // residual add holds two rows in registers (91 registers against 60 at
+    // N = 16384, bf16) and measured fastest (H100, % of copy, `LNTUNE_SWEEP_RESIDUAL=1
+    // [LNTUNE_SWEEP_OP=rmsnorm] lntune_sweep fwd DTYPE 12288 16384`) with
+    //   RMSNorm: tiles of 8192 columns in 1024 threads (bf16 N = 16384: 100.3,
+    //     against 86.4 for this rule's config; 12288: 100.6);
+    //   LayerNorm, fp32: the whole row in 1024 threads (N = 16384: 98.3,
+    //     against 77.9; 12288: 100.6);
+    //   LayerNorm, 16 bits: tiles of 8192 columns in 512 threads (bf16
+    //     N = 16384: 94.4, against 81.0; 1024 threads: 57.0).
+    c.num_warps = 16;
+    if (q.residual && single > 8192) {
+      c.num_warps = q.norm == Norm::layer && q.dtype != DType::f32 ? 16 : 32;
+      if (q.norm == Norm::rms || q.dtype != DType::f32) c.block_size = 8192;
+    }
   } else if (bwd && q.cc >= 90 && single / (512 * kItems) <= 8) {
     c.num_warps = 16;
     c.block_size = 512 * kItems;

@@ -86,8 +86,8 @@ inline constexpr std::int64_t kSmemForwardMinN = 16384;
 // bucket's measured `vs default` column.
 // Long rows on sm_90 take the first shared-memory config that `accept`
 // takes, else the register kernels' default. A fused residual add
-// (q.residual) has its own measured rules: the forward at N <= 16384 holds
-// 16 elements per thread, the register backward one 16-byte access per
+// (q.residual) has its own measured rules: the forward at 8192 < N <= 16384
+// runs 8192-column tiles in 1024 threads, the register backward one 16-byte access per
 // thread and row input, the wide backward 32 warps on 16384-column slices.
 Config default_config(const SpaceQuery& q, const ConfigFilter& accept = {});
 

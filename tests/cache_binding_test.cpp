@@ -294,7 +294,7 @@ TEST(DefaultSelection, SharedMemoryDefaultsFitEveryVariant) {
   EXPECT_TRUE(gen::forward_in_smem(fr, 32768)) << to_string(fr);
   EXPECT_GT(fr.cluster_size, 1) << to_string(fr);
   // The call's residual reaches the heuristic: its forward at N = 16384
-  // holds 16 elements per thread (32 warps), and its wide backward on
+  // runs 8192-column tiles in 32 warps, and its wide backward on
   // 16384-column slices runs 32 warps.
   Traits fwd_bres{Kernel::fwd, DType::bf16, DType::bf16, true, false};
   fwd_bres.norm = Norm::rms;

@@ -202,9 +202,23 @@ TEST(Default, MeasuredTrainingAndResidualRules) {
   EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 2560, 4096), "block_size=4096 num_warps=8 rows_per_cta=1 group_size_m=264");
   EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 4096, 4096), "block_size=4096 num_warps=8 rows_per_cta=1 group_size_m=264");
   EXPECT_EQ(def(Kernel::bwd_dx, DType::f32, 4096, 4096), "block_size=4096 num_warps=8 rows_per_cta=1 group_size_m=132");
-  // The forward with a residual holds 16 elements per thread, not 32.
+  // RMSNorm + add's forward runs 8192-column tiles in 1024 threads.
   EXPECT_EQ(def(Kernel::fwd, DType::bf16, 16384, 16384), "block_size=16384 num_warps=16 rows_per_cta=1 group_size_m=0");
-  EXPECT_EQ(def(Kernel::fwd, DType::bf16, 16384, 16384, true), "block_size=16384 num_warps=32 rows_per_cta=1 group_size_m=0");
+  EXPECT_EQ(def(Kernel::fwd, DType::bf16, 16384, 16384, true), "block_size=8192 num_warps=32 rows_per_cta=1 group_size_m=0");
+  EXPECT_EQ(def(Kernel::fwd, DType::bf16, 12288, 21845, true), "block_size=8192 num_warps=32 rows_per_cta=1 group_size_m=0");
+  EXPECT_EQ(def(Kernel::fwd, DType::f32, 12288, 16384, true), "block_size=8192 num_warps=32 rows_per_cta=1 group_size_m=0");
+  {  // LayerNorm + add: fp32 the whole row in 1024 threads, 16 bits 8192-column tiles in 512
+    SpaceQuery q{Kernel::fwd, DType::f32, 16384, 8192, 132, 90};
+    q.residual = true;
+    EXPECT_EQ(to_string(default_config(q)), "block_size=16384 num_warps=32 rows_per_cta=1 group_size_m=0");
+    q.dtype = DType::bf16;
+    EXPECT_EQ(to_string(default_config(q)), "block_size=8192 num_warps=16 rows_per_cta=1 group_size_m=0");
+    q.n = 8192;  // (shorter rows: the plain rule)
+    q.residual = false;
+    const std::string plain = to_string(default_config(q));
+    q.residual = true;
+    EXPECT_EQ(to_string(default_config(q)), plain);
+  }
   EXPECT_EQ(def(Kernel::fwd, DType::bf16, 4096, 65536, true), def(Kernel::fwd, DType::bf16, 4096, 65536));
   // The register backward with a residual: one 16-byte access per thread
   // and row input, 1024-thread tiles beyond.
