@@ -190,11 +190,32 @@ def _variants_route():
 _variant_ext = _variants_route()
 
 
-def _variant_failed():
-    """After an entry returned None: raises the library's error if it failed;
-    returns if the entry declined the call (the op then takes it)."""
-    if _variant_ext.last_failure()[0] > 0:
+def _variant_eager(x, zero_centered_weight, entry, *args):
+    """A plain eager call through the C++ entry `entry` (a name of
+    _variant_ext; taken under the conditions layer_norm takes _ext.layer_norm):
+    its result (y, or (y, z)), or None when it does not take the call (bad
+    arguments, no rows, N = 0, forward-mode AD, tracing, tensor subclasses):
+    the op then takes it and says what is wrong. Raises the library's error
+    when the entry ran and the library failed."""
+    ext = _variant_ext
+    if (
+        ext is None
+        or type(x) is not _Tensor
+        or type(zero_centered_weight) is not bool
+        or _is_compiling()
+        or _dispatch_stack_len()
+        or _functorch_active()
+    ):
+        return None
+    try:
+        out = getattr(ext, entry)(*args)
+    except TypeError:  # arguments the binding cannot take: the entry never ran, so
+        return None    # last_failure() is an earlier call's
+    if (out[0] if type(out) is tuple else out) is not None:
+        return out
+    if ext.last_failure()[0] > 0:
         raise _torch_ext.failure()
+    return None
 
 
 def _variant_args(api, x, normalized_shape, eps, zero_centered_weight, out_dtype, residual=None, fused=False):
@@ -243,27 +264,11 @@ def rms_norm(
     Raises TypeError for non-CUDA tensors or unsupported dtypes, ValueError
     for mismatched shapes or a non-finite eps, lntune.LntuneError when the
     library fails."""
-    # Plain eager calls: the C++ entry (as layer_norm decides), which declines
-    # what it does not take (bad arguments, no rows, N = 0, forward-mode AD):
-    # those go to the op below, which says what is wrong.
-    if (
-        _variant_ext is not None
-        and type(x) is _Tensor
-        and type(zero_centered_weight) is bool
-        and not _is_compiling()
-        and not _dispatch_stack_len()
-        and not _functorch_active()
-    ):
-        try:
-            y = _variant_ext.rms_norm(x, (normalized_shape,) if type(normalized_shape) is int else normalized_shape,
-                                      weight, _RMS_DEFAULT_EPS if eps is None else eps, zero_centered_weight,
-                                      out_dtype)
-        except TypeError:  # arguments the C++ entry cannot take: the op says why
-            pass  # (last_failure() is not this call's: the entry never ran)
-        else:
-            if y is not None:
-                return y
-            _variant_failed()
+    y = _variant_eager(x, zero_centered_weight, "rms_norm", x,
+                       (normalized_shape,) if type(normalized_shape) is int else normalized_shape, weight,
+                       _RMS_DEFAULT_EPS if eps is None else eps, zero_centered_weight, out_dtype)
+    if y is not None:
+        return y
     api = "lntune.torch.rms_norm"
     shape, eps = _variant_args(api, x, normalized_shape, _RMS_DEFAULT_EPS if eps is None else eps,
                                zero_centered_weight, out_dtype)
@@ -289,24 +294,11 @@ def fused_add_layer_norm(
     residual has x's shape and may have another dtype (e.g. an fp32
     residual stream with bf16 x). zero_centered_weight: y = zhat * (1 +
     weight) + bias. out_dtype: y's dtype (default x's)."""
-    if (
-        _variant_ext is not None
-        and type(x) is _Tensor
-        and type(zero_centered_weight) is bool
-        and not _is_compiling()
-        and not _dispatch_stack_len()
-        and not _functorch_active()
-    ):  # the C++ entry, as in rms_norm
-        try:
-            y, z = _variant_ext.fused_add_norm(
-                0, x, residual, (normalized_shape,) if type(normalized_shape) is int else normalized_shape, weight,
-                bias, eps, zero_centered_weight, out_dtype)
-        except TypeError:  # as in rms_norm
-            pass
-        else:
-            if y is not None:
-                return y, z
-            _variant_failed()
+    out = _variant_eager(x, zero_centered_weight, "fused_add_norm", 0, x, residual,
+                         (normalized_shape,) if type(normalized_shape) is int else normalized_shape, weight, bias,
+                         eps, zero_centered_weight, out_dtype)
+    if out is not None:
+        return out
     api = "lntune.torch.fused_add_layer_norm"
     shape, eps = _variant_args(api, x, normalized_shape, eps, zero_centered_weight, out_dtype, residual, True)
     y, z, _mean, _rstd = _add_layer_norm_op(x, residual, shape, weight, bias, eps, zero_centered_weight, out_dtype)
@@ -326,24 +318,11 @@ def fused_add_rms_norm(
     """(y, z): z = x + residual in the residual's dtype, y = rms_norm(z,
     normalized_shape, weight, eps), in one kernel, with autograd (as
     fused_add_layer_norm). eps=None as in rms_norm."""
-    if (
-        _variant_ext is not None
-        and type(x) is _Tensor
-        and type(zero_centered_weight) is bool
-        and not _is_compiling()
-        and not _dispatch_stack_len()
-        and not _functorch_active()
-    ):  # the C++ entry, as in rms_norm
-        try:
-            y, z = _variant_ext.fused_add_norm(
-                1, x, residual, (normalized_shape,) if type(normalized_shape) is int else normalized_shape, weight,
-                None, _RMS_DEFAULT_EPS if eps is None else eps, zero_centered_weight, out_dtype)
-        except TypeError:  # as in rms_norm
-            pass
-        else:
-            if y is not None:
-                return y, z
-            _variant_failed()
+    out = _variant_eager(x, zero_centered_weight, "fused_add_norm", 1, x, residual,
+                         (normalized_shape,) if type(normalized_shape) is int else normalized_shape, weight, None,
+                         _RMS_DEFAULT_EPS if eps is None else eps, zero_centered_weight, out_dtype)
+    if out is not None:
+        return out
     api = "lntune.torch.fused_add_rms_norm"
     shape, eps = _variant_args(api, x, normalized_shape, _RMS_DEFAULT_EPS if eps is None else eps,
                                zero_centered_weight, out_dtype, residual, True)
