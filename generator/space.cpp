@@ -18,6 +18,14 @@ int clip_groups(const SpaceQuery& q, int rows_per_cta, std::int64_t g) {
   return static_cast<int>(std::max<std::int64_t>(1, std::min(g, row_groups(q, rows_per_cta))));
 }
 
+// The persistent backward's grid: `wanted` CTAs (or clusters), but at least
+// 8 rows per CTA, so that the fp32 partial rows (one per CTA) stay a small
+// part of the traffic when M is small; clipped to the row groups.
+int persistent_groups(const SpaceQuery& q, int rows_per_cta, std::int64_t wanted) {
+  const std::int64_t most = std::max<std::int64_t>(1, row_groups(q, rows_per_cta) * rows_per_cta / 8);
+  return clip_groups(q, rows_per_cta, std::min(wanted, most));
+}
+
 // Columns per CTA when a cluster of `cluster` CTAs splits a row of n:
 // next_pow2(ceil(n / cluster)); 0 when that would leave a CTA no columns.
 std::int64_t cluster_slab(std::int64_t n, int cluster) {
@@ -241,9 +249,7 @@ Config fused_bwd_default(const SpaceQuery& q) {
     c.rows_per_cta = static_cast<int>(threads / tpr);
   }
   const std::int64_t per_sm = threads >= 1024 ? 1 : threads >= 256 ? 2 : 512 / threads;
-  const std::int64_t groups = (q.m + c.rows_per_cta - 1) / c.rows_per_cta;
-  const std::int64_t most = std::max<std::int64_t>(1, groups * c.rows_per_cta / 8);
-  c.group_size_m = clip_groups(q, c.rows_per_cta, std::min(q.sm_count * per_sm, most));
+  c.group_size_m = persistent_groups(q, c.rows_per_cta, q.sm_count * per_sm);
   return c;
 }
 
@@ -393,10 +399,7 @@ Config default_config(const SpaceQuery& q, const ConfigFilter& accept) {
     // M = 4096, N = 4096, dx with dW/dB: 81.0 us against 89.7 us with two).
     std::int64_t per_sm = std::min<std::int64_t>(8, std::max<std::int64_t>(1, 512 / c.threads()));
     if (q.dtype == DType::f32 && tpr_needed == 256 && c.rows_per_cta == 1) per_sm = 1;
-    const std::int64_t wanted = c.cluster_size > 1 ? q.sm_count : q.sm_count * per_sm;
-    const std::int64_t groups = (q.m + c.rows_per_cta - 1) / c.rows_per_cta;
-    const std::int64_t most = std::max<std::int64_t>(1, groups * c.rows_per_cta / 8);
-    c.group_size_m = clip_groups(q, c.rows_per_cta, std::min(wanted, most));
+    c.group_size_m = persistent_groups(q, c.rows_per_cta, c.cluster_size > 1 ? q.sm_count : q.sm_count * per_sm);
   }
   return c;
 }
