@@ -117,18 +117,20 @@ def make_inputs(kind, shape, k, dtype, opt, seed=0):
     return dict(kind=kind, x=x, r=r, ns=ns, w=w, b=b, zc=zc, out_dtype=out_dtype, dy=dy, dz=dz)
 
 
+def call_lntune(c, x, r, w, b, eps=None):
+    """(y, z) of lntune.torch's op for case c on these inputs (z None for RMSNorm)."""
+    kw = dict(zero_centered_weight=c["zc"], out_dtype=c["out_dtype"])
+    if c["kind"] == "rms":
+        return lt.rms_norm(x, c["ns"], w, eps, **kw), None
+    if c["kind"] == "add_ln":
+        return lt.fused_add_layer_norm(x, r, c["ns"], w, b, 1e-5 if eps is None else eps, **kw)
+    return lt.fused_add_rms_norm(x, r, c["ns"], w, eps, **kw)
+
+
 def run_lntune(c, eps=None):
     """lntune on fresh leaves; {name: tensor} of outputs and gradients."""
-    leaves = {n: (None if c[n] is None else c[n].detach().requires_grad_()) for n in ("x", "r", "w", "b")}
-    x, r, w, b = (leaves[n] for n in ("x", "r", "w", "b"))
-    kw = dict(zero_centered_weight=c["zc"], out_dtype=c["out_dtype"])
-    z = None
-    if c["kind"] == "rms":
-        y = lt.rms_norm(x, c["ns"], w, eps, **kw)
-    elif c["kind"] == "add_ln":
-        y, z = lt.fused_add_layer_norm(x, r, c["ns"], w, b, 1e-5 if eps is None else eps, **kw)
-    else:
-        y, z = lt.fused_add_rms_norm(x, r, c["ns"], w, eps, **kw)
+    x, r, w, b = (None if c[n] is None else c[n].detach().requires_grad_() for n in ("x", "r", "w", "b"))
+    y, z = call_lntune(c, x, r, w, b, eps)
     outs, grads = [y], [c["dy"]]
     if z is not None:
         outs.append(z)
@@ -423,15 +425,7 @@ def _run_route(c, use_cpp, need=("x", "r", "w", "b"), use=("y", "z"), eps=None, 
     try:
         leaves = {n: (None if c[n] is None else c[n].detach().requires_grad_(grad and n in need))
                   for n in ("x", "r", "w", "b")}
-        x, r, w, b = (leaves[n] for n in ("x", "r", "w", "b"))
-        kw = dict(zero_centered_weight=c["zc"], out_dtype=c["out_dtype"])
-        z = None
-        if c["kind"] == "rms":
-            y = lt.rms_norm(x, c["ns"], w, eps, **kw)
-        elif c["kind"] == "add_ln":
-            y, z = lt.fused_add_layer_norm(x, r, c["ns"], w, b, 1e-5 if eps is None else eps, **kw)
-        else:
-            y, z = lt.fused_add_rms_norm(x, r, c["ns"], w, eps, **kw)
+        y, z = call_lntune(c, *(leaves[n] for n in ("x", "r", "w", "b")), eps)
         node = None if y.grad_fn is None else y.grad_fn.name()
         outs, grads = [], []
         if "y" in use:
