@@ -1,6 +1,8 @@
 // The tuner's compile pool (tuner/compile_pool.hpp): NVRTC needs no GPU.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "temp_dir.hpp"
 #include "generator/instance.hpp"
 #include "runtime/cache_binding.hpp"
@@ -58,5 +60,26 @@ TEST(CompilePoolTest, FailuresAndCancellationAreResults) {
   EXPECT_EQ(pool.stats().failed, 1u);
 }
 
+
+TEST(CompilePoolTest, UrgentJobsGoAheadInTheirOwnOrder) {
+  auto layered = std::make_shared<LayeredBinaryStore>();
+  CompilePool pool("sm_90", layered, 1);
+  const Traits t{Kernel::fwd, DType::bf16, DType::bf16, true, true};
+  auto key = [&](int warps) { return gen::make_instance(t, cfg(1024, warps), 1024, 8); };
+  const InstanceKey a = key(1), b = key(2), c = key(4), d = key(8), e = key(16);
+  auto fa = pool.submit(a);  // may start at once
+  auto fb = pool.submit(b), fc = pool.submit(c);
+  auto fd = pool.submit(d, true), fe = pool.submit(e, true);
+  auto fb2 = pool.submit(b, true);  // queued: moves up behind the urgent ones
+  std::vector<InstanceKey> q = pool.queued();
+  q.erase(std::remove(q.begin(), q.end(), a), q.end());
+  EXPECT_EQ(q, (std::vector<InstanceKey>{d, e, b, c}));
+  for (auto* f : {&fa, &fb, &fc, &fd, &fe, &fb2}) EXPECT_TRUE(f->get().ok) << f->get().error;
+  EXPECT_TRUE(pool.queued().empty());
+  EXPECT_EQ(pool.stats().compiled, 5u);
+  // Urgent jobs submitted after the queue drained keep their own order too.
+  const InstanceKey f = gen::make_instance(t, cfg(2048, 4), 2048, 8);
+  EXPECT_TRUE(pool.submit(f, true).get().ok);
+}
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <optional>
 
 #include "generator/space.hpp"
 #include "lntune/lntune.hpp"
@@ -136,6 +137,103 @@ TEST(Models, MixedHostsGroupByModel) {
   EXPECT_EQ(group_by_model({a100, h100, a100, h100_pcie, h100}),
             (std::vector<std::vector<std::size_t>>{{0, 2}, {1, 4}, {3}}));
   EXPECT_TRUE(group_by_model({}).empty());
+}
+
+// ------------------------------------------------------------ related keys
+Traits ln(Kernel k, DType d) { return Traits{k, d, d, true, true}; }
+Traits variant(Traits t, Norm norm, std::optional<DType> residual) {
+  t.norm = norm;
+  if (norm == Norm::rms) t.has_bias = false;
+  t.residual = residual;
+  return t.canonical();
+}
+
+TEST(Priors, EachVariantStepsToAMoreCommonKey) {
+  const Traits ln_bf16 = ln(Kernel::fwd, DType::bf16), ln_fp16 = ln(Kernel::fwd, DType::f16);
+  const Traits rms_bf16 = variant(ln_bf16, Norm::rms, std::nullopt);
+  const Traits rms_res_bf16 = variant(ln_bf16, Norm::rms, DType::bf16);
+  const Traits rms_fp16 = variant(ln_fp16, Norm::rms, std::nullopt);
+  const Traits rms_res_fp16 = variant(ln_fp16, Norm::rms, DType::f16);
+  // residual -> none; RMSNorm -> LayerNorm with a bias; fp16 -> bf16.
+  EXPECT_EQ(prior_traits(rms_res_fp16), rms_fp16);
+  EXPECT_EQ(prior_traits(rms_res_bf16), rms_bf16);
+  EXPECT_EQ(prior_traits(rms_fp16), ln_fp16);
+  EXPECT_EQ(prior_traits(rms_bf16), ln_bf16);
+  EXPECT_EQ(prior_traits(ln_fp16), ln_bf16);
+  EXPECT_EQ(prior_traits(ln(Kernel::bwd_dx, DType::f16)), ln(Kernel::bwd_dx, DType::bf16));
+  // The roots: bf16 and fp32 LayerNorm; bwd_dwdb never has one.
+  EXPECT_FALSE(prior_traits(ln_bf16));
+  EXPECT_FALSE(prior_traits(ln(Kernel::fwd, DType::f32)));
+  EXPECT_FALSE(prior_traits(ln(Kernel::bwd_dwdb, DType::f16)));
+  EXPECT_EQ(prior_depth(ln_bf16), 0);
+  EXPECT_EQ(prior_depth(ln_fp16), 1);
+  EXPECT_EQ(prior_depth(rms_bf16), 1);
+  EXPECT_EQ(prior_depth(rms_fp16), 2);
+  EXPECT_EQ(prior_depth(rms_res_bf16), 2);
+  EXPECT_EQ(prior_depth(rms_res_fp16), 3);
+  // fp16 rows with fp32 weights keep fp32 weights; fp16 y follows x.
+  Traits mixed{Kernel::fwd, DType::f16, DType::f32, true, true};
+  mixed.y_dtype = DType::f32;
+  const auto pm = prior_traits(mixed);
+  ASSERT_TRUE(pm);
+  EXPECT_EQ(pm->x_dtype, DType::bf16);
+  EXPECT_EQ(pm->w_dtype, DType::f32);
+  EXPECT_EQ(pm->y_dtype, DType::f32);
+  // fp32 rows with an fp32 residual: the residual goes, then nothing.
+  EXPECT_EQ(prior_traits(variant(ln(Kernel::bwd_dx, DType::f32), Norm::layer, DType::f32)),
+            ln(Kernel::bwd_dx, DType::f32));
+}
+
+TEST(Priors, FamiliesStayOnOneWorkerAndRootsComeFirst) {
+  // The default grid's shape at two N: LayerNorm in three dtypes, then
+  // RMSNorm with and without a residual for the 16-bit ones.
+  std::vector<Target> targets;
+  for (Kernel k : {Kernel::fwd, Kernel::bwd_dx})
+    for (DType d : {DType::f16, DType::bf16, DType::f32})
+      for (std::int64_t n : {1024, 4096}) targets.push_back(Target{ln(k, d), n, 4096});
+  const std::size_t plain = targets.size();
+  for (std::optional<DType> res : {std::optional<DType>{}, std::optional<DType>{DType::f16}})
+    for (std::size_t i = 0; i < plain; ++i) {
+      const Target& t = targets[i];
+      if (t.traits.x_dtype == DType::f32) continue;
+      Target v = t;
+      v.traits = variant(t.traits, Norm::rms, res ? std::optional<DType>(t.traits.x_dtype) : std::nullopt);
+      targets.push_back(v);
+    }
+  const std::vector<double> costs(targets.size(), 1.0);
+  for (std::size_t workers : {1u, 2u, 3u}) {
+    const auto shares = order_targets(targets, costs, workers);
+    ASSERT_EQ(shares.size(), workers);
+    std::vector<int> seen(targets.size(), 0);
+    for (const auto& share : shares) {
+      for (std::size_t k = 0; k < share.size(); ++k) {
+        const std::size_t i = share[k];
+        ++seen[i];
+        // Its related key, when in the run, is earlier on the same worker.
+        if (const auto p = prior_traits(targets[i].traits)) {
+          std::size_t found = share.size();
+          for (std::size_t j = 0; j < share.size(); ++j) {
+            const Target& o = targets[share[j]];
+            if (o.traits == *p && o.n == targets[i].n && o.m == targets[i].m) found = j;
+          }
+          EXPECT_LT(found, k) << "target " << i << " (workers " << workers << ")";
+        }
+        if (k > 0) {
+          EXPECT_LE(prior_depth(targets[share[k - 1]].traits), prior_depth(targets[i].traits));
+        }
+      }
+    }
+    for (std::size_t i = 0; i < targets.size(); ++i) EXPECT_EQ(seen[i], 1) << "target " << i;
+    EXPECT_EQ(order_targets(targets, costs, workers), shares);  // deterministic
+  }
+  // One worker: the roots in the given order, then depth 1, 2, 3.
+  const auto one = order_targets(targets, costs, 1)[0];
+  std::vector<std::size_t> roots;
+  for (std::size_t i = 0; i < targets.size(); ++i)
+    if (prior_depth(targets[i].traits) == 0) roots.push_back(i);
+  EXPECT_EQ(std::vector<std::size_t>(one.begin(), one.begin() + static_cast<std::ptrdiff_t>(roots.size())), roots);
+  EXPECT_THROW(order_targets(targets, std::vector<double>(2, 1.0), 1), Error);
+  EXPECT_THROW(order_targets(targets, costs, 0), Error);
 }
 
 }  // namespace

@@ -71,14 +71,29 @@ CompilePool::~CompilePool() {
   for (auto& t : workers_) t.join();
 }
 
-std::shared_future<CompileResult> CompilePool::submit(const InstanceKey& key) {
+std::shared_future<CompileResult> CompilePool::submit(const InstanceKey& key, bool urgent) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = submitted_.find(key);
-  if (it != submitted_.end()) return it->second;
+  if (it != submitted_.end()) {
+    if (urgent) {
+      // Still queued behind others: moved up to the urgent ones.
+      const auto q = std::find_if(queue_.begin() + static_cast<std::ptrdiff_t>(urgent_), queue_.end(),
+                                  [&](const Job& j) { return j.key == key; });
+      if (q != queue_.end()) {
+        Job job = std::move(*q);
+        queue_.erase(q);
+        queue_.insert(queue_.begin() + static_cast<std::ptrdiff_t>(urgent_++), std::move(job));
+      }
+    }
+    return it->second;
+  }
   Job job{key, {}};
   std::shared_future<CompileResult> f = job.promise.get_future().share();
   submitted_.emplace(key, f);
-  queue_.push_back(std::move(job));
+  if (urgent)
+    queue_.insert(queue_.begin() + static_cast<std::ptrdiff_t>(urgent_++), std::move(job));
+  else
+    queue_.push_back(std::move(job));
   cv_.notify_one();
   return f;
 }
@@ -88,6 +103,7 @@ void CompilePool::cancel() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     dropped.swap(queue_);
+    urgent_ = 0;
     stats_.cancelled += dropped.size();
     // A later submit of a cancelled key compiles it afresh.
     for (const Job& j : dropped) submitted_.erase(j.key);
@@ -97,6 +113,13 @@ void CompilePool::cancel() {
     r.error = "cancelled";
     j.promise.set_value(std::move(r));
   }
+}
+
+std::vector<InstanceKey> CompilePool::queued() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<InstanceKey> out;
+  for (const Job& j : queue_) out.push_back(j.key);
+  return out;
 }
 
 CompileStats CompilePool::stats() const {
@@ -127,6 +150,7 @@ void CompilePool::work() {
       if (queue_.empty()) return;  // stopping, nothing left
       job = std::move(queue_.front());
       queue_.pop_front();
+      if (urgent_ > 0) --urgent_;
     }
     CompileResult r = run(job.key);
     {

@@ -79,10 +79,15 @@ class CompilePool {
   CompilePool(const CompilePool&) = delete;
   CompilePool& operator=(const CompilePool&) = delete;
 
-  std::shared_future<CompileResult> submit(const InstanceKey& key);
+  // urgent: ahead of every queued job (FIFO among urgent ones), for a key the
+  // benchmarking thread is about to need; else FIFO. An urgent submit of a
+  // key still queued moves it up.
+  std::shared_future<CompileResult> submit(const InstanceKey& key, bool urgent = false);
   // Jobs not yet started complete with error "cancelled".
   void cancel();
   CompileStats stats() const;
+  // The jobs not yet started, in the order they will start.
+  std::vector<InstanceKey> queued() const;
   unsigned threads() const { return static_cast<unsigned>(workers_.size()); }
 
  private:
@@ -99,6 +104,7 @@ class CompilePool {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<Job> queue_;
+  std::size_t urgent_ = 0;  // urgent jobs at the queue's front
   std::unordered_map<InstanceKey, std::shared_future<CompileResult>> submitted_;
   bool stopping_ = false;
   CompileStats stats_;

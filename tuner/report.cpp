@@ -190,6 +190,10 @@ void print_summary(std::ostream& os, const TuneSummary& s) {
   if (s.warm_keys > 0)
     os << s.warm_keys << " key" << (s.warm_keys == 1 ? "" : "s")
        << " re-tuned warm (previous winner and its close rivals; --full searches everything)\n";
+  if (s.prior_keys > 0)
+    os << s.prior_keys << " key" << (s.prior_keys == 1 ? "" : "s")
+       << " searched around a related key's winner (RMSNorm from LayerNorm, fused from unfused, fp16 from bf16;"
+          " --full or --no-priors searches everything)\n";
   os << "compilations: " << s.compile.compiled << " with NVRTC (" << format("%.1f", s.compile.compile_seconds)
      << " s on " << s.compile_threads << " threads), " << s.compile.from_cache << " CUBINs from the cache, "
      << s.compile.failed << " failed\n";
@@ -353,6 +357,7 @@ void TraceWriter::key_done(const KeyResult& r) {
        << ", \"config\": " << (r.record ? config_json(r.record->config) : "null")
        << ", \"median_us\": " << (r.record ? json_number(r.record->timing.median_us) : "null")
        << ", \"device\": " << r.device << ", \"warm\": " << (r.warm ? "true" : "false")
+       << ", \"prior\": " << (r.prior ? "true" : "false")
        << ", \"seconds\": " << json_number(r.seconds) << ", \"setup_s\": " << json_number(r.setup_seconds)
        << ", \"t_s\": " << json_number(r.finished_at) << "}\n";
   out_.flush();
@@ -405,6 +410,7 @@ void ProgressBar::key_done(const KeyResult& r) {
     line += ", " + std::to_string(c.careful) + "/" + std::to_string(c.candidates) + " timed carefully";
   }
   if (r.warm) line += " [warm]";
+  if (r.prior) line += " [prior]";
   if (r.state != KeyResult::State::cached) line += format(" (%.1f s)", r.seconds);
   if (multi_ && r.device >= 0) {
     const std::size_t mine = ++done_by_device_[r.device];

@@ -5,10 +5,12 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <future>
 #include <map>
 #include <mutex>
 #include <sstream>
 #include <thread>
+#include <tuple>
 #include <utility>
 
 #include "generator/instance.hpp"
@@ -268,6 +270,68 @@ std::vector<std::vector<std::size_t>> partition_keys(const std::vector<double>& 
     out[w].push_back(i);
     load[w] += costs[i];
   }
+  return out;
+}
+
+std::optional<Traits> prior_traits(const Traits& traits) {
+  Traits t = traits.canonical();
+  if (t.kernel != Kernel::fwd && t.kernel != Kernel::bwd_dx) return std::nullopt;
+  if (t.residual) {
+    t.residual.reset();
+  } else if (t.norm == Norm::rms) {
+    t.norm = Norm::layer;
+    t.has_bias = true;
+  } else if (t.x_dtype == DType::f16) {
+    t.x_dtype = DType::bf16;
+    if ((t.has_weight || t.has_bias) && t.w_dtype == DType::f16) t.w_dtype = DType::bf16;
+    if (t.y_dtype == DType::f16) t.y_dtype = DType::bf16;
+  } else {
+    return std::nullopt;
+  }
+  return t.canonical();
+}
+
+int prior_depth(const Traits& t) {
+  int depth = 0;
+  for (std::optional<Traits> p = prior_traits(t); p; p = prior_traits(*p)) ++depth;
+  return depth;
+}
+
+std::vector<std::vector<std::size_t>> order_targets(const std::vector<Target>& targets,
+                                                    const std::vector<double>& costs, std::size_t workers) {
+  if (costs.size() != targets.size())
+    throw Error("lntune: internal: order_targets needs one cost per target");
+  // Families in order of first appearance.
+  using Family = std::tuple<Kernel, std::int64_t, std::int64_t>;
+  std::vector<Family> families;
+  std::vector<std::size_t> family_of(targets.size());
+  std::vector<double> family_cost;
+  for (std::size_t i = 0; i < targets.size(); ++i) {
+    const Family f{targets[i].traits.kernel, targets[i].n, targets[i].m};
+    const auto it = std::find(families.begin(), families.end(), f);
+    if (it == families.end()) {
+      family_of[i] = families.size();
+      families.push_back(f);
+      family_cost.push_back(0.0);
+    } else {
+      family_of[i] = static_cast<std::size_t>(it - families.begin());
+    }
+  }
+  for (std::size_t i = 0; i < targets.size(); ++i) {
+    if (!(costs[i] >= 0) || !std::isfinite(costs[i]))
+      throw Error("lntune: internal: order_targets: cost " + std::to_string(i) + " is not a finite number >= 0");
+    family_cost[family_of[i]] += costs[i];
+  }
+  const auto shares = partition_keys(family_cost, workers);
+  std::vector<std::size_t> worker_of(families.size());
+  for (std::size_t w = 0; w < shares.size(); ++w)
+    for (std::size_t f : shares[w]) worker_of[f] = w;
+  std::vector<int> depth(targets.size());
+  for (std::size_t i = 0; i < targets.size(); ++i) depth[i] = prior_depth(targets[i].traits);
+  std::vector<std::vector<std::size_t>> out(workers);
+  for (std::size_t i = 0; i < targets.size(); ++i) out[worker_of[family_of[i]]].push_back(i);
+  for (auto& o : out)
+    std::stable_sort(o.begin(), o.end(), [&](std::size_t a, std::size_t b) { return depth[a] < depth[b]; });
   return out;
 }
 
@@ -549,10 +613,11 @@ KeyPlan plan_key(const rt::DeviceInfo& dev, const Traits& traits, std::int64_t n
   return p;
 }
 
-void submit_all(CompilePool& pool, const KeyPlan& p, int vec) {
+// urgent: ahead of what is queued (the worker is about to need them).
+void submit_all(CompilePool& pool, const KeyPlan& p, int vec, bool urgent = false) {
   auto submit = [&](const Config& c) {
     try {
-      pool.submit(gen::make_instance(p.key.traits, c, p.key.n, vec));
+      pool.submit(gen::make_instance(p.key.traits, c, p.key.n, vec), urgent);
     } catch (const Error&) {
       // An invalid instance is reported when the candidate is prepared.
     }
@@ -617,6 +682,9 @@ struct TargetPlan {
   Retune main_mode = Retune::full;
   std::optional<cache::TuneRecord> main_record;  // the existing one
   bool dwdb = false;                           // bwd_dwdb follows (bwd with gradients, tune_dwdb)
+  // The related key whose winner narrows the search (prior_traits), when it
+  // is in this run or in the cache; main.space is then still the whole space.
+  std::optional<cache::TuneKey> prior;
 };
 
 // The outcome at the last N searched for the same kernel, traits and M.
@@ -635,7 +703,9 @@ class Worker {
 
   // Tunes one target (its main key, then its bwd_dwdb), reporting each key.
   // Throws FatalOut, with the target's results, when the context is unusable.
-  std::vector<KeyResult> run(const TargetPlan& p) {
+  // host: the target's workload, prepared ahead (Workload::prepare) while the
+  // previous key ran; prepared here when not valid.
+  std::vector<KeyResult> run(const TargetPlan& p, std::future<Workload::HostPtr> host = {}) {
     std::vector<KeyResult> out;
     const Target& t = p.target;
     const rt::DeviceInfo& dev = *env_.dev;
@@ -662,27 +732,41 @@ class Worker {
       }
       return out;
     }
+    // A related key's winner narrows the search (prior_traits), once that key
+    // is stored: the same worker tuned it earlier (see order_targets).
+    const KeyPlan* main = &p.main;
+    KeyPlan narrowed;
+    bool prior = false;
+    if (p.prior && p.main_mode == Retune::full) {
+      if (const auto rec = sh_.db.find(*p.prior); rec && rec->prov.origin != cache::Origin::partial) {
+        narrowed = p.main;
+        narrowed.space = warm_space(p.main.space, rec->config, p.main.default_config);
+        main = &narrowed;
+        prior = true;
+      }
+      submit_all(*env_.pool, *main, expected_vec(t.traits, t.n), true);
+    }
     try {
       const auto setup0 = Clock::now();
-      Workload w(t.traits, t.m, t.n, target_seed(sh_.o.seed, t));
+      Workload w(host.valid() ? host.get() : Workload::prepare(t.traits, t.m, t.n, target_seed(sh_.o.seed, t)));
       const double setup_s = std::chrono::duration<double>(Clock::now() - setup0).count();
       if (p.main_mode != Retune::skip) {
         KeyResult kr;
         const bool warm = p.main_mode == Retune::warm;
         if (t.traits.kernel == Kernel::fwd) {
           FwdBench bench(env_, w);
-          kr = search_key(p.main, bench, [&](const Config&) { return w.fwd_bytes(); }, w.vec(), warm);
+          kr = search_key(*main, bench, [&](const Config&) { return w.fwd_bytes(); }, w.vec(), warm, prior);
           kr.setup_seconds = setup_s;
         } else {
           // bwd_dx, then bwd_dwdb for its finalists: the pair with the least
           // sum wins (pick_joint).
           BwdDxBench bench(env_, w);
           const std::function<double(const Config&)> bytes = [&](const Config& c) { return w.bwd_bytes(c); };
-          kr = search_only(p.main, bench, w.vec(), warm, false, &bytes);
+          kr = search_only(*main, bench, w.vec(), warm, false, &bytes, prior);
           kr.setup_seconds = setup_s;
           std::optional<DwdbPick> pick;
           if (p.dwdb && w.has_dwdb() && kr.outcome.best() && !kr.outcome.partial) pick = joint_dwdb(p, w, bench, kr);
-          store_key(p.main, kr, bytes, w.vec(), false);
+          store_key(*main, kr, bytes, w.vec(), false);
           if (pick) {
             dx_config = kr.outcome.best()->config;
             finish(out, std::move(kr));
@@ -823,20 +907,24 @@ class Worker {
   // Searches one key on `bench` and stores its winner.
   // Searches one key on `bench` and stores its winner.
   KeyResult search_key(const KeyPlan& plan, Bench& bench, const std::function<double(const Config&)>& bytes, int vec,
-                       bool warm) {
-    KeyResult kr = search_only(plan, bench, vec, warm, false, &bytes);
+                       bool warm, bool prior = false) {
+    KeyResult kr = search_only(plan, bench, vec, warm, false, &bytes, prior);
     store_key(plan, kr, bytes, vec, false);
     return kr;
   }
 
   // The search alone. quiet: no progress calls (a bwd_dwdb search for a
   // joint finalist: replayed by store_key once it is chosen).
+  // prior: plan.space is a related key's winner and its rivals (see
+  // prior_traits); like warm, no reuse from the previous N in either direction.
   KeyResult search_only(const KeyPlan& plan, Bench& bench, int vec, bool warm, bool quiet,
-                        const std::function<double(const Config&)>* bytes_for_roofline = nullptr) {
+                        const std::function<double(const Config&)>* bytes_for_roofline = nullptr,
+                        bool prior = false) {
     KeyResult kr;
     kr.key = plan.key;
     kr.m = plan.m;
     kr.warm = warm;
+    kr.prior = prior;
     const auto t0 = Clock::now();
     if (!quiet) sh_.report([&](Progress& p) { p.key_begin(plan.key, plan.space.size() + 1, ordinal_); });
     SearchOptions so;
@@ -858,7 +946,8 @@ class Worker {
         so.floor_us = [&bytes, copy, headroom](const Config& c) { return roofline_floor_us(bytes(c), copy, headroom); };
       }
       auto it = history_.find(hk);
-      if (!warm && o.dominated_ratio > 0 && it != history_.end() && it->second.n != plan.key.n) prev = &it->second;
+      if (!warm && !prior && o.dominated_ratio > 0 && it != history_.end() && it->second.n != plan.key.n)
+        prev = &it->second;
     }
     if (prev) {
       const Traits traits = plan.key.traits;
@@ -893,7 +982,7 @@ class Worker {
     }
     ++searched_;
     const Outcome& out = kr.outcome;
-    if (!kr.warm) history_[history_key(plan.key.traits, plan.m)] = History{plan.key.n, vec, out};
+    if (!kr.warm && !kr.prior) history_[history_key(plan.key.traits, plan.m)] = History{plan.key.n, vec, out};
     if (out.partial) sh_.budget_spent = true;
     if (const CandidateResult* d = &out.baseline(); d->timing && d->timing->stats.median > 0)
       kr.default_gbps = bytes(d->config) / (d->timing->stats.median * 1e-6) / 1e9;
@@ -1065,6 +1154,8 @@ TuneSummary run_group(const std::vector<int>& ordinals, const rt::DeviceInfo& de
   sh.single = workers == 1;
 
   // Plans, retune decisions and compilations, all up front.
+  std::vector<cache::TuneKey> run_keys;
+  for (const Target& t : targets) run_keys.push_back(rt::tune_key(dev, t.traits, t.n, t.m));
   std::vector<TargetPlan> plans;
   std::vector<double> costs;
   std::size_t keys = 0, candidates = 0;
@@ -1077,7 +1168,24 @@ TuneSummary run_group(const std::vector<int>& ordinals, const rt::DeviceInfo& de
                                 std::move(p.main.space));
     p.main_mode = rp.mode;
     p.main.space = std::move(rp.space);
-    if (p.main_mode != Retune::skip) {
+    if (p.main_mode == Retune::full && options.priors && !options.full) {
+      if (const auto pt = prior_traits(t.traits)) {
+        const cache::TuneKey pk = rt::tune_key(dev, *pt, t.n, t.m);
+        const bool in_run = std::find(run_keys.begin(), run_keys.end(), pk) != run_keys.end();
+        std::optional<cache::TuneRecord> rec;
+        if (!in_run) rec = db.find(pk);
+        if (in_run || (rec && rec->prov.origin != cache::Origin::partial)) p.prior = pk;
+      }
+    }
+    if (p.prior) {
+      // Its space is known once the related key is stored: the default now,
+      // the rest then (Worker::run). Counted as a warm search of the default.
+      KeyPlan d = p.main;
+      d.space.clear();
+      submit_all(pool, d, expected_vec(t.traits, t.n));
+      candidates += warm_space(p.main.space, p.main.default_config, p.main.default_config).size() + 1;
+      ++keys;
+    } else if (p.main_mode != Retune::skip) {
       submit_all(pool, p.main, expected_vec(t.traits, t.n));
       candidates += p.main.space.size() + 1;
       ++keys;
@@ -1103,7 +1211,7 @@ TuneSummary run_group(const std::vector<int>& ordinals, const rt::DeviceInfo& de
   }
   sh.report([&](Progress& pr) { pr.begin(keys, candidates); });
 
-  const std::vector<std::vector<std::size_t>> shares = partition_keys(costs, workers);
+  const std::vector<std::vector<std::size_t>> shares = order_targets(targets, costs, workers);
   std::vector<std::vector<KeyResult>> results(plans.size());
   std::vector<DeviceStats> stats(workers);
   std::vector<rt::KernelCacheStats> kernel_stats(workers);
@@ -1146,9 +1254,23 @@ TuneSummary run_group(const std::vector<int>& ordinals, const rt::DeviceInfo& de
     });
     Env env{&runtime, ctx, d, &pool, runner.get()};
     Worker wk(sh, env, st.ordinal, st.copy_gbps);
-    for (std::size_t i : shares[w]) {
+    // The next target's inputs and CPU reference are prepared on the host
+    // while the GPU times the current one (not once the budget is spent).
+    auto prepare = [&](std::size_t k) -> std::future<Workload::HostPtr> {
+      const TargetPlan& p = plans[k];
+      if ((p.main_mode == Retune::skip && !p.dwdb) || sh.out_of_time()) return {};
+      const Target t = p.target;
+      const std::uint64_t seed = target_seed(options.seed, t);
+      return std::async(std::launch::async, [t, seed] { return Workload::prepare(t.traits, t.m, t.n, seed); });
+    };
+    std::future<Workload::HostPtr> next;
+    for (std::size_t s = 0; s < shares[w].size(); ++s) {
+      const std::size_t i = shares[w][s];
+      std::future<Workload::HostPtr> host = std::move(next);
+      if (!host.valid()) host = prepare(i);
+      if (s + 1 < shares[w].size()) next = prepare(shares[w][s + 1]);
       try {
-        results[i] = wk.run(plans[i]);
+        results[i] = wk.run(plans[i], std::move(host));
       } catch (const Worker::FatalOut& f) {
         results[i] = f.results;
         st.fatal = f.message;
@@ -1186,6 +1308,7 @@ TuneSummary run_group(const std::vector<int>& ordinals, const rt::DeviceInfo& de
     for (auto& k : r) {
       if (!k.outcome.candidates.empty()) summary.search += k.outcome.counts();
       if (k.warm) ++summary.warm_keys;
+      if (k.prior) ++summary.prior_keys;
       summary.keys.push_back(std::move(k));
     }
   for (const DeviceStats& st : stats)

@@ -42,6 +42,15 @@
 // searches the whole space. A bwd_dwdb key is re-tuned whenever its bwd_dx
 // is, warm around its own record or the one of the previous bwd_dx winner.
 //
+// Related keys (prior_traits): a key with no record whose kernel is a
+// variant of a more common one (a fused residual, RMSNorm, fp16 rows) is
+// searched like a warm re-tune, around the winner of that related key at the
+// same N and M, once it is stored (in this run, or already in the cache);
+// `full` or `priors = false` searches the whole space. Their compilations
+// are submitted when the related winner is known, ahead of the queue.
+// order_targets puts each related key before the keys derived from it, on
+// the same worker.
+//
 // Several GPUs (run_tuning_on): one worker thread per GPU, each with its own
 // context, runner and workload, over a deterministic share of the targets
 // (partition_keys); one compile pool for all; every winner goes into the
@@ -121,6 +130,7 @@ struct KeyResult {
   State state = State::failed;
   int device = -1;     // ordinal of the GPU that measured it (-1: not measured)
   bool warm = false;   // searched over the previous winner and its rivals only
+  bool prior = false;  // searched over a related key's winner and its rivals (prior_traits)
   std::string message;
   Outcome outcome;                         // empty unless searched
   std::optional<cache::TuneRecord> record;  // stored (or found, for cached)
@@ -154,6 +164,7 @@ struct TuneOptions {
   bool force = false;   // re-tune keys already in the cache
   bool full = false;    // exhaustive search of the whole space, no warm re-tune
   bool tune_dwdb = true;
+  bool priors = true;   // search keys with a related key around its winner (prior_traits); not with `full`
   unsigned jobs = 0;    // compile threads (0: automatic)
   std::uint64_t seed = 0x6c6e74756e65ULL;
   // The staged search (ignored with `full`): see tuner/search.hpp.
@@ -232,6 +243,26 @@ struct JointTiming {
 // when no entry has all three times.
 std::optional<std::size_t> pick_joint(const std::vector<JointTiming>& t);
 
+// ---- related keys (pure helpers)
+
+// The traits whose winner seeds the search of `t` (fwd and bwd_dx only):
+//   a fused residual  -> the same traits without it;
+//   else RMSNorm      -> LayerNorm with a bias, same dtypes and options;
+//   else fp16 rows    -> bf16 rows (fp16 weights and y -> bf16 too).
+// The kernel body is the same template with an `if constexpr` or an element
+// type of the same size, so the best tiling moves little. None otherwise.
+std::optional<Traits> prior_traits(const Traits& t);
+// prior_traits steps to traits without one (0: none).
+int prior_depth(const Traits& t);
+
+// The order and the split of `targets` over `workers`: targets with the same
+// kernel, N and M (one family: a key and the keys derived from it by
+// prior_traits) go to the same worker, families split by partition_keys over
+// their summed `costs`; each worker's targets ordered by prior_depth, then
+// by index. Deterministic; every target exactly once.
+std::vector<std::vector<std::size_t>> order_targets(const std::vector<Target>& targets,
+                                                    const std::vector<double>& costs, std::size_t workers);
+
 // ---- several GPUs (pure helpers)
 
 // `--devices`: "all" (every one of `count` devices) or a comma-separated
@@ -270,6 +301,7 @@ struct TuneSummary {
   std::vector<DeviceStats> devices;
   SearchCounts search;    // summed over the searched keys
   std::size_t warm_keys = 0;
+  std::size_t prior_keys = 0;  // searched around a related key's winner
   CompileStats compile;
   unsigned compile_threads = 0;
   rt::KernelCacheStats kernel_cache;  // of the tuner's own runtime, at the end

@@ -87,27 +87,51 @@ struct Workload::Reference {
   std::vector<unsigned char> dw, db;  // bwd, w_dtype
 };
 
-Workload::Workload(const Traits& traits, std::int64_t m, std::int64_t n, std::uint64_t seed)
-    : traits_(traits.canonical()), m_(m), n_(n) {
-  if (traits_.kernel == Kernel::bwd_dwdb)
+// The host half: inputs, the backward's mean and rstd, and the CPU reference
+// (started on its own thread; the destructor waits for it, since it reads the
+// inputs).
+struct Workload::HostData {
+  Traits traits;
+  std::int64_t m = 0, n = 0;
+  std::size_t x_bytes = 0, y_bytes = 0, r_bytes = 0, w_bytes = 0;
+  std::vector<unsigned char> hx, hdy, hw, hb, hr, hz, hdz;
+  std::vector<float> hmean, hrstd;
+  double wmax = 1, bmax = 0, dymax = 1, rstd_max = 1;
+  std::future<std::shared_ptr<Reference>> pending_ref;
+  ~HostData() {
+    if (pending_ref.valid()) pending_ref.wait();
+  }
+};
+
+void Workload::HostDataDeleter::operator()(HostData* h) const noexcept { delete h; }
+
+Workload::HostPtr Workload::prepare(const Traits& traits, std::int64_t m, std::int64_t n, std::uint64_t seed) {
+  HostPtr hp(new HostData);
+  HostData& h = *hp;
+  h.traits = traits.canonical();
+  h.m = m;
+  h.n = n;
+  const Traits& t = h.traits;
+  if (t.kernel == Kernel::bwd_dwdb)
     throw Error("lntune: a workload is built for fwd or bwd_dx (bwd_dwdb shares the backward's)");
   if (m < 1 || n < 1) throw Error("lntune: a workload needs M >= 1 and N >= 1");
-  const DType xd = traits_.x_dtype, wd = traits_.w_dtype, yd = traits_.out_dtype(), rd = traits_.input_dtype();
-  const bool rms = traits_.norm == Norm::rms, residual = traits_.residual.has_value();
+  const DType xd = t.x_dtype, wd = t.w_dtype, yd = t.out_dtype(), rd = t.input_dtype();
+  const bool rms = t.norm == Norm::rms, residual = t.residual.has_value();
   const std::int64_t mn = m * n;
-  x_bytes_ = static_cast<std::size_t>(mn) * dtype_size(xd);
-  y_bytes_ = static_cast<std::size_t>(mn) * dtype_size(yd);
-  r_bytes_ = static_cast<std::size_t>(mn) * dtype_size(rd);
-  w_bytes_ = static_cast<std::size_t>(n) * dtype_size(wd);
+  h.x_bytes = static_cast<std::size_t>(mn) * dtype_size(xd);
+  h.y_bytes = static_cast<std::size_t>(mn) * dtype_size(yd);
+  h.r_bytes = static_cast<std::size_t>(mn) * dtype_size(rd);
+  h.w_bytes = static_cast<std::size_t>(n) * dtype_size(wd);
 
-  fill_random(hx_, xd, mn, kXOffset, kXScale, seed);
+  fill_random(h.hx, xd, mn, kXOffset, kXScale, seed);
   // Zero-centred weights are stored around 0 (applied as 1 + w).
-  if (traits_.has_weight) {
-    wmax_ = fill_random(hw_, wd, n, traits_.zero_centered ? 0.0 : 1.0, 0.5, seed + 1);
-    if (traits_.zero_centered) wmax_ += 1.0;
+  if (t.has_weight) {
+    h.wmax = fill_random(h.hw, wd, n, t.zero_centered ? 0.0 : 1.0, 0.5, seed + 1);
+    if (t.zero_centered) h.wmax += 1.0;
   }
-  if (traits_.has_bias && !backward()) bmax_ = fill_random(hb_, wd, n, 0.0, 0.5, seed + 2);
-  if (residual) fill_random(hr_, rd, mn, 0.0, 1.0, seed + 4);
+  const bool backward = t.kernel != Kernel::fwd;
+  if (t.has_bias && !backward) h.bmax = fill_random(h.hb, wd, n, 0.0, 0.5, seed + 2);
+  if (residual) fill_random(h.hr, rd, mn, 0.0, 1.0, seed + 4);
 
   ref::FwdArgs fa;
   fa.M = m;
@@ -116,25 +140,102 @@ Workload::Workload(const Traits& traits, std::int64_t m, std::int64_t n, std::ui
   fa.y_stride = n;
   fa.x_dtype = xd;
   fa.w_dtype = wd;
-  fa.x = hx_.data();
-  fa.weight = traits_.has_weight ? hw_.data() : nullptr;
-  fa.bias = hb_.empty() ? nullptr : hb_.data();
+  fa.x = h.hx.data();
+  fa.weight = t.has_weight ? h.hw.data() : nullptr;
+  fa.bias = h.hb.empty() ? nullptr : h.hb.data();
   fa.eps = static_cast<double>(kEps);  // exactly the kernels' eps
-  fa.norm = traits_.norm;
-  fa.zero_centered = traits_.zero_centered;
-  fa.residual = residual ? hr_.data() : nullptr;
+  fa.norm = t.norm;
+  fa.zero_centered = t.zero_centered;
+  fa.residual = residual ? h.hr.data() : nullptr;
   fa.residual_dtype = rd;
   fa.residual_stride = fa.z_stride = n;
   fa.y_dtype = yd;
 
-  x_ = upload(hx_.data(), x_bytes_);
-  if (traits_.has_weight) w_ = upload(hw_.data(), w_bytes_);
+  if (!backward) {
+    h.pending_ref = std::async(std::launch::async, [fa, yb = h.y_bytes, zb = residual ? h.r_bytes : 0, m, rms] {
+      auto r = std::make_shared<Reference>();
+      r->main.resize(yb);
+      r->z.resize(zb);
+      r->mean.resize(static_cast<std::size_t>(m));
+      r->rstd.resize(static_cast<std::size_t>(m));
+      ref::norm_forward(fa, r->main.data(), rms ? nullptr : r->mean.data(), r->rstd.data(),
+                        zb ? r->z.data() : nullptr);
+      return r;
+    });
+    return hp;
+  }
+
+  // Backward: mean and rstd (and z) as a forward would store them.
+  h.dymax = fill_random(h.hdy, yd, mn, 0.0, 1.0, seed + 3);
+  h.hmean.assign(static_cast<std::size_t>(m), 0.f);
+  h.hrstd.resize(static_cast<std::size_t>(m));
+  if (residual) h.hz.resize(h.r_bytes);
+  {
+    std::vector<unsigned char> y_tmp(h.y_bytes);
+    ref::norm_forward(fa, y_tmp.data(), rms ? nullptr : h.hmean.data(), h.hrstd.data(),
+                      residual ? h.hz.data() : nullptr);
+  }
+  h.rstd_max = 0;
+  for (float r : h.hrstd) h.rstd_max = std::max(h.rstd_max, std::fabs(static_cast<double>(r)));
+  if (residual) h.dymax = std::max(h.dymax, fill_random(h.hdz, rd, mn, 0.0, 1.0, seed + 5));
+
+  ref::BwdArgs ba;
+  ba.M = m;
+  ba.N = n;
+  ba.dy_stride = ba.x_stride = ba.dx_stride = n;
+  ba.x_dtype = xd;
+  ba.w_dtype = wd;
+  ba.dy = h.hdy.data();
+  ba.x = residual ? h.hz.data() : h.hx.data();
+  ba.weight = t.has_weight ? h.hw.data() : nullptr;
+  ba.eps = static_cast<double>(kEps);
+  ba.norm = t.norm;
+  ba.zero_centered = t.zero_centered;
+  ba.residual = residual;
+  ba.residual_dtype = rd;
+  ba.dz = residual ? h.hdz.data() : nullptr;
+  ba.dz_stride = n;
+  ba.y_dtype = yd;
+  // The device half asks for dW exactly when there is a weight, dB when there
+  // is a bias (Workload's constructor checks that the launcher agrees).
+  const bool want_dw = t.has_weight, want_db = t.has_bias;
+  h.pending_ref = std::async(std::launch::async, [ba, xb = h.x_bytes, wb = h.w_bytes, want_dw, want_db] {
+    auto r = std::make_shared<Reference>();
+    r->main.resize(xb);
+    if (want_dw) r->dw.resize(wb);
+    if (want_db) r->db.resize(wb);
+    ref::layer_norm_backward(ba, r->main.data(), want_dw ? r->dw.data() : nullptr, want_db ? r->db.data() : nullptr);
+    return r;
+  });
+  return hp;
+}
+
+Workload::Workload(const Traits& traits, std::int64_t m, std::int64_t n, std::uint64_t seed)
+    : Workload(prepare(traits, m, n, seed)) {}
+
+Workload::Workload(HostPtr host) : h_(std::move(host)) {
+  if (!h_) throw Error("lntune: internal: a workload built from no host data");
+  const HostData& h = *h_;
+  traits_ = h.traits;
+  m_ = h.m;
+  n_ = h.n;
+  x_bytes_ = h.x_bytes;
+  y_bytes_ = h.y_bytes;
+  r_bytes_ = h.r_bytes;
+  w_bytes_ = h.w_bytes;
+  const std::int64_t m = m_, n = n_;
+  const DType xd = traits_.x_dtype, wd = traits_.w_dtype, yd = traits_.out_dtype(), rd = traits_.input_dtype();
+  const bool residual = traits_.residual.has_value();
+
+  // The input row: x, or z for a backward with a residual (uploaded below).
+  if (!backward() || !residual) x_ = upload(h.hx.data(), x_bytes_);
+  if (traits_.has_weight) w_ = upload(h.hw.data(), w_bytes_);
 
   if (!backward()) {
     y_or_dx_ = rt::DeviceBuffer((y_bytes_ + 3) / 4 * 4);
-    if (traits_.has_bias) b_ = upload(hb_.data(), w_bytes_);
+    if (traits_.has_bias) b_ = upload(h.hb.data(), w_bytes_);
     if (residual) {
-      r_ = upload(hr_.data(), r_bytes_);
+      r_ = upload(h.hr.data(), r_bytes_);
       z_ = rt::DeviceBuffer((r_bytes_ + 3) / 4 * 4);
       got_z_.resize(r_bytes_);
     }
@@ -144,7 +245,7 @@ Workload::Workload(const Traits& traits, std::int64_t m, std::int64_t n, std::ui
     fargs_.weight = traits_.has_weight ? w_.ptr() : nullptr;
     fargs_.bias = traits_.has_bias ? b_.ptr() : nullptr;
     fargs_.y = y_or_dx_.ptr();
-    fargs_.mean = rms ? nullptr : static_cast<float*>(mean_.ptr());
+    fargs_.mean = traits_.norm == Norm::rms ? nullptr : static_cast<float*>(mean_.ptr());
     fargs_.rstd = static_cast<float*>(rstd_.ptr());
     fargs_.M = m;
     fargs_.N = n;
@@ -163,39 +264,17 @@ Workload::Workload(const Traits& traits, std::int64_t m, std::int64_t n, std::ui
     got_main_.resize(y_bytes_);
     got_mean_.resize(static_cast<std::size_t>(m));
     got_rstd_.resize(static_cast<std::size_t>(m));
-    pending_ref_ = std::async(std::launch::async, [fa, yb = y_bytes_, zb = residual ? r_bytes_ : 0, m, rms] {
-      auto r = std::make_shared<Reference>();
-      r->main.resize(yb);
-      r->z.resize(zb);
-      r->mean.resize(static_cast<std::size_t>(m));
-      r->rstd.resize(static_cast<std::size_t>(m));
-      ref::norm_forward(fa, r->main.data(), rms ? nullptr : r->mean.data(), r->rstd.data(),
-                        zb ? r->z.data() : nullptr);
-      return r;
-    });
     return;
   }
 
-  // Backward: mean and rstd (and z) as a forward would store them.
   y_or_dx_ = rt::DeviceBuffer((x_bytes_ + 3) / 4 * 4);
-  dymax_ = fill_random(hdy_, yd, mn, 0.0, 1.0, seed + 3);
-  hmean_.assign(static_cast<std::size_t>(m), 0.f);
-  hrstd_.resize(static_cast<std::size_t>(m));
-  if (residual) hz_.resize(r_bytes_);
-  {
-    std::vector<unsigned char> y_tmp(y_bytes_);
-    ref::norm_forward(fa, y_tmp.data(), rms ? nullptr : hmean_.data(), hrstd_.data(), residual ? hz_.data() : nullptr);
-  }
-  rstd_max_ = 0;
-  for (float r : hrstd_) rstd_max_ = std::max(rstd_max_, std::fabs(static_cast<double>(r)));
-  dy_ = upload(hdy_.data(), y_bytes_);
+  dy_ = upload(h.hdy.data(), y_bytes_);
   if (residual) {
-    x_ = upload(hz_.data(), r_bytes_);  // the backward's input row is z
-    dymax_ = std::max(dymax_, fill_random(hdz_, rd, mn, 0.0, 1.0, seed + 5));
-    dz_ = upload(hdz_.data(), r_bytes_);
+    x_ = upload(h.hz.data(), r_bytes_);  // the backward's input row is z
+    dz_ = upload(h.hdz.data(), r_bytes_);
   }
-  mean_ = upload(hmean_.data(), hmean_.size() * 4);
-  rstd_ = upload(hrstd_.data(), hrstd_.size() * 4);
+  mean_ = upload(h.hmean.data(), h.hmean.size() * 4);
+  rstd_ = upload(h.hrstd.data(), h.hrstd.size() * 4);
   if (traits_.has_weight) dw_ = rt::DeviceBuffer((w_bytes_ + 3) / 4 * 4);
   if (traits_.has_bias) db_ = rt::DeviceBuffer((w_bytes_ + 3) / 4 * 4);
   bargs_.dy = dy_.ptr();
@@ -219,41 +298,15 @@ Workload::Workload(const Traits& traits, std::int64_t m, std::int64_t n, std::ui
   }
   bargs_.y_dtype = yd;
   bwd_ = rt::check_backward(bargs_);
+  if (bwd_.want_dw != traits_.has_weight || bwd_.want_db != traits_.has_bias)
+    throw Error("lntune: internal: the backward's gradients disagree with the reference's (dW " +
+                std::to_string(bwd_.want_dw) + ", dB " + std::to_string(bwd_.want_db) + ")");
   got_main_.resize(x_bytes_);
   got_dw_.resize(w_bytes_);
   got_db_.resize(w_bytes_);
-
-  ref::BwdArgs ba;
-  ba.M = m;
-  ba.N = n;
-  ba.dy_stride = ba.x_stride = ba.dx_stride = n;
-  ba.x_dtype = xd;
-  ba.w_dtype = wd;
-  ba.dy = hdy_.data();
-  ba.x = residual ? hz_.data() : hx_.data();
-  ba.weight = traits_.has_weight ? hw_.data() : nullptr;
-  ba.eps = static_cast<double>(kEps);
-  ba.norm = traits_.norm;
-  ba.zero_centered = traits_.zero_centered;
-  ba.residual = residual;
-  ba.residual_dtype = rd;
-  ba.dz = residual ? hdz_.data() : nullptr;
-  ba.dz_stride = n;
-  ba.y_dtype = yd;
-  const bool want_dw = bwd_.want_dw, want_db = bwd_.want_db;
-  pending_ref_ = std::async(std::launch::async, [ba, xb = x_bytes_, wb = w_bytes_, want_dw, want_db] {
-    auto r = std::make_shared<Reference>();
-    r->main.resize(xb);
-    if (want_dw) r->dw.resize(wb);
-    if (want_db) r->db.resize(wb);
-    ref::layer_norm_backward(ba, r->main.data(), want_dw ? r->dw.data() : nullptr, want_db ? r->db.data() : nullptr);
-    return r;
-  });
 }
 
-Workload::~Workload() {
-  if (pending_ref_.valid()) pending_ref_.wait();  // the job reads this workload's host inputs
-}
+Workload::~Workload() = default;
 
 int Workload::vec() const { return backward() ? bwd_.vec : fwd_.vec; }
 
@@ -339,7 +392,7 @@ void Workload::poison(const rt::DeviceBuffer& b, DType d, std::size_t bytes, CUs
 }
 
 const Workload::Reference& Workload::reference() {
-  if (!ref_) ref_ = pending_ref_.get();  // rethrows the reference's exception, if any
+  if (!ref_) ref_ = h_->pending_ref.get();  // rethrows the reference's exception, if any
   return *ref_;
 }
 
@@ -366,7 +419,7 @@ std::string Workload::verify(const std::function<void(CUstream)>& launch, CUstre
     download(got_main_.data(), y_or_dx_, y_bytes_);
     download(got_mean_.data(), mean_, got_mean_.size() * 4);
     download(got_rstd_.data(), rstd_, got_rstd_.size() * 4);
-    const double mag = std::max({1.0, wmax_, bmax_});
+    const double mag = std::max({1.0, h_->wmax, h_->bmax});
     const auto ty = ref::default_tolerance(yd, ref::Quantity::y, n_, m_, mag);
     const auto cy = ref::compare(yd, got_main_.data(), r.main.data(), m_, n_, n_, n_, ty, ref::poison_bits(yd));
     if (!cy.ok) add(describe("y", cy));
@@ -389,11 +442,11 @@ std::string Workload::verify(const std::function<void(CUstream)>& launch, CUstre
   }
   if (!gradients_only) {
     download(got_main_.data(), y_or_dx_, x_bytes_);
-    const auto tdx = ref::default_tolerance(xd, ref::Quantity::dx, n_, m_, rstd_max_ * wmax_ * dymax_);
+    const auto tdx = ref::default_tolerance(xd, ref::Quantity::dx, n_, m_, h_->rstd_max * h_->wmax * h_->dymax);
     const auto cdx = ref::compare(xd, got_main_.data(), r.main.data(), m_, n_, n_, n_, tdx, ref::poison_bits(xd));
     if (!cdx.ok) add(describe("dx", cdx));
   }
-  const auto tw = ref::default_tolerance(wd, ref::Quantity::dweight, n_, m_, dymax_);
+  const auto tw = ref::default_tolerance(wd, ref::Quantity::dweight, n_, m_, h_->dymax);
   if (bwd_.want_dw) {
     download(got_dw_.data(), dw_, w_bytes_);
     const auto c = ref::compare(wd, got_dw_.data(), r.dw.data(), 1, n_, n_, n_, tw, ref::poison_bits(wd));

@@ -48,6 +48,20 @@ class Workload {
   // rt::CudaError (e.g. out of memory) or lntune::Error.
   Workload(const Traits& traits, std::int64_t m, std::int64_t n, std::uint64_t seed);
   ~Workload();
+
+  // The two halves of that constructor. prepare() needs no GPU and no
+  // context: it draws the inputs, computes the backward's mean and rstd, and
+  // starts the CPU reference on its own thread. The tuner prepares the next
+  // key's workload while the GPU times the current one. The constructor from
+  // its result allocates and uploads (context current).
+  struct HostData;
+  struct HostDataDeleter {
+    void operator()(HostData* h) const noexcept;
+  };
+  using HostPtr = std::unique_ptr<HostData, HostDataDeleter>;
+  static HostPtr prepare(const Traits& traits, std::int64_t m, std::int64_t n, std::uint64_t seed);
+  explicit Workload(HostPtr host);
+
   Workload(const Workload&) = delete;
   Workload& operator=(const Workload&) = delete;
 
@@ -97,17 +111,14 @@ class Workload {
 
   Traits traits_;
   std::int64_t m_ = 0, n_ = 0;
-  std::size_t x_bytes_ = 0, w_bytes_ = 0;
-  // Host inputs (kept for the reference) and their magnitudes.
-  std::vector<unsigned char> hx_, hdy_, hw_, hb_;
+  std::size_t x_bytes_ = 0, w_bytes_ = 0, y_bytes_ = 0, r_bytes_ = 0;
+  // Host inputs (kept for the reference), their magnitudes and the reference
+  // job (HostData, workload.cpp).
+  HostPtr h_;
   // Variants: the residual (forward), z (the forward's residual_out; the
   // backward's input), dz (the backward's upstream gradient of z).
-  std::vector<unsigned char> hr_, hz_, hdz_;
-  std::size_t y_bytes_ = 0, r_bytes_ = 0;
   rt::DeviceBuffer r_, z_, dz_;
   std::vector<unsigned char> got_z_;
-  std::vector<float> hmean_, hrstd_;
-  double wmax_ = 1, bmax_ = 0, dymax_ = 1, rstd_max_ = 1;
   // Device buffers.
   rt::DeviceBuffer x_, y_or_dx_, dy_, w_, b_, mean_, rstd_, dw_, db_, ws_;
   ForwardArgs fargs_;
@@ -117,7 +128,6 @@ class Workload {
   // Host copies of downloaded outputs (reused by every verify).
   std::vector<unsigned char> got_main_, got_dw_, got_db_;  // got_main_: y (y dtype) or dx (x dtype)
   std::vector<float> got_mean_, got_rstd_;
-  std::future<std::shared_ptr<Reference>> pending_ref_;
   std::shared_ptr<Reference> ref_;
 };
 

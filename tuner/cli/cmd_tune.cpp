@@ -130,7 +130,7 @@ struct ProblemOptions {
 // ------------------------------------------------------------ tune
 struct TuneFlags {
   double budget = 0;
-  bool force = false, no_dwdb = false, full = false, json = false, dry_run = false;
+  bool force = false, no_dwdb = false, no_priors = false, full = false, json = false, dry_run = false;
   std::uint64_t seed = tune::TuneOptions{}.seed;
   std::string devices;  // --devices: "all" or a list; empty: --device
   std::string trace;    // --trace FILE
@@ -195,6 +195,7 @@ int run_tune(const ProblemOptions& po, const GpuOptions& go, const TuneFlags& f)
   o.force = f.force;
   o.full = f.full;
   o.tune_dwdb = !f.no_dwdb;
+  o.priors = !f.no_priors;
   o.jobs = go.jobs;
   o.seed = f.seed;
   o.screen_reps = f.screen_reps;
@@ -472,6 +473,9 @@ void add_tune_commands(CLI::App& app, std::vector<Command>& out) {
                   "Re-tune keys already in the cache (warm: the previous winner and its rivals, unless --full)");
     sub->add_flag("--full", f->full, "Exhaustive search: every candidate timed to convergence, no warm re-tune");
     sub->add_flag("--no-dwdb", f->no_dwdb, "Do not tune the backward's dW/dB reduction kernel");
+    sub->add_flag("--no-priors", f->no_priors,
+                  "Search every key's whole space, also where a related key's winner (RMSNorm from LayerNorm, fused "
+                  "from unfused, fp16 from bf16, same N and M) would narrow it");
     sub->add_option("--seed", f->seed, "Seed of the random inputs");
     sub->add_option("--devices", f->devices,
                     "Tune on several GPUs: 'all' or ordinals such as 0,1 (one worker per GPU, keys split between them)")
