@@ -27,6 +27,7 @@
 #             overrunning
 #   SAMPLE_N  the sample's N list (default 1024,2048,3072,4096,6144,8192,12288,16384)
 #   STEPS     which steps to run (default "1 2 3 4"; 2 needs 1; 4's ratio needs 1)
+#   COLD_S, WARM_S  the most seconds steps 1 and 2 (and 4) may take (default 240, 60)
 set -uo pipefail
 dir=${1:?usage: tune_scale.sh DIR (holding lntune)}
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
@@ -86,7 +87,7 @@ touch "$out/compare.txt"
 if want 1; then
   echo "=== 1. cold tune, one GPU, grid: $grid"
   fresh "$out/cold.db"
-  b=$(budget 240 $((r2 + r3 + r4)))
+  b=$(budget "${COLD_S:-240}" $((r2 + r3 + r4)))
   t0=$(now)
   "$lntune" tune --db "$out/cold.db" --budget "$b" --trace "$out/cold.trace" ${grid_args[@]+"${grid_args[@]}"} >"$out/cold.log" 2>"$out/cold.err"
   t1=$(now)
@@ -96,7 +97,7 @@ fi
 
 if want 2; then
   echo "=== 2. warm re-tune (--force: the previous winners and their rivals)"
-  b=$(budget 60 $((r3 + r4)))
+  b=$(budget "${WARM_S:-60}" $((r3 + r4)))
   t1=$(now)
   "$lntune" tune --db "$out/cold.db" --force --budget "$b" --trace "$out/warm.trace" ${grid_args[@]+"${grid_args[@]}"} >"$out/warm.log" 2>"$out/warm.err"
   t2=$(now)
@@ -129,7 +130,7 @@ fi
 if want 4 && [ $dual = 1 ]; then
   echo "=== 4. cold tune on 2 GPUs (--devices 0,1)"
   fresh "$out/dual.db"
-  b=$(budget 240 5)
+  b=$(budget "${COLD_S:-240}" 5)
   t5=$(now)
   "$lntune" tune --db "$out/dual.db" --devices 0,1 --budget "$b" --trace "$out/dual.trace" ${grid_args[@]+"${grid_args[@]}"} \
     >"$out/dual.log" 2>"$out/dual.err"

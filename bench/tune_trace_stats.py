@@ -118,6 +118,14 @@ def main():
     if last > 0:
         print(f"last key done at {last:.1f} s; outside the keys' own seconds: {last - tot['seconds'] - tot['setup']:.1f} s")
 
+    ph = collections.Counter()
+    for kev in keys.values():
+        ph.update({k: v for k, v in (kev.get("phases") or {}).items() if v})
+    if ph:
+        print("host phases, summed over the keys (s): " +
+              ", ".join(f"{k[:-2]} {ph[k]:.1f}" for k in ("prepare_wait_s", "upload_s", "compile_wait_s", "load_s",
+                                                          "verify_s")))
+
     coef = solve(rows, ys)
     names = ["per key", "per candidate run", "per M*N x verification", "per M*N", "x est. GPU s"]
     print("\nfit of a key's seconds (least squares over the keys):")

@@ -55,6 +55,8 @@ const Loaded& loaded() {
     resolve(lib, "cuLaunchKernel", a.LaunchKernel, err);
     resolve(lib, "cuMemAlloc_v2", a.MemAlloc, err);
     resolve(lib, "cuMemFree_v2", a.MemFree, err);
+    resolve(lib, "cuMemAllocHost_v2", a.MemAllocHost, err);
+    resolve(lib, "cuMemFreeHost", a.MemFreeHost, err);
     resolve(lib, "cuMemcpyHtoD_v2", a.MemcpyHtoD, err);
     resolve(lib, "cuMemcpyDtoH_v2", a.MemcpyDtoH, err);
     resolve(lib, "cuMemcpyDtoDAsync_v2", a.MemcpyDtoDAsync, err);
@@ -195,6 +197,30 @@ DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {
 
 DeviceBuffer::~DeviceBuffer() {
   if (ptr_) driver().MemFree(ptr_);
+}
+
+PinnedBuffer::PinnedBuffer(std::size_t bytes) : bytes_(bytes) {
+  if (bytes == 0) return;
+  current_context();
+  void* p = nullptr;
+  check(driver().MemAllocHost(&p, bytes), "cuMemAllocHost(" + std::to_string(bytes) + " bytes)");
+  ptr_ = static_cast<unsigned char*>(p);
+}
+
+PinnedBuffer::PinnedBuffer(PinnedBuffer&& o) noexcept
+    : ptr_(std::exchange(o.ptr_, nullptr)), bytes_(std::exchange(o.bytes_, 0)) {}
+
+PinnedBuffer& PinnedBuffer::operator=(PinnedBuffer&& o) noexcept {
+  if (this != &o) {
+    if (ptr_) driver().MemFreeHost(ptr_);
+    ptr_ = std::exchange(o.ptr_, nullptr);
+    bytes_ = std::exchange(o.bytes_, 0);
+  }
+  return *this;
+}
+
+PinnedBuffer::~PinnedBuffer() {
+  if (ptr_) driver().MemFreeHost(ptr_);
 }
 
 }  // namespace lntune::rt

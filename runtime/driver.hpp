@@ -53,6 +53,8 @@ struct DriverApi {
   decltype(&::cuLaunchKernel) LaunchKernel;
   decltype(&::cuMemAlloc) MemAlloc;
   decltype(&::cuMemFree) MemFree;
+  decltype(&::cuMemAllocHost) MemAllocHost;
+  decltype(&::cuMemFreeHost) MemFreeHost;
   decltype(&::cuMemcpyHtoD) MemcpyHtoD;
   decltype(&::cuMemcpyDtoH) MemcpyDtoH;
   decltype(&::cuMemcpyDtoDAsync) MemcpyDtoDAsync;
@@ -120,6 +122,25 @@ class DeviceBuffer {
 
  private:
   CUdeviceptr ptr_ = 0;
+  std::size_t bytes_ = 0;
+};
+
+// Page-locked host memory (cuMemAllocHost) of the current context: copies
+// to and from it run at the bus's speed, without the driver's staging.
+class PinnedBuffer {
+ public:
+  PinnedBuffer() = default;
+  explicit PinnedBuffer(std::size_t bytes);
+  PinnedBuffer(PinnedBuffer&& o) noexcept;
+  PinnedBuffer& operator=(PinnedBuffer&& o) noexcept;
+  PinnedBuffer(const PinnedBuffer&) = delete;
+  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
+  ~PinnedBuffer();
+  unsigned char* data() const { return ptr_; }
+  std::size_t size() const { return bytes_; }
+
+ private:
+  unsigned char* ptr_ = nullptr;
   std::size_t bytes_ = 0;
 };
 

@@ -3,11 +3,24 @@
 #include <algorithm>
 #include <chrono>
 
+#if defined(__linux__)
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
 #include "generator/instance.hpp"
 #include "runtime/log.hpp"
 #include "runtime/nvrtc.hpp"
 
 namespace lntune::tune {
+
+void background_priority() {
+#if defined(__linux__)
+  const auto tid = static_cast<id_t>(::syscall(SYS_gettid));
+  (void)::setpriority(PRIO_PROCESS, tid, 10);
+#endif
+}
 
 LayeredBinaryStore::LayeredBinaryStore(std::shared_ptr<rt::BinaryStore> backing, rt::Log log)
     : backing_(std::move(backing)), log_(log) {}
@@ -142,6 +155,7 @@ CompileResult CompilePool::run(const InstanceKey& key) {
 }
 
 void CompilePool::work() {
+  background_priority();
   for (;;) {
     Job job;
     {

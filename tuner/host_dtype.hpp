@@ -105,6 +105,21 @@ inline float half_to_float(uint16_t h) noexcept {
 }
 
 inline uint16_t double_to_half(double v) noexcept {
+  // Fast path: through float, when that cannot round twice. A double rounds
+  // to the nearest float, and every midpoint between two halves is a float,
+  // so the float is a half midpoint only if the double was one or was
+  // rounded onto it; otherwise rounding the float gives the same half. Taken
+  // for normal halves that are not float midpoints (the common case);
+  // everything else goes the exact way.
+  const float f = static_cast<float>(v);
+  const uint32_t b = detail::bit_cast<uint32_t>(f);
+  const int e = static_cast<int>((b >> 23) & 0xffu) - 127;
+  if (e >= -14 && e <= 15 && (b & 0x1fffu) != 0x1000u) {
+    const uint32_t man = b & 0x7fffffu;
+    uint32_t h = (static_cast<uint32_t>(e + 15) << 10) | (man >> 13);
+    if ((man & 0x1fffu) > 0x1000u) ++h;  // a carry moves into the exponent, as it should
+    if (h < 0x7c00u) return static_cast<uint16_t>(((b >> 16) & 0x8000u) | h);
+  }
   return detail::round_double_to_small(v, 10, 5);
 }
 
@@ -128,6 +143,12 @@ inline uint16_t float_to_bf16(float f) noexcept {
 }
 
 inline uint16_t double_to_bf16(double v) noexcept {
+  // Fast path through float, as double_to_half: a normal float that is not a
+  // bf16 midpoint rounds to the same bf16 as the double it came from.
+  const float f = static_cast<float>(v);
+  const uint32_t b = detail::bit_cast<uint32_t>(f);
+  const uint32_t e = (b >> 23) & 0xffu;
+  if (e != 0 && e != 0xffu && (b & 0xffffu) != 0x8000u) return float_to_bf16(f);
   return detail::round_double_to_small(v, 7, 8);
 }
 

@@ -76,7 +76,8 @@ struct FwdArgs {
 void layer_norm_forward(const FwdArgs& a, void* y, float* mean, float* rstd);
 // The same with every variant: z (residual_dtype, rows of z_stride) is
 // required with a residual and must be null without; mean is not written for
-// RMSNorm (it must be null).
+// RMSNorm (it must be null). y may be null when mean, rstd or z is wanted:
+// the statistics (and z) alone.
 void norm_forward(const FwdArgs& a, void* y, float* mean, float* rstd, void* z);
 
 struct BwdArgs {

@@ -377,6 +377,22 @@ struct Env {
   const rt::DeviceInfo* dev = nullptr;
   CompilePool* pool = nullptr;
   Runner* runner = nullptr;
+  KeyResult::Phases* phases = nullptr;  // the current key's (the worker's), or none
+};
+
+// Adds the seconds of its lifetime to `*to` (when not null).
+class PhaseTimer {
+ public:
+  explicit PhaseTimer(double* to) : to_(to), t0_(Clock::now()) {}
+  ~PhaseTimer() {
+    if (to_) *to_ += std::chrono::duration<double>(Clock::now() - t0_).count();
+  }
+  PhaseTimer(const PhaseTimer&) = delete;
+  PhaseTimer& operator=(const PhaseTimer&) = delete;
+
+ private:
+  double* to_;
+  Clock::time_point t0_;
 };
 
 // A failed CUDA call leaves the context usable (e.g. a launch refused for its
@@ -407,10 +423,15 @@ class Kernels {
     } catch (const Error& e) {
       throw CandidateError(Status::compile_error, e.what());
     }
-    const CompileResult r = env_.pool->submit(key).get();
+    CompileResult r;
+    {
+      PhaseTimer pt(env_.phases ? &env_.phases->compile_wait_s : nullptr);
+      r = env_.pool->submit(key).get();
+    }
     if (!r.ok) throw CandidateError(Status::compile_error, r.error);
     const rt::LoadedKernel* k = nullptr;
     try {
+      PhaseTimer pt(env_.phases ? &env_.phases->load_s : nullptr);
       k = &env_.runtime->kernel(env_.ctx, env_.dev->arch(), key);
     } catch (const rt::CudaError& e) {
       rethrow_cuda(e, "loading " + key.name());
@@ -467,7 +488,10 @@ class FwdBench : public Bench {
   std::string verify(const Config& c) override {
     const rt::LoadedKernel& k = kernels_.load(c);
     return guarded("verifying " + k.name,
-                   [&] { return w_.verify([&](CUstream s) { w_.launch_forward(k, c, s); }, env_.runner->stream()); });
+                   [&] {
+                     PhaseTimer pt(env_.phases ? &env_.phases->verify_s : nullptr);
+                     return w_.verify([&](CUstream s) { w_.launch_forward(k, c, s); }, env_.runner->stream());
+                   });
   }
 
  private:
@@ -523,6 +547,7 @@ class BwdDxBench : public Bench {
     const Config rc = dwdb_for(c);
     const rt::LoadedKernel* r = w_.has_dwdb() ? &dwdb_.load(rc) : &k;
     return guarded("verifying " + k.name, [&] {
+      PhaseTimer pt(env_.phases ? &env_.phases->verify_s : nullptr);
       return w_.verify([&](CUstream s) { w_.launch_backward(k, c, *r, rc, s); }, env_.runner->stream());
     });
   }
@@ -573,6 +598,7 @@ class DwdbBench : public Bench {
   std::string verify(const Config& c) override {
     const rt::LoadedKernel& k = dwdb_.load(c);
     return guarded("verifying " + k.name, [&] {
+      PhaseTimer pt(env_.phases ? &env_.phases->verify_s : nullptr);
       return w_.verify([&](CUstream s) { w_.launch_dwdb(k, c, dx_config_, s); }, env_.runner->stream(), true);
     });
   }
@@ -694,6 +720,22 @@ struct History {
   Outcome outcome;
 };
 
+// Builds a target's workload on a thread of its own, at a lower priority
+// than the benchmarking thread (background_priority): the host half
+// (Workload::prepare: inputs, statistics, the CPU reference started), then
+// the device half in `ctx` (allocations and uploads, on the legacy stream,
+// which does not wait for the runner's non-blocking stream). Its uploads
+// overlap the current key's timings: at most a few GB/s of PCIe writes,
+// about 1% of the HBM bandwidth, while they last.
+std::future<std::unique_ptr<Workload>> prepare_ahead(const Target& t, std::uint64_t seed, CUcontext ctx) {
+  return std::async(std::launch::async, [t, seed, ctx] {
+    background_priority();
+    Workload::HostPtr h = Workload::prepare(t.traits, t.m, t.n, seed);
+    rt::check(rt::driver().CtxSetCurrent(ctx), "cuCtxSetCurrent (preparing a workload)");
+    return std::make_unique<Workload>(std::move(h));
+  });
+}
+
 class Worker {
  public:
   Worker(Shared& sh, const Env& env, int ordinal, double copy_gbps)
@@ -703,9 +745,9 @@ class Worker {
 
   // Tunes one target (its main key, then its bwd_dwdb), reporting each key.
   // Throws FatalOut, with the target's results, when the context is unusable.
-  // host: the target's workload, prepared ahead (Workload::prepare) while the
-  // previous key ran; prepared here when not valid.
-  std::vector<KeyResult> run(const TargetPlan& p, std::future<Workload::HostPtr> host = {}) {
+  // ahead: the target's workload, built on another thread while the previous
+  // key ran (prepare_ahead); built here when not valid.
+  std::vector<KeyResult> run(const TargetPlan& p, std::future<std::unique_ptr<Workload>> ahead = {}) {
     std::vector<KeyResult> out;
     const Target& t = p.target;
     const rt::DeviceInfo& dev = *env_.dev;
@@ -747,8 +789,23 @@ class Worker {
       submit_all(*env_.pool, *main, expected_vec(t.traits, t.n), true);
     }
     try {
+      phases_ = KeyResult::Phases{};
+      env_.phases = &phases_;
       const auto setup0 = Clock::now();
-      Workload w(host.valid() ? host.get() : Workload::prepare(t.traits, t.m, t.n, target_seed(sh_.o.seed, t)));
+      std::unique_ptr<Workload> w_ptr;
+      if (ahead.valid()) {
+        PhaseTimer pt(&phases_.prepare_wait_s);
+        w_ptr = ahead.get();
+      } else {
+        Workload::HostPtr h;
+        {
+          PhaseTimer pt(&phases_.prepare_wait_s);
+          h = Workload::prepare(t.traits, t.m, t.n, target_seed(sh_.o.seed, t));
+        }
+        PhaseTimer pt(&phases_.upload_s);
+        w_ptr = std::make_unique<Workload>(std::move(h));
+      }
+      Workload& w = *w_ptr;
       const double setup_s = std::chrono::duration<double>(Clock::now() - setup0).count();
       if (p.main_mode != Retune::skip) {
         KeyResult kr;
@@ -1010,6 +1067,8 @@ class Worker {
 
   void finish(std::vector<KeyResult>& out, KeyResult kr) {
     if (kr.state != KeyResult::State::cached && kr.state != KeyResult::State::skipped_budget) kr.device = ordinal_;
+    // The target's host phases go with its main key (with its bwd_dwdb searches).
+    if (kr.key.traits.kernel != Kernel::bwd_dwdb && !kr.outcome.candidates.empty()) kr.phases = phases_;
     kr.finished_at = std::chrono::duration<double>(Clock::now() - sh_.start).count();
     sh_.report([&](Progress& p) { p.key_done(kr); });
     out.push_back(std::move(kr));
@@ -1036,6 +1095,7 @@ class Worker {
 
   Shared& sh_;
   Env env_;
+  KeyResult::Phases phases_;  // the current target's (env_.phases points here)
   int ordinal_;
   double copy_gbps_;
   std::size_t searched_ = 0;
@@ -1254,19 +1314,18 @@ TuneSummary run_group(const std::vector<int>& ordinals, const rt::DeviceInfo& de
     });
     Env env{&runtime, ctx, d, &pool, runner.get()};
     Worker wk(sh, env, st.ordinal, st.copy_gbps);
-    // The next target's inputs and CPU reference are prepared on the host
-    // while the GPU times the current one (not once the budget is spent).
-    auto prepare = [&](std::size_t k) -> std::future<Workload::HostPtr> {
+    // The next target's workload (inputs, CPU reference, device buffers) is
+    // built on another thread while the GPU times the current one (not once
+    // the budget is spent).
+    auto prepare = [&](std::size_t k) -> std::future<std::unique_ptr<Workload>> {
       const TargetPlan& p = plans[k];
       if ((p.main_mode == Retune::skip && !p.dwdb) || sh.out_of_time()) return {};
-      const Target t = p.target;
-      const std::uint64_t seed = target_seed(options.seed, t);
-      return std::async(std::launch::async, [t, seed] { return Workload::prepare(t.traits, t.m, t.n, seed); });
+      return prepare_ahead(p.target, target_seed(options.seed, p.target), ctx);
     };
-    std::future<Workload::HostPtr> next;
+    std::future<std::unique_ptr<Workload>> next;
     for (std::size_t s = 0; s < shares[w].size(); ++s) {
       const std::size_t i = shares[w][s];
-      std::future<Workload::HostPtr> host = std::move(next);
+      std::future<std::unique_ptr<Workload>> host = std::move(next);
       if (!host.valid()) host = prepare(i);
       if (s + 1 < shares[w].size()) next = prepare(shares[w][s + 1]);
       try {

@@ -137,6 +137,13 @@ struct KeyResult {
   double winner_gbps = 0, default_gbps = 0;
   double seconds = 0;        // the search (and storing its winner)
   double setup_seconds = 0;  // fwd/bwd_dx: building its workload (inputs, upload, the backward's statistics)
+  // Where the key's seconds went, on the host (fwd/bwd_dx: with its bwd_dwdb
+  // searches): waiting for the prepared inputs, allocating and uploading
+  // them, waiting for compilations, loading modules, verifying (the run on the
+  // GPU, the download, the wait for the CPU reference and the comparison).
+  struct Phases {
+    double prepare_wait_s = 0, upload_s = 0, compile_wait_s = 0, load_s = 0, verify_s = 0;
+  } phases;
   double finished_at = 0;    // seconds since the run started, when the key was done (0: not measured)
 };
 const char* to_string(KeyResult::State s);

@@ -25,41 +25,74 @@ std::uint64_t splitmix64(std::uint64_t& s) {
 }
 
 // Approximately N(0, 1): the sum of four 16-bit uniforms, scaled to unit
-// variance (as tests/gpu_util.hpp does, cheaper).
+// variance (as tests/gpu_util.hpp does, cheaper). The sum of (u_i + 0.5) /
+// 65536 is exact in a double, so it is computed once from the integer sum.
 double normal(std::uint64_t& s) {
   const std::uint64_t r = splitmix64(s);
-  double sum = 0;
-  for (int i = 0; i < 4; ++i) sum += (static_cast<double>((r >> (16 * i)) & 0xffff) + 0.5) / 65536.0;
-  return (sum - 2.0) * 1.7320508075688772;
+  const std::uint64_t sum = (r & 0xffff) + ((r >> 16) & 0xffff) + ((r >> 32) & 0xffff) + (r >> 48);
+  return (static_cast<double>(sum + 2) / 65536.0 - 2.0) * 1.7320508075688772;
 }
 
 unsigned hardware_threads() { return std::max(1u, std::thread::hardware_concurrency()); }
+
+// One chunk of fill_random in one dtype (no per-element dispatch); returns
+// the chunk's max |value| after rounding.
+template <DType D>
+double fill_chunk(unsigned char* out, std::int64_t begin, std::int64_t end, double offset, double scale,
+                  std::uint64_t s) {
+  double m = 0;
+  for (std::int64_t i = begin; i < end; ++i) {
+    const double v = offset + scale * normal(s);
+    double stored;
+    if constexpr (D == DType::f32) {
+      const float f = static_cast<float>(v);
+      reinterpret_cast<float*>(out)[i] = f;
+      stored = f;
+    } else if constexpr (D == DType::bf16) {
+      const std::uint16_t b = ref::double_to_bf16(v);
+      reinterpret_cast<std::uint16_t*>(out)[i] = b;
+      stored = ref::bf16_to_float(b);
+    } else {
+      const std::uint16_t h = ref::double_to_half(v);
+      reinterpret_cast<std::uint16_t*>(out)[i] = h;
+      stored = ref::half_to_float(h);
+    }
+    m = std::max(m, std::fabs(stored));
+  }
+  return m;
+}
 
 // Fills `count` elements of `dtype` with offset + scale * N(0,1), in parallel
 // chunks with their own streams (results depend on seed and count only).
 // Returns max |value|.
 double fill_random(std::vector<unsigned char>& out, DType dtype, std::int64_t count, double offset, double scale,
                    std::uint64_t seed) {
-  out.assign(static_cast<std::size_t>(count) * dtype_size(dtype), 0);
+  out.resize(static_cast<std::size_t>(count) * dtype_size(dtype));  // every element is written below
   constexpr std::int64_t kChunk = 1 << 16;
   const std::int64_t chunks = (count + kChunk - 1) / kChunk;
-  const auto threads = static_cast<std::int64_t>(std::min<unsigned>(hardware_threads(), 64));
-  std::vector<double> maxes(static_cast<std::size_t>(threads), 0.0);
-  std::vector<std::thread> pool;
-  for (std::int64_t t = 0; t < threads; ++t)
-    pool.emplace_back([&, t] {
-      double m = 0;
-      for (std::int64_t c = t; c < chunks; c += threads) {
-        std::uint64_t s = seed ^ (static_cast<std::uint64_t>(c) * 0xd1b54a32d192ed03ULL);
-        const std::int64_t end = std::min(count, (c + 1) * kChunk);
-        for (std::int64_t i = c * kChunk; i < end; ++i) {
-          ref::store_element(dtype, out.data(), i, offset + scale * normal(s));
-          m = std::max(m, std::fabs(ref::load_element(dtype, out.data(), i)));
-        }
+  const auto threads = std::min<std::int64_t>(chunks, std::min<unsigned>(hardware_threads(), 64));
+  std::vector<double> maxes(static_cast<std::size_t>(std::max<std::int64_t>(threads, 1)), 0.0);
+  auto work = [&](std::int64_t t) {
+    double m = 0;
+    for (std::int64_t c = t; c < chunks; c += threads) {
+      const std::uint64_t s = seed ^ (static_cast<std::uint64_t>(c) * 0xd1b54a32d192ed03ULL);
+      const std::int64_t begin = c * kChunk, end = std::min(count, (c + 1) * kChunk);
+      switch (dtype) {
+        case DType::f32: m = std::max(m, fill_chunk<DType::f32>(out.data(), begin, end, offset, scale, s)); break;
+        case DType::bf16: m = std::max(m, fill_chunk<DType::bf16>(out.data(), begin, end, offset, scale, s)); break;
+        case DType::f16: m = std::max(m, fill_chunk<DType::f16>(out.data(), begin, end, offset, scale, s)); break;
       }
-      maxes[static_cast<std::size_t>(t)] = m;
-    });
-  for (auto& th : pool) th.join();
+    }
+    maxes[static_cast<std::size_t>(t)] = m;
+  };
+  if (threads <= 1) {
+    if (threads == 1) work(0);
+  } else {
+    std::vector<std::thread> pool;
+    for (std::int64_t t = 1; t < threads; ++t) pool.emplace_back(work, t);
+    work(0);
+    for (auto& th : pool) th.join();
+  }
   return *std::max_element(maxes.begin(), maxes.end());
 }
 
@@ -170,11 +203,7 @@ Workload::HostPtr Workload::prepare(const Traits& traits, std::int64_t m, std::i
   h.hmean.assign(static_cast<std::size_t>(m), 0.f);
   h.hrstd.resize(static_cast<std::size_t>(m));
   if (residual) h.hz.resize(h.r_bytes);
-  {
-    std::vector<unsigned char> y_tmp(h.y_bytes);
-    ref::norm_forward(fa, y_tmp.data(), rms ? nullptr : h.hmean.data(), h.hrstd.data(),
-                      residual ? h.hz.data() : nullptr);
-  }
+  ref::norm_forward(fa, nullptr, rms ? nullptr : h.hmean.data(), h.hrstd.data(), residual ? h.hz.data() : nullptr);
   h.rstd_max = 0;
   for (float r : h.hrstd) h.rstd_max = std::max(h.rstd_max, std::fabs(static_cast<double>(r)));
   if (residual) h.dymax = std::max(h.dymax, fill_random(h.hdz, rd, mn, 0.0, 1.0, seed + 5));
@@ -237,7 +266,7 @@ Workload::Workload(HostPtr host) : h_(std::move(host)) {
     if (residual) {
       r_ = upload(h.hr.data(), r_bytes_);
       z_ = rt::DeviceBuffer((r_bytes_ + 3) / 4 * 4);
-      got_z_.resize(r_bytes_);
+      got_z_ = rt::PinnedBuffer(r_bytes_);
     }
     mean_ = rt::DeviceBuffer(static_cast<std::size_t>(m) * 4);
     rstd_ = rt::DeviceBuffer(static_cast<std::size_t>(m) * 4);
@@ -261,7 +290,7 @@ Workload::Workload(HostPtr host) : h_(std::move(host)) {
     }
     fargs_.y_dtype = yd;
     fwd_ = rt::check_forward(fargs_);
-    got_main_.resize(y_bytes_);
+    got_main_ = rt::PinnedBuffer(y_bytes_);
     got_mean_.resize(static_cast<std::size_t>(m));
     got_rstd_.resize(static_cast<std::size_t>(m));
     return;
@@ -301,7 +330,7 @@ Workload::Workload(HostPtr host) : h_(std::move(host)) {
   if (bwd_.want_dw != traits_.has_weight || bwd_.want_db != traits_.has_bias)
     throw Error("lntune: internal: the backward's gradients disagree with the reference's (dW " +
                 std::to_string(bwd_.want_dw) + ", dB " + std::to_string(bwd_.want_db) + ")");
-  got_main_.resize(x_bytes_);
+  got_main_ = rt::PinnedBuffer(x_bytes_);
   got_dw_.resize(w_bytes_);
   got_db_.resize(w_bytes_);
 }

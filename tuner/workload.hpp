@@ -118,7 +118,7 @@ class Workload {
   // Variants: the residual (forward), z (the forward's residual_out; the
   // backward's input), dz (the backward's upstream gradient of z).
   rt::DeviceBuffer r_, z_, dz_;
-  std::vector<unsigned char> got_z_;
+  rt::PinnedBuffer got_z_;
   // Device buffers.
   rt::DeviceBuffer x_, y_or_dx_, dy_, w_, b_, mean_, rstd_, dw_, db_, ws_;
   ForwardArgs fargs_;
@@ -126,7 +126,10 @@ class Workload {
   rt::FwdProblem fwd_;
   rt::BwdProblem bwd_;
   // Host copies of downloaded outputs (reused by every verify).
-  std::vector<unsigned char> got_main_, got_dw_, got_db_;  // got_main_: y (y dtype) or dx (x dtype)
+  // got_main_ (y in the y dtype, or dx in the x dtype) and got_z_ are
+  // page-locked: downloading them is most of a verification otherwise.
+  rt::PinnedBuffer got_main_;
+  std::vector<unsigned char> got_dw_, got_db_;
   std::vector<float> got_mean_, got_rstd_;
   std::shared_ptr<Reference> ref_;
 };
