@@ -15,10 +15,12 @@
 
 namespace lntune::tune {
 
-void background_priority() {
+void background_priority(int nice) {
 #if defined(__linux__)
   const auto tid = static_cast<id_t>(::syscall(SYS_gettid));
-  (void)::setpriority(PRIO_PROCESS, tid, 10);
+  (void)::setpriority(PRIO_PROCESS, tid, nice);
+#else
+  (void)nice;
 #endif
 }
 
@@ -155,7 +157,7 @@ CompileResult CompilePool::run(const InstanceKey& key) {
 }
 
 void CompilePool::work() {
-  background_priority();
+  background_priority(10);
   for (;;) {
     Job job;
     {

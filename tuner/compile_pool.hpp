@@ -33,12 +33,13 @@
 
 namespace lntune::tune {
 
-// Lowers the calling thread's scheduling priority (Linux: nice 10 for this
-// thread alone; threads it starts inherit it), so that background work (the
-// compile pool, workloads prepared ahead, their CPU references) yields to the
-// benchmarking thread, whose host work is the tuner's critical path. Best
-// effort: a no-op where it is not allowed.
-void background_priority();
+// Lowers the calling thread's scheduling priority to `nice` (Linux: for this
+// thread alone; threads it starts inherit it), so that background work yields
+// to the benchmarking thread, whose host work is the tuner's critical path:
+// the compile pool at 10, workloads prepared ahead (and their CPU
+// references, which the next verification waits for) at 5. Best effort: a
+// no-op where it is not allowed.
+void background_priority(int nice);
 
 // A thread-safe in-memory BinaryStore in front of an optional persistent
 // one: get() tries memory, then the backing store; put() stores in both (a

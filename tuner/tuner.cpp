@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <deque>
 #include <future>
 #include <map>
 #include <mutex>
@@ -729,7 +730,7 @@ struct History {
 // about 1% of the HBM bandwidth, while they last.
 std::future<std::unique_ptr<Workload>> prepare_ahead(const Target& t, std::uint64_t seed, CUcontext ctx) {
   return std::async(std::launch::async, [t, seed, ctx] {
-    background_priority();
+    background_priority(5);
     Workload::HostPtr h = Workload::prepare(t.traits, t.m, t.n, seed);
     rt::check(rt::driver().CtxSetCurrent(ctx), "cuCtxSetCurrent (preparing a workload)");
     return std::make_unique<Workload>(std::move(h));
@@ -1272,6 +1273,29 @@ TuneSummary run_group(const std::vector<int>& ordinals, const rt::DeviceInfo& de
   sh.report([&](Progress& pr) { pr.begin(keys, candidates); });
 
   const std::vector<std::vector<std::size_t>> shares = order_targets(targets, costs, workers);
+
+  // The keys derived from each target (prior_traits), whose compilations
+  // are submitted as soon as its winner is stored, long before they run
+  // (order_targets puts them later).
+  std::vector<std::vector<std::size_t>> children(plans.size());
+  for (std::size_t c = 0; c < plans.size(); ++c) {
+    if (!plans[c].prior) continue;
+    for (std::size_t i = 0; i < plans.size(); ++i)
+      if (plans[i].main.key == *plans[c].prior) {
+        children[i].push_back(c);
+        break;
+      }
+  }
+  auto submit_children = [&](std::size_t i) {
+    for (std::size_t c : children[i]) {
+      const TargetPlan& cp = plans[c];
+      const auto rec = db.find(*cp.prior);
+      if (!rec || rec->prov.origin == cache::Origin::partial) continue;
+      KeyPlan narrowed = cp.main;
+      narrowed.space = warm_space(cp.main.space, rec->config, cp.main.default_config);
+      submit_all(pool, narrowed, expected_vec(cp.target.traits, cp.target.n));
+    }
+  };
   std::vector<std::vector<KeyResult>> results(plans.size());
   std::vector<DeviceStats> stats(workers);
   std::vector<rt::KernelCacheStats> kernel_stats(workers);
@@ -1322,14 +1346,21 @@ TuneSummary run_group(const std::vector<int>& ordinals, const rt::DeviceInfo& de
       if ((p.main_mode == Retune::skip && !p.dwdb) || sh.out_of_time()) return {};
       return prepare_ahead(p.target, target_seed(options.seed, p.target), ctx);
     };
-    std::future<std::unique_ptr<Workload>> next;
-    for (std::size_t s = 0; s < shares[w].size(); ++s) {
-      const std::size_t i = shares[w][s];
-      std::future<std::unique_ptr<Workload>> host = std::move(next);
-      if (!host.valid()) host = prepare(i);
-      if (s + 1 < shares[w].size()) next = prepare(shares[w][s + 1]);
+    // Up to kAhead targets in preparation: a short key (a few candidates
+    // around a related key's winner) takes less time than building one
+    // workload, so one ahead is not enough to keep the GPU busy.
+    constexpr std::size_t kAhead = 3;
+    const std::vector<std::size_t>& share = shares[w];
+    std::deque<std::future<std::unique_ptr<Workload>>> ahead;
+    std::size_t started = 0;  // share[0, started) have had prepare() called
+    for (std::size_t s = 0; s < share.size(); ++s) {
+      const std::size_t i = share[s];
+      for (; started < share.size() && started < s + kAhead; ++started) ahead.push_back(prepare(share[started]));
+      std::future<std::unique_ptr<Workload>> host = std::move(ahead.front());
+      ahead.pop_front();
       try {
         results[i] = wk.run(plans[i], std::move(host));
+        submit_children(i);
       } catch (const Worker::FatalOut& f) {
         results[i] = f.results;
         st.fatal = f.message;
