@@ -124,7 +124,7 @@ def main():
     if ph:
         print("host phases, summed over the keys (s): " +
               ", ".join(f"{k[:-2]} {ph[k]:.1f}" for k in ("prepare_wait_s", "upload_s", "compile_wait_s", "load_s",
-                                                          "verify_s")))
+                                                          "verify_s", "reference_wait_s", "compare_s")))
 
     coef = solve(rows, ys)
     names = ["per key", "per candidate run", "per M*N x verification", "per M*N", "x est. GPU s"]

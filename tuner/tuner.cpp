@@ -381,6 +381,13 @@ struct Env {
   KeyResult::Phases* phases = nullptr;  // the current key's (the worker's), or none
 };
 
+// The workload's verification times so far, into the key's phases.
+void note_verify_times(const Env& env, const Workload& w) {
+  if (!env.phases) return;
+  env.phases->reference_wait_s = w.verify_times().reference_wait_s;
+  env.phases->compare_s = w.verify_times().compare_s;
+}
+
 // Adds the seconds of its lifetime to `*to` (when not null).
 class PhaseTimer {
  public:
@@ -491,7 +498,9 @@ class FwdBench : public Bench {
     return guarded("verifying " + k.name,
                    [&] {
                      PhaseTimer pt(env_.phases ? &env_.phases->verify_s : nullptr);
-                     return w_.verify([&](CUstream s) { w_.launch_forward(k, c, s); }, env_.runner->stream());
+                     std::string why = w_.verify([&](CUstream s) { w_.launch_forward(k, c, s); }, env_.runner->stream());
+                     note_verify_times(env_, w_);
+                     return why;
                    });
   }
 
@@ -549,7 +558,9 @@ class BwdDxBench : public Bench {
     const rt::LoadedKernel* r = w_.has_dwdb() ? &dwdb_.load(rc) : &k;
     return guarded("verifying " + k.name, [&] {
       PhaseTimer pt(env_.phases ? &env_.phases->verify_s : nullptr);
-      return w_.verify([&](CUstream s) { w_.launch_backward(k, c, *r, rc, s); }, env_.runner->stream());
+      std::string why = w_.verify([&](CUstream s) { w_.launch_backward(k, c, *r, rc, s); }, env_.runner->stream());
+      note_verify_times(env_, w_);
+      return why;
     });
   }
   // The bwd_dwdb config timed after dx config `c`.
@@ -600,7 +611,9 @@ class DwdbBench : public Bench {
     const rt::LoadedKernel& k = dwdb_.load(c);
     return guarded("verifying " + k.name, [&] {
       PhaseTimer pt(env_.phases ? &env_.phases->verify_s : nullptr);
-      return w_.verify([&](CUstream s) { w_.launch_dwdb(k, c, dx_config_, s); }, env_.runner->stream(), true);
+      std::string why = w_.verify([&](CUstream s) { w_.launch_dwdb(k, c, dx_config_, s); }, env_.runner->stream(), true);
+      note_verify_times(env_, w_);
+      return why;
     });
   }
 

@@ -143,6 +143,7 @@ struct KeyResult {
   // GPU, the download, the wait for the CPU reference and the comparison).
   struct Phases {
     double prepare_wait_s = 0, upload_s = 0, compile_wait_s = 0, load_s = 0, verify_s = 0;
+    double reference_wait_s = 0, compare_s = 0;  // of verify_s: waiting for the CPU reference; downloads + compares
   } phases;
   double finished_at = 0;    // seconds since the run started, when the key was done (0: not measured)
 };

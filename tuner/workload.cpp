@@ -1,6 +1,7 @@
 #include "tuner/workload.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <thread>
 
@@ -421,7 +422,11 @@ void Workload::poison(const rt::DeviceBuffer& b, DType d, std::size_t bytes, CUs
 }
 
 const Workload::Reference& Workload::reference() {
-  if (!ref_) ref_ = h_->pending_ref.get();  // rethrows the reference's exception, if any
+  if (!ref_) {
+    const auto t0 = std::chrono::steady_clock::now();
+    ref_ = h_->pending_ref.get();  // rethrows the reference's exception, if any
+    verify_times_.reference_wait_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
   return *ref_;
 }
 
@@ -442,6 +447,12 @@ std::string Workload::verify(const std::function<void(CUstream)>& launch, CUstre
   launch(stream);
   rt::check(d.StreamSynchronize(stream), "cuStreamSynchronize (verification run)");
   const Reference& r = reference();
+  const auto compare0 = std::chrono::steady_clock::now();
+  struct AddCompare {
+    std::chrono::steady_clock::time_point t0;
+    double* to;
+    ~AddCompare() { *to += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); }
+  } add_compare{compare0, &verify_times_.compare_s};
   std::string out;
   auto add = [&out](const std::string& s) { out += (out.empty() ? "" : "; ") + s; };
   if (!backward()) {

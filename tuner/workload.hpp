@@ -102,6 +102,12 @@ class Workload {
   // compares with the reference: "" when correct, else "y: <first mismatch>".
   // Forward: y, mean, rstd. Backward: dx, dW, dB (gradients_only: dW, dB).
   std::string verify(const std::function<void(CUstream)>& launch, CUstream stream, bool gradients_only = false);
+  // Seconds spent by verify() so far, waiting for the CPU reference, and
+  // comparing (the rest: the run and the downloads).
+  struct VerifyTimes {
+    double reference_wait_s = 0, compare_s = 0;
+  };
+  const VerifyTimes& verify_times() const { return verify_times_; }
 
   struct Reference;
 
@@ -132,6 +138,7 @@ class Workload {
   std::vector<unsigned char> got_dw_, got_db_;
   std::vector<float> got_mean_, got_rstd_;
   std::shared_ptr<Reference> ref_;
+  VerifyTimes verify_times_;
 };
 
 }  // namespace lntune::tune
