@@ -429,4 +429,35 @@ TEST(WarmRetune, PreviousWinnerAndItsCloseRivals) {
   EXPECT_TRUE(warm_space({}, def, def).empty());
 }
 
+TEST(RelatedKeys, TheRelatedWinnerWithWiderRivalsAndTheDefaultsNeighbours) {
+  // The case that a factor of two missed (H100, bwd_dx bf16 RMSNorm + residual,
+  // N = 16384): the related key won with 8 warps, this one wants 32.
+  const Config related = cfg(8192, 8, 3, 66, 2);
+  const Config def = cfg(8192, 8, 2, 66, 2);
+  const std::vector<Config> space = {
+      cfg(8192, 32, 4, 66, 2),   // warps x4, rows +1: rival (factor 4)
+      cfg(8192, 16, 3, 66, 2),   // warps x2: rival
+      related,
+      cfg(8192, 8, 3, 66, 16),   // cluster x8: not
+      cfg(4096, 32, 3, 66, 2),   // block / 2, warps x4: rival
+      cfg(2048, 8, 3, 264, 2),   // block / 4, group x4: rival
+      cfg(2048, 32, 12, 66, 2),  // three fields: not
+      cfg(8192, 8, 1, 66, 2),    // rows / 3: rival (factor 4)
+      cfg(8192, 8, 2, 33, 2),    // rows and group within 2x: rival
+      def,
+  };
+  EXPECT_EQ(related_space(space, related, def),
+            (std::vector<Config>{related, space[0], space[1], space[4], space[5], space[7], space[8]}));
+  // warm_space keeps to a factor of two.
+  EXPECT_EQ(warm_space(space, related, def), (std::vector<Config>{related, space[1], space[8]}));
+  // The default's own neighbours come after the related winner's.
+  const std::vector<Config> two = {cfg(512, 4, 1, 264), cfg(4096, 4, 1, 66)};
+  EXPECT_EQ(related_space(two, cfg(4096, 4, 1, 132), cfg(1024, 4, 1, 132)),
+            (std::vector<Config>{cfg(4096, 4, 1, 132), two[1], two[0]}));
+  // The related winner is the default: the default's neighbours within 4x.
+  EXPECT_EQ(related_space({cfg(1024, 16, 1), cfg(1024, 64, 1)}, cfg(1024, 4, 1), cfg(1024, 4, 1)),
+            (std::vector<Config>{cfg(1024, 16, 1)}));
+  EXPECT_TRUE(related_space({}, def, def).empty());
+}
+
 }  // namespace

@@ -140,18 +140,45 @@ struct Block {
   std::string first;
 };
 
-Block compare_rows(DType dtype, const void* got, const void* want, int64_t row0, int64_t row_end, int64_t cols,
+// An element's bits and value in dtype D (no per-element dispatch).
+template <DType D>
+inline uint32_t bits_of(const void* base, int64_t index) {
+  if constexpr (D == DType::f32) {
+    uint32_t b;
+    std::memcpy(&b, static_cast<const unsigned char*>(base) + index * 4, 4);
+    return b;
+  } else {
+    return static_cast<const uint16_t*>(base)[index];
+  }
+}
+template <DType D>
+inline double value_of(uint32_t bits) {
+  if constexpr (D == DType::f32) {
+    float f;
+    std::memcpy(&f, &bits, 4);
+    return static_cast<double>(f);
+  } else if constexpr (D == DType::bf16) {
+    return static_cast<double>(bf16_to_float(static_cast<uint16_t>(bits)));
+  } else {
+    return static_cast<double>(half_to_float(static_cast<uint16_t>(bits)));
+  }
+}
+
+template <DType D>
+Block compare_rows(const void* got, const void* want, int64_t row0, int64_t row_end, int64_t cols,
                    int64_t got_stride, int64_t want_stride, Tolerance tol, bool check_poison, uint32_t pbits) {
+  constexpr DType dtype = D;
   Block b;
   for (int64_t i = row0; i < row_end; ++i) {
     for (int64_t j = 0; j < cols; ++j) {
       const int64_t gi = i * got_stride + j, wi = i * want_stride + j;
-      const double g = load_element(dtype, got, gi);
-      const double w = load_element(dtype, want, wi);
+      const uint32_t gbits = bits_of<D>(got, gi);
+      const double g = value_of<D>(gbits);
+      const double w = value_of<D>(bits_of<D>(want, wi));
       const char* why = nullptr;
       double diff = 0, allowed = 0;
 
-      if (check_poison && raw_bits(dtype, got, gi) == pbits) {
+      if (check_poison && gbits == pbits) {
         ++b.r.unwritten;
         why = "unwritten (poison pattern)";
       } else if (std::isnan(g) || std::isnan(w)) {
@@ -224,8 +251,18 @@ CompareResult compare(DType dtype, const void* got, const void* want, int64_t ro
   std::vector<Block> parts(static_cast<std::size_t>(std::max<int64_t>(blocks, 1)));
   auto run_block = [&](int64_t k) {
     const int64_t lo = rows * k / blocks, hi = rows * (k + 1) / blocks;
-    parts[static_cast<std::size_t>(k)] =
-        compare_rows(dtype, got, want, lo, hi, cols, got_stride, want_stride, tol, check_poison, pbits);
+    Block& part = parts[static_cast<std::size_t>(k)];
+    switch (dtype) {
+      case DType::f32:
+        part = compare_rows<DType::f32>(got, want, lo, hi, cols, got_stride, want_stride, tol, check_poison, pbits);
+        break;
+      case DType::bf16:
+        part = compare_rows<DType::bf16>(got, want, lo, hi, cols, got_stride, want_stride, tol, check_poison, pbits);
+        break;
+      case DType::f16:
+        part = compare_rows<DType::f16>(got, want, lo, hi, cols, got_stride, want_stride, tol, check_poison, pbits);
+        break;
+    }
   };
   if (blocks <= 1) {
     if (rows > 0) run_block(0);

@@ -141,13 +141,34 @@ Retune retune_mode(const std::optional<cache::TuneRecord>& existing, const cache
 }
 
 namespace {
-// a and b equal, or both positive and at most a factor of two apart (the
-// default's group_size_m, e.g. 512, has rivals 264 and 528 in the space).
-bool near_value(int a, int b) {
+// a and b equal, or both positive and at most `factor` apart (warm: two;
+// the default's group_size_m, e.g. 512, has rivals 264 and 528 in the space).
+bool near_value(int a, int b, int factor) {
   if (a == b) return true;
   if (a <= 0 || b <= 0) return false;
   const int lo = std::min(a, b), hi = std::max(a, b);
-  return hi <= 2 * lo;
+  return hi <= factor * lo;
+}
+}  // namespace
+
+namespace {
+// The configs of `space` within `factor` of `around` in every field and
+// differing in at most two (neither `skip_a` nor `skip_b`), in space order.
+void add_neighbours(std::vector<Config>& out, const std::vector<Config>& space, const Config& around, int factor,
+                    const Config& skip_a, const Config& skip_b) {
+  for (const Config& c : space) {
+    if (c == skip_a || c == skip_b || std::find(out.begin(), out.end(), c) != out.end()) continue;
+    const int a[] = {c.block_size, c.num_warps, c.rows_per_cta, c.group_size_m, c.cluster_size};
+    const int b[] = {around.block_size, around.num_warps, around.rows_per_cta, around.group_size_m,
+                     around.cluster_size};
+    int differ = 0;
+    bool close = true;
+    for (int i = 0; i < 5; ++i) {
+      if (a[i] != b[i]) ++differ;
+      close = close && near_value(a[i], b[i], factor);
+    }
+    if (close && differ <= 2) out.push_back(c);
+  }
 }
 }  // namespace
 
@@ -155,19 +176,16 @@ std::vector<Config> warm_space(const std::vector<Config>& space, const Config& p
                                const Config& default_config) {
   std::vector<Config> out;
   if (previous != default_config) out.push_back(previous);
-  for (const Config& c : space) {
-    if (c == previous || c == default_config) continue;
-    const int a[] = {c.block_size, c.num_warps, c.rows_per_cta, c.group_size_m, c.cluster_size};
-    const int b[] = {previous.block_size, previous.num_warps, previous.rows_per_cta, previous.group_size_m,
-                     previous.cluster_size};
-    int differ = 0;
-    bool close = true;
-    for (int i = 0; i < 5; ++i) {
-      if (a[i] != b[i]) ++differ;
-      close = close && near_value(a[i], b[i]);
-    }
-    if (close && differ <= 2) out.push_back(c);
-  }
+  add_neighbours(out, space, previous, 2, previous, default_config);
+  return out;
+}
+
+std::vector<Config> related_space(const std::vector<Config>& space, const Config& related,
+                                  const Config& default_config) {
+  std::vector<Config> out;
+  if (related != default_config) out.push_back(related);
+  add_neighbours(out, space, related, 4, related, default_config);
+  add_neighbours(out, space, default_config, 2, related, default_config);
   return out;
 }
 
@@ -796,7 +814,7 @@ class Worker {
     if (p.prior && p.main_mode == Retune::full) {
       if (const auto rec = sh_.db.find(*p.prior); rec && rec->prov.origin != cache::Origin::partial) {
         narrowed = p.main;
-        narrowed.space = warm_space(p.main.space, rec->config, p.main.default_config);
+        narrowed.space = related_space(p.main.space, rec->config, p.main.default_config);
         main = &narrowed;
         prior = true;
       }
@@ -1257,7 +1275,7 @@ TuneSummary run_group(const std::vector<int>& ordinals, const rt::DeviceInfo& de
       KeyPlan d = p.main;
       d.space.clear();
       submit_all(pool, d, expected_vec(t.traits, t.n));
-      candidates += warm_space(p.main.space, p.main.default_config, p.main.default_config).size() + 1;
+      candidates += related_space(p.main.space, p.main.default_config, p.main.default_config).size() + 1;
       ++keys;
     } else if (p.main_mode != Retune::skip) {
       submit_all(pool, p.main, expected_vec(t.traits, t.n));
@@ -1305,7 +1323,7 @@ TuneSummary run_group(const std::vector<int>& ordinals, const rt::DeviceInfo& de
       const auto rec = db.find(*cp.prior);
       if (!rec || rec->prov.origin == cache::Origin::partial) continue;
       KeyPlan narrowed = cp.main;
-      narrowed.space = warm_space(cp.main.space, rec->config, cp.main.default_config);
+      narrowed.space = related_space(cp.main.space, rec->config, cp.main.default_config);
       submit_all(pool, narrowed, expected_vec(cp.target.traits, cp.target.n));
     }
   };

@@ -213,6 +213,16 @@ Retune retune_mode(const std::optional<cache::TuneRecord>& existing, const cache
 std::vector<Config> warm_space(const std::vector<Config>& space, const Config& previous,
                                const Config& default_config);
 
+// The candidates of a key searched around a related key's winner
+// (prior_traits; pure): that winner (unless it is the default), the configs
+// of `space` differing from it in at most two fields each by at most a
+// factor of four (a variant may want twice or four times the warps), and
+// the configs differing from this key's own default in at most two fields
+// each by at most a factor of two (its own rule may know the variant), in
+// that order without repeats.
+std::vector<Config> related_space(const std::vector<Config>& space, const Config& related,
+                                  const Config& default_config);
+
 // The decision for one key (pure): retune_mode, and for a warm re-tune the
 // space reduced by warm_space around the existing record's config.
 struct RetunePlan {
