@@ -249,6 +249,43 @@ TEST(HostDtype, DirectRoundingFromDoubleAvoidsDoubleRounding) {
   EXPECT_EQ(float_to_bf16(static_cast<float>(e)), 0x3f80);
 }
 
+TEST(HostDtype, FastPathsRoundLikeTheExactOne) {
+  // double_to_bf16 / double_to_half go through float where that cannot round
+  // twice; everything must round as the exact double -> 16-bit rounding does:
+  // any finite double, moderate values, and doubles within 1e-12 of a 16-bit
+  // midpoint (which the fast paths must send the exact way).
+  std::uint64_t s = 3;
+  auto next = [&s] {
+    std::uint64_t z = (s += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  };
+  long checked = 0;
+  for (int i = 0; i < 600000; ++i) {
+    const std::uint64_t r = next();
+    double v;
+    if (i % 3 == 0) {
+      std::memcpy(&v, &r, sizeof v);
+      if (!std::isfinite(v)) continue;
+    } else if (i % 3 == 1) {
+      v = (static_cast<double>(r >> 11) / 9007199254740992.0 - 0.5) * 40;
+    } else {
+      // A bf16 midpoint (float bits ...8000) or a half one (...1000), nudged.
+      float f = static_cast<float>((static_cast<double>(r >> 40) / 16777216.0 - 0.5) * 100);
+      std::uint32_t b;
+      std::memcpy(&b, &f, sizeof b);
+      b = (r & 4) ? ((b & ~0xffffu) | 0x8000u) : ((b & ~0x1fffu) | 0x1000u);
+      std::memcpy(&f, &b, sizeof f);
+      v = static_cast<double>(f) * (1.0 + ((r & 3) == 0 ? 0.0 : (r & 1) ? 1e-12 : -1e-12));
+    }
+    ASSERT_EQ(double_to_bf16(v), detail::round_double_to_small(v, 7, 8)) << std::hexfloat << v;
+    ASSERT_EQ(double_to_half(v), detail::round_double_to_small(v, 10, 5)) << std::hexfloat << v;
+    ++checked;
+  }
+  EXPECT_GT(checked, 500000);
+}
+
 TEST(HostDtype, Bf16KnownBitPatterns) {
   EXPECT_EQ(float_to_bf16(1.0f), 0x3f80);
   EXPECT_EQ(double_to_bf16(1.0), 0x3f80);

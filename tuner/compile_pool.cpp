@@ -92,12 +92,11 @@ std::shared_future<CompileResult> CompilePool::submit(const InstanceKey& key, bo
   if (it != submitted_.end()) {
     if (urgent) {
       // Still queued behind others: moved up to the urgent ones.
-      const auto q = std::find_if(queue_.begin() + static_cast<std::ptrdiff_t>(urgent_), queue_.end(),
-                                  [&](const Job& j) { return j.key == key; });
+      const auto first = queue_.begin() + static_cast<std::ptrdiff_t>(urgent_);
+      const auto q = std::find_if(first, queue_.end(), [&](const Job& j) { return j.key == key; });
       if (q != queue_.end()) {
-        Job job = std::move(*q);
-        queue_.erase(q);
-        queue_.insert(queue_.begin() + static_cast<std::ptrdiff_t>(urgent_++), std::move(job));
+        std::rotate(first, q, q + 1);
+        ++urgent_;
       }
     }
     return it->second;
