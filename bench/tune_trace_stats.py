@@ -123,7 +123,7 @@ def main():
         ph.update({k: v for k, v in (kev.get("phases") or {}).items() if v})
     if ph:
         print("host phases, summed over the keys (s): " +
-              ", ".join(f"{k[:-2]} {ph[k]:.1f}" for k in ("prepare_wait_s", "upload_s", "compile_wait_s", "load_s",
+              ", ".join(f"{k[:-2]} {ph[k]:.1f}" for k in ("compile_wait_s", "load_s",
                                                           "verify_s", "reference_wait_s", "compare_s")))
 
     coef = solve(rows, ys)

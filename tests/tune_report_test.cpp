@@ -84,7 +84,7 @@ TEST(Trace, OneJsonLinePerCandidateAndKey) {
             "\"m_bucket\": 4, \"state\": \"tuned\", \"config\": {\"block_size\": 1024, \"num_warps\": 4, "
             "\"rows_per_cta\": 1, \"group_size_m\": 0, \"cluster_size\": 1}, \"median_us\": 10, \"device\": 1, "
             "\"warm\": false, \"prior\": false, \"seconds\": 0.5, \"setup_s\": 0, \"t_s\": 0, "
-            "\"phases\": {\"prepare_wait_s\": 0, \"upload_s\": 0, \"compile_wait_s\": 0, \"load_s\": 0, "
+            "\"phases\": {\"compile_wait_s\": 0, \"load_s\": 0, "
             "\"verify_s\": 0, \"reference_wait_s\": 0, \"compare_s\": 0}}\n");
 }
 

@@ -359,9 +359,7 @@ void TraceWriter::key_done(const KeyResult& r) {
        << ", \"device\": " << r.device << ", \"warm\": " << (r.warm ? "true" : "false")
        << ", \"prior\": " << (r.prior ? "true" : "false")
        << ", \"seconds\": " << json_number(r.seconds) << ", \"setup_s\": " << json_number(r.setup_seconds)
-       << ", \"t_s\": " << json_number(r.finished_at) << ", \"phases\": {\"prepare_wait_s\": "
-       << json_number(r.phases.prepare_wait_s) << ", \"upload_s\": " << json_number(r.phases.upload_s)
-       << ", \"compile_wait_s\": " << json_number(r.phases.compile_wait_s) << ", \"load_s\": "
+       << ", \"t_s\": " << json_number(r.finished_at) << ", \"phases\": {\"compile_wait_s\": " << json_number(r.phases.compile_wait_s) << ", \"load_s\": "
        << json_number(r.phases.load_s) << ", \"verify_s\": " << json_number(r.phases.verify_s)
        << ", \"reference_wait_s\": " << json_number(r.phases.reference_wait_s) << ", \"compare_s\": "
        << json_number(r.phases.compare_s) << "}}\n";

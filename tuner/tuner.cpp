@@ -21,6 +21,7 @@
 #include "runtime/runtime.hpp"
 #include "runtime/launcher.hpp"
 #include "runtime/nvrtc.hpp"
+#include "tuner/scoped_seconds.hpp"
 #include "tuner/workload.hpp"
 
 namespace lntune::tune {
@@ -399,27 +400,17 @@ struct Env {
   KeyResult::Phases* phases = nullptr;  // the current key's (the worker's), or none
 };
 
-// The workload's verification times so far, into the key's phases.
-void note_verify_times(const Env& env, const Workload& w) {
-  if (!env.phases) return;
-  env.phases->reference_wait_s = w.verify_times().reference_wait_s;
-  env.phases->compare_s = w.verify_times().compare_s;
-}
-
-// Adds the seconds of its lifetime to `*to` (when not null).
-class PhaseTimer {
- public:
-  explicit PhaseTimer(double* to) : to_(to), t0_(Clock::now()) {}
-  ~PhaseTimer() {
-    if (to_) *to_ += std::chrono::duration<double>(Clock::now() - t0_).count();
+// w.verify(...) through `verify`, its times so far into the key's phases.
+template <class F>
+std::string verified(const Env& env, const Workload& w, F&& verify) {
+  std::string why = verify();
+  if (env.phases) {
+    env.phases->verify_s = w.verify_times().total_s;
+    env.phases->reference_wait_s = w.verify_times().reference_wait_s;
+    env.phases->compare_s = w.verify_times().compare_s;
   }
-  PhaseTimer(const PhaseTimer&) = delete;
-  PhaseTimer& operator=(const PhaseTimer&) = delete;
-
- private:
-  double* to_;
-  Clock::time_point t0_;
-};
+  return why;
+}
 
 // A failed CUDA call leaves the context usable (e.g. a launch refused for its
 // resources) or not (a kernel fault): in the second case nothing else can
@@ -451,13 +442,13 @@ class Kernels {
     }
     CompileResult r;
     {
-      PhaseTimer pt(env_.phases ? &env_.phases->compile_wait_s : nullptr);
+      ScopedSeconds pt(env_.phases ? &env_.phases->compile_wait_s : nullptr);
       r = env_.pool->submit(key).get();
     }
     if (!r.ok) throw CandidateError(Status::compile_error, r.error);
     const rt::LoadedKernel* k = nullptr;
     try {
-      PhaseTimer pt(env_.phases ? &env_.phases->load_s : nullptr);
+      ScopedSeconds pt(env_.phases ? &env_.phases->load_s : nullptr);
       k = &env_.runtime->kernel(env_.ctx, env_.dev->arch(), key);
     } catch (const rt::CudaError& e) {
       rethrow_cuda(e, "loading " + key.name());
@@ -515,10 +506,9 @@ class FwdBench : public Bench {
     const rt::LoadedKernel& k = kernels_.load(c);
     return guarded("verifying " + k.name,
                    [&] {
-                     PhaseTimer pt(env_.phases ? &env_.phases->verify_s : nullptr);
-                     std::string why = w_.verify([&](CUstream s) { w_.launch_forward(k, c, s); }, env_.runner->stream());
-                     note_verify_times(env_, w_);
-                     return why;
+                     return verified(env_, w_, [&] {
+                       return w_.verify([&](CUstream s) { w_.launch_forward(k, c, s); }, env_.runner->stream());
+                     });
                    });
   }
 
@@ -575,10 +565,9 @@ class BwdDxBench : public Bench {
     const Config rc = dwdb_for(c);
     const rt::LoadedKernel* r = w_.has_dwdb() ? &dwdb_.load(rc) : &k;
     return guarded("verifying " + k.name, [&] {
-      PhaseTimer pt(env_.phases ? &env_.phases->verify_s : nullptr);
-      std::string why = w_.verify([&](CUstream s) { w_.launch_backward(k, c, *r, rc, s); }, env_.runner->stream());
-      note_verify_times(env_, w_);
-      return why;
+      return verified(env_, w_, [&] {
+        return w_.verify([&](CUstream s) { w_.launch_backward(k, c, *r, rc, s); }, env_.runner->stream());
+      });
     });
   }
   // The bwd_dwdb config timed after dx config `c`.
@@ -628,10 +617,9 @@ class DwdbBench : public Bench {
   std::string verify(const Config& c) override {
     const rt::LoadedKernel& k = dwdb_.load(c);
     return guarded("verifying " + k.name, [&] {
-      PhaseTimer pt(env_.phases ? &env_.phases->verify_s : nullptr);
-      std::string why = w_.verify([&](CUstream s) { w_.launch_dwdb(k, c, dx_config_, s); }, env_.runner->stream(), true);
-      note_verify_times(env_, w_);
-      return why;
+      return verified(env_, w_, [&] {
+        return w_.verify([&](CUstream s) { w_.launch_dwdb(k, c, dx_config_, s); }, env_.runner->stream(), true);
+      });
     });
   }
 
@@ -752,6 +740,18 @@ struct History {
   Outcome outcome;
 };
 
+// The plan of a target with a related key (TargetPlan::prior) narrowed to
+// related_space around that key's stored winner; none without a complete
+// record of it (then the whole space is searched).
+std::optional<KeyPlan> related_plan(const cache::Database& db, const TargetPlan& p) {
+  if (!p.prior) return std::nullopt;
+  const auto rec = db.find(*p.prior);
+  if (!rec || rec->prov.origin == cache::Origin::partial) return std::nullopt;
+  KeyPlan narrowed = p.main;
+  narrowed.space = related_space(p.main.space, rec->config, p.main.default_config);
+  return narrowed;
+}
+
 // Builds a target's workload on a thread of its own, at a lower priority
 // than the benchmarking thread (background_priority): the host half
 // (Workload::prepare: inputs, statistics, the CPU reference started), then
@@ -778,7 +778,7 @@ class Worker {
   // Tunes one target (its main key, then its bwd_dwdb), reporting each key.
   // Throws FatalOut, with the target's results, when the context is unusable.
   // ahead: the target's workload, built on another thread while the previous
-  // key ran (prepare_ahead); built here when not valid.
+  // keys ran (prepare_ahead); started here when not valid.
   std::vector<KeyResult> run(const TargetPlan& p, std::future<std::unique_ptr<Workload>> ahead = {}) {
     std::vector<KeyResult> out;
     const Target& t = p.target;
@@ -808,35 +808,16 @@ class Worker {
     }
     // A related key's winner narrows the search (prior_traits), once that key
     // is stored: the same worker tuned it earlier (see order_targets).
-    const KeyPlan* main = &p.main;
-    KeyPlan narrowed;
-    bool prior = false;
-    if (p.prior && p.main_mode == Retune::full) {
-      if (const auto rec = sh_.db.find(*p.prior); rec && rec->prov.origin != cache::Origin::partial) {
-        narrowed = p.main;
-        narrowed.space = related_space(p.main.space, rec->config, p.main.default_config);
-        main = &narrowed;
-        prior = true;
-      }
-      submit_all(*env_.pool, *main, expected_vec(t.traits, t.n), true);
-    }
+    const std::optional<KeyPlan> narrowed = related_plan(sh_.db, p);
+    const KeyPlan* main = narrowed ? &*narrowed : &p.main;
+    const bool prior = narrowed.has_value();
+    if (p.prior) submit_all(*env_.pool, *main, expected_vec(t.traits, t.n), true);
     try {
       phases_ = KeyResult::Phases{};
       env_.phases = &phases_;
       const auto setup0 = Clock::now();
-      std::unique_ptr<Workload> w_ptr;
-      if (ahead.valid()) {
-        PhaseTimer pt(&phases_.prepare_wait_s);
-        w_ptr = ahead.get();
-      } else {
-        Workload::HostPtr h;
-        {
-          PhaseTimer pt(&phases_.prepare_wait_s);
-          h = Workload::prepare(t.traits, t.m, t.n, target_seed(sh_.o.seed, t));
-        }
-        PhaseTimer pt(&phases_.upload_s);
-        w_ptr = std::make_unique<Workload>(std::move(h));
-      }
+      if (!ahead.valid()) ahead = prepare_ahead(t, target_seed(sh_.o.seed, t), env_.ctx);
+      const std::unique_ptr<Workload> w_ptr = ahead.get();
       Workload& w = *w_ptr;
       const double setup_s = std::chrono::duration<double>(Clock::now() - setup0).count();
       if (p.main_mode != Retune::skip) {
@@ -1248,6 +1229,7 @@ TuneSummary run_group(const std::vector<int>& ordinals, const rt::DeviceInfo& de
   // Plans, retune decisions and compilations, all up front.
   std::vector<cache::TuneKey> run_keys;
   for (const Target& t : targets) run_keys.push_back(rt::tune_key(dev, t.traits, t.n, t.m));
+  std::vector<std::vector<std::size_t>> children(targets.size());  // by the index of their related key
   std::vector<TargetPlan> plans;
   std::vector<double> costs;
   std::size_t keys = 0, candidates = 0;
@@ -1263,15 +1245,19 @@ TuneSummary run_group(const std::vector<int>& ordinals, const rt::DeviceInfo& de
     if (p.main_mode == Retune::full && options.priors && !options.full) {
       if (const auto pt = prior_traits(t.traits)) {
         const cache::TuneKey pk = rt::tune_key(dev, *pt, t.n, t.m);
-        const bool in_run = std::find(run_keys.begin(), run_keys.end(), pk) != run_keys.end();
-        std::optional<cache::TuneRecord> rec;
-        if (!in_run) rec = db.find(pk);
-        if (in_run || (rec && rec->prov.origin != cache::Origin::partial)) p.prior = pk;
+        const auto in_run = std::find(run_keys.begin(), run_keys.end(), pk);
+        if (in_run != run_keys.end()) {
+          p.prior = pk;
+          children[static_cast<std::size_t>(in_run - run_keys.begin())].push_back(plans.size());
+        } else if (const auto rec = db.find(pk); rec && rec->prov.origin != cache::Origin::partial) {
+          p.prior = pk;
+        }
       }
     }
     if (p.prior) {
       // Its space is known once the related key is stored: the default now,
-      // the rest then (Worker::run). Counted as a warm search of the default.
+      // the rest then (submit_children, Worker::run). Counted as the related
+      // space around its own default.
       KeyPlan d = p.main;
       d.space.clear();
       submit_all(pool, d, expected_vec(t.traits, t.n));
@@ -1305,27 +1291,13 @@ TuneSummary run_group(const std::vector<int>& ordinals, const rt::DeviceInfo& de
 
   const std::vector<std::vector<std::size_t>> shares = order_targets(targets, costs, workers);
 
-  // The keys derived from each target (prior_traits), whose compilations
-  // are submitted as soon as its winner is stored, long before they run
-  // (order_targets puts them later).
-  std::vector<std::vector<std::size_t>> children(plans.size());
-  for (std::size_t c = 0; c < plans.size(); ++c) {
-    if (!plans[c].prior) continue;
-    for (std::size_t i = 0; i < plans.size(); ++i)
-      if (plans[i].main.key == *plans[c].prior) {
-        children[i].push_back(c);
-        break;
-      }
-  }
+  // A target's derived keys (children, found while planning) are compiled
+  // as soon as its winner is stored, long before they run (order_targets
+  // puts them later).
   auto submit_children = [&](std::size_t i) {
-    for (std::size_t c : children[i]) {
-      const TargetPlan& cp = plans[c];
-      const auto rec = db.find(*cp.prior);
-      if (!rec || rec->prov.origin == cache::Origin::partial) continue;
-      KeyPlan narrowed = cp.main;
-      narrowed.space = related_space(cp.main.space, rec->config, cp.main.default_config);
-      submit_all(pool, narrowed, expected_vec(cp.target.traits, cp.target.n));
-    }
+    for (std::size_t c : children[i])
+      if (const auto narrowed = related_plan(db, plans[c]))
+        submit_all(pool, *narrowed, expected_vec(plans[c].target.traits, plans[c].target.n));
   };
   std::vector<std::vector<KeyResult>> results(plans.size());
   std::vector<DeviceStats> stats(workers);

@@ -136,13 +136,14 @@ struct KeyResult {
   std::optional<cache::TuneRecord> record;  // stored (or found, for cached)
   double winner_gbps = 0, default_gbps = 0;
   double seconds = 0;        // the search (and storing its winner)
-  double setup_seconds = 0;  // fwd/bwd_dx: building its workload (inputs, upload, the backward's statistics)
+  // fwd/bwd_dx: waiting for its workload (inputs, the backward's
+  // statistics, uploads; built ahead on another thread, see prepare_ahead).
+  double setup_seconds = 0;
   // Where the key's seconds went, on the host (fwd/bwd_dx: with its bwd_dwdb
-  // searches): waiting for the prepared inputs, allocating and uploading
-  // them, waiting for compilations, loading modules, verifying (the run on the
-  // GPU, the download, the wait for the CPU reference and the comparison).
+  // searches): waiting for compilations, loading modules, verifying (the run
+  // on the GPU, the wait for the CPU reference, the downloads and compares).
   struct Phases {
-    double prepare_wait_s = 0, upload_s = 0, compile_wait_s = 0, load_s = 0, verify_s = 0;
+    double compile_wait_s = 0, load_s = 0, verify_s = 0;
     double reference_wait_s = 0, compare_s = 0;  // of verify_s: waiting for the CPU reference; downloads + compares
   } phases;
   double finished_at = 0;    // seconds since the run started, when the key was done (0: not measured)

@@ -1,13 +1,13 @@
 #include "tuner/workload.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <thread>
 
 #include "runtime/launcher.hpp"
 #include "templates/params.h"
 #include "tuner/compare.hpp"
+#include "tuner/scoped_seconds.hpp"
 #include "tuner/host_dtype.hpp"
 #include "tuner/reference.hpp"
 
@@ -423,14 +423,14 @@ void Workload::poison(const rt::DeviceBuffer& b, DType d, std::size_t bytes, CUs
 
 const Workload::Reference& Workload::reference() {
   if (!ref_) {
-    const auto t0 = std::chrono::steady_clock::now();
+    ScopedSeconds wait(&verify_times_.reference_wait_s);
     ref_ = h_->pending_ref.get();  // rethrows the reference's exception, if any
-    verify_times_.reference_wait_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
   return *ref_;
 }
 
 std::string Workload::verify(const std::function<void(CUstream)>& launch, CUstream stream, bool gradients_only) {
+  ScopedSeconds total(&verify_times_.total_s);
   const rt::DriverApi& d = rt::driver();
   const DType xd = traits_.x_dtype, wd = traits_.w_dtype, yd = traits_.out_dtype(), rd = traits_.input_dtype();
   const bool rms = traits_.norm == Norm::rms;
@@ -447,12 +447,7 @@ std::string Workload::verify(const std::function<void(CUstream)>& launch, CUstre
   launch(stream);
   rt::check(d.StreamSynchronize(stream), "cuStreamSynchronize (verification run)");
   const Reference& r = reference();
-  const auto compare0 = std::chrono::steady_clock::now();
-  struct AddCompare {
-    std::chrono::steady_clock::time_point t0;
-    double* to;
-    ~AddCompare() { *to += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); }
-  } add_compare{compare0, &verify_times_.compare_s};
+  ScopedSeconds downloads_and_compares(&verify_times_.compare_s);
   std::string out;
   auto add = [&out](const std::string& s) { out += (out.empty() ? "" : "; ") + s; };
   if (!backward()) {

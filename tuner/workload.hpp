@@ -102,10 +102,10 @@ class Workload {
   // compares with the reference: "" when correct, else "y: <first mismatch>".
   // Forward: y, mean, rstd. Backward: dx, dW, dB (gradients_only: dW, dB).
   std::string verify(const std::function<void(CUstream)>& launch, CUstream stream, bool gradients_only = false);
-  // Seconds spent by verify() so far, waiting for the CPU reference, and
-  // comparing (the rest: the run and the downloads).
+  // Seconds spent by verify() so far: in all, and of those waiting for the
+  // CPU reference, and downloading and comparing (the rest: the run).
   struct VerifyTimes {
-    double reference_wait_s = 0, compare_s = 0;
+    double total_s = 0, reference_wait_s = 0, compare_s = 0;
   };
   const VerifyTimes& verify_times() const { return verify_times_; }
 
