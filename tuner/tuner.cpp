@@ -653,9 +653,10 @@ KeyPlan plan_key(const rt::DeviceInfo& dev, const Traits& traits, std::int64_t n
   p.key = rt::tune_key(dev, traits, n, m);
   p.m = m;
   const DType d = traits.kernel == Kernel::bwd_dwdb ? traits.w_dtype : traits.x_dtype;
-  const gen::SpaceQuery q = rt::space_query(dev, traits.kernel, d, n, m);
-  p.default_config = gen::default_config(q);
-  p.space = gen::search_space(q);
+  // The baseline is what the launcher runs untuned: its default for these
+  // traits (a variant's own rules, the shared-memory configs that fit).
+  p.default_config = rt::default_selection(dev, traits, n, m, expected_vec(traits, n)).config;
+  p.space = gen::search_space(rt::space_query(dev, traits.kernel, d, n, m));
   return p;
 }
 
