@@ -1152,6 +1152,35 @@ TEST(Compare, Infinities) {
   EXPECT_TRUE(ok.ok) << ok.message;
 }
 
+TEST(Compare, EqualElementsCountInTheRelativeL2Error) {
+  // Equal elements take a shortcut (no error to measure): they must still
+  // count in ||want||_2, and NaN/infinity pairs in neither sum.
+  Buf want(DType::bf16, 5), got(DType::bf16, 5);
+  const double wv[5] = {3.0, 4.0, 2.0, kNaN, kInf}, gv[5] = {3.0, 4.0, 2.5, kNaN, kInf};
+  for (int k = 0; k < 5; ++k) {
+    want.set(k, wv[k]);
+    got.set(k, gv[k]);
+  }
+  const auto r = compare(DType::bf16, got.data(), want.data(), 1, 5, 5, 5, Tolerance{1, 0});
+  EXPECT_TRUE(r.ok) << r.message;
+  EXPECT_DOUBLE_EQ(r.rel_l2_err, 0.5 / std::sqrt(9.0 + 16.0 + 4.0));
+  EXPECT_DOUBLE_EQ(r.max_abs_err, 0.5);
+  EXPECT_DOUBLE_EQ(r.max_rel_err, 0.25);
+}
+
+TEST(Compare, RejectsNegativeOrNaNTolerances) {
+  Buf a(DType::f32, 4);
+  for (int k = 0; k < 4; ++k) a.set(k, k);
+  for (const Tolerance bad : {Tolerance{-1e-3, 0}, Tolerance{0, -1e-3}, Tolerance{kNaN, 0}, Tolerance{0, kNaN}}) {
+    try {
+      compare(DType::f32, a.data(), a.data(), 1, 4, 4, 4, bad);
+      FAIL() << "accepted atol " << bad.atol << " rtol " << bad.rtol;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("atol and rtol must be >= 0"), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(Tolerance, DerivedFromPrecision) {
   const double u = std::ldexp(1.0, -24);
   // y: one ulp of the output format dominates the relative part in 16 bits.

@@ -407,15 +407,17 @@ TEST(WarmRetune, PreviousWinnerAndItsCloseRivals) {
       cfg(4096, 4, 1, 264, 2),   // one field halved: rival
       cfg(4096, 8, 1, 132, 2),   // group halved: rival
       prev,
-      cfg(8192, 16, 1, 264, 2),  // two fields doubled: rival
+      cfg(8192, 16, 1, 264, 2),  // block and warps doubled (same elements per thread): rival
       cfg(8192, 16, 1, 132, 2),  // three fields: not
       cfg(4096, 2, 1, 264, 2),   // num_warps / 4: not
-      cfg(2048, 8, 1, 264, 4),   // block halved, cluster doubled: rival
+      cfg(2048, 8, 1, 264, 4),   // block halved, cluster doubled: two fields, not
       cfg(4096, 8, 1, 0, 2),     // group 0 vs 264: not
+      cfg(8192, 4, 1, 264, 2),   // block doubled, warps halved: not
+      cfg(4096, 8, 2, 264, 2),   // rows doubled: rival
   };
   const Config def = cfg(1024, 4, 2, 512, 1);  // the default: not in the space
   EXPECT_EQ(warm_space(space, prev, def),
-            (std::vector<Config>{prev, space[0], space[1], space[3], space[6]}));
+            (std::vector<Config>{prev, space[0], space[1], space[3], space[9]}));
   // A previous winner the space no longer lists is still re-timed, first.
   EXPECT_EQ(warm_space(space, cfg(1024, 1), def), (std::vector<Config>{cfg(1024, 1)}));
   EXPECT_EQ(warm_space({prev}, prev, def), (std::vector<Config>{prev}));
@@ -425,7 +427,7 @@ TEST(WarmRetune, PreviousWinnerAndItsCloseRivals) {
                                               cfg(1024, 4, 2, 528, 1), cfg(1024, 4, 2, 1056, 1),
                                               cfg(1024, 8, 2, 528, 1), cfg(1024, 16, 2, 528, 1)};
   EXPECT_EQ(warm_space(around_default, def, def),
-            (std::vector<Config>{around_default[1], around_default[2], around_default[4]}));
+            (std::vector<Config>{around_default[1], around_default[2]}));  // [4]: two fields
   EXPECT_TRUE(warm_space({}, def, def).empty());
 }
 
@@ -448,8 +450,8 @@ TEST(RelatedKeys, TheRelatedWinnerWithWiderRivalsAndTheDefaultsNeighbours) {
   };
   EXPECT_EQ(related_space(space, related, def),
             (std::vector<Config>{related, space[0], space[1], space[4], space[5], space[7], space[8]}));
-  // warm_space keeps to a factor of two.
-  EXPECT_EQ(warm_space(space, related, def), (std::vector<Config>{related, space[1], space[8]}));
+  // warm_space keeps to a factor of two and one field.
+  EXPECT_EQ(warm_space(space, related, def), (std::vector<Config>{related, space[1]}));
   // The default's own neighbours come after the related winner's.
   const std::vector<Config> two = {cfg(512, 4, 1, 264), cfg(4096, 4, 1, 66)};
   EXPECT_EQ(related_space(two, cfg(4096, 4, 1, 132), cfg(1024, 4, 1, 132)),

@@ -177,7 +177,22 @@ std::vector<Config> warm_space(const std::vector<Config>& space, const Config& p
                                const Config& default_config) {
   std::vector<Config> out;
   if (previous != default_config) out.push_back(previous);
-  add_neighbours(out, space, previous, 2, previous, default_config);
+  for (const Config& c : space) {
+    if (c == previous || c == default_config || std::find(out.begin(), out.end(), c) != out.end()) continue;
+    const int a[] = {c.block_size, c.num_warps, c.rows_per_cta, c.group_size_m, c.cluster_size};
+    const int b[] = {previous.block_size, previous.num_warps, previous.rows_per_cta, previous.group_size_m,
+                     previous.cluster_size};
+    int differ = 0;
+    bool close = true;
+    for (int i = 0; i < 5; ++i) {
+      if (a[i] != b[i]) ++differ;
+      close = close && near_value(a[i], b[i], 2);
+    }
+    // block_size and num_warps scaled together: the same elements per thread.
+    const bool same_per_thread = differ == 2 && a[0] != b[0] && a[1] != b[1] &&
+                                 static_cast<long>(a[0]) * b[1] == static_cast<long>(b[0]) * a[1];
+    if (close && (differ == 1 || same_per_thread)) out.push_back(c);
+  }
   return out;
 }
 
@@ -818,8 +833,13 @@ class Worker {
       env_.phases = &phases_;
       const auto setup0 = Clock::now();
       if (!ahead.valid()) ahead = prepare_ahead(t, target_seed(sh_.o.seed, t), env_.ctx);
-      const std::unique_ptr<Workload> w_ptr = ahead.get();
-      Workload& w = *w_ptr;
+      // Freed on another thread once the target is done (retire).
+      struct Retire {
+        Worker& wk;
+        std::unique_ptr<Workload> w;
+        ~Retire() { wk.retire(std::move(w)); }
+      } held{*this, ahead.get()};
+      Workload& w = *held.w;
       const double setup_s = std::chrono::duration<double>(Clock::now() - setup0).count();
       if (p.main_mode != Retune::skip) {
         KeyResult kr;
@@ -958,6 +978,34 @@ class Worker {
       timings.erase(timings.begin() + static_cast<std::ptrdiff_t>(*k));
       picks.erase(picks.begin() + static_cast<std::ptrdiff_t>(*k));
     }
+  }
+
+  // Frees a finished target's workload on a thread of its own: its device
+  // buffers, page-locked buffers and host arrays (up to a few GB for the
+  // bandwidth-regime shapes) take tens of milliseconds to give back, which
+  // the next key need not wait for. At most kRetiring at once, so memory
+  // stays bounded when freeing falls behind.
+  void retire(std::unique_ptr<Workload> w) noexcept {
+    if (!w) return;
+    constexpr std::size_t kRetiring = 2;
+    try {
+      while (!retiring_.empty() && (retiring_.size() >= kRetiring ||
+                                    retiring_.front().wait_for(std::chrono::seconds(0)) == std::future_status::ready))
+        retiring_.pop_front();  // waits for it
+      retiring_.push_back(std::async(std::launch::async, [w = std::move(w), ctx = env_.ctx]() mutable {
+        background_priority(5);
+        rt::driver().CtxSetCurrent(ctx);  // the buffers' context; freeing without it would leak them
+        w.reset();
+      }));
+    } catch (...) {
+      // No thread could be started: free it here (w may already be moved
+      // into the failed task, which then freed it).
+      w.reset();
+    }
+  }
+
+  ~Worker() {
+    for (auto& f : retiring_) f.wait();
   }
 
   // A fatal error with the results of the target it stopped in.
@@ -1114,6 +1162,7 @@ class Worker {
   double copy_gbps_;
   std::size_t searched_ = 0;
   std::map<HistoryKey, History> history_;
+  std::deque<std::future<void>> retiring_;  // retire()'s tasks, oldest first
 };
 
 
@@ -1350,16 +1399,20 @@ TuneSummary run_group(const std::vector<int>& ordinals, const rt::DeviceInfo& de
       if ((p.main_mode == Retune::skip && !p.dwdb) || sh.out_of_time()) return {};
       return prepare_ahead(p.target, target_seed(options.seed, p.target), ctx);
     };
-    // Up to kAhead targets in preparation: a short key (a few candidates
+    // Up to `ahead_n` targets in preparation: a short key (a few candidates
     // around a related key's winner) takes less time than building one
-    // workload, so one ahead is not enough to keep the GPU busy.
-    constexpr std::size_t kAhead = 3;
+    // workload, so one ahead is not enough to keep the GPU busy. Three while
+    // NVRTC shares the CPU; five when most of this worker's keys are warm
+    // re-tunes (a handful of candidates each, their CUBINs in the cache).
     const std::vector<std::size_t>& share = shares[w];
+    const auto warm_targets = std::count_if(share.begin(), share.end(),
+                                            [&](std::size_t k) { return plans[k].main_mode == Retune::warm; });
+    const std::size_t ahead_n = 2 * static_cast<std::size_t>(warm_targets) >= share.size() ? 5 : 3;
     std::deque<std::future<std::unique_ptr<Workload>>> ahead;
     std::size_t started = 0;  // share[0, started) have had prepare() called
     for (std::size_t s = 0; s < share.size(); ++s) {
       const std::size_t i = share[s];
-      for (; started < share.size() && started < s + kAhead; ++started) ahead.push_back(prepare(share[started]));
+      for (; started < share.size() && started < s + ahead_n; ++started) ahead.push_back(prepare(share[started]));
       std::future<std::unique_ptr<Workload>> host = std::move(ahead.front());
       ahead.pop_front();
       try {

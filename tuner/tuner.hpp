@@ -202,10 +202,12 @@ Retune retune_mode(const std::optional<cache::TuneRecord>& existing, const cache
 
 // The warm re-tune's candidates (pure), searched after the baseline (the
 // default config, which every search times first): the previous winner
-// (unless it is the default), then the configs of `space` close to it, i.e.
-// differing from it in at most two fields (block_size, num_warps,
-// rows_per_cta, group_size_m, cluster_size), each by at most a factor of two,
-// in space order. The previous winner need not be in `space`: the default
+// (unless it is the default), then the configs of `space` close to it, in
+// space order: one field (block_size, num_warps, rows_per_cta, group_size_m,
+// cluster_size) changed by at most a factor of two, or block_size and
+// num_warps scaled together by the same factor of two (the same elements per
+// thread). A related key's search (related_space) looks wider: it starts
+// from another key's winner, where a warm re-tune starts from this key's. The previous winner need not be in `space`: the default
 // config often is not (its group_size_m follows its own rule), and new code
 // may list other configs; it is timed and verified like any candidate, so
 // one that no longer compiles or verifies is a recorded failure. Empty only

@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <thread>
+#include <type_traits>
+#include <utility>
 
 #include "runtime/launcher.hpp"
 #include "templates/params.h"
@@ -16,6 +19,30 @@ namespace lntune::tune {
 namespace {
 
 constexpr float kEps = 1e-5f;
+
+// An allocator that leaves new elements uninitialised (value-initialising
+// them would zero every byte on one thread before the threads that fill the
+// arrays touch them): for host arrays that are written in full before they
+// are read.
+template <class T>
+struct NoInit : std::allocator<T> {
+  template <class U>
+  struct rebind {
+    using other = NoInit<U>;
+  };
+  NoInit() = default;
+  template <class U>
+  NoInit(const NoInit<U>&) noexcept {}
+  template <class U>
+  void construct(U* p) noexcept(std::is_nothrow_default_constructible<U>::value) {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <class U, class... A>
+  void construct(U* p, A&&... a) {
+    ::new (static_cast<void*>(p)) U(std::forward<A>(a)...);
+  }
+};
+using Bytes = std::vector<unsigned char, NoInit<unsigned char>>;
 constexpr double kXOffset = 0.5, kXScale = 2.0;
 
 std::uint64_t splitmix64(std::uint64_t& s) {
@@ -28,61 +55,87 @@ std::uint64_t splitmix64(std::uint64_t& s) {
 // Approximately N(0, 1): the sum of four 16-bit uniforms, scaled to unit
 // variance (as tests/gpu_util.hpp does, cheaper). The sum of (u_i + 0.5) /
 // 65536 is exact in a double, so it is computed once from the integer sum.
-double normal(std::uint64_t& s) {
+constexpr std::uint32_t kSums = 4 * 65535 + 1;  // the integer sums: 0 .. 4 * 65535
+std::uint32_t uniform_sum(std::uint64_t& s) {
   const std::uint64_t r = splitmix64(s);
-  const std::uint64_t sum = (r & 0xffff) + ((r >> 16) & 0xffff) + ((r >> 32) & 0xffff) + (r >> 48);
-  return (static_cast<double>(sum + 2) / 65536.0 - 2.0) * 1.7320508075688772;
+  return static_cast<std::uint32_t>((r & 0xffff) + ((r >> 16) & 0xffff) + ((r >> 32) & 0xffff) + (r >> 48));
 }
+double normal_of_sum(std::uint32_t sum) { return (static_cast<double>(sum + 2) / 65536.0 - 2.0) * 1.7320508075688772; }
 
 unsigned hardware_threads() { return std::max(1u, std::thread::hardware_concurrency()); }
 
-// One chunk of fill_random in one dtype (no per-element dispatch); returns
-// the chunk's max |value| after rounding.
+// The element type of a dtype's storage, and one value rounded into it.
 template <DType D>
-double fill_chunk(unsigned char* out, std::int64_t begin, std::int64_t end, double offset, double scale,
-                  std::uint64_t s) {
+using Stored = std::conditional_t<D == DType::f32, float, std::uint16_t>;
+template <DType D>
+Stored<D> round_to(double v) {
+  if constexpr (D == DType::f32)
+    return static_cast<float>(v);
+  else if constexpr (D == DType::bf16)
+    return ref::double_to_bf16(v);
+  else
+    return ref::double_to_half(v);
+}
+template <DType D>
+double value_of(Stored<D> s) {
+  if constexpr (D == DType::f32)
+    return s;
+  else if constexpr (D == DType::bf16)
+    return ref::bf16_to_float(s);
+  else
+    return ref::half_to_float(s);
+}
+
+// One chunk of fill_random in one dtype (no per-element dispatch). `table`
+// (kSums entries, or null): offset + scale * normal_of_sum(s) already
+// rounded, for every sum s; else each value is rounded here (the same bits).
+// Returns the chunk's max |value| after rounding: the stored value is a
+// monotonic function of the sum (the affine map, then a monotonic rounding),
+// so with a table only the least and the greatest sum need looking at.
+template <DType D>
+double fill_chunk(Stored<D>* out, std::int64_t begin, std::int64_t end, double offset, double scale,
+                  const Stored<D>* table, std::uint64_t s) {
+  if (table) {
+    std::uint32_t lo = kSums, hi = 0;
+    for (std::int64_t i = begin; i < end; ++i) {
+      const std::uint32_t sum = uniform_sum(s);
+      out[i] = table[sum];
+      lo = std::min(lo, sum);
+      hi = std::max(hi, sum);
+    }
+    if (begin >= end) return 0;
+    return std::max(std::fabs(value_of<D>(table[lo])), std::fabs(value_of<D>(table[hi])));
+  }
   double m = 0;
   for (std::int64_t i = begin; i < end; ++i) {
-    const double v = offset + scale * normal(s);
-    double stored;
-    if constexpr (D == DType::f32) {
-      const float f = static_cast<float>(v);
-      reinterpret_cast<float*>(out)[i] = f;
-      stored = f;
-    } else if constexpr (D == DType::bf16) {
-      const std::uint16_t b = ref::double_to_bf16(v);
-      reinterpret_cast<std::uint16_t*>(out)[i] = b;
-      stored = ref::bf16_to_float(b);
-    } else {
-      const std::uint16_t h = ref::double_to_half(v);
-      reinterpret_cast<std::uint16_t*>(out)[i] = h;
-      stored = ref::half_to_float(h);
-    }
-    m = std::max(m, std::fabs(stored));
+    const Stored<D> v = round_to<D>(offset + scale * normal_of_sum(uniform_sum(s)));
+    out[i] = v;
+    m = std::max(m, std::fabs(value_of<D>(v)));
   }
   return m;
 }
 
-// Fills `count` elements of `dtype` with offset + scale * N(0,1), in parallel
-// chunks with their own streams (results depend on seed and count only).
-// Returns max |value|.
-double fill_random(std::vector<unsigned char>& out, DType dtype, std::int64_t count, double offset, double scale,
-                   std::uint64_t seed) {
-  out.resize(static_cast<std::size_t>(count) * dtype_size(dtype));  // every element is written below
+// fill_random in one dtype. Large fills first tabulate the rounded value of
+// every sum (kSums conversions instead of one per element, the costly part).
+template <DType D>
+double fill_typed(unsigned char* bytes, std::int64_t count, double offset, double scale, std::uint64_t seed) {
+  Stored<D>* out = reinterpret_cast<Stored<D>*>(bytes);
   constexpr std::int64_t kChunk = 1 << 16;
   const std::int64_t chunks = (count + kChunk - 1) / kChunk;
   const auto threads = std::min<std::int64_t>(chunks, std::min<unsigned>(hardware_threads(), 64));
+  std::vector<Stored<D>> table;
+  if (count >= std::int64_t{4} * kSums) {
+    table.resize(kSums);
+    for (std::uint32_t s = 0; s < kSums; ++s) table[s] = round_to<D>(offset + scale * normal_of_sum(s));
+  }
+  const Stored<D>* tab = table.empty() ? nullptr : table.data();
   std::vector<double> maxes(static_cast<std::size_t>(std::max<std::int64_t>(threads, 1)), 0.0);
   auto work = [&](std::int64_t t) {
     double m = 0;
     for (std::int64_t c = t; c < chunks; c += threads) {
       const std::uint64_t s = seed ^ (static_cast<std::uint64_t>(c) * 0xd1b54a32d192ed03ULL);
       const std::int64_t begin = c * kChunk, end = std::min(count, (c + 1) * kChunk);
-      switch (dtype) {
-        case DType::f32: m = std::max(m, fill_chunk<DType::f32>(out.data(), begin, end, offset, scale, s)); break;
-        case DType::bf16: m = std::max(m, fill_chunk<DType::bf16>(out.data(), begin, end, offset, scale, s)); break;
-        case DType::f16: m = std::max(m, fill_chunk<DType::f16>(out.data(), begin, end, offset, scale, s)); break;
-      }
+      m = std::max(m, fill_chunk<D>(out, begin, end, offset, scale, tab, s));
     }
     maxes[static_cast<std::size_t>(t)] = m;
   };
@@ -95,6 +148,19 @@ double fill_random(std::vector<unsigned char>& out, DType dtype, std::int64_t co
     for (auto& th : pool) th.join();
   }
   return *std::max_element(maxes.begin(), maxes.end());
+}
+
+// Fills `count` elements of `dtype` with offset + scale * N(0,1), in parallel
+// chunks with their own streams (results depend on seed and count only).
+// Returns max |value|.
+double fill_random(Bytes& out, DType dtype, std::int64_t count, double offset, double scale, std::uint64_t seed) {
+  out.resize(static_cast<std::size_t>(count) * dtype_size(dtype));  // every element is written below
+  switch (dtype) {
+    case DType::f32: return fill_typed<DType::f32>(out.data(), count, offset, scale, seed);
+    case DType::bf16: return fill_typed<DType::bf16>(out.data(), count, offset, scale, seed);
+    case DType::f16: return fill_typed<DType::f16>(out.data(), count, offset, scale, seed);
+  }
+  return 0;
 }
 
 rt::DeviceBuffer upload(const void* data, std::size_t bytes) {
@@ -115,10 +181,10 @@ std::string describe(const char* what, const ref::CompareResult& r) {
 }  // namespace
 
 struct Workload::Reference {
-  std::vector<unsigned char> main;  // y (fwd, y dtype) or dx (bwd, x_dtype)
-  std::vector<unsigned char> z;     // fwd with a residual: z = x + residual
+  Bytes main;  // y (fwd, y dtype) or dx (bwd, x_dtype)
+  Bytes z;     // fwd with a residual: z = x + residual
   std::vector<float> mean, rstd;    // fwd
-  std::vector<unsigned char> dw, db;  // bwd, w_dtype
+  Bytes dw, db;  // bwd, w_dtype
 };
 
 // The host half: inputs, the backward's mean and rstd, and the CPU reference
@@ -128,7 +194,7 @@ struct Workload::HostData {
   Traits traits;
   std::int64_t m = 0, n = 0;
   std::size_t x_bytes = 0, y_bytes = 0, r_bytes = 0, w_bytes = 0;
-  std::vector<unsigned char> hx, hdy, hw, hb, hr, hz, hdz;
+  Bytes hx, hdy, hw, hb, hr, hz, hdz;
   std::vector<float> hmean, hrstd;
   double wmax = 1, bmax = 0, dymax = 1, rstd_max = 1;
   std::future<std::shared_ptr<Reference>> pending_ref;
