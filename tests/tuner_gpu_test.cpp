@@ -6,7 +6,12 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <cmath>
+#include <cstring>
 #include <filesystem>
+#include <limits>
+#include <random>
+#include <vector>
 
 #include "temp_dir.hpp"
 #include "gpu_util.hpp"
@@ -15,6 +20,9 @@
 #include "runtime/kernel_cache.hpp"
 #include "runtime/runtime.hpp"
 #include "tuner/report.hpp"
+#include "tuner/compare.hpp"
+#include "tuner/device_check.hpp"
+#include "tuner/host_dtype.hpp"
 #include "tuner/tuner.hpp"
 #include "tuner/workload.hpp"
 
@@ -125,6 +133,110 @@ TEST(TunerGpu, RunnerMeasuresTheCopyBandwidth) {
   const double gbps = runner.copy_gbps();
   EXPECT_GT(gbps, 100) << dev.name;
   EXPECT_LT(gbps, 20000) << dev.name;
+}
+
+// The GPU's element check counts exactly the elements ref::compare counts
+// as mismatches, in every dtype: equal bits, values at and just beyond the
+// tolerance, the poison pattern, NaN on either side, infinities of either
+// sign, signed zeros; on an odd count that no block size divides.
+TEST(DeviceCheck, CountsWhatTheHostComparisonCounts) {
+  LNTUNE_REQUIRE_GPU();
+  const rt::DeviceInfo& dev = rt::default_runtime().current_device();
+  tune::DeviceCheck check(dev.arch());
+  tune::Runner runner(dev);
+  const std::int64_t n = (std::int64_t{1} << 20) + 37;
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  for (DType d : {DType::f32, DType::f16, DType::bf16}) {
+    const std::size_t es = dtype_size(d);
+    std::vector<unsigned char> want(static_cast<std::size_t>(n) * es), got;
+    auto set = [&](std::vector<unsigned char>& a, std::int64_t i, double v) {
+      ref::store_element(d, a.data(), i, v);
+    };
+    std::mt19937_64 rng(7 + static_cast<int>(d));
+    std::normal_distribution<double> normal(0.0, 3.0);
+    for (std::int64_t i = 0; i < n; ++i) set(want, i, normal(rng));
+    got = want;
+    const ref::Tolerance tol{1e-2, 1e-2};
+    std::uniform_int_distribution<std::int64_t> pick(0, n - 1);
+    for (int k = 0; k < 300; ++k) {
+      const std::int64_t i = pick(rng);
+      const double w = ref::load_element(d, want.data(), i);
+      switch (k % 10) {
+        case 0: set(got, i, w + 0.5 * (tol.atol + tol.rtol * std::fabs(w))); break;   // within
+        case 1: set(got, i, w + 4.0 * (tol.atol + tol.rtol * std::fabs(w))); break;   // beyond
+        case 2: ref::poison(d, got.data() + static_cast<std::size_t>(i) * es, 1); break;
+        case 3: set(got, i, nan); break;
+        case 4: set(want, i, nan); break;                                              // NaN vs value
+        case 5: set(got, i, nan); set(want, i, nan); break;                            // both NaN: fine
+        case 6: set(got, i, inf); break;
+        case 7: set(got, i, -inf); set(want, i, inf); break;
+        case 8: set(got, i, inf); set(want, i, inf); break;                            // equal: fine
+        default: set(got, i, -0.0); set(want, i, 0.0); break;                          // signed zeros: fine
+      }
+    }
+    const auto host = ref::compare(d, got.data(), want.data(), 1, n, n, n, tol, ref::poison_bits(d));
+    ASSERT_GT(host.mismatches, 50) << "the case this test is about";
+    rt::DeviceBuffer g(got.size()), w(want.size());
+    ASSERT_EQ(rt::driver().MemcpyHtoD(g.get(), got.data(), got.size()), CUDA_SUCCESS);
+    ASSERT_EQ(rt::driver().MemcpyHtoD(w.get(), want.data(), want.size()), CUDA_SUCCESS);
+    EXPECT_EQ(check.failures(d, g.get(), w.get(), n, tol, ref::poison_bits(d), runner.stream()),
+              static_cast<std::uint64_t>(host.mismatches))
+        << to_string(d);
+    EXPECT_EQ(check.failures(d, w.get(), w.get(), n, tol, ref::poison_bits(d), runner.stream()), 0u) << to_string(d);
+    // Without the poison check the pattern is a NaN like any other.
+    const auto host_np = ref::compare(d, got.data(), want.data(), 1, n, n, n, tol);
+    EXPECT_EQ(check.failures(d, g.get(), w.get(), n, tol, std::nullopt, runner.stream()),
+              static_cast<std::uint64_t>(host_np.mismatches))
+        << to_string(d);
+  }
+}
+
+// A workload that verifies on the GPU passes a correct output without
+// downloading it, and fails a wrong one with the host's description.
+TEST(DeviceCheck, WorkloadVerificationOnTheGpu) {
+  LNTUNE_REQUIRE_GPU();
+  const rt::DeviceInfo& dev = rt::default_runtime().current_device();
+  tune::DeviceCheck check(dev.arch());
+  tune::Runner runner(dev);
+  for (Kernel k : {Kernel::fwd, Kernel::bwd_dx}) {
+    Traits t;
+    t.kernel = k;
+    t.x_dtype = t.w_dtype = DType::bf16;
+    tune::Workload w(t, 1000, 1537, 11);
+    w.use_device_check(&check);
+    w.upload_reference();
+    const CUstream s = runner.stream();
+    auto correct = [&](CUstream st) {
+      if (k == Kernel::fwd) {
+        ForwardArgs a = w.forward_args();
+        a.stream = st;
+        forward(a);
+      } else {
+        BackwardArgs a = w.backward_args();
+        a.stream = st;
+        backward(a);
+      }
+    };
+    EXPECT_EQ(w.verify(correct, s), "") << to_string(k);
+    // One element changed after the kernel: caught, and described.
+    void* out = k == Kernel::fwd ? w.forward_args().y : w.backward_args().dx;
+    const CUdeviceptr bad = reinterpret_cast<CUdeviceptr>(out) + 2 * (999 * 1537 + 1536);
+    const std::string why = w.verify(
+        [&](CUstream st) {
+          correct(st);
+          const std::uint16_t v = 0x4480;  // 1024 in bf16
+          ASSERT_EQ(rt::driver().StreamSynchronize(st), CUDA_SUCCESS);
+          ASSERT_EQ(rt::driver().MemcpyHtoD(bad, &v, 2), CUDA_SUCCESS);
+        },
+        s);
+    const std::string what = k == Kernel::fwd ? "y: " : "dx: ";
+    EXPECT_EQ(why.rfind(what, 0), 0u) << why;
+    EXPECT_NE(why.find("[999, 1536]"), std::string::npos) << why;
+    EXPECT_NE(why.find("1 of 1537000 elements wrong"), std::string::npos) << why;
+    // Nothing written: every element is the poison pattern.
+    const std::string none = w.verify([](CUstream) {}, s);
+    EXPECT_NE(none.find("unwritten"), std::string::npos) << none;
+  }
 }
 
 }  // namespace

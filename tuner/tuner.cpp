@@ -21,6 +21,7 @@
 #include "runtime/runtime.hpp"
 #include "runtime/launcher.hpp"
 #include "runtime/nvrtc.hpp"
+#include "tuner/device_check.hpp"
 #include "tuner/scoped_seconds.hpp"
 #include "tuner/workload.hpp"
 
@@ -413,6 +414,7 @@ struct Env {
   CompilePool* pool = nullptr;
   Runner* runner = nullptr;
   KeyResult::Phases* phases = nullptr;  // the current key's (the worker's), or none
+  DeviceCheck* check = nullptr;         // verifications compare on the GPU (tuner/device_check.hpp), or none
 };
 
 // w.verify(...) through `verify`, its times so far into the key's phases.
@@ -775,12 +777,20 @@ std::optional<KeyPlan> related_plan(const cache::Database& db, const TargetPlan&
 // which does not wait for the runner's non-blocking stream). Its uploads
 // overlap the current key's timings: at most a few GB/s of PCIe writes,
 // about 1% of the HBM bandwidth, while they last.
-std::future<std::unique_ptr<Workload>> prepare_ahead(const Target& t, std::uint64_t seed, CUcontext ctx) {
-  return std::async(std::launch::async, [t, seed, ctx] {
+// With `check` (the worker's DeviceCheck), the CPU reference is awaited and
+// uploaded there too, so that verifications compare on the GPU.
+std::future<std::unique_ptr<Workload>> prepare_ahead(const Target& t, std::uint64_t seed, CUcontext ctx,
+                                                     DeviceCheck* check) {
+  return std::async(std::launch::async, [t, seed, ctx, check] {
     background_priority(5);
     Workload::HostPtr h = Workload::prepare(t.traits, t.m, t.n, seed);
     rt::check(rt::driver().CtxSetCurrent(ctx), "cuCtxSetCurrent (preparing a workload)");
-    return std::make_unique<Workload>(std::move(h));
+    auto w = std::make_unique<Workload>(std::move(h));
+    if (check) {
+      w->use_device_check(check);
+      w->upload_reference();
+    }
+    return w;
   });
 }
 
@@ -832,7 +842,7 @@ class Worker {
       phases_ = KeyResult::Phases{};
       env_.phases = &phases_;
       const auto setup0 = Clock::now();
-      if (!ahead.valid()) ahead = prepare_ahead(t, target_seed(sh_.o.seed, t), env_.ctx);
+      if (!ahead.valid()) ahead = prepare_ahead(t, target_seed(sh_.o.seed, t), env_.ctx, env_.check);
       // Freed on another thread once the target is done (retire).
       struct Retire {
         Worker& wk;
@@ -1389,7 +1399,16 @@ TuneSummary run_group(const std::vector<int>& ordinals, const rt::DeviceInfo& de
     sh.report([&](Progress& pr) {
       pr.note(who + "device-to-device copy: " + std::to_string(static_cast<long>(st.copy_gbps)) + " GB/s");
     });
+    // Verifications compare on the GPU; the host compares where the check
+    // cannot be built (it is compiled with NVRTC like the kernels).
+    std::unique_ptr<DeviceCheck> check;
+    try {
+      check = std::make_unique<DeviceCheck>(d->arch());
+    } catch (const std::exception& e) {
+      sh.report([&](Progress& pr) { pr.note(who + "outputs compared on the host: " + e.what()); });
+    }
     Env env{&runtime, ctx, d, &pool, runner.get()};
+    env.check = check.get();
     Worker wk(sh, env, st.ordinal, st.copy_gbps);
     // The next target's workload (inputs, CPU reference, device buffers) is
     // built on another thread while the GPU times the current one (not once
@@ -1397,7 +1416,7 @@ TuneSummary run_group(const std::vector<int>& ordinals, const rt::DeviceInfo& de
     auto prepare = [&](std::size_t k) -> std::future<std::unique_ptr<Workload>> {
       const TargetPlan& p = plans[k];
       if ((p.main_mode == Retune::skip && !p.dwdb) || sh.out_of_time()) return {};
-      return prepare_ahead(p.target, target_seed(options.seed, p.target), ctx);
+      return prepare_ahead(p.target, target_seed(options.seed, p.target), ctx, check.get());
     };
     // Up to `ahead_n` targets in preparation: a short key (a few candidates
     // around a related key's winner) takes less time than building one

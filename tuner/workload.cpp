@@ -10,6 +10,7 @@
 #include "runtime/launcher.hpp"
 #include "templates/params.h"
 #include "tuner/compare.hpp"
+#include "tuner/device_check.hpp"
 #include "tuner/scoped_seconds.hpp"
 #include "tuner/host_dtype.hpp"
 #include "tuner/reference.hpp"
@@ -333,7 +334,6 @@ Workload::Workload(HostPtr host) : h_(std::move(host)) {
     if (residual) {
       r_ = upload(h.hr.data(), r_bytes_);
       z_ = rt::DeviceBuffer((r_bytes_ + 3) / 4 * 4);
-      got_z_ = rt::PinnedBuffer(r_bytes_);
     }
     mean_ = rt::DeviceBuffer(static_cast<std::size_t>(m) * 4);
     rstd_ = rt::DeviceBuffer(static_cast<std::size_t>(m) * 4);
@@ -357,7 +357,6 @@ Workload::Workload(HostPtr host) : h_(std::move(host)) {
     }
     fargs_.y_dtype = yd;
     fwd_ = rt::check_forward(fargs_);
-    got_main_ = rt::PinnedBuffer(y_bytes_);
     got_mean_.resize(static_cast<std::size_t>(m));
     got_rstd_.resize(static_cast<std::size_t>(m));
     return;
@@ -397,7 +396,6 @@ Workload::Workload(HostPtr host) : h_(std::move(host)) {
   if (bwd_.want_dw != traits_.has_weight || bwd_.want_db != traits_.has_bias)
     throw Error("lntune: internal: the backward's gradients disagree with the reference's (dW " +
                 std::to_string(bwd_.want_dw) + ", dB " + std::to_string(bwd_.want_db) + ")");
-  got_main_ = rt::PinnedBuffer(x_bytes_);
   got_dw_.resize(w_bytes_);
   got_db_.resize(w_bytes_);
 }
@@ -487,6 +485,26 @@ void Workload::poison(const rt::DeviceBuffer& b, DType d, std::size_t bytes, CUs
   rt::check(rt::driver().MemsetD32Async(b.get(), bits, (bytes + 3) / 4, stream), "cuMemsetD32Async (poison)");
 }
 
+void Workload::upload_reference() {
+  if (!ref_) ref_ = h_->pending_ref.get();  // off the benchmarking thread: not a verification's wait
+  ref_main_ = upload(ref_->main.data(), ref_->main.size());
+  if (!ref_->z.empty()) ref_z_ = upload(ref_->z.data(), ref_->z.size());
+}
+
+std::string Workload::check_rows(const char* what, DType d, const rt::DeviceBuffer& got,
+                                 const rt::DeviceBuffer& want_dev, const unsigned char* want_host, std::size_t bytes,
+                                 ref::Tolerance tol, rt::PinnedBuffer& staging, CUstream stream) {
+  if (check_ && want_dev.get() &&
+      check_->failures(d, got.get(), want_dev.get(), m_ * n_, tol, ref::poison_bits(d), stream) == 0)
+    return "";
+  // No check on the GPU, or a failure there: the host's comparison, for the
+  // description (and as the verdict when the GPU had no reference).
+  if (staging.size() < bytes) staging = rt::PinnedBuffer(bytes);
+  download(staging.data(), got, bytes);
+  const auto c = ref::compare(d, staging.data(), want_host, m_, n_, n_, n_, tol, ref::poison_bits(d));
+  return c.ok ? "" : describe(what, c);
+}
+
 const Workload::Reference& Workload::reference() {
   if (!ref_) {
     ScopedSeconds wait(&verify_times_.reference_wait_s);
@@ -515,21 +533,19 @@ std::string Workload::verify(const std::function<void(CUstream)>& launch, CUstre
   const Reference& r = reference();
   ScopedSeconds downloads_and_compares(&verify_times_.compare_s);
   std::string out;
-  auto add = [&out](const std::string& s) { out += (out.empty() ? "" : "; ") + s; };
+  auto add = [&out](const std::string& s) {
+    if (!s.empty()) out += (out.empty() ? "" : "; ") + s;
+  };
   if (!backward()) {
-    download(got_main_.data(), y_or_dx_, y_bytes_);
-    download(got_mean_.data(), mean_, got_mean_.size() * 4);
-    download(got_rstd_.data(), rstd_, got_rstd_.size() * 4);
     const double mag = std::max({1.0, h_->wmax, h_->bmax});
     const auto ty = ref::default_tolerance(yd, ref::Quantity::y, n_, m_, mag);
-    const auto cy = ref::compare(yd, got_main_.data(), r.main.data(), m_, n_, n_, n_, ty, ref::poison_bits(yd));
-    if (!cy.ok) add(describe("y", cy));
+    add(check_rows("y", yd, y_or_dx_, ref_main_, r.main.data(), y_bytes_, ty, got_main_, stream));
     if (traits_.residual) {
-      download(got_z_.data(), z_, r_bytes_);
       const auto tz = ref::default_tolerance(rd, ref::Quantity::y, n_, m_, 0.0);
-      const auto cz = ref::compare(rd, got_z_.data(), r.z.data(), m_, n_, n_, n_, tz, ref::poison_bits(rd));
-      if (!cz.ok) add(describe("z", cz));
+      add(check_rows("z", rd, z_, ref_z_, r.z.data(), r_bytes_, tz, got_z_, stream));
     }
+    download(got_mean_.data(), mean_, got_mean_.size() * 4);
+    download(got_rstd_.data(), rstd_, got_rstd_.size() * 4);
     const auto ts = ref::default_tolerance(DType::f32, ref::Quantity::mean_rstd, n_, m_, kXScale);
     if (!rms) {
       const auto cm = ref::compare(DType::f32, got_mean_.data(), r.mean.data(), 1, m_, m_, m_, ts,
@@ -542,10 +558,8 @@ std::string Workload::verify(const std::function<void(CUstream)>& launch, CUstre
     return out;
   }
   if (!gradients_only) {
-    download(got_main_.data(), y_or_dx_, x_bytes_);
     const auto tdx = ref::default_tolerance(xd, ref::Quantity::dx, n_, m_, h_->rstd_max * h_->wmax * h_->dymax);
-    const auto cdx = ref::compare(xd, got_main_.data(), r.main.data(), m_, n_, n_, n_, tdx, ref::poison_bits(xd));
-    if (!cdx.ok) add(describe("dx", cdx));
+    add(check_rows("dx", xd, y_or_dx_, ref_main_, r.main.data(), x_bytes_, tdx, got_main_, stream));
   }
   const auto tw = ref::default_tolerance(wd, ref::Quantity::dweight, n_, m_, h_->dymax);
   if (bwd_.want_dw) {

@@ -38,8 +38,11 @@
 #include "runtime/kernel_cache.hpp"
 #include "runtime/problem.hpp"
 #include "runtime/selector.hpp"
+#include "tuner/compare.hpp"
 
 namespace lntune::tune {
+
+class DeviceCheck;
 
 class Workload {
  public:
@@ -98,6 +101,16 @@ class Workload {
   void launch_dwdb(const rt::LoadedKernel& dwdb, const Config& dwdb_config, const Config& dx_config,
                    CUstream stream) const;
 
+  // The element check on the GPU (tuner/device_check.hpp) for y, z and dx,
+  // once upload_reference() has run: verify() then downloads those outputs
+  // only when the check finds a failure (for ref::compare's description).
+  // Without it (or before the upload) every output is compared on the host.
+  // `check` must outlive the workload's verifications.
+  void use_device_check(DeviceCheck* check) { check_ = check; }
+  // Waits for the CPU reference and uploads its y, z or dx (context
+  // current); the tuner calls it on the thread that prepares the workload.
+  void upload_reference();
+
   // Poisons the outputs `launch` writes, runs it on `stream`, waits, and
   // compares with the reference: "" when correct, else "y: <first mismatch>".
   // Forward: y, mean, rstd. Backward: dx, dW, dB (gradients_only: dW, dB).
@@ -114,6 +127,12 @@ class Workload {
  private:
   void poison(const rt::DeviceBuffer& b, DType d, std::size_t bytes, CUstream stream) const;
   const Reference& reference();
+  // Compares one large output (y, z or dx: m x n of `d`) with the reference:
+  // on the GPU when its reference is uploaded, on the host otherwise or
+  // when the GPU finds failures. "" or the failure's description.
+  std::string check_rows(const char* what, DType d, const rt::DeviceBuffer& got, const rt::DeviceBuffer& want_dev,
+                         const unsigned char* want_host, std::size_t bytes, ref::Tolerance tol,
+                         rt::PinnedBuffer& staging, CUstream stream);
 
   Traits traits_;
   std::int64_t m_ = 0, n_ = 0;
@@ -133,12 +152,15 @@ class Workload {
   rt::BwdProblem bwd_;
   // Host copies of downloaded outputs (reused by every verify).
   // got_main_ (y in the y dtype, or dx in the x dtype) and got_z_ are
-  // page-locked: downloading them is most of a verification otherwise.
+  // page-locked, allocated by the first host comparison that needs them
+  // (none when the GPU's check passes).
   rt::PinnedBuffer got_main_;
   std::vector<unsigned char> got_dw_, got_db_;
   std::vector<float> got_mean_, got_rstd_;
   std::shared_ptr<Reference> ref_;
   VerifyTimes verify_times_;
+  DeviceCheck* check_ = nullptr;
+  rt::DeviceBuffer ref_main_, ref_z_;  // the reference's y or dx, and z, on the GPU (upload_reference)
 };
 
 }  // namespace lntune::tune
