@@ -125,6 +125,9 @@ def main():
         print("host phases, summed over the keys (s): " +
               ", ".join(f"{k[:-2]} {ph[k]:.1f}" for k in ("compile_wait_s", "load_s",
                                                           "verify_s", "reference_wait_s", "compare_s")))
+        if ph["warmup_s"] or ph["reps_s"]:
+            print(f"runner, summed over the keys (s): warm-ups {ph['warmup_s']:.1f} (of them {int(ph['rewarms'])} "
+                  f"re-warms after an idle GPU, {ph['rewarm_s']:.1f}), timed repetitions {ph['reps_s']:.1f}")
 
     coef = solve(rows, ys)
     names = ["per key", "per candidate run", "per M*N x verification", "per M*N", "x est. GPU s"]

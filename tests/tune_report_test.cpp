@@ -85,7 +85,8 @@ TEST(Trace, OneJsonLinePerCandidateAndKey) {
             "\"rows_per_cta\": 1, \"group_size_m\": 0, \"cluster_size\": 1}, \"median_us\": 10, \"device\": 1, "
             "\"warm\": false, \"prior\": false, \"seconds\": 0.5, \"setup_s\": 0, \"t_s\": 0, "
             "\"phases\": {\"compile_wait_s\": 0, \"load_s\": 0, "
-            "\"verify_s\": 0, \"reference_wait_s\": 0, \"compare_s\": 0}}\n");
+            "\"verify_s\": 0, \"reference_wait_s\": 0, \"compare_s\": 0, \"warmup_s\": 0, \"rewarm_s\": 0, "
+            "\"rewarms\": 0, \"reps_s\": 0}}\n");
 }
 
 TEST(Trace, VariantsAreNamedAndLayerNormKeepsItsFields) {

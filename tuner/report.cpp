@@ -362,7 +362,9 @@ void TraceWriter::key_done(const KeyResult& r) {
        << ", \"t_s\": " << json_number(r.finished_at) << ", \"phases\": {\"compile_wait_s\": " << json_number(r.phases.compile_wait_s) << ", \"load_s\": "
        << json_number(r.phases.load_s) << ", \"verify_s\": " << json_number(r.phases.verify_s)
        << ", \"reference_wait_s\": " << json_number(r.phases.reference_wait_s) << ", \"compare_s\": "
-       << json_number(r.phases.compare_s) << "}}\n";
+       << json_number(r.phases.compare_s) << ", \"warmup_s\": " << json_number(r.phases.warmup_s)
+       << ", \"rewarm_s\": " << json_number(r.phases.rewarm_s) << ", \"rewarms\": " << r.phases.rewarms
+       << ", \"reps_s\": " << json_number(r.phases.reps_s) << "}}\n";
   out_.flush();
   if (inner_) inner_->key_done(r);
 }

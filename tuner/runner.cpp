@@ -67,6 +67,7 @@ void Runner::flush(unsigned value) {
 void Runner::mark_busy() { last_busy_ = Clock::now(); }
 
 void Runner::warm_up(const std::function<void(CUstream)>& launch) {
+  const auto t0 = Clock::now();
   const rt::DriverApi& d = rt::driver();
   const bool idle = !last_busy_ || seconds_since(*last_busy_) * 1e3 > options_.idle_rewarm_ms;
   // The untimed launches, then one timed to size the rest of the warm-up.
@@ -76,12 +77,16 @@ void Runner::warm_up(const std::function<void(CUstream)>& launch) {
   rt::check(d.EventRecord(end_[0], stream_), "cuEventRecord (warm-up)");
   rt::check(d.EventSynchronize(end_[0]), "cuEventSynchronize (warm-up)");
   if (idle && options_.warmup_ms > 0) {
+    const auto r0 = Clock::now();
     const double one_ms = std::max(1e-3, static_cast<double>(elapsed_ms(start_[0], end_[0])));
     const auto more = static_cast<long>(std::min(20000.0, std::ceil(options_.warmup_ms / one_ms)));
     for (long i = 0; i < more; ++i) launch(stream_);
     rt::check(d.StreamSynchronize(stream_), "cuStreamSynchronize (warm-up)");
+    ++times_.rewarms;
+    times_.rewarm_s += seconds_since(r0);
   }
   mark_busy();
+  times_.warmup_s += seconds_since(t0);
 }
 
 Measurement Runner::time(const std::function<void(CUstream)>& launch, std::optional<double> best_median_us) {
@@ -106,6 +111,7 @@ Measurement Runner::time(const std::function<void(CUstream)>& launch, std::optio
 }
 
 void Runner::repeat(const std::function<void(CUstream)>& launch, int count) {
+  const auto t0 = Clock::now();
   const rt::DriverApi& d = rt::driver();
   for (int i = 0; i < count; ++i) {
     const auto k = static_cast<std::size_t>(i);
@@ -119,6 +125,7 @@ void Runner::repeat(const std::function<void(CUstream)>& launch, int count) {
     const auto k = static_cast<std::size_t>(i);
     samples_.push_back(1e3 * static_cast<double>(elapsed_ms(start_[k], end_[k])));
   }
+  times_.reps_s += seconds_since(t0);
 }
 
 Measurement Runner::screen(const std::function<void(CUstream)>& launch, int reps, int first,

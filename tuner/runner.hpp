@@ -73,6 +73,16 @@ class Runner {
   // Device-to-device copy bandwidth in GB/s (1e9 bytes/s, read + written).
   double copy_gbps();
 
+  // Host wall seconds spent so far, cumulative (the tuner's trace takes
+  // differences per key): warming up (of it, after the GPU idled longer
+  // than idle_rewarm_ms, and how often), and enqueueing and waiting for the
+  // timed repetitions (their L2 flushes included).
+  struct Times {
+    double warmup_s = 0, rewarm_s = 0, reps_s = 0;
+    long rewarms = 0;
+  };
+  const Times& times() const { return times_; }
+
  private:
   void warm_up(const std::function<void(CUstream)>& launch);
   void flush(unsigned value);
@@ -88,6 +98,7 @@ class Runner {
   std::vector<double> samples_, scratch_;
   std::optional<std::chrono::steady_clock::time_point> last_busy_;
   unsigned flush_value_ = 0;
+  Times times_;
 };
 
 }  // namespace lntune::tune

@@ -841,6 +841,7 @@ class Worker {
     try {
       phases_ = KeyResult::Phases{};
       env_.phases = &phases_;
+      runner_at_start_ = env_.runner->times();
       const auto setup0 = Clock::now();
       if (!ahead.valid()) ahead = prepare_ahead(t, target_seed(sh_.o.seed, t), env_.ctx, env_.check);
       // Freed on another thread once the target is done (retire).
@@ -945,8 +946,11 @@ class Worker {
     const rt::DeviceInfo& dev = *env_.dev;
     const TuneOptions& o = sh_.o;
     const auto t0 = Clock::now();
+    // A warm re-tune keeps to the bwd_dx winner's own reduction (one
+    // finalist): the pair was chosen jointly when the key was tuned.
+    const std::size_t most = p.main_mode == Retune::warm ? 1 : o.joint_finalists;
     const std::vector<std::size_t> finalists = dx_finalists(
-        dx.outcome, [&](const Config& c) { return rt::partial_rows(c, t.m); }, o.joint_margin, o.joint_finalists);
+        dx.outcome, [&](const Config& c) { return rt::partial_rows(c, t.m); }, o.joint_margin, most);
     std::vector<JointTiming> timings;
     std::vector<DwdbPick> picks;
     for (std::size_t i : finalists) {
@@ -1140,7 +1144,14 @@ class Worker {
   void finish(std::vector<KeyResult>& out, KeyResult kr) {
     if (kr.state != KeyResult::State::cached && kr.state != KeyResult::State::skipped_budget) kr.device = ordinal_;
     // The target's host phases go with its main key (with its bwd_dwdb searches).
-    if (kr.key.traits.kernel != Kernel::bwd_dwdb && !kr.outcome.candidates.empty()) kr.phases = phases_;
+    if (kr.key.traits.kernel != Kernel::bwd_dwdb && !kr.outcome.candidates.empty()) {
+      const Runner::Times& now = env_.runner->times();
+      phases_.warmup_s = now.warmup_s - runner_at_start_.warmup_s;
+      phases_.rewarm_s = now.rewarm_s - runner_at_start_.rewarm_s;
+      phases_.rewarms = now.rewarms - runner_at_start_.rewarms;
+      phases_.reps_s = now.reps_s - runner_at_start_.reps_s;
+      kr.phases = phases_;
+    }
     kr.finished_at = std::chrono::duration<double>(Clock::now() - sh_.start).count();
     sh_.report([&](Progress& p) { p.key_done(kr); });
     out.push_back(std::move(kr));
@@ -1168,6 +1179,7 @@ class Worker {
   Shared& sh_;
   Env env_;
   KeyResult::Phases phases_;  // the current target's (env_.phases points here)
+  Runner::Times runner_at_start_;  // the runner's times when the current target began
   int ordinal_;
   double copy_gbps_;
   std::size_t searched_ = 0;

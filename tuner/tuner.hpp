@@ -145,6 +145,10 @@ struct KeyResult {
   struct Phases {
     double compile_wait_s = 0, load_s = 0, verify_s = 0;
     double reference_wait_s = 0, compare_s = 0;  // of verify_s: waiting for the CPU reference; downloads + compares
+    // The runner's (Runner::Times, over the target): warm-ups, of them the
+    // re-warms after an idle GPU (and how many), the timed repetitions.
+    double warmup_s = 0, rewarm_s = 0, reps_s = 0;
+    long rewarms = 0;
   } phases;
   double finished_at = 0;    // seconds since the run started, when the key was done (0: not measured)
 };
@@ -184,7 +188,7 @@ struct TuneOptions {
   double dominated_ratio = 2.0;     // reuse from the previous N; 0: no reuse
   // Joint bwd_dx + bwd_dwdb tuning (see dx_finalists, pick_joint).
   double joint_margin = 0.05;
-  std::size_t joint_finalists = 3;
+  std::size_t joint_finalists = 3;  // a warm re-tune: 1 (the bwd_dx winner)
 };
 
 // What to do with a key that is about to be tuned, given its existing record
