@@ -1001,7 +1001,7 @@ class Worker {
   // stays bounded when freeing falls behind.
   void retire(std::unique_ptr<Workload> w) noexcept {
     if (!w) return;
-    constexpr std::size_t kRetiring = 2;
+    constexpr std::size_t kRetiring = 4;
     try {
       while (!retiring_.empty() && (retiring_.size() >= kRetiring ||
                                     retiring_.front().wait_for(std::chrono::seconds(0)) == std::future_status::ready))
@@ -1071,7 +1071,7 @@ class Worker {
     const History* prev = nullptr;
     if (!o.full && o.screen_reps > 0) {
       so.screen_reps = o.screen_reps;
-      so.screen_margin = o.screen_margin;
+      so.screen_margin = warm ? std::min(o.screen_margin, o.warm_screen_margin) : o.screen_margin;
       so.screen_cut = o.screen_cut;
       const double copy = copy_gbps_, headroom = o.roofline_headroom;
       if (bytes_for_roofline) {
@@ -1433,12 +1433,12 @@ TuneSummary run_group(const std::vector<int>& ordinals, const rt::DeviceInfo& de
     // Up to `ahead_n` targets in preparation: a short key (a few candidates
     // around a related key's winner) takes less time than building one
     // workload, so one ahead is not enough to keep the GPU busy. Three while
-    // NVRTC shares the CPU; five when most of this worker's keys are warm
+    // NVRTC shares the CPU; eight when most of this worker's keys are warm
     // re-tunes (a handful of candidates each, their CUBINs in the cache).
     const std::vector<std::size_t>& share = shares[w];
     const auto warm_targets = std::count_if(share.begin(), share.end(),
                                             [&](std::size_t k) { return plans[k].main_mode == Retune::warm; });
-    const std::size_t ahead_n = 2 * static_cast<std::size_t>(warm_targets) >= share.size() ? 5 : 3;
+    const std::size_t ahead_n = 2 * static_cast<std::size_t>(warm_targets) >= share.size() ? 8 : 3;
     std::deque<std::future<std::unique_ptr<Workload>>> ahead;
     std::size_t started = 0;  // share[0, started) have had prepare() called
     for (std::size_t s = 0; s < share.size(); ++s) {

@@ -183,6 +183,10 @@ struct TuneOptions {
   // The staged search (ignored with `full`): see tuner/search.hpp.
   int screen_reps = 5;
   double screen_margin = 0.10;
+  // A warm re-tune's S3 margin: its candidates are the previous winner and
+  // its close rivals, nearly all within 10% of one another, so only those
+  // that screen at least as fast as the best verified are timed carefully.
+  double warm_screen_margin = 0.0;
   double screen_cut = 1.5;          // a screening stops after 2 repetitions beyond 1.5x the fastest
   double roofline_headroom = 1.15;  // floor = bytes / (headroom x copy bandwidth)
   double dominated_ratio = 2.0;     // reuse from the previous N; 0: no reuse
