@@ -156,7 +156,7 @@ CompileResult CompilePool::run(const InstanceKey& key) {
 }
 
 void CompilePool::work() {
-  background_priority(10);
+  background_priority(19);
   for (;;) {
     Job job;
     {

@@ -36,9 +36,12 @@ namespace lntune::tune {
 // Lowers the calling thread's scheduling priority to `nice` (Linux: for this
 // thread alone; threads it starts inherit it), so that background work yields
 // to the benchmarking thread, whose host work is the tuner's critical path:
-// the compile pool at 10, workloads prepared ahead (and their CPU
-// references, which the next verification waits for) at 5. Best effort: a
-// no-op where it is not allowed.
+// the compile pool at 19, workloads prepared ahead (inputs, CPU references)
+// at 15, finished workloads being freed at 19. Far below the benchmarking
+// thread's 0 on purpose: it spins while it waits for the GPU, so on a core
+// shared with a few nice-5 threads it got a fraction of the core and the
+// timed repetitions took twice their GPU time (a warm re-tune with eight
+// workloads in preparation). Best effort: a no-op where it is not allowed.
 void background_priority(int nice);
 
 // A thread-safe in-memory BinaryStore in front of an optional persistent

@@ -771,7 +771,7 @@ std::optional<KeyPlan> related_plan(const cache::Database& db, const TargetPlan&
 }
 
 // Builds a target's workload on a thread of its own, at a lower priority
-// than the benchmarking thread (background_priority): the host half
+// than the benchmarking thread (background_priority 15): the host half
 // (Workload::prepare: inputs, statistics, the CPU reference started), then
 // the device half in `ctx` (allocations and uploads, on the legacy stream,
 // which does not wait for the runner's non-blocking stream). Its uploads
@@ -782,7 +782,7 @@ std::optional<KeyPlan> related_plan(const cache::Database& db, const TargetPlan&
 std::future<std::unique_ptr<Workload>> prepare_ahead(const Target& t, std::uint64_t seed, CUcontext ctx,
                                                      DeviceCheck* check) {
   return std::async(std::launch::async, [t, seed, ctx, check] {
-    background_priority(5);
+    background_priority(15);
     Workload::HostPtr h = Workload::prepare(t.traits, t.m, t.n, seed);
     rt::check(rt::driver().CtxSetCurrent(ctx), "cuCtxSetCurrent (preparing a workload)");
     auto w = std::make_unique<Workload>(std::move(h));
@@ -1007,7 +1007,7 @@ class Worker {
                                     retiring_.front().wait_for(std::chrono::seconds(0)) == std::future_status::ready))
         retiring_.pop_front();  // waits for it
       retiring_.push_back(std::async(std::launch::async, [w = std::move(w), ctx = env_.ctx]() mutable {
-        background_priority(5);
+        background_priority(19);
         rt::driver().CtxSetCurrent(ctx);  // the buffers' context; freeing without it would leak them
         w.reset();
       }));
