@@ -1438,7 +1438,9 @@ TuneSummary run_group(const std::vector<int>& ordinals, const rt::DeviceInfo& de
     const std::vector<std::size_t>& share = shares[w];
     const auto warm_targets = std::count_if(share.begin(), share.end(),
                                             [&](std::size_t k) { return plans[k].main_mode == Retune::warm; });
-    const std::size_t ahead_n = 2 * static_cast<std::size_t>(warm_targets) >= share.size() ? 8 : 3;
+    const std::size_t ahead_n = options.prepare_ahead > 0 ? static_cast<std::size_t>(options.prepare_ahead)
+                                : 2 * static_cast<std::size_t>(warm_targets) >= share.size() ? 8
+                                                                                          : 3;
     std::deque<std::future<std::unique_ptr<Workload>>> ahead;
     std::size_t started = 0;  // share[0, started) have had prepare() called
     for (std::size_t s = 0; s < share.size(); ++s) {

@@ -192,6 +192,9 @@ struct TuneOptions {
   double dominated_ratio = 2.0;     // reuse from the previous N; 0: no reuse
   // Joint bwd_dx + bwd_dwdb tuning (see dx_finalists, pick_joint).
   double joint_margin = 0.05;
+  // Targets whose workloads are prepared ahead of the GPU, per worker
+  // (0: automatic, 3, or 8 when most of the worker's keys are warm).
+  int prepare_ahead = 0;
   std::size_t joint_finalists = 3;  // a warm re-tune: 1 (the bwd_dx winner)
 };
 

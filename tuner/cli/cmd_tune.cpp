@@ -136,6 +136,7 @@ struct TuneFlags {
   std::string trace;    // --trace FILE
   int screen_reps = tune::TuneOptions{}.screen_reps;
   double screen_margin = tune::TuneOptions{}.screen_margin;
+  int prepare_ahead = 0;
 };
 
 // `tune --dry-run`: the problems a tune would cover, one per line (or JSON),
@@ -200,6 +201,7 @@ int run_tune(const ProblemOptions& po, const GpuOptions& go, const TuneFlags& f)
   o.seed = f.seed;
   o.screen_reps = f.screen_reps;
   o.screen_margin = f.screen_margin;
+  o.prepare_ahead = f.prepare_ahead;
   tune::ProgressBar bar(stderr, ::isatty(::fileno(stderr)) != 0);
   bar.set_devices(devices);
   std::ofstream trace_file;
@@ -487,6 +489,10 @@ void add_tune_commands(CLI::App& app, std::vector<Command>& out) {
     sub->add_option("--screen-margin", f->screen_margin,
                     "Time carefully the candidates screened within this fraction of the best (default 0.10)")
         ->check(finite_number(true));
+    sub->add_option("--prepare-ahead", f->prepare_ahead,
+                    "Workloads (inputs, CPU reference, device buffers) built ahead of the GPU, per GPU (default 0: "
+                    "3, or 8 when most keys are warm re-tunes; fewer need less host and GPU memory)")
+        ->check(int_range(0, 64));
     sub->add_flag("--json", f->json,
                   "Print the summary as JSON (progress still goes to stderr; with --devices: one summary per GPU model)");
     sub->add_flag("--dry-run", f->dry_run,
