@@ -485,8 +485,12 @@ void Workload::poison(const rt::DeviceBuffer& b, DType d, std::size_t bytes, CUs
   rt::check(rt::driver().MemsetD32Async(b.get(), bits, (bytes + 3) / 4, stream), "cuMemsetD32Async (poison)");
 }
 
-void Workload::upload_reference() {
+void Workload::await_reference() {
   if (!ref_) ref_ = h_->pending_ref.get();  // off the benchmarking thread: not a verification's wait
+}
+
+void Workload::upload_reference() {
+  await_reference();
   ref_main_ = upload(ref_->main.data(), ref_->main.size());
   if (!ref_->z.empty()) ref_z_ = upload(ref_->z.data(), ref_->z.size());
 }

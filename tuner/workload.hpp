@@ -110,6 +110,9 @@ class Workload {
   // Waits for the CPU reference and uploads its y, z or dx (context
   // current); the tuner calls it on the thread that prepares the workload.
   void upload_reference();
+  // Waits for the CPU reference (computed on its own thread) without
+  // uploading it; rethrows its exception, if any.
+  void await_reference();
 
   // Poisons the outputs `launch` writes, runs it on `stream`, waits, and
   // compares with the reference: "" when correct, else "y: <first mismatch>".
