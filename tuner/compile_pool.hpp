@@ -37,11 +37,12 @@ namespace lntune::tune {
 // thread alone; threads it starts inherit it), so that background work yields
 // to the benchmarking thread, whose host work is the tuner's critical path:
 // the compile pool at 19, workloads prepared ahead (inputs, CPU references)
-// at 15, finished workloads being freed at 19. Far below the benchmarking
-// thread's 0 on purpose: it spins while it waits for the GPU, so on a core
-// shared with a few nice-5 threads it got a fraction of the core and the
-// timed repetitions took twice their GPU time (a warm re-tune with eight
-// workloads in preparation). Best effort: a no-op where it is not allowed.
+// at 15, finished workloads being freed at 19: far below the benchmarking
+// thread's 0, which spins while it waits for the GPU. (Measured on an H100,
+// these values and the earlier 10 and 5 give the same tuning times; what
+// slows a warm re-tune's timings is the background threads' device work,
+// bench/results/h100_2026-11-24b.) Best effort: a no-op where it is not
+// allowed.
 void background_priority(int nice);
 
 // A thread-safe in-memory BinaryStore in front of an optional persistent
