@@ -154,10 +154,14 @@ bool near_value(int a, int b, int factor) {
 }  // namespace
 
 namespace {
-// The configs of `space` within `factor` of `around` in every field and
-// differing in at most two (neither `skip_a` nor `skip_b`), in space order.
+// The configs of `space` within `factor` of `around` in every field (neither
+// `skip_a` nor `skip_b`, nor one already in `out`) that `keep` accepts, in
+// space order. keep(differ, a, b): the number of fields that differ, and
+// the fields (block_size, num_warps, rows_per_cta, group_size_m,
+// cluster_size) of the config and of `around`.
+template <class Keep>
 void add_neighbours(std::vector<Config>& out, const std::vector<Config>& space, const Config& around, int factor,
-                    const Config& skip_a, const Config& skip_b) {
+                    const Config& skip_a, const Config& skip_b, Keep keep) {
   for (const Config& c : space) {
     if (c == skip_a || c == skip_b || std::find(out.begin(), out.end(), c) != out.end()) continue;
     const int a[] = {c.block_size, c.num_warps, c.rows_per_cta, c.group_size_m, c.cluster_size};
@@ -169,31 +173,25 @@ void add_neighbours(std::vector<Config>& out, const std::vector<Config>& space, 
       if (a[i] != b[i]) ++differ;
       close = close && near_value(a[i], b[i], factor);
     }
-    if (close && differ <= 2) out.push_back(c);
+    if (close && keep(differ, a, b)) out.push_back(c);
   }
 }
+
+// At most two fields changed (related_space).
+bool two_fields(int differ, const int*, const int*) { return differ <= 2; }
 }  // namespace
 
 std::vector<Config> warm_space(const std::vector<Config>& space, const Config& previous,
                                const Config& default_config) {
   std::vector<Config> out;
   if (previous != default_config) out.push_back(previous);
-  for (const Config& c : space) {
-    if (c == previous || c == default_config || std::find(out.begin(), out.end(), c) != out.end()) continue;
-    const int a[] = {c.block_size, c.num_warps, c.rows_per_cta, c.group_size_m, c.cluster_size};
-    const int b[] = {previous.block_size, previous.num_warps, previous.rows_per_cta, previous.group_size_m,
-                     previous.cluster_size};
-    int differ = 0;
-    bool close = true;
-    for (int i = 0; i < 5; ++i) {
-      if (a[i] != b[i]) ++differ;
-      close = close && near_value(a[i], b[i], 2);
-    }
-    // block_size and num_warps scaled together: the same elements per thread.
+  // One field changed, or block_size and num_warps scaled together (the same
+  // elements per thread).
+  add_neighbours(out, space, previous, 2, previous, default_config, [](int differ, const int* a, const int* b) {
     const bool same_per_thread = differ == 2 && a[0] != b[0] && a[1] != b[1] &&
                                  static_cast<long>(a[0]) * b[1] == static_cast<long>(b[0]) * a[1];
-    if (close && (differ == 1 || same_per_thread)) out.push_back(c);
-  }
+    return differ == 1 || same_per_thread;
+  });
   return out;
 }
 
@@ -201,8 +199,8 @@ std::vector<Config> related_space(const std::vector<Config>& space, const Config
                                   const Config& default_config) {
   std::vector<Config> out;
   if (related != default_config) out.push_back(related);
-  add_neighbours(out, space, related, 4, related, default_config);
-  add_neighbours(out, space, default_config, 2, related, default_config);
+  add_neighbours(out, space, related, 4, related, default_config, two_fields);
+  add_neighbours(out, space, default_config, 2, related, default_config, two_fields);
   return out;
 }
 
