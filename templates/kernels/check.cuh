@@ -9,7 +9,8 @@
 //   infinity in got or want                      fail unless equal
 //   otherwise, in double: |got - want| <= atol + rtol * |want|
 // The double arithmetic is written with _rn intrinsics, so nothing is fused
-// into an FMA and every step rounds as on the host. A count above zero sends
+// into an FMA and every step rounds as on the host (whose compare.cpp is
+// built with -ffp-contract=off for the same reason). A count above zero sends
 // the tuner to ref::compare on the host for the description of the failure.
 #pragma once
 
