@@ -249,6 +249,26 @@ TEST(HostDtype, DirectRoundingFromDoubleAvoidsDoubleRounding) {
   EXPECT_EQ(float_to_bf16(static_cast<float>(e)), 0x3f80);
 }
 
+TEST(HostDtype, TypedStorageMatchesTheDispatchedAccess) {
+  // round_to<D> / to_double<D> (the fills' per-dtype loops) store and read
+  // the same bits as store_element / load_element.
+  const double values[] = {0.0, -0.0, 1.0 / 3, -2.5e-6, 65519.0, 1e-40, 3.0e38, kInf, -kInf, kNaN};
+  auto check = [&](auto tag) {
+    constexpr DType D = decltype(tag)::value;
+    for (double v : values) {
+      const Storage<D> typed = round_to<D>(v);
+      Storage<D> dispatched{};
+      store_element(D, &dispatched, 0, v);
+      EXPECT_EQ(std::memcmp(&typed, &dispatched, sizeof typed), 0) << name(D) << " " << v;
+      const double a = to_double<D>(typed), b = load_element(D, &dispatched, 0);
+      EXPECT_TRUE(a == b || (std::isnan(a) && std::isnan(b))) << name(D) << " " << v;
+    }
+  };
+  check(std::integral_constant<DType, DType::f32>{});
+  check(std::integral_constant<DType, DType::f16>{});
+  check(std::integral_constant<DType, DType::bf16>{});
+}
+
 TEST(HostDtype, FastPathsRoundLikeTheExactOne) {
   // double_to_bf16 / double_to_half go through float where that cannot round
   // twice; everything must round as the exact double -> 16-bit rounding does:

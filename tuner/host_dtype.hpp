@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "lntune/types.hpp"
 
@@ -150,6 +151,33 @@ inline uint16_t double_to_bf16(double v) noexcept {
   const uint32_t e = (b >> 23) & 0xffu;
   if (e != 0 && e != 0xffu && (b & 0xffffu) != 0x8000u) return float_to_bf16(f);
   return detail::round_double_to_small(v, 7, 8);
+}
+
+// ---- typed storage (no per-element dtype dispatch) -------------------------
+
+template <DType D>
+using Storage = std::conditional_t<D == DType::f32, float, uint16_t>;
+
+// A stored value as a double (exact for every dtype).
+template <DType D>
+inline double to_double(Storage<D> s) noexcept {
+  if constexpr (D == DType::f32)
+    return static_cast<double>(s);
+  else if constexpr (D == DType::bf16)
+    return static_cast<double>(bf16_to_float(s));
+  else
+    return static_cast<double>(half_to_float(s));
+}
+
+// v rounded once (RNE) into D's storage. f32: (float)v.
+template <DType D>
+inline Storage<D> round_to(double v) noexcept {
+  if constexpr (D == DType::f32)
+    return static_cast<float>(v);
+  else if constexpr (D == DType::bf16)
+    return double_to_bf16(v);
+  else
+    return double_to_half(v);
 }
 
 // ---- typed element access (index in elements from base) -------------------

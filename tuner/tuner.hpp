@@ -144,7 +144,7 @@ struct KeyResult {
   // on the GPU, the wait for the CPU reference, the downloads and compares).
   struct Phases {
     double compile_wait_s = 0, load_s = 0, verify_s = 0;
-    double reference_wait_s = 0, compare_s = 0;  // of verify_s: waiting for the CPU reference; downloads + compares
+    double reference_wait_s = 0, compare_s = 0;  // of verify_s: waiting for the CPU reference; the comparisons
     // The runner's (Runner::Times, over the target): warm-ups, of them the
     // re-warms after an idle GPU (and how many), the timed repetitions.
     double warmup_s = 0, rewarm_s = 0, reps_s = 0;

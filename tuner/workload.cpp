@@ -65,28 +65,6 @@ double normal_of_sum(std::uint32_t sum) { return (static_cast<double>(sum + 2) /
 
 unsigned hardware_threads() { return std::max(1u, std::thread::hardware_concurrency()); }
 
-// The element type of a dtype's storage, and one value rounded into it.
-template <DType D>
-using Stored = std::conditional_t<D == DType::f32, float, std::uint16_t>;
-template <DType D>
-Stored<D> round_to(double v) {
-  if constexpr (D == DType::f32)
-    return static_cast<float>(v);
-  else if constexpr (D == DType::bf16)
-    return ref::double_to_bf16(v);
-  else
-    return ref::double_to_half(v);
-}
-template <DType D>
-double value_of(Stored<D> s) {
-  if constexpr (D == DType::f32)
-    return s;
-  else if constexpr (D == DType::bf16)
-    return ref::bf16_to_float(s);
-  else
-    return ref::half_to_float(s);
-}
-
 // One chunk of fill_random in one dtype (no per-element dispatch). `table`
 // (kSums entries, or null): offset + scale * normal_of_sum(s) already
 // rounded, for every sum s; else each value is rounded here (the same bits).
@@ -94,8 +72,8 @@ double value_of(Stored<D> s) {
 // monotonic function of the sum (the affine map, then a monotonic rounding),
 // so with a table only the least and the greatest sum need looking at.
 template <DType D>
-double fill_chunk(Stored<D>* out, std::int64_t begin, std::int64_t end, double offset, double scale,
-                  const Stored<D>* table, std::uint64_t s) {
+double fill_chunk(ref::Storage<D>* out, std::int64_t begin, std::int64_t end, double offset, double scale,
+                  const ref::Storage<D>* table, std::uint64_t s) {
   if (table) {
     std::uint32_t lo = kSums, hi = 0;
     for (std::int64_t i = begin; i < end; ++i) {
@@ -105,13 +83,13 @@ double fill_chunk(Stored<D>* out, std::int64_t begin, std::int64_t end, double o
       hi = std::max(hi, sum);
     }
     if (begin >= end) return 0;
-    return std::max(std::fabs(value_of<D>(table[lo])), std::fabs(value_of<D>(table[hi])));
+    return std::max(std::fabs(ref::to_double<D>(table[lo])), std::fabs(ref::to_double<D>(table[hi])));
   }
   double m = 0;
   for (std::int64_t i = begin; i < end; ++i) {
-    const Stored<D> v = round_to<D>(offset + scale * normal_of_sum(uniform_sum(s)));
+    const ref::Storage<D> v = ref::round_to<D>(offset + scale * normal_of_sum(uniform_sum(s)));
     out[i] = v;
-    m = std::max(m, std::fabs(value_of<D>(v)));
+    m = std::max(m, std::fabs(ref::to_double<D>(v)));
   }
   return m;
 }
@@ -120,16 +98,16 @@ double fill_chunk(Stored<D>* out, std::int64_t begin, std::int64_t end, double o
 // every sum (kSums conversions instead of one per element, the costly part).
 template <DType D>
 double fill_typed(unsigned char* bytes, std::int64_t count, double offset, double scale, std::uint64_t seed) {
-  Stored<D>* out = reinterpret_cast<Stored<D>*>(bytes);
+  ref::Storage<D>* out = reinterpret_cast<ref::Storage<D>*>(bytes);
   constexpr std::int64_t kChunk = 1 << 16;
   const std::int64_t chunks = (count + kChunk - 1) / kChunk;
   const auto threads = std::min<std::int64_t>(chunks, std::min<unsigned>(hardware_threads(), 64));
-  std::vector<Stored<D>> table;
+  std::vector<ref::Storage<D>> table;
   if (count >= std::int64_t{4} * kSums) {
     table.resize(kSums);
-    for (std::uint32_t s = 0; s < kSums; ++s) table[s] = round_to<D>(offset + scale * normal_of_sum(s));
+    for (std::uint32_t s = 0; s < kSums; ++s) table[s] = ref::round_to<D>(offset + scale * normal_of_sum(s));
   }
-  const Stored<D>* tab = table.empty() ? nullptr : table.data();
+  const ref::Storage<D>* tab = table.empty() ? nullptr : table.data();
   std::vector<double> maxes(static_cast<std::size_t>(std::max<std::int64_t>(threads, 1)), 0.0);
   auto work = [&](std::int64_t t) {
     double m = 0;
@@ -485,14 +463,10 @@ void Workload::poison(const rt::DeviceBuffer& b, DType d, std::size_t bytes, CUs
   rt::check(rt::driver().MemsetD32Async(b.get(), bits, (bytes + 3) / 4, stream), "cuMemsetD32Async (poison)");
 }
 
-void Workload::await_reference() {
-  if (!ref_) ref_ = h_->pending_ref.get();  // off the benchmarking thread: not a verification's wait
-}
-
 void Workload::upload_reference() {
-  await_reference();
-  ref_main_ = upload(ref_->main.data(), ref_->main.size());
-  if (!ref_->z.empty()) ref_z_ = upload(ref_->z.data(), ref_->z.size());
+  const Reference& r = reference(nullptr);  // off the benchmarking thread: not a verification's wait
+  ref_main_ = upload(r.main.data(), r.main.size());
+  if (!r.z.empty()) ref_z_ = upload(r.z.data(), r.z.size());
 }
 
 std::string Workload::check_rows(const char* what, DType d, const rt::DeviceBuffer& got,
@@ -509,10 +483,10 @@ std::string Workload::check_rows(const char* what, DType d, const rt::DeviceBuff
   return c.ok ? "" : describe(what, c);
 }
 
-const Workload::Reference& Workload::reference() {
+const Workload::Reference& Workload::reference(double* wait_s) {
   if (!ref_) {
-    ScopedSeconds wait(&verify_times_.reference_wait_s);
-    ref_ = h_->pending_ref.get();  // rethrows the reference's exception, if any
+    ScopedSeconds wait(wait_s);
+    ref_ = h_->pending_ref.get();
   }
   return *ref_;
 }
@@ -534,7 +508,7 @@ std::string Workload::verify(const std::function<void(CUstream)>& launch, CUstre
   }
   launch(stream);
   rt::check(d.StreamSynchronize(stream), "cuStreamSynchronize (verification run)");
-  const Reference& r = reference();
+  const Reference& r = reference(&verify_times_.reference_wait_s);
   ScopedSeconds downloads_and_compares(&verify_times_.compare_s);
   std::string out;
   auto add = [&out](const std::string& s) {

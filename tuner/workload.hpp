@@ -110,16 +110,14 @@ class Workload {
   // Waits for the CPU reference and uploads its y, z or dx (context
   // current); the tuner calls it on the thread that prepares the workload.
   void upload_reference();
-  // Waits for the CPU reference (computed on its own thread) without
-  // uploading it; rethrows its exception, if any.
-  void await_reference();
 
   // Poisons the outputs `launch` writes, runs it on `stream`, waits, and
   // compares with the reference: "" when correct, else "y: <first mismatch>".
   // Forward: y, mean, rstd. Backward: dx, dW, dB (gradients_only: dW, dB).
   std::string verify(const std::function<void(CUstream)>& launch, CUstream stream, bool gradients_only = false);
   // Seconds spent by verify() so far: in all, and of those waiting for the
-  // CPU reference, and downloading and comparing (the rest: the run).
+  // CPU reference, and comparing (on the GPU, or downloading and comparing
+  // on the host; the rest: the run).
   struct VerifyTimes {
     double total_s = 0, reference_wait_s = 0, compare_s = 0;
   };
@@ -129,7 +127,9 @@ class Workload {
 
  private:
   void poison(const rt::DeviceBuffer& b, DType d, std::size_t bytes, CUstream stream) const;
-  const Reference& reference();
+  // The CPU reference, waited for (its seconds added to *wait_s, if given);
+  // rethrows the reference's exception, if any.
+  const Reference& reference(double* wait_s);
   // Compares one large output (y, z or dx: m x n of `d`) with the reference:
   // on the GPU when its reference is uploaded, on the host otherwise or
   // when the GPU finds failures. "" or the failure's description.
