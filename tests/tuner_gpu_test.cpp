@@ -22,6 +22,7 @@
 #include "tuner/report.hpp"
 #include "tuner/compare.hpp"
 #include "tuner/device_check.hpp"
+#include "tuner/device_pool.hpp"
 #include "tuner/host_dtype.hpp"
 #include "tuner/tuner.hpp"
 #include "tuner/workload.hpp"
@@ -191,6 +192,37 @@ TEST(DeviceCheck, CountsWhatTheHostComparisonCounts) {
   }
 }
 
+// The pool hands back the smallest kept buffer that fits and is at most
+// twice the request, allocates otherwise, and keeps at most its limit.
+TEST(DevicePool, ReusesTheSmallestFittingBufferWithinItsLimit) {
+  LNTUNE_REQUIRE_GPU();
+  (void)rt::default_runtime().current_device();
+  constexpr std::size_t MB = std::size_t{1} << 20;
+  tune::DevicePool pool(150 * MB);
+  rt::DeviceBuffer a = pool.take(100 * MB), b = pool.take(30 * MB);
+  const CUdeviceptr pa = a.get(), pb = b.get();
+  ASSERT_NE(pa, 0u);
+  EXPECT_EQ(a.size(), 100 * MB);
+  pool.give(std::move(a));
+  pool.give(std::move(b));
+  EXPECT_EQ(pool.stats().kept_bytes, 130 * MB);
+  rt::DeviceBuffer c = pool.take(20 * MB);  // 30 MB fits (<= 2x): reused
+  EXPECT_EQ(c.get(), pb);
+  rt::DeviceBuffer d = pool.take(40 * MB);  // 100 MB is more than twice: a new one
+  EXPECT_NE(d.get(), pa);
+  EXPECT_EQ(d.size(), 40 * MB);
+  rt::DeviceBuffer e = pool.take(60 * MB);  // 100 MB: reused
+  EXPECT_EQ(e.get(), pa);
+  EXPECT_EQ(pool.stats().kept_bytes, 0u);
+  EXPECT_EQ(pool.stats().taken, 5u);
+  EXPECT_EQ(pool.stats().reused, 2u);
+  pool.give(std::move(e));
+  pool.give(std::move(d));
+  pool.give(std::move(c));  // 170 MB > 150: the largest (100 MB) is freed
+  EXPECT_EQ(pool.stats().kept_bytes, 70 * MB);
+  EXPECT_EQ(pool.take(0).get(), 0u);
+}
+
 // A workload that verifies on the GPU passes a correct output without
 // downloading it, and fails a wrong one with the host's description.
 TEST(DeviceCheck, WorkloadVerificationOnTheGpu) {
@@ -198,11 +230,14 @@ TEST(DeviceCheck, WorkloadVerificationOnTheGpu) {
   const rt::DeviceInfo& dev = rt::default_runtime().current_device();
   tune::DeviceCheck check(dev.arch());
   tune::Runner runner(dev);
+  // Buffers from a pool, given back and taken again by the second workload
+  // (garbage from the first: the verification must not care).
+  tune::DevicePool buffers(std::size_t{1} << 30);
   for (Kernel k : {Kernel::fwd, Kernel::bwd_dx}) {
     Traits t;
     t.kernel = k;
     t.x_dtype = t.w_dtype = DType::bf16;
-    tune::Workload w(t, 1000, 1537, 11);
+    tune::Workload w(tune::Workload::prepare(t, 1000, 1537, 11), &buffers);
     w.use_device_check(&check);
     w.upload_reference();
     const CUstream s = runner.stream();

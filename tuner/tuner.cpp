@@ -22,6 +22,7 @@
 #include "runtime/launcher.hpp"
 #include "runtime/nvrtc.hpp"
 #include "tuner/device_check.hpp"
+#include "tuner/device_pool.hpp"
 #include "tuner/scoped_seconds.hpp"
 #include "tuner/workload.hpp"
 
@@ -413,6 +414,7 @@ struct Env {
   Runner* runner = nullptr;
   KeyResult::Phases* phases = nullptr;  // the current key's (the worker's), or none
   DeviceCheck* check = nullptr;         // verifications compare on the GPU (tuner/device_check.hpp), or none
+  DevicePool* pool_buffers = nullptr;   // the workloads' device buffers (tuner/device_pool.hpp), or none
 };
 
 // w.verify(...) through `verify`, its times so far into the key's phases.
@@ -777,13 +779,14 @@ std::optional<KeyPlan> related_plan(const cache::Database& db, const TargetPlan&
 // about 1% of the HBM bandwidth, while they last.
 // With `check` (the worker's DeviceCheck), the CPU reference is awaited and
 // uploaded there too, so that verifications compare on the GPU.
+// Device buffers come from `pool` (the worker's, or none).
 std::future<std::unique_ptr<Workload>> prepare_ahead(const Target& t, std::uint64_t seed, CUcontext ctx,
-                                                     DeviceCheck* check) {
-  return std::async(std::launch::async, [t, seed, ctx, check] {
+                                                     DeviceCheck* check, DevicePool* pool) {
+  return std::async(std::launch::async, [t, seed, ctx, check, pool] {
     background_priority(15);
     Workload::HostPtr h = Workload::prepare(t.traits, t.m, t.n, seed);
     rt::check(rt::driver().CtxSetCurrent(ctx), "cuCtxSetCurrent (preparing a workload)");
-    auto w = std::make_unique<Workload>(std::move(h));
+    auto w = std::make_unique<Workload>(std::move(h), pool);
     if (check) {
       w->use_device_check(check);
       w->upload_reference();
@@ -841,7 +844,7 @@ class Worker {
       env_.phases = &phases_;
       runner_at_start_ = env_.runner->times();
       const auto setup0 = Clock::now();
-      if (!ahead.valid()) ahead = prepare_ahead(t, target_seed(sh_.o.seed, t), env_.ctx, env_.check);
+      if (!ahead.valid()) ahead = prepare_ahead(t, target_seed(sh_.o.seed, t), env_.ctx, env_.check, env_.pool_buffers);
       // Freed on another thread once the target is done (retire).
       struct Retire {
         Worker& wk;
@@ -1417,8 +1420,15 @@ TuneSummary run_group(const std::vector<int>& ordinals, const rt::DeviceInfo& de
     } catch (const std::exception& e) {
       sh.report([&](Progress& pr) { pr.note(who + "outputs compared on the host: " + e.what()); });
     }
+    // The workloads' device buffers, reused from one key to the next (no
+    // cuMemAlloc while the GPU times: it slows the timings); a quarter of
+    // the memory free now may be kept unused.
+    std::size_t free_bytes = 0, total_bytes = 0;
+    rt::check(rt::driver().MemGetInfo(&free_bytes, &total_bytes), "cuMemGetInfo");
+    DevicePool buffers(free_bytes / 4);
     Env env{&runtime, ctx, d, &pool, runner.get()};
     env.check = check.get();
+    env.pool_buffers = &buffers;
     Worker wk(sh, env, st.ordinal, st.copy_gbps);
     // The next target's workload (inputs, CPU reference, device buffers) is
     // built on another thread while the GPU times the current one (not once
@@ -1426,7 +1436,7 @@ TuneSummary run_group(const std::vector<int>& ordinals, const rt::DeviceInfo& de
     auto prepare = [&](std::size_t k) -> std::future<std::unique_ptr<Workload>> {
       const TargetPlan& p = plans[k];
       if ((p.main_mode == Retune::skip && !p.dwdb) || sh.out_of_time()) return {};
-      return prepare_ahead(p.target, target_seed(options.seed, p.target), ctx, check.get());
+      return prepare_ahead(p.target, target_seed(options.seed, p.target), ctx, check.get(), &buffers);
     };
     // Up to `ahead_n` targets in preparation: a short key (a few candidates
     // around a related key's winner) takes less time than building one

@@ -11,6 +11,7 @@
 #include "templates/params.h"
 #include "tuner/compare.hpp"
 #include "tuner/device_check.hpp"
+#include "tuner/device_pool.hpp"
 #include "tuner/scoped_seconds.hpp"
 #include "tuner/host_dtype.hpp"
 #include "tuner/reference.hpp"
@@ -142,8 +143,8 @@ double fill_random(Bytes& out, DType dtype, std::int64_t count, double offset, d
   return 0;
 }
 
-rt::DeviceBuffer upload(const void* data, std::size_t bytes) {
-  rt::DeviceBuffer b((bytes + 3) / 4 * 4);
+// `bytes` of host data into `b` (at least that large).
+rt::DeviceBuffer upload(rt::DeviceBuffer b, const void* data, std::size_t bytes) {
   if (bytes) rt::check(rt::driver().MemcpyHtoD(b.get(), data, bytes), "cuMemcpyHtoD (" + std::to_string(bytes) + " bytes)");
   return b;
 }
@@ -288,7 +289,9 @@ Workload::HostPtr Workload::prepare(const Traits& traits, std::int64_t m, std::i
 Workload::Workload(const Traits& traits, std::int64_t m, std::int64_t n, std::uint64_t seed)
     : Workload(prepare(traits, m, n, seed)) {}
 
-Workload::Workload(HostPtr host) : h_(std::move(host)) {
+rt::DeviceBuffer Workload::alloc(std::size_t bytes) { return pool_ ? pool_->take(bytes) : rt::DeviceBuffer(bytes); }
+
+Workload::Workload(HostPtr host, DevicePool* pool) : h_(std::move(host)), pool_(pool) {
   if (!h_) throw Error("lntune: internal: a workload built from no host data");
   const HostData& h = *h_;
   traits_ = h.traits;
@@ -303,18 +306,18 @@ Workload::Workload(HostPtr host) : h_(std::move(host)) {
   const bool residual = traits_.residual.has_value();
 
   // The input row: x, or z for a backward with a residual (uploaded below).
-  if (!backward() || !residual) x_ = upload(h.hx.data(), x_bytes_);
-  if (traits_.has_weight) w_ = upload(h.hw.data(), w_bytes_);
+  if (!backward() || !residual) x_ = upload(alloc((x_bytes_ + 3) / 4 * 4), h.hx.data(), x_bytes_);
+  if (traits_.has_weight) w_ = upload(alloc((w_bytes_ + 3) / 4 * 4), h.hw.data(), w_bytes_);
 
   if (!backward()) {
-    y_or_dx_ = rt::DeviceBuffer((y_bytes_ + 3) / 4 * 4);
-    if (traits_.has_bias) b_ = upload(h.hb.data(), w_bytes_);
+    y_or_dx_ = alloc((y_bytes_ + 3) / 4 * 4);
+    if (traits_.has_bias) b_ = upload(alloc((w_bytes_ + 3) / 4 * 4), h.hb.data(), w_bytes_);
     if (residual) {
-      r_ = upload(h.hr.data(), r_bytes_);
-      z_ = rt::DeviceBuffer((r_bytes_ + 3) / 4 * 4);
+      r_ = upload(alloc((r_bytes_ + 3) / 4 * 4), h.hr.data(), r_bytes_);
+      z_ = alloc((r_bytes_ + 3) / 4 * 4);
     }
-    mean_ = rt::DeviceBuffer(static_cast<std::size_t>(m) * 4);
-    rstd_ = rt::DeviceBuffer(static_cast<std::size_t>(m) * 4);
+    mean_ = alloc(static_cast<std::size_t>(m) * 4);
+    rstd_ = alloc(static_cast<std::size_t>(m) * 4);
     fargs_.x = x_.ptr();
     fargs_.weight = traits_.has_weight ? w_.ptr() : nullptr;
     fargs_.bias = traits_.has_bias ? b_.ptr() : nullptr;
@@ -340,16 +343,16 @@ Workload::Workload(HostPtr host) : h_(std::move(host)) {
     return;
   }
 
-  y_or_dx_ = rt::DeviceBuffer((x_bytes_ + 3) / 4 * 4);
-  dy_ = upload(h.hdy.data(), y_bytes_);
+  y_or_dx_ = alloc((x_bytes_ + 3) / 4 * 4);
+  dy_ = upload(alloc((y_bytes_ + 3) / 4 * 4), h.hdy.data(), y_bytes_);
   if (residual) {
-    x_ = upload(h.hz.data(), r_bytes_);  // the backward's input row is z
-    dz_ = upload(h.hdz.data(), r_bytes_);
+    x_ = upload(alloc((r_bytes_ + 3) / 4 * 4), h.hz.data(), r_bytes_);  // the backward's input row is z
+    dz_ = upload(alloc((r_bytes_ + 3) / 4 * 4), h.hdz.data(), r_bytes_);
   }
-  mean_ = upload(h.hmean.data(), h.hmean.size() * 4);
-  rstd_ = upload(h.hrstd.data(), h.hrstd.size() * 4);
-  if (traits_.has_weight) dw_ = rt::DeviceBuffer((w_bytes_ + 3) / 4 * 4);
-  if (traits_.has_bias) db_ = rt::DeviceBuffer((w_bytes_ + 3) / 4 * 4);
+  mean_ = upload(alloc((h.hmean.size() * 4 + 3) / 4 * 4), h.hmean.data(), h.hmean.size() * 4);
+  rstd_ = upload(alloc((h.hrstd.size() * 4 + 3) / 4 * 4), h.hrstd.data(), h.hrstd.size() * 4);
+  if (traits_.has_weight) dw_ = alloc((w_bytes_ + 3) / 4 * 4);
+  if (traits_.has_bias) db_ = alloc((w_bytes_ + 3) / 4 * 4);
   bargs_.dy = dy_.ptr();
   bargs_.x = x_.ptr();
   bargs_.weight = traits_.has_weight ? w_.ptr() : nullptr;
@@ -378,7 +381,12 @@ Workload::Workload(HostPtr host) : h_(std::move(host)) {
   got_db_.resize(w_bytes_);
 }
 
-Workload::~Workload() = default;
+Workload::~Workload() {
+  if (!pool_) return;
+  for (rt::DeviceBuffer* b : {&r_, &z_, &dz_, &x_, &y_or_dx_, &dy_, &w_, &b_, &mean_, &rstd_, &dw_, &db_, &ws_,
+                              &ref_main_, &ref_z_})
+    pool_->give(std::move(*b));
+}
 
 int Workload::vec() const { return backward() ? bwd_.vec : fwd_.vec; }
 
@@ -426,7 +434,7 @@ void Workload::reserve_workspace(const Config& dx_config) {
   const std::size_t need = rt::workspace_bytes(bwd_, dx_config);
   if (need > ws_.size()) {
     rt::check(rt::driver().CtxSynchronize(), "cuCtxSynchronize (before growing the workspace)");
-    ws_ = rt::DeviceBuffer(need);
+    ws_ = alloc(need);
   }
 }
 
@@ -465,8 +473,8 @@ void Workload::poison(const rt::DeviceBuffer& b, DType d, std::size_t bytes, CUs
 
 void Workload::upload_reference() {
   const Reference& r = reference(nullptr);  // off the benchmarking thread: not a verification's wait
-  ref_main_ = upload(r.main.data(), r.main.size());
-  if (!r.z.empty()) ref_z_ = upload(r.z.data(), r.z.size());
+  ref_main_ = upload(alloc((r.main.size() + 3) / 4 * 4), r.main.data(), r.main.size());
+  if (!r.z.empty()) ref_z_ = upload(alloc((r.z.size() + 3) / 4 * 4), r.z.data(), r.z.size());
 }
 
 std::string Workload::check_rows(const char* what, DType d, const rt::DeviceBuffer& got,

@@ -43,6 +43,7 @@
 namespace lntune::tune {
 
 class DeviceCheck;
+class DevicePool;
 
 class Workload {
  public:
@@ -63,7 +64,10 @@ class Workload {
   };
   using HostPtr = std::unique_ptr<HostData, HostDataDeleter>;
   static HostPtr prepare(const Traits& traits, std::int64_t m, std::int64_t n, std::uint64_t seed);
-  explicit Workload(HostPtr host);
+  // pool: device buffers are taken from it and given back to it by the
+  // destructor (tuner/device_pool.hpp), which must outlive the workload;
+  // none: allocated and freed.
+  explicit Workload(HostPtr host, DevicePool* pool = nullptr);
 
   Workload(const Workload&) = delete;
   Workload& operator=(const Workload&) = delete;
@@ -126,6 +130,7 @@ class Workload {
   struct Reference;
 
  private:
+  rt::DeviceBuffer alloc(std::size_t bytes);  // from pool_, or cuMemAlloc
   void poison(const rt::DeviceBuffer& b, DType d, std::size_t bytes, CUstream stream) const;
   // The CPU reference, waited for (its seconds added to *wait_s, if given);
   // rethrows the reference's exception, if any.
@@ -163,6 +168,7 @@ class Workload {
   std::shared_ptr<Reference> ref_;
   VerifyTimes verify_times_;
   DeviceCheck* check_ = nullptr;
+  DevicePool* pool_ = nullptr;
   rt::DeviceBuffer ref_main_, ref_z_;  // the reference's y or dx, and z, on the GPU (upload_reference)
 };
 
