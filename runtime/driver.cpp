@@ -58,6 +58,7 @@ const Loaded& loaded() {
     resolve(lib, "cuMemAllocHost_v2", a.MemAllocHost, err);
     resolve(lib, "cuMemFreeHost", a.MemFreeHost, err);
     resolve(lib, "cuMemcpyHtoD_v2", a.MemcpyHtoD, err);
+    resolve(lib, "cuMemcpyHtoDAsync_v2", a.MemcpyHtoDAsync, err);
     resolve(lib, "cuMemcpyDtoH_v2", a.MemcpyDtoH, err);
     resolve(lib, "cuMemcpyDtoDAsync_v2", a.MemcpyDtoDAsync, err);
     resolve(lib, "cuMemsetD8_v2", a.MemsetD8, err);

@@ -56,6 +56,7 @@ struct DriverApi {
   decltype(&::cuMemAllocHost) MemAllocHost;
   decltype(&::cuMemFreeHost) MemFreeHost;
   decltype(&::cuMemcpyHtoD) MemcpyHtoD;
+  decltype(&::cuMemcpyHtoDAsync) MemcpyHtoDAsync;
   decltype(&::cuMemcpyDtoH) MemcpyDtoH;
   decltype(&::cuMemcpyDtoDAsync) MemcpyDtoDAsync;
   decltype(&::cuMemsetD8) MemsetD8;

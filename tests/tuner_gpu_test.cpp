@@ -11,6 +11,8 @@
 #include <filesystem>
 #include <limits>
 #include <random>
+#include <string>
+#include <thread>
 #include <vector>
 
 #include "temp_dir.hpp"
@@ -23,6 +25,7 @@
 #include "tuner/compare.hpp"
 #include "tuner/device_check.hpp"
 #include "tuner/device_pool.hpp"
+#include "tuner/uploader.hpp"
 #include "tuner/host_dtype.hpp"
 #include "tuner/tuner.hpp"
 #include "tuner/workload.hpp"
@@ -193,34 +196,79 @@ TEST(DeviceCheck, CountsWhatTheHostComparisonCounts) {
 }
 
 // The pool hands back the smallest kept buffer that fits and is at most
-// twice the request, allocates otherwise, and keeps at most its limit.
+// twice the request, allocates its size class otherwise, and keeps at most
+// its limit.
 TEST(DevicePool, ReusesTheSmallestFittingBufferWithinItsLimit) {
   LNTUNE_REQUIRE_GPU();
   (void)rt::default_runtime().current_device();
   constexpr std::size_t MB = std::size_t{1} << 20;
   tune::DevicePool pool(150 * MB);
-  rt::DeviceBuffer a = pool.take(100 * MB), b = pool.take(30 * MB);
+  rt::DeviceBuffer a = pool.take(96 * MB), b = pool.take(32 * MB);  // both exact classes
   const CUdeviceptr pa = a.get(), pb = b.get();
   ASSERT_NE(pa, 0u);
-  EXPECT_EQ(a.size(), 100 * MB);
+  EXPECT_EQ(a.size(), 96 * MB);
   pool.give(std::move(a));
   pool.give(std::move(b));
-  EXPECT_EQ(pool.stats().kept_bytes, 130 * MB);
-  rt::DeviceBuffer c = pool.take(20 * MB);  // 30 MB fits (<= 2x): reused
+  EXPECT_EQ(pool.stats().kept_bytes, 128 * MB);
+  rt::DeviceBuffer c = pool.take(20 * MB);  // 32 MB fits (<= 2x): reused
   EXPECT_EQ(c.get(), pb);
-  rt::DeviceBuffer d = pool.take(40 * MB);  // 100 MB is more than twice: a new one
+  rt::DeviceBuffer d = pool.take(40 * MB);  // 96 MB is more than twice: a new one
   EXPECT_NE(d.get(), pa);
   EXPECT_EQ(d.size(), 40 * MB);
-  rt::DeviceBuffer e = pool.take(60 * MB);  // 100 MB: reused
+  rt::DeviceBuffer e = pool.take(60 * MB);  // 96 MB: reused
   EXPECT_EQ(e.get(), pa);
   EXPECT_EQ(pool.stats().kept_bytes, 0u);
   EXPECT_EQ(pool.stats().taken, 5u);
   EXPECT_EQ(pool.stats().reused, 2u);
   pool.give(std::move(e));
   pool.give(std::move(d));
-  pool.give(std::move(c));  // 170 MB > 150: the largest (100 MB) is freed
-  EXPECT_EQ(pool.stats().kept_bytes, 70 * MB);
+  pool.give(std::move(c));  // 168 MB > 150: the largest (96 MB) is freed
+  EXPECT_EQ(pool.stats().kept_bytes, 72 * MB);
+  rt::DeviceBuffer f = pool.take(100 * MB);  // a new one, of its class
+  EXPECT_EQ(f.size(), 112 * MB);
+  pool.trim();
+  EXPECT_EQ(pool.stats().kept_bytes, 0u);
   EXPECT_EQ(pool.take(0).get(), 0u);
+}
+
+// Uploads through the staging lanes arrive intact: sizes around the chunk
+// (one byte, a partial chunk, whole chunks, an odd tail), several threads at
+// once (each on its own lane).
+TEST(Uploader, CopiesEveryByteFromSeveralThreads) {
+  LNTUNE_REQUIRE_GPU();
+  (void)rt::default_runtime().current_device();
+  CUcontext ctx = nullptr;
+  ASSERT_EQ(rt::driver().CtxGetCurrent(&ctx), CUDA_SUCCESS);
+  constexpr std::size_t kChunk = 64 * 1024;
+  tune::Uploader up(kChunk);
+  const std::vector<std::size_t> sizes = {1, 1000, kChunk, 2 * kChunk, 5 * kChunk + 77, 3 * 1000 * 1000 + 1};
+  std::vector<std::string> errors(4);
+  std::vector<std::thread> threads;
+  for (std::size_t t = 0; t < errors.size(); ++t) {
+    threads.emplace_back([&, t] {
+      try {
+        rt::check(rt::driver().CtxSetCurrent(ctx), "cuCtxSetCurrent");
+        for (std::size_t bytes : sizes) {
+          std::vector<unsigned char> src(bytes), back(bytes, 0);
+          for (std::size_t i = 0; i < bytes; ++i) src[i] = static_cast<unsigned char>((i * 131 + t * 7 + bytes) >> 3);
+          rt::DeviceBuffer dst(bytes);
+          rt::check(rt::driver().MemsetD8(dst.get(), 0xA5, bytes), "cuMemsetD8");
+          up.upload(dst.get(), src.data(), bytes);
+          rt::check(rt::driver().MemcpyDtoH(back.data(), dst.get(), bytes), "cuMemcpyDtoH");
+          if (back != src) {
+            errors[t] = "thread " + std::to_string(t) + ": " + std::to_string(bytes) + " bytes differ";
+            return;
+          }
+        }
+      } catch (const std::exception& e) {
+        errors[t] = e.what();
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (const std::string& e : errors) EXPECT_EQ(e, "");
+  EXPECT_GE(up.lanes(), 1u);
+  EXPECT_LE(up.lanes(), errors.size());
 }
 
 // A workload that verifies on the GPU passes a correct output without
@@ -233,11 +281,12 @@ TEST(DeviceCheck, WorkloadVerificationOnTheGpu) {
   // Buffers from a pool, given back and taken again by the second workload
   // (garbage from the first: the verification must not care).
   tune::DevicePool buffers(std::size_t{1} << 30);
+  tune::Uploader uploader(256 * 1024);  // small chunks: several per input
   for (Kernel k : {Kernel::fwd, Kernel::bwd_dx}) {
     Traits t;
     t.kernel = k;
     t.x_dtype = t.w_dtype = DType::bf16;
-    tune::Workload w(tune::Workload::prepare(t, 1000, 1537, 11), &buffers);
+    tune::Workload w(tune::Workload::prepare(t, 1000, 1537, 11), &buffers, &uploader);
     w.use_device_check(&check);
     w.upload_reference();
     const CUstream s = runner.stream();

@@ -6,6 +6,7 @@
 #include "generator/instance.hpp"
 #include "lntune/lntune.hpp"
 #include "runtime/cache_binding.hpp"
+#include "tuner/device_pool.hpp"
 #include "tuner/tuner.hpp"
 #include "tuner_test_util.hpp"
 
@@ -127,3 +128,25 @@ TEST(Buckets, RepresentativeRowsFallInTheirBucket) {
 
 
 }  // namespace
+
+// The pool's size classes (no GPU needed): at least 4 KiB, else a quarter
+// step of the power of two, never more than 25% above the request.
+TEST(DevicePool, SizeClassesAreQuarterStepsOfAPowerOfTwo) {
+  using tune::DevicePool;
+  constexpr std::size_t MB = std::size_t{1} << 20;
+  EXPECT_EQ(DevicePool::size_class(1), 4096u);
+  EXPECT_EQ(DevicePool::size_class(4096), 4096u);
+  EXPECT_EQ(DevicePool::size_class(4097), 5120u);
+  EXPECT_EQ(DevicePool::size_class(64 * MB), 64 * MB);
+  EXPECT_EQ(DevicePool::size_class(64 * MB + 1), 80 * MB);
+  EXPECT_EQ(DevicePool::size_class(100 * MB), 112 * MB);
+  EXPECT_EQ(DevicePool::size_class(127 * MB), 128 * MB);
+  // 4224 rows of 262144 fp32 columns: 4.125 GiB, class 5 GiB.
+  EXPECT_EQ(DevicePool::size_class(std::size_t{4224} * 262144 * 4), std::size_t{5} << 30);
+  for (std::size_t b = 4097; b < (std::size_t{1} << 40); b = b * 3 / 2 + 7) {
+    const std::size_t c = DevicePool::size_class(b);
+    EXPECT_GE(c, b);
+    EXPECT_LE(static_cast<double>(c), 1.25 * static_cast<double>(b) + 1);
+    EXPECT_EQ(DevicePool::size_class(c), c) << b;
+  }
+}

@@ -20,7 +20,31 @@ rt::DeviceBuffer DevicePool::take(std::size_t bytes) {
       return b;
     }
   }
-  return rt::DeviceBuffer(bytes);  // outside the lock: cuMemAlloc may take a while
+  // Outside the lock: cuMemAlloc may take a while.
+  const std::size_t size = size_class(bytes);
+  try {
+    return rt::DeviceBuffer(size);
+  } catch (const rt::CudaError& e) {
+    if (e.code() != CUDA_ERROR_OUT_OF_MEMORY) throw;
+  }
+  trim();
+  return rt::DeviceBuffer(size);
+}
+
+std::size_t DevicePool::size_class(std::size_t bytes) {
+  constexpr std::size_t kMin = 4096;
+  if (bytes <= kMin) return kMin;
+  int k = 0;  // 2^k <= bytes < 2^(k+1)
+  while (k < 63 && (bytes >> (k + 1)) != 0) ++k;
+  const std::size_t step = std::size_t{1} << (k - 2);
+  return (bytes + step - 1) / step * step;
+}
+
+void DevicePool::trim() noexcept {
+  std::multimap<std::size_t, rt::DeviceBuffer> all;  // freed after the lock is released
+  std::lock_guard<std::mutex> lock(mu_);
+  all.swap(free_);
+  stats_.kept_bytes = 0;
 }
 
 void DevicePool::give(rt::DeviceBuffer&& b) noexcept {

@@ -23,6 +23,7 @@
 #include "runtime/nvrtc.hpp"
 #include "tuner/device_check.hpp"
 #include "tuner/device_pool.hpp"
+#include "tuner/uploader.hpp"
 #include "tuner/scoped_seconds.hpp"
 #include "tuner/workload.hpp"
 
@@ -415,6 +416,7 @@ struct Env {
   KeyResult::Phases* phases = nullptr;  // the current key's (the worker's), or none
   DeviceCheck* check = nullptr;         // verifications compare on the GPU (tuner/device_check.hpp), or none
   DevicePool* pool_buffers = nullptr;   // the workloads' device buffers (tuner/device_pool.hpp), or none
+  Uploader* uploader = nullptr;         // the workloads' uploads (tuner/uploader.hpp), or none
 };
 
 // w.verify(...) through `verify`, its times so far into the key's phases.
@@ -779,14 +781,15 @@ std::optional<KeyPlan> related_plan(const cache::Database& db, const TargetPlan&
 // about 1% of the HBM bandwidth, while they last.
 // With `check` (the worker's DeviceCheck), the CPU reference is awaited and
 // uploaded there too, so that verifications compare on the GPU.
-// Device buffers come from `pool` (the worker's, or none).
+// Device buffers come from `pool` and uploads go through `uploader` (the
+// worker's, or none).
 std::future<std::unique_ptr<Workload>> prepare_ahead(const Target& t, std::uint64_t seed, CUcontext ctx,
-                                                     DeviceCheck* check, DevicePool* pool) {
-  return std::async(std::launch::async, [t, seed, ctx, check, pool] {
+                                                     DeviceCheck* check, DevicePool* pool, Uploader* uploader) {
+  return std::async(std::launch::async, [t, seed, ctx, check, pool, uploader] {
     background_priority(15);
     Workload::HostPtr h = Workload::prepare(t.traits, t.m, t.n, seed);
     rt::check(rt::driver().CtxSetCurrent(ctx), "cuCtxSetCurrent (preparing a workload)");
-    auto w = std::make_unique<Workload>(std::move(h), pool);
+    auto w = std::make_unique<Workload>(std::move(h), pool, uploader);
     if (check) {
       w->use_device_check(check);
       w->upload_reference();
@@ -844,7 +847,8 @@ class Worker {
       env_.phases = &phases_;
       runner_at_start_ = env_.runner->times();
       const auto setup0 = Clock::now();
-      if (!ahead.valid()) ahead = prepare_ahead(t, target_seed(sh_.o.seed, t), env_.ctx, env_.check, env_.pool_buffers);
+      if (!ahead.valid()) ahead = prepare_ahead(t, target_seed(sh_.o.seed, t), env_.ctx, env_.check, env_.pool_buffers,
+                                                 env_.uploader);
       // Freed on another thread once the target is done (retire).
       struct Retire {
         Worker& wk;
@@ -1421,14 +1425,19 @@ TuneSummary run_group(const std::vector<int>& ordinals, const rt::DeviceInfo& de
       sh.report([&](Progress& pr) { pr.note(who + "outputs compared on the host: " + e.what()); });
     }
     // The workloads' device buffers, reused from one key to the next (no
-    // cuMemAlloc while the GPU times: it slows the timings); a quarter of
-    // the memory free now may be kept unused.
+    // cuMemAlloc while the GPU times: it slows the timings); half of the
+    // memory free now may be kept unused (an allocation that runs out of
+    // memory frees what is kept and tries again).
     std::size_t free_bytes = 0, total_bytes = 0;
     rt::check(rt::driver().MemGetInfo(&free_bytes, &total_bytes), "cuMemGetInfo");
-    DevicePool buffers(free_bytes / 4);
+    DevicePool buffers(free_bytes / 2);
+    // Their uploads, through page-locked staging: a pageable cuMemcpyHtoD
+    // on the preparing threads stalled this thread's timings.
+    Uploader uploader;
     Env env{&runtime, ctx, d, &pool, runner.get()};
     env.check = check.get();
     env.pool_buffers = &buffers;
+    env.uploader = &uploader;
     Worker wk(sh, env, st.ordinal, st.copy_gbps);
     // The next target's workload (inputs, CPU reference, device buffers) is
     // built on another thread while the GPU times the current one (not once
@@ -1436,7 +1445,7 @@ TuneSummary run_group(const std::vector<int>& ordinals, const rt::DeviceInfo& de
     auto prepare = [&](std::size_t k) -> std::future<std::unique_ptr<Workload>> {
       const TargetPlan& p = plans[k];
       if ((p.main_mode == Retune::skip && !p.dwdb) || sh.out_of_time()) return {};
-      return prepare_ahead(p.target, target_seed(options.seed, p.target), ctx, check.get(), &buffers);
+      return prepare_ahead(p.target, target_seed(options.seed, p.target), ctx, check.get(), &buffers, &uploader);
     };
     // Up to `ahead_n` targets in preparation: a short key (a few candidates
     // around a related key's winner) takes less time than building one
@@ -1467,6 +1476,13 @@ TuneSummary run_group(const std::vector<int>& ordinals, const rt::DeviceInfo& de
       }
     }
     st.keys = wk.searched();
+    {
+      const DevicePool::Stats b = buffers.stats();
+      sh.report([&](Progress& pr) {
+        pr.note(who + "device buffers: " + std::to_string(b.reused) + " of " + std::to_string(b.taken) +
+                " reused from earlier keys; " + std::to_string(uploader.lanes()) + " upload lanes");
+      });
+    }
     runner.reset();
     kernel_stats[w] = runtime.kernel_cache_stats();
     st.busy_s = std::chrono::duration<double>(Clock::now() - w0).count();

@@ -12,6 +12,7 @@
 #include "tuner/compare.hpp"
 #include "tuner/device_check.hpp"
 #include "tuner/device_pool.hpp"
+#include "tuner/uploader.hpp"
 #include "tuner/scoped_seconds.hpp"
 #include "tuner/host_dtype.hpp"
 #include "tuner/reference.hpp"
@@ -143,11 +144,6 @@ double fill_random(Bytes& out, DType dtype, std::int64_t count, double offset, d
   return 0;
 }
 
-// `bytes` of host data into `b` (at least that large).
-rt::DeviceBuffer upload(rt::DeviceBuffer b, const void* data, std::size_t bytes) {
-  if (bytes) rt::check(rt::driver().MemcpyHtoD(b.get(), data, bytes), "cuMemcpyHtoD (" + std::to_string(bytes) + " bytes)");
-  return b;
-}
 
 void download(void* dst, const rt::DeviceBuffer& src, std::size_t bytes) {
   rt::check(rt::driver().MemcpyDtoH(dst, src.get(), bytes), "cuMemcpyDtoH (" + std::to_string(bytes) + " bytes)");
@@ -291,7 +287,18 @@ Workload::Workload(const Traits& traits, std::int64_t m, std::int64_t n, std::ui
 
 rt::DeviceBuffer Workload::alloc(std::size_t bytes) { return pool_ ? pool_->take(bytes) : rt::DeviceBuffer(bytes); }
 
-Workload::Workload(HostPtr host, DevicePool* pool) : h_(std::move(host)), pool_(pool) {
+rt::DeviceBuffer Workload::upload(const void* data, std::size_t bytes) {
+  rt::DeviceBuffer b = alloc((bytes + 3) / 4 * 4);
+  if (bytes == 0) return b;
+  if (uploader_)
+    uploader_->upload(b.get(), data, bytes);
+  else
+    rt::check(rt::driver().MemcpyHtoD(b.get(), data, bytes), "cuMemcpyHtoD (" + std::to_string(bytes) + " bytes)");
+  return b;
+}
+
+Workload::Workload(HostPtr host, DevicePool* pool, Uploader* uploader)
+    : h_(std::move(host)), pool_(pool), uploader_(uploader) {
   if (!h_) throw Error("lntune: internal: a workload built from no host data");
   const HostData& h = *h_;
   traits_ = h.traits;
@@ -306,14 +313,14 @@ Workload::Workload(HostPtr host, DevicePool* pool) : h_(std::move(host)), pool_(
   const bool residual = traits_.residual.has_value();
 
   // The input row: x, or z for a backward with a residual (uploaded below).
-  if (!backward() || !residual) x_ = upload(alloc((x_bytes_ + 3) / 4 * 4), h.hx.data(), x_bytes_);
-  if (traits_.has_weight) w_ = upload(alloc((w_bytes_ + 3) / 4 * 4), h.hw.data(), w_bytes_);
+  if (!backward() || !residual) x_ = upload(h.hx.data(), x_bytes_);
+  if (traits_.has_weight) w_ = upload(h.hw.data(), w_bytes_);
 
   if (!backward()) {
     y_or_dx_ = alloc((y_bytes_ + 3) / 4 * 4);
-    if (traits_.has_bias) b_ = upload(alloc((w_bytes_ + 3) / 4 * 4), h.hb.data(), w_bytes_);
+    if (traits_.has_bias) b_ = upload(h.hb.data(), w_bytes_);
     if (residual) {
-      r_ = upload(alloc((r_bytes_ + 3) / 4 * 4), h.hr.data(), r_bytes_);
+      r_ = upload(h.hr.data(), r_bytes_);
       z_ = alloc((r_bytes_ + 3) / 4 * 4);
     }
     mean_ = alloc(static_cast<std::size_t>(m) * 4);
@@ -344,13 +351,13 @@ Workload::Workload(HostPtr host, DevicePool* pool) : h_(std::move(host)), pool_(
   }
 
   y_or_dx_ = alloc((x_bytes_ + 3) / 4 * 4);
-  dy_ = upload(alloc((y_bytes_ + 3) / 4 * 4), h.hdy.data(), y_bytes_);
+  dy_ = upload(h.hdy.data(), y_bytes_);
   if (residual) {
-    x_ = upload(alloc((r_bytes_ + 3) / 4 * 4), h.hz.data(), r_bytes_);  // the backward's input row is z
-    dz_ = upload(alloc((r_bytes_ + 3) / 4 * 4), h.hdz.data(), r_bytes_);
+    x_ = upload(h.hz.data(), r_bytes_);  // the backward's input row is z
+    dz_ = upload(h.hdz.data(), r_bytes_);
   }
-  mean_ = upload(alloc((h.hmean.size() * 4 + 3) / 4 * 4), h.hmean.data(), h.hmean.size() * 4);
-  rstd_ = upload(alloc((h.hrstd.size() * 4 + 3) / 4 * 4), h.hrstd.data(), h.hrstd.size() * 4);
+  mean_ = upload(h.hmean.data(), h.hmean.size() * 4);
+  rstd_ = upload(h.hrstd.data(), h.hrstd.size() * 4);
   if (traits_.has_weight) dw_ = alloc((w_bytes_ + 3) / 4 * 4);
   if (traits_.has_bias) db_ = alloc((w_bytes_ + 3) / 4 * 4);
   bargs_.dy = dy_.ptr();
@@ -434,6 +441,7 @@ void Workload::reserve_workspace(const Config& dx_config) {
   const std::size_t need = rt::workspace_bytes(bwd_, dx_config);
   if (need > ws_.size()) {
     rt::check(rt::driver().CtxSynchronize(), "cuCtxSynchronize (before growing the workspace)");
+    if (pool_) pool_->give(std::move(ws_));
     ws_ = alloc(need);
   }
 }
@@ -473,8 +481,8 @@ void Workload::poison(const rt::DeviceBuffer& b, DType d, std::size_t bytes, CUs
 
 void Workload::upload_reference() {
   const Reference& r = reference(nullptr);  // off the benchmarking thread: not a verification's wait
-  ref_main_ = upload(alloc((r.main.size() + 3) / 4 * 4), r.main.data(), r.main.size());
-  if (!r.z.empty()) ref_z_ = upload(alloc((r.z.size() + 3) / 4 * 4), r.z.data(), r.z.size());
+  ref_main_ = upload(r.main.data(), r.main.size());
+  if (!r.z.empty()) ref_z_ = upload(r.z.data(), r.z.size());
 }
 
 std::string Workload::check_rows(const char* what, DType d, const rt::DeviceBuffer& got,

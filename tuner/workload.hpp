@@ -44,6 +44,7 @@ namespace lntune::tune {
 
 class DeviceCheck;
 class DevicePool;
+class Uploader;
 
 class Workload {
  public:
@@ -66,8 +67,10 @@ class Workload {
   static HostPtr prepare(const Traits& traits, std::int64_t m, std::int64_t n, std::uint64_t seed);
   // pool: device buffers are taken from it and given back to it by the
   // destructor (tuner/device_pool.hpp), which must outlive the workload;
-  // none: allocated and freed.
-  explicit Workload(HostPtr host, DevicePool* pool = nullptr);
+  // none: allocated and freed. uploader: the uploads (here and in
+  // upload_reference) go through its page-locked staging
+  // (tuner/uploader.hpp); none: cuMemcpyHtoD.
+  explicit Workload(HostPtr host, DevicePool* pool = nullptr, Uploader* uploader = nullptr);
 
   Workload(const Workload&) = delete;
   Workload& operator=(const Workload&) = delete;
@@ -131,6 +134,8 @@ class Workload {
 
  private:
   rt::DeviceBuffer alloc(std::size_t bytes);  // from pool_, or cuMemAlloc
+  // A buffer of at least `bytes` (rounded up to whole words) holding `data`.
+  rt::DeviceBuffer upload(const void* data, std::size_t bytes);
   void poison(const rt::DeviceBuffer& b, DType d, std::size_t bytes, CUstream stream) const;
   // The CPU reference, waited for (its seconds added to *wait_s, if given);
   // rethrows the reference's exception, if any.
@@ -169,6 +174,7 @@ class Workload {
   VerifyTimes verify_times_;
   DeviceCheck* check_ = nullptr;
   DevicePool* pool_ = nullptr;
+  Uploader* uploader_ = nullptr;
   rt::DeviceBuffer ref_main_, ref_z_;  // the reference's y or dx, and z, on the GPU (upload_reference)
 };
 
