@@ -75,7 +75,7 @@ def case(M, N, dtype, eps=1e-5):
             ext.set_node_v2(v2)
             tag = "v2" if v2 else "v1"
             row["eager step " + tag], row["eager bwd " + tag] = eager(lt.layer_norm)
-        ext.set_node_v2(_torch_ext._flag("LNTUNE_TORCH_NODE_V2"))
+        ext.set_node_v2(_torch_ext.NODE_V2)
 
     mean = torch.zeros(M, device="cuda")
     rstd = torch.ones(M, device="cuda")

@@ -13,12 +13,17 @@ path with one warning if that fails), "on" (fail loudly), "off" (never).
 Needs a C++ compiler and torch's headers (they come with the torch wheel),
 and the CUDA toolkit's headers, only at build time.
 
-Two parts of it are new and not yet measured on a GPU, so they are opt-in:
-- LNTUNE_TORCH_NATIVE_OPS=1: the lntune:: ops' CUDA kernels are the C++ ones
-  (lntune._torch_ops.use_native_ops switches at run time).
-- LNTUNE_TORCH_NODE_V2=1: the eager route's backward is a plain autograd Node
-  (as PyTorch's own LayerNorm node) instead of a torch::autograd::Function
-  (set_node_v2 switches at run time).
+Switches:
+- LNTUNE_TORCH_NODE_V2 (default 1): the eager route's backward is a plain
+  autograd Node (as PyTorch's own LayerNorm node) instead of a
+  torch::autograd::Function (0; set_node_v2 switches at run time). Measured
+  on an H100 (bench/results/h100_2026-11-24c, bench/bench_host_step.py,
+  interleaved): a training step's host time 0.88-0.94x PyTorch's with the
+  Node, 1.01-1.09x with the Function, over M in {1, 32, 4096, 16384} and
+  N in {1024..8192}; the binding's GPU tests pass with either.
+- LNTUNE_TORCH_NATIVE_OPS=1 (opt-in, not yet measured as a default): the
+  lntune:: ops' CUDA kernels are the C++ ones (lntune._torch_ops.use_native_ops
+  switches at run time).
 
 The eager entries of the norm variants (rms_norm, fused_add_layer_norm,
 fused_add_rms_norm: C++ forward and autograd node over lntune_norm_*) are
@@ -43,8 +48,13 @@ def _include_dir():
     return None
 
 
-def _flag(name: str) -> bool:
-    return os.environ.get(name, "0").lower() in ("1", "on", "yes")
+def _flag(name: str, default: bool = False) -> bool:
+    return os.environ.get(name, "1" if default else "0").lower() in ("1", "on", "yes")
+
+
+# The eager backward node: a plain autograd Node (True) or a
+# torch::autograd::Function (False); see the module docstring.
+NODE_V2 = _flag("LNTUNE_TORCH_NODE_V2", default=True)
 
 
 def _load():
@@ -79,7 +89,7 @@ def _load():
         if hasattr(lib, "lntune_norm_forward"):  # the variants' eager entries (an older library: the ops say why)
             ext.set_norm_api(address(lib.lntune_norm_forward), address(lib.lntune_norm_backward),
                              address(lib.lntune_norm_backward_workspace_size))
-        ext.set_node_v2(_flag("LNTUNE_TORCH_NODE_V2"))
+        ext.set_node_v2(NODE_V2)
         _ffi.on_set_tuned(ext.bump_generation)  # its memoised workspace sizes depend on the configs
         return ext
     except Exception as e:  # noqa: BLE001 - optional: the ctypes path serves

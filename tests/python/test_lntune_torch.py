@@ -154,7 +154,7 @@ def eager_node(request):
         return
     lt._ext.set_node_v2(request.param == "node")
     yield request.param
-    lt._ext.set_node_v2(_torch_ext._flag("LNTUNE_TORCH_NODE_V2"))
+    lt._ext.set_node_v2(_torch_ext.NODE_V2)
 
 
 # ------------------------------------------------------------------ forward + backward
@@ -778,7 +778,7 @@ def test_node_v2_equals_the_function_node():
             torch.cuda.synchronize()
             results[v2] = out
     finally:
-        lt._ext.set_node_v2(_torch_ext._flag("LNTUNE_TORCH_NODE_V2"))
+        lt._ext.set_node_v2(_torch_ext.NODE_V2)
     for i, (a, c) in enumerate(zip(results[False], results[True])):
         assert len(a) == len(c), i
         for j, (t1, t2) in enumerate(zip(a, c)):
@@ -821,7 +821,7 @@ def test_node_v2_graph_semantics():
         with pytest.raises(RuntimeError, match="modified by an inplace operation"):
             y.backward(dy)
     finally:
-        lt._ext.set_node_v2(_torch_ext._flag("LNTUNE_TORCH_NODE_V2"))
+        lt._ext.set_node_v2(_torch_ext.NODE_V2)
 
 
 @pytest.mark.parametrize("native", [False, True], ids=["node_v2", "native_ops"])
@@ -858,5 +858,5 @@ def test_backward_workspace_size_is_memoised(native):
             backward()
             assert lt._ext.workspace_queries() == q + 1
     finally:
-        lt._ext.set_node_v2(_torch_ext._flag("LNTUNE_TORCH_NODE_V2"))
+        lt._ext.set_node_v2(_torch_ext.NODE_V2)
         _torch_ops.use_native_ops(_torch_ops.NATIVE_OPS)
