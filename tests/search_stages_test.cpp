@@ -460,6 +460,17 @@ TEST(RelatedKeys, TheRelatedWinnerWithWiderRivalsAndTheDefaultsNeighbours) {
   EXPECT_EQ(related_space({cfg(1024, 16, 1), cfg(1024, 64, 1)}, cfg(1024, 4, 1), cfg(1024, 4, 1)),
             (std::vector<Config>{cfg(1024, 16, 1)}));
   EXPECT_TRUE(related_space({}, def, def).empty());
+  // group_size_m does not count among the two fields (the joint choice may
+  // want another partial-row count): H100, bwd_dx bf16 RMSNorm + residual,
+  // N = 1024, where the related key won with b1024 w8 r2 g528.
+  const Config rms = cfg(1024, 8, 2, 528, 1), own = cfg(1024, 4, 2, 512, 1);
+  const std::vector<Config> small = {
+      cfg(1024, 4, 1, 1056, 1),  // warps, rows and groups: rival
+      cfg(1024, 4, 1, 132, 1),   // groups / 4: rival
+      cfg(1024, 4, 1, 4224, 1),  // groups x8: not (the factor still holds)
+      cfg(4096, 2, 1, 528, 1),   // block, warps, rows: not (nor near the default)
+  };
+  EXPECT_EQ(related_space(small, rms, own), (std::vector<Config>{rms, small[0], small[1]}));
 }
 
 }  // namespace

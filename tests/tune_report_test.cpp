@@ -117,6 +117,63 @@ std::string run_command(const std::string& cmd, int* code) {
   return out;
 }
 
+// A bwd_dx key (or its bwd_dwdb key, M bucket 2) at N, tuned to `winner`.
+KeyResult bwd_result(Kernel k, std::int64_t n, Config winner, double median) {
+  KeyResult kr = key_result(n, winner, median, 0);
+  kr.key.traits.kernel = k;
+  kr.record->key = kr.key;
+  if (k == Kernel::bwd_dwdb) kr.key.m_bucket = kr.record->key.m_bucket = 2;
+  return kr;
+}
+
+KeyResult::JointFinalist finalist(Config dx, std::int64_t p, double backward, double dflt, double best, bool won) {
+  KeyResult::JointFinalist j;
+  j.dx = dx;
+  j.partial_rows = p;
+  j.backward_us = backward;
+  j.dwdb_default_us = dflt;
+  j.dwdb_best_us = best;
+  j.dwdb = Config{32, 16, 1, 1, 1};
+  j.chosen = won;
+  return j;
+}
+
+// The backward is compared by its objective, dx + dW/dB (the joint
+// finalists in the bwd_dx key events), and a bwd_dwdb key whose two runs
+// reduced different partial-row counts is shown but not judged.
+TEST(Trace, CompareWinnersComparesTheBackwardJointly) {
+  int code = -1;
+  run_command("python3 -c 'import json'", &code);
+  if (code != 0) GTEST_SKIP() << "no python3";
+  const Config dx132{2048, 8, 2, 132, 1}, dx264{2048, 16, 1, 264, 1};
+  const Config r9{128, 16, 1, 9, 1}, r1{32, 16, 1, 1, 1};
+  TempDir tmp;
+  {
+    // Pruned: dx132 (P = 132) won jointly: 50 - 10 + 8 = 48 against 49 - 10 + 9.5 = 48.5.
+    std::ofstream pf(tmp / "pruned.trace");
+    TraceWriter p(pf, nullptr);
+    KeyResult dx = bwd_result(Kernel::bwd_dx, 2048, dx132, 50.0);
+    dx.joint = {finalist(dx132, 132, 50.0, 10.0, 8.0, true), finalist(dx264, 264, 49.0, 10.0, 9.5, false)};
+    p.key_done(dx);
+    p.key_done(bwd_result(Kernel::bwd_dwdb, 2048, r1, 8.0));
+    // Exhaustive: dx264 won (49.2 - 10 + 9 = 48.2); dx132's pair there: 50.4 - 10 + 8.2 = 48.6 (0.8% slower).
+    std::ofstream ff(tmp / "full.trace");
+    TraceWriter f(ff, nullptr);
+    f.candidate_done(key(2048), 0, candidate(kA, Status::ok, 10.0, std::nullopt, true));
+    KeyResult fdx = bwd_result(Kernel::bwd_dx, 2048, dx264, 49.2);
+    fdx.joint = {finalist(dx264, 264, 49.2, 10.0, 9.0, true), finalist(dx132, 132, 50.4, 10.0, 8.2, false)};
+    f.key_done(fdx);
+    f.key_done(bwd_result(Kernel::bwd_dwdb, 2048, r9, 9.0));
+  }
+  const std::string out = run_command("python3 '" + std::string(LNTUNE_SOURCE_DIR) + "/bench/compare_winners.py' '" +
+                                          (tmp / "pruned.trace") + "' '" + (tmp / "full.trace") + "'",
+                                      &code);
+  EXPECT_EQ(code, 0) << out;
+  EXPECT_NE(out.find("b2048 w8 r2 g132       b2048 w16 r1 g264        1.008  joint  ok"), std::string::npos) << out;
+  EXPECT_NE(out.find("other P (P = 132 and 264: not judged"), std::string::npos) << out;
+  EXPECT_NE(out.find("pruned vs exhaustive: 1 keys compared, 1 within 2%"), std::string::npos) << out;
+}
+
 TEST(Trace, CompareWinnersReadsTwoTraces) {
   int code = -1;
   run_command("python3 -c 'import json'", &code);

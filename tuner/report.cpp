@@ -364,7 +364,21 @@ void TraceWriter::key_done(const KeyResult& r) {
        << ", \"reference_wait_s\": " << json_number(r.phases.reference_wait_s) << ", \"compare_s\": "
        << json_number(r.phases.compare_s) << ", \"warmup_s\": " << json_number(r.phases.warmup_s)
        << ", \"rewarm_s\": " << json_number(r.phases.rewarm_s) << ", \"rewarms\": " << r.phases.rewarms
-       << ", \"reps_s\": " << json_number(r.phases.reps_s) << "}}\n";
+       << ", \"reps_s\": " << json_number(r.phases.reps_s) << "}";
+  if (!r.joint.empty()) {
+    out_ << ", \"joint\": [";
+    for (std::size_t i = 0; i < r.joint.size(); ++i) {
+      const KeyResult::JointFinalist& j = r.joint[i];
+      auto opt = [](const std::optional<double>& v) { return v ? json_number(*v) : std::string("null"); };
+      out_ << (i ? ", " : "") << "{\"config\": " << config_json(j.dx) << ", \"partial_rows\": " << j.partial_rows
+           << ", \"backward_us\": " << json_number(j.backward_us) << ", \"dwdb_default_us\": " << opt(j.dwdb_default_us)
+           << ", \"dwdb_best_us\": " << opt(j.dwdb_best_us)
+           << ", \"dwdb_config\": " << (j.dwdb ? config_json(*j.dwdb) : std::string("null"))
+           << ", \"chosen\": " << (j.chosen ? "true" : "false") << "}";
+    }
+    out_ << "]";
+  }
+  out_ << "}\n";
   out_.flush();
   if (inner_) inner_->key_done(r);
 }

@@ -102,8 +102,11 @@ class ProgressBar : public Progress {
 // ({"event": "candidate", the key's fields, "config", "default", "status",
 // "median_us", "reps", "screen_us", "message"}) and every finished key
 // ({"event": "key", the key's fields, "state", "config", "median_us",
-// "device", "warm", "seconds"}), forwarding every call to `inner` (may be
-// null). What bench/compare_winners.py reads.
+// "device", "warm", "seconds", ..., and for a bwd_dx key tuned jointly with
+// its reduction "joint": its finalists with "config", "partial_rows",
+// "backward_us", "dwdb_default_us", "dwdb_best_us", "dwdb_config",
+// "chosen"}), forwarding every call to `inner` (may be null). What
+// bench/compare_winners.py reads.
 class TraceWriter : public Progress {
  public:
   TraceWriter(std::ostream& out, Progress* inner) : out_(out), inner_(inner) {}

@@ -151,6 +151,20 @@ struct KeyResult {
     long rewarms = 0;
   } phases;
   double finished_at = 0;    // seconds since the run started, when the key was done (0: not measured)
+  // bwd_dx tuned jointly with its bwd_dwdb (joint_dwdb): every finalist's
+  // times and whether it won (the trace records them, so that a comparison
+  // of two runs can compare the objective, dx + dW/dB, and not the bwd_dx
+  // median alone). Empty otherwise.
+  struct JointFinalist {
+    Config dx;
+    std::int64_t partial_rows = 0;
+    double backward_us = 0;                 // bwd_dx + its default bwd_dwdb, timed together
+    std::optional<double> dwdb_default_us;  // that default bwd_dwdb alone
+    std::optional<double> dwdb_best_us;     // the bwd_dwdb search's winner
+    std::optional<Config> dwdb;             // which
+    bool chosen = false;
+  };
+  std::vector<JointFinalist> joint;
 };
 const char* to_string(KeyResult::State s);
 
@@ -233,7 +247,9 @@ std::vector<Config> warm_space(const std::vector<Config>& space, const Config& p
 // factor of four (a variant may want twice or four times the warps), and
 // the configs differing from this key's own default in at most two fields
 // each by at most a factor of two (its own rule may know the variant), in
-// that order without repeats.
+// that order without repeats. group_size_m is not counted among the two
+// fields (it must still be within the factor): for the backward it sets the
+// partial-row count that the joint dx + dW/dB choice weighs.
 std::vector<Config> related_space(const std::vector<Config>& space, const Config& related,
                                   const Config& default_config);
 
