@@ -130,6 +130,17 @@ def e2e_bwd_ms(y, dy, params, calls, cache):
     return statistics.median(s.elapsed_time(e) for s, e in times)
 
 
+def median_ci(values, z=1.96):
+    """The median of `values` and a distribution-free ~95% confidence
+    interval for it (the order statistics n/2 -+ z sqrt(n)/2)."""
+    v = sorted(values)
+    n = len(v)
+    half = z * n ** 0.5 / 2
+    lo = max(0, int(n / 2 - half))
+    hi = min(n - 1, int(n / 2 + half + 0.999))
+    return statistics.median(v), v[lo], v[hi]
+
+
 def grid(args):
     dtypes = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32}
     ns = [512 * i for i in range(2, 32)] + [32768, 65536]
@@ -153,14 +164,14 @@ def grid(args):
             for r in range(args.rounds):
                 for k in (("torch", "lntune") if r % 2 == 0 else ("lntune", "torch")):
                     t[k].append(e2e_bwd_ms(ys[k], dy, (x, w, b), args.calls, cache))
-            up = statistics.median(a / b for a, b in zip(t["torch"], t["lntune"]))
+            up, up_lo, up_hi = median_ci([a / b for a, b in zip(t["torch"], t["lntune"])])
             ups.append(up)
             gbs = 3 * M * N * x.element_size() / (statistics.median(t["lntune"]) * 1e-3) / 1e9
-            print("grid-e2e %s N=%d: lntune %.1f us (%.0f GB/s), torch %.1f us, speed-up x%.2f"
-                  % (dname, N, statistics.median(t["lntune"]) * 1e3, gbs, statistics.median(t["torch"]) * 1e3, up),
-                  flush=True)
+            print("grid-e2e %s N=%d: lntune %.1f us (%.0f GB/s), torch %.1f us, speed-up x%.2f (95%% CI %.2f-%.2f)"
+                  % (dname, N, statistics.median(t["lntune"]) * 1e3, gbs, statistics.median(t["torch"]) * 1e3, up,
+                     up_lo, up_hi), flush=True)
             if up < 1.0:
-                below.append("N=%d x%.2f" % (N, up))
+                below.append("N=%d x%.2f (CI %.2f-%.2f)" % (N, up, up_lo, up_hi))
             del x, w, b, dy, ys
         gm = statistics.geometric_mean(ups)
         print("grid-e2e %s: %d N, geomean x%.2f, min x%.2f; below 1.0: %s"
