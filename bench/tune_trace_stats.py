@@ -117,6 +117,11 @@ def main():
     last = max((k.get("t_s") or 0.0) for k in keys.values())
     if last > 0:
         print(f"last key done at {last:.1f} s; outside the keys' own seconds: {last - tot['seconds'] - tot['setup']:.1f} s")
+        timed = [k for k in keys.values() if k.get("t_s")]
+        first = min(timed, key=lambda k: k["t_s"])
+        start = first["t_s"] - first.get("seconds", 0.0) - first.get("setup_s", 0.0)
+        print(f"  of which before the first key (start-up: plans, the copy bandwidth, the first compilations): "
+              f"{start:.1f} s")
 
     ph = collections.Counter()
     for kev in keys.values():
