@@ -186,6 +186,25 @@ TEST(Default, LongRowsAreTiledOrClustered) {
   EXPECT_EQ(b80.cluster_size, 1);
 }
 
+// The fp32 backward over many rows of 256 to 2048 columns: one 16-byte
+// access per thread and row, 512 threads, two CTAs per SM (H100, 2026-11-24,
+// 97.6-100.3% of copy at x = 512 MiB); training sizes keep their rule.
+TEST(Default, Fp32BackwardOverManyShortRows) {
+  auto def = [](std::int64_t n, std::int64_t m) {
+    return to_string(default_config({Kernel::bwd_dx, DType::f32, n, m, 132, 90}));
+  };
+  EXPECT_EQ(def(256, 524288), "block_size=256 num_warps=16 rows_per_cta=8 group_size_m=264");
+  EXPECT_EQ(def(512, 262144), "block_size=512 num_warps=16 rows_per_cta=4 group_size_m=264");
+  EXPECT_EQ(def(1024, 131072), "block_size=1024 num_warps=16 rows_per_cta=2 group_size_m=264");
+  EXPECT_EQ(def(2048, 65536), "block_size=2048 num_warps=16 rows_per_cta=1 group_size_m=264");
+  EXPECT_EQ(def(1024, 4096), "block_size=1024 num_warps=4 rows_per_cta=2 group_size_m=512");
+  for (std::int64_t n : {256, 1000, 2048}) {
+    const Config c = default_config({Kernel::bwd_dx, DType::f32, n, 1 << 20, 132, 90});
+    const auto cs = search_space({Kernel::bwd_dx, DType::f32, n, 1 << 20, 132, 90});
+    EXPECT_NE(std::find(cs.begin(), cs.end(), c), cs.end()) << "the default is a candidate: " << to_string(c);
+  }
+}
+
 // The training-size backward (M = 4096) and the fused residual variants:
 // the configs the H100 sweeps of 2026-11-23 measured best (space.cpp says
 // which run).
