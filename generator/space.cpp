@@ -354,6 +354,14 @@ Config default_config(const SpaceQuery& q, const ConfigFilter& accept) {
   const std::int64_t single = next_pow2(q.n);
   const std::int64_t tpr_needed = std::max<std::int64_t>(1, single / kItems);
   Config c{static_cast<int>(single), 1, 1, 0};
+  // The fp32 backward over many rows (M > 8192), rows of 256 to 2048
+  // columns: one 16-byte access per thread and row, 512 threads per CTA
+  // (as many rows as fit), two CTAs per SM. On an H100 at x = 512 MiB
+  // (`lntune_sweep bwd fp32 256 512 1024 2048`) that was the best of the
+  // space at every N: 97.6, 98.1, 98.3 and 100.3% of copy, against 87.9,
+  // 86.1, 87.2 and 88.3% for 16 elements per thread (bench/results/
+  // h100_2026-11-24c, call 12).
+  const bool fp32_short_rows = bwd && q.dtype == DType::f32 && q.m > 8192 && single >= 256 && single <= 2048;
   if (tpr_needed <= 512) {
     // The backward at training sizes (M <= 8192: few rows per CTA, so the
     // partial rows weigh): two rows per CTA for rows of up to 128 threads
@@ -367,17 +375,9 @@ Config default_config(const SpaceQuery& q, const ConfigFilter& accept) {
     const std::int64_t threads = std::max<std::int64_t>(64, pair ? 2 * tpr_needed : tpr_needed);
     c.num_warps = static_cast<int>(threads / 32);
     c.rows_per_cta = static_cast<int>(threads / tpr_needed);
-    // The fp32 backward over many rows (M > 8192), rows of 256 to 2048
-    // columns: one 16-byte access per thread and row, 512 threads per CTA
-    // (as many rows as fit), two CTAs per SM (below). On an H100 at x = 512
-    // MiB (`lntune_sweep bwd fp32 256 512 1024 2048`) that was the best of the
-    // space at every N: 97.6, 98.1, 98.3 and 100.3% of copy, against 87.9,
-    // 86.1, 87.2 and 88.3% for 16 elements per thread (bench/results/
-    // h100_2026-11-24c, call 12).
-    if (bwd && q.dtype == DType::f32 && q.m > 8192 && single >= 256 && single <= 2048) {
-      const std::int64_t tpr = single / 4;
+    if (fp32_short_rows) {
       c.num_warps = 16;
-      c.rows_per_cta = static_cast<int>(512 / tpr);
+      c.rows_per_cta = static_cast<int>(512 / (single / 4));
     }
   } else if (!bwd && single / 512 <= max_items_per_thread(q.kernel, 16)) {
     // The forward holds up to 32 elements per thread in 512 threads. A fused
@@ -411,7 +411,7 @@ Config default_config(const SpaceQuery& q, const ConfigFilter& accept) {
     // M = 4096, N = 4096, dx with dW/dB: 81.0 us against 89.7 us with two).
     std::int64_t per_sm = std::min<std::int64_t>(8, std::max<std::int64_t>(1, 512 / c.threads()));
     if (q.dtype == DType::f32 && tpr_needed == 256 && c.rows_per_cta == 1) per_sm = 1;
-    if (q.dtype == DType::f32 && q.m > 8192 && single >= 256 && single <= 2048) per_sm = 2;  // the rule above
+    if (fp32_short_rows) per_sm = 2;
     c.group_size_m = persistent_groups(q, c.rows_per_cta, c.cluster_size > 1 ? q.sm_count : q.sm_count * per_sm);
   }
   return c;

@@ -43,6 +43,16 @@ Outcome dx_outcome() {
   return o;
 }
 
+// A finalist with its times only (the fields pick_joint reads).
+JointTiming timing(std::size_t dx, double backward, std::optional<double> dflt, std::optional<double> best) {
+  JointTiming t;
+  t.dx = dx;
+  t.backward_us = backward;
+  t.dwdb_default_us = dflt;
+  t.dwdb_best_us = best;
+  return t;
+}
+
 TEST(JointTuning, FinalistsAreCloseCarefullyTimedAndOnePerPartialRowCount) {
   const Outcome o = dx_outcome();
   EXPECT_EQ(dx_finalists(o, rows_of, 0.05, 3), (std::vector<std::size_t>{1, 2, 3}));
@@ -60,9 +70,9 @@ TEST(JointTuning, TheLeastSumWinsNotTheFastestBwdDx) {
   // the default dwdb (40), but its partials reduce no faster with a tuned
   // dwdb; finalist 1 (41) has partials a tuned dwdb reduces in 3 us less.
   std::vector<JointTiming> t(3);
-  t[0] = JointTiming{1, 40.0, 10.0, 9.5};  // sum 39.5
-  t[1] = JointTiming{2, 41.0, 12.0, 8.0};  // sum 37.0
-  t[2] = JointTiming{3, 41.5, 9.0, 9.0};   // sum 41.5
+  t[0] = timing(1, 40.0, 10.0, 9.5);  // sum 39.5
+  t[1] = timing(2, 41.0, 12.0, 8.0);  // sum 37.0
+  t[2] = timing(3, 41.5, 9.0, 9.0);   // sum 41.5
   EXPECT_EQ(pick_joint(t), std::optional<std::size_t>(1));
   // Separately chosen (fastest bwd_dx, then its own best dwdb) would be 0.
   t[1].dwdb_best_us = 11.0;  // sum 40.0: now 0 wins
@@ -71,14 +81,14 @@ TEST(JointTuning, TheLeastSumWinsNotTheFastestBwdDx) {
 
 TEST(JointTuning, TiesGoToTheEarlierAndIncompleteEntriesNeverWin) {
   std::vector<JointTiming> t(3);
-  t[0] = JointTiming{1, 40.0, 10.0, std::nullopt};  // its dwdb had no winner
-  t[1] = JointTiming{2, 40.0, 10.0, 8.0};           // 38
-  t[2] = JointTiming{3, 40.0, 10.0, 8.0};           // 38: a tie with 1
+  t[0] = timing(1, 40.0, 10.0, std::nullopt);  // its dwdb had no winner
+  t[1] = timing(2, 40.0, 10.0, 8.0);           // 38
+  t[2] = timing(3, 40.0, 10.0, 8.0);           // 38: a tie with 1
   EXPECT_EQ(pick_joint(t), std::optional<std::size_t>(1));
   t[1].dwdb_default_us.reset();  // baseline failed: unknown sum
   EXPECT_EQ(pick_joint(t), std::optional<std::size_t>(2));
   EXPECT_EQ(pick_joint({}), std::nullopt);
-  EXPECT_EQ(pick_joint({JointTiming{0, 40.0, std::nullopt, 5.0}}), std::nullopt);
+  EXPECT_EQ(pick_joint({timing(0, 40.0, std::nullopt, 5.0)}), std::nullopt);
 }
 
 }  // namespace

@@ -126,9 +126,9 @@ KeyResult bwd_result(Kernel k, std::int64_t n, Config winner, double median) {
   return kr;
 }
 
-KeyResult::JointFinalist finalist(Config dx, std::int64_t p, double backward, double dflt, double best, bool won) {
-  KeyResult::JointFinalist j;
-  j.dx = dx;
+JointTiming finalist(Config dx, std::int64_t p, double backward, double dflt, double best, bool won) {
+  JointTiming j;
+  j.config = dx;
   j.partial_rows = p;
   j.backward_us = backward;
   j.dwdb_default_us = dflt;

@@ -60,6 +60,14 @@ double fill_chunk(ref::Storage<D>* out, std::int64_t begin, std::int64_t end, do
 
 // fill_random in one dtype. Large fills first tabulate the rounded value of
 // every sum (kSums conversions instead of one per element, the costly part).
+// Every sum's value, rounded once to D.
+template <DType D>
+std::vector<ref::Storage<D>> typed_table(double offset, double scale) {
+  std::vector<ref::Storage<D>> t(kSums);
+  for (std::uint32_t s = 0; s < kSums; ++s) t[s] = ref::round_to<D>(offset + scale * normal_of_sum(s));
+  return t;
+}
+
 template <DType D>
 double fill_typed(unsigned char* bytes, std::int64_t count, double offset, double scale, std::uint64_t seed) {
   ref::Storage<D>* out = reinterpret_cast<ref::Storage<D>*>(bytes);
@@ -67,10 +75,7 @@ double fill_typed(unsigned char* bytes, std::int64_t count, double offset, doubl
   const std::int64_t chunks = (count + kChunk - 1) / kChunk;
   const auto threads = std::min<std::int64_t>(chunks, std::min<unsigned>(hardware_threads(), 64));
   std::vector<ref::Storage<D>> table;
-  if (count >= std::int64_t{4} * kSums) {
-    table.resize(kSums);
-    for (std::uint32_t s = 0; s < kSums; ++s) table[s] = ref::round_to<D>(offset + scale * normal_of_sum(s));
-  }
+  if (count >= std::int64_t{4} * kSums) table = typed_table<D>(offset, scale);
   const ref::Storage<D>* tab = table.empty() ? nullptr : table.data();
   std::vector<double> maxes(static_cast<std::size_t>(std::max<std::int64_t>(threads, 1)), 0.0);
   auto work = [&](std::int64_t t) {
@@ -93,31 +98,23 @@ double fill_typed(unsigned char* bytes, std::int64_t count, double offset, doubl
   return *std::max_element(maxes.begin(), maxes.end());
 }
 
+template <DType D>
+std::vector<unsigned char> table_bytes(double offset, double scale) {
+  const std::vector<ref::Storage<D>> t = typed_table<D>(offset, scale);
+  std::vector<unsigned char> out(t.size() * sizeof(ref::Storage<D>));
+  std::memcpy(out.data(), t.data(), out.size());
+  return out;
+}
+
 }  // namespace
 
 std::vector<unsigned char> table(DType dtype, double offset, double scale) {
-  std::vector<unsigned char> out(static_cast<std::size_t>(kSums) * dtype_size(dtype));
-  for (std::uint32_t s = 0; s < kSums; ++s) {
-    const double v = offset + scale * normal_of_sum(s);
-    switch (dtype) {
-      case DType::f32: {
-        const ref::Storage<DType::f32> b = ref::round_to<DType::f32>(v);
-        std::memcpy(out.data() + 4 * std::size_t{s}, &b, 4);
-        break;
-      }
-      case DType::f16: {
-        const ref::Storage<DType::f16> b = ref::round_to<DType::f16>(v);
-        std::memcpy(out.data() + 2 * std::size_t{s}, &b, 2);
-        break;
-      }
-      case DType::bf16: {
-        const ref::Storage<DType::bf16> b = ref::round_to<DType::bf16>(v);
-        std::memcpy(out.data() + 2 * std::size_t{s}, &b, 2);
-        break;
-      }
-    }
+  switch (dtype) {
+    case DType::f32: return table_bytes<DType::f32>(offset, scale);
+    case DType::bf16: return table_bytes<DType::bf16>(offset, scale);
+    case DType::f16: return table_bytes<DType::f16>(offset, scale);
   }
-  return out;
+  return {};
 }
 
 double fill(unsigned char* out, DType dtype, std::int64_t count, double offset, double scale, std::uint64_t seed) {

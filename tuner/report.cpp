@@ -368,9 +368,9 @@ void TraceWriter::key_done(const KeyResult& r) {
   if (!r.joint.empty()) {
     out_ << ", \"joint\": [";
     for (std::size_t i = 0; i < r.joint.size(); ++i) {
-      const KeyResult::JointFinalist& j = r.joint[i];
+      const JointTiming& j = r.joint[i];
       auto opt = [](const std::optional<double>& v) { return v ? json_number(*v) : std::string("null"); };
-      out_ << (i ? ", " : "") << "{\"config\": " << config_json(j.dx) << ", \"partial_rows\": " << j.partial_rows
+      out_ << (i ? ", " : "") << "{\"config\": " << config_json(j.config) << ", \"partial_rows\": " << j.partial_rows
            << ", \"backward_us\": " << json_number(j.backward_us) << ", \"dwdb_default_us\": " << opt(j.dwdb_default_us)
            << ", \"dwdb_best_us\": " << opt(j.dwdb_best_us)
            << ", \"dwdb_config\": " << (j.dwdb ? config_json(*j.dwdb) : std::string("null"))

@@ -984,32 +984,28 @@ class Worker {
         KeyResult r = search_only(dp, bench, 1, rp.mode == Retune::warm, true, &bytes);
         JointTiming jt;
         jt.dx = i;
+        jt.config = dc;
+        jt.partial_rows = P;
         jt.backward_us = dx.outcome.candidates[i].timing->stats.median;
         if (const CandidateResult& b = r.outcome.baseline(); b.timing) jt.dwdb_default_us = b.timing->stats.median;
-        KeyResult::JointFinalist jf;
-        jf.dx = dc;
-        jf.partial_rows = P;
-        jf.backward_us = jt.backward_us;
-        jf.dwdb_default_us = jt.dwdb_default_us;
         if (const CandidateResult* best = r.outcome.best()) {
           jt.dwdb_best_us = best->timing->stats.median;
-          jf.dwdb_best_us = jt.dwdb_best_us;
-          jf.dwdb = best->config;
+          jt.dwdb = best->config;
         }
         timings.push_back(jt);
-        dx.joint.push_back(jf);
         picks.push_back(DwdbPick{dp, std::move(r)});
       } catch (const CandidateError&) {
         // This finalist's partials cannot be produced: not a finalist.
       }
     }
+    dx.joint = timings;  // every finalist, for the trace (chosen: below)
     while (true) {
       const std::optional<std::size_t> k = pick_joint(timings);
       if (!k) return std::nullopt;
       CandidateResult& c = dx.outcome.candidates[timings[*k].dx];
       if (c.status == Status::ok || verify_candidate(dx_bench, c)) {
         dx.outcome.winner = timings[*k].dx;
-        for (KeyResult::JointFinalist& jf : dx.joint) jf.chosen = jf.dx == c.config;
+        for (JointTiming& jt : dx.joint) jt.chosen = jt.dx == timings[*k].dx;
         // Its seconds: every finalist's search (the price of the joint choice).
         picks[*k].result.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
         return std::move(picks[*k]);

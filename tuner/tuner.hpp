@@ -116,6 +116,20 @@ cache::Provenance make_provenance(int nvrtc_version, int driver_version, bool pa
 cache::TuneRecord make_record(const cache::TuneKey& key, const Outcome& outcome, double bytes, double copy_gbps,
                               const cache::Provenance& prov);
 
+// One bwd_dx finalist of the joint bwd_dx + bwd_dwdb choice (joint_dwdb,
+// pick_joint): its times, the bwd_dwdb search's winner for its partial rows,
+// and whether it won.
+struct JointTiming {
+  std::size_t dx = 0;                      // the finalist's index in the bwd_dx outcome
+  double backward_us = 0;                  // bwd_dx + its default bwd_dwdb, timed together
+  std::optional<double> dwdb_default_us;   // that default bwd_dwdb alone (the bwd_dwdb search's baseline)
+  std::optional<double> dwdb_best_us;      // the bwd_dwdb search's winner (none: no winner)
+  Config config;                           // the finalist's bwd_dx config
+  std::int64_t partial_rows = 0;           // its partial rows (the bwd_dwdb problem's M)
+  std::optional<Config> dwdb;              // the bwd_dwdb search's winner's config
+  bool chosen = false;
+};
+
 struct KeyResult {
   enum class State {
     tuned,           // searched, winner stored
@@ -155,16 +169,7 @@ struct KeyResult {
   // times and whether it won (the trace records them, so that a comparison
   // of two runs can compare the objective, dx + dW/dB, and not the bwd_dx
   // median alone). Empty otherwise.
-  struct JointFinalist {
-    Config dx;
-    std::int64_t partial_rows = 0;
-    double backward_us = 0;                 // bwd_dx + its default bwd_dwdb, timed together
-    std::optional<double> dwdb_default_us;  // that default bwd_dwdb alone
-    std::optional<double> dwdb_best_us;     // the bwd_dwdb search's winner
-    std::optional<Config> dwdb;             // which
-    bool chosen = false;
-  };
-  std::vector<JointFinalist> joint;
+  std::vector<JointTiming> joint;
 };
 const char* to_string(KeyResult::State s);
 
@@ -279,13 +284,6 @@ RetunePlan plan_retune(const std::optional<cache::TuneRecord>& existing, const c
 std::vector<std::size_t> dx_finalists(const Outcome& dx,
                                       const std::function<std::int64_t(const Config&)>& partial_rows, double margin,
                                       std::size_t max);
-
-struct JointTiming {
-  std::size_t dx = 0;                      // the finalist's index in the bwd_dx outcome
-  double backward_us = 0;                  // bwd_dx + its default bwd_dwdb, timed together
-  std::optional<double> dwdb_default_us;   // that default bwd_dwdb alone (the bwd_dwdb search's baseline)
-  std::optional<double> dwdb_best_us;      // the bwd_dwdb search's winner (none: no winner)
-};
 
 // The index (into `t`) of the least estimated sum; ties: the earlier. None
 // when no entry has all three times.

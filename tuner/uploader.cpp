@@ -20,18 +20,25 @@ struct Uploader::Lane {
 
   explicit Lane(std::size_t chunk) {
     const rt::DriverApi& d = rt::driver();
-    rt::check(d.StreamCreate(&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate (upload lane)");
-    for (int i = 0; i < 2; ++i) {
-      staging[i] = rt::PinnedBuffer(chunk);
-      rt::check(d.EventCreate(&done[i], CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING), "cuEventCreate (upload lane)");
+    try {
+      rt::check(d.StreamCreate(&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate (upload lane)");
+      for (int i = 0; i < 2; ++i) {
+        staging[i] = rt::PinnedBuffer(chunk);
+        rt::check(d.EventCreate(&done[i], CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING),
+                  "cuEventCreate (upload lane)");
+      }
+    } catch (...) {
+      release();  // no destructor runs for a half-built lane
+      throw;
     }
   }
-  ~Lane() {
+  ~Lane() { release(); }
+  void release() noexcept {
     const rt::DriverApi& d = rt::driver();
     if (stream) d.StreamSynchronize(stream);
-    for (CUevent e : done)
-      if (e) d.EventDestroy(e);
-    if (stream) d.StreamDestroy(stream);
+    for (CUevent& e : done)
+      if (e) d.EventDestroy(std::exchange(e, nullptr));
+    if (stream) d.StreamDestroy(std::exchange(stream, nullptr));
   }
   Lane(const Lane&) = delete;
   Lane& operator=(const Lane&) = delete;

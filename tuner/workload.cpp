@@ -196,10 +196,13 @@ Workload::HostPtr Workload::prepare(const Traits& traits, std::int64_t m, std::i
 Workload::Workload(const Traits& traits, std::int64_t m, std::int64_t n, std::uint64_t seed)
     : Workload(prepare(traits, m, n, seed)) {}
 
-rt::DeviceBuffer Workload::alloc(std::size_t bytes) { return pool_ ? pool_->take(bytes) : rt::DeviceBuffer(bytes); }
+rt::DeviceBuffer Workload::alloc(std::size_t bytes) {
+  bytes = (bytes + 3) / 4 * 4;  // whole words (poison fills words)
+  return pool_ ? pool_->take(bytes) : rt::DeviceBuffer(bytes);
+}
 
 rt::DeviceBuffer Workload::upload(const void* data, std::size_t bytes) {
-  rt::DeviceBuffer b = alloc((bytes + 3) / 4 * 4);
+  rt::DeviceBuffer b = alloc(bytes);
   if (bytes == 0) return b;
   if (uploader_)
     uploader_->upload(b.get(), data, bytes);
@@ -228,11 +231,11 @@ Workload::Workload(HostPtr host, DevicePool* pool, Uploader* uploader)
   if (traits_.has_weight) w_ = upload(h.hw.data(), w_bytes_);
 
   if (!backward()) {
-    y_or_dx_ = alloc((y_bytes_ + 3) / 4 * 4);
+    y_or_dx_ = alloc(y_bytes_);
     if (traits_.has_bias) b_ = upload(h.hb.data(), w_bytes_);
     if (residual) {
       r_ = upload(h.hr.data(), r_bytes_);
-      z_ = alloc((r_bytes_ + 3) / 4 * 4);
+      z_ = alloc(r_bytes_);
     }
     mean_ = alloc(static_cast<std::size_t>(m) * 4);
     rstd_ = alloc(static_cast<std::size_t>(m) * 4);
@@ -261,7 +264,7 @@ Workload::Workload(HostPtr host, DevicePool* pool, Uploader* uploader)
     return;
   }
 
-  y_or_dx_ = alloc((x_bytes_ + 3) / 4 * 4);
+  y_or_dx_ = alloc(x_bytes_);
   dy_ = upload(h.hdy.data(), y_bytes_);
   if (residual) {
     x_ = upload(h.hz.data(), r_bytes_);  // the backward's input row is z
@@ -269,8 +272,8 @@ Workload::Workload(HostPtr host, DevicePool* pool, Uploader* uploader)
   }
   mean_ = upload(h.hmean.data(), h.hmean.size() * 4);
   rstd_ = upload(h.hrstd.data(), h.hrstd.size() * 4);
-  if (traits_.has_weight) dw_ = alloc((w_bytes_ + 3) / 4 * 4);
-  if (traits_.has_bias) db_ = alloc((w_bytes_ + 3) / 4 * 4);
+  if (traits_.has_weight) dw_ = alloc(w_bytes_);
+  if (traits_.has_bias) db_ = alloc(w_bytes_);
   bargs_.dy = dy_.ptr();
   bargs_.x = x_.ptr();
   bargs_.weight = traits_.has_weight ? w_.ptr() : nullptr;

@@ -133,8 +133,8 @@ class Workload {
   struct Reference;
 
  private:
-  rt::DeviceBuffer alloc(std::size_t bytes);  // from pool_, or cuMemAlloc
-  // A buffer of at least `bytes` (rounded up to whole words) holding `data`.
+  rt::DeviceBuffer alloc(std::size_t bytes);  // whole words, from pool_ or cuMemAlloc
+  // A buffer of at least `bytes` (alloc) holding `data`.
   rt::DeviceBuffer upload(const void* data, std::size_t bytes);
   void poison(const rt::DeviceBuffer& b, DType d, std::size_t bytes, CUstream stream) const;
   // The CPU reference, waited for (its seconds added to *wait_s, if given);
