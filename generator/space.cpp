@@ -34,10 +34,17 @@ std::int64_t cluster_slab(std::int64_t n, int cluster) {
 }
 
 // Shared memory of the wide-row backward for `stages` staged rows of x and
-// dy (`row_bytes` a column for both) and an fp32 weight slab.
-std::size_t wide_stage_bytes(std::int64_t slab, std::size_t row_bytes, int stages) {
+// dy (`esize` bytes an element of each) and an fp32 weight slab; where that
+// does not fit kWideSmemLimit and `x_only` allows it, of x's stages and the
+// weight slab, else of x's stages alone (the instance then reads the rest
+// from global memory: gen::wide_staging).
+std::size_t wide_stage_bytes(std::int64_t slab, std::size_t esize, int stages, bool x_only = true) {
   const auto s = static_cast<std::size_t>(stages);
-  return static_cast<std::size_t>(slab) * (row_bytes * s + 4) + 8 * s;
+  const auto cols = static_cast<std::size_t>(slab);
+  const std::size_t both = cols * (2 * esize * s + 4) + 8 * s;
+  if (both <= kWideSmemLimit || !x_only) return both;
+  const std::size_t x_weight = cols * (esize * s + 4) + 8 * s;
+  return x_weight <= kWideSmemLimit ? x_weight : cols * esize * s + 8 * s;
 }
 
 // Persistent kernels (bwd_dx; fwd over clusters) take a grid size too.
@@ -72,6 +79,7 @@ int dwdb_split_count(const SpaceQuery& q, int cols, int per_sm) {
 // vec to 32 columns per thread (16 at 32 warps); rows_per_cta = rows staged
 // per CTA in {2, 3, 4}, while the stages and weight slab fit
 // kWideSmemLimit, sized with the row dtype for x and dy and an fp32 weight
+// (the stages hold x alone where x and dy do not fit: gen::wide_staging)
 // (the weight dtype is not part of the query; other traits, e.g. an fp32
 // residual with 16-bit rows, may fail make_instance's exact check: such a
 // candidate is recorded as invalid). The grid: as many clusters as fit the
@@ -83,7 +91,7 @@ int dwdb_split_count(const SpaceQuery& q, int cols, int per_sm) {
 void add_wide_bwd(const SpaceQuery& q, std::vector<Config>& out) {
   if (q.kernel != Kernel::bwd_dx || q.cc < 90 || q.n <= 8192) return;
   const int vec = max_vec(q.dtype);
-  const std::size_t row = 2 * dtype_size(q.dtype);
+  const std::size_t esize = dtype_size(q.dtype);
   for (int cluster : {2, 4, 8, 16}) {
     const std::int64_t slab = cluster_slab(q.n, cluster);
     if (slab == 0) continue;
@@ -91,7 +99,7 @@ void add_wide_bwd(const SpaceQuery& q, std::vector<Config>& out) {
       const std::int64_t items = slab / (32 * w);
       if (items < vec || items > (w >= 32 ? 16 : 32)) continue;
       for (int stages : {2, 3, 4}) {
-        if (wide_stage_bytes(slab, row, stages) > kWideSmemLimit) continue;
+        if (wide_stage_bytes(slab, esize, stages) > kWideSmemLimit) continue;
         Config c{static_cast<int>(slab), w, stages, 0, cluster};
         int last = -1;
         const int fit = std::max(1, q.sm_count / cluster);
@@ -188,35 +196,43 @@ std::optional<Config> smem_forward_default(const SpaceQuery& q, const ConfigFilt
 // slices in clusters of 2; perhaps 33 clusters of 4, one CTA per SM on 132
 // SMs, do not all fit the GPCs at once). The slabs are sized for x and dy
 // in the row dtype and an fp32 weight; `accept` turns down what a variant's
-// wider rows do not fit.
+// wider rows do not fit. Rows of more than 128K columns where no stages of
+// x and dy fit (fp32): the same passes again with x alone staged
+// (gen::wide_staging). Not below: there (e.g. fp32, N = 20480) the
+// register kernels' default stays, as measured before that variant existed.
 std::optional<Config> wide_bwd_default(const SpaceQuery& q, const ConfigFilter& accept) {
   if (q.kernel != Kernel::bwd_dx || q.n <= 8192) return std::nullopt;
   struct Pass {
     std::int64_t min_slab, max_slab;
     std::vector<int> clusters;
   };
-  const std::size_t row = 2 * dtype_size(q.dtype);
-  for (const Pass& pass : {Pass{8192, 8192, {2, 8, 16}}, Pass{1, 16384, {2, 8, 16, 4}}})
-    for (int cluster : pass.clusters) {
-      const std::int64_t slab = cluster_slab(q.n, cluster);
-      if (slab == 0 || slab < pass.min_slab || slab > pass.max_slab) continue;
-      // 16 columns per thread (up to 16 warps); with a fused residual add,
-      // whose dz pass B reads from global memory, 16-column slices take 32
-      // warps (H100, bf16 RMSNorm + add, N = 32768, 16384-column slices in
-      // clusters of 2: 85.1% of copy with 32 warps, 79.7% with 16;
-      // `LNTUNE_SWEEP_WIDE=1 LNTUNE_SWEEP_OP=rmsnorm LNTUNE_SWEEP_RESIDUAL=1
-      // lntune_sweep bwd bf16 32768`).
-      const int warps = q.residual && slab >= 16384
-                            ? 32
-                            : static_cast<int>(std::clamp<std::int64_t>(slab / (32 * 32), 4, 16));
-      const int fit = std::max(1, q.sm_count / cluster);
-      for (int stages : {3, 2}) {
-        if (wide_stage_bytes(slab, row, stages) > kWideSmemLimit) continue;
-        Config c{static_cast<int>(slab), warps, stages, 0, cluster};
-        c.group_size_m = clip_groups(q, 1, cluster >= 8 && fit > 1 ? fit - 1 : fit);
-        if (!accept || accept(c)) return c;
+  const std::size_t esize = dtype_size(q.dtype);
+  for (bool x_only : {false, true}) {
+    if (x_only && q.n <= 131072) break;
+    for (const Pass& pass : {Pass{8192, 8192, {2, 8, 16}}, Pass{1, 16384, {2, 8, 16, 4}}})
+      for (int cluster : pass.clusters) {
+        const std::int64_t slab = cluster_slab(q.n, cluster);
+        if (slab == 0 || slab < pass.min_slab || slab > pass.max_slab) continue;
+        // 16 columns per thread (up to 16 warps); with a fused residual add,
+        // whose dz pass B reads from global memory, 16-column slices take 32
+        // warps (H100, bf16 RMSNorm + add, N = 32768, 16384-column slices in
+        // clusters of 2: 85.1% of copy with 32 warps, 79.7% with 16;
+        // `LNTUNE_SWEEP_WIDE=1 LNTUNE_SWEEP_OP=rmsnorm LNTUNE_SWEEP_RESIDUAL=1
+        // lntune_sweep bwd bf16 32768`).
+        const int warps = q.residual && slab >= 16384
+                              ? 32
+                              : static_cast<int>(std::clamp<std::int64_t>(slab / (32 * 32), 4, 16));
+        const int fit = std::max(1, q.sm_count / cluster);
+        for (int stages : {3, 2}) {
+          if (wide_stage_bytes(slab, esize, stages, x_only) > kWideSmemLimit) continue;
+          Config c{static_cast<int>(slab), warps, stages, 0, cluster};
+          c.group_size_m = clip_groups(q, 1, cluster >= 8 && fit > 1 ? fit - 1 : fit);
+          if (!accept) return c;
+          const std::optional<InstanceKey> key = accept(c);
+          if (key && (x_only || wide_staging(*key) == WideStaging::x_dy_weight)) return c;
+        }
       }
-    }
+  }
   return std::nullopt;
 }
 

@@ -35,6 +35,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "lntune/types.hpp"
@@ -57,9 +58,12 @@ struct SpaceQuery {
 
 // Which shared-memory configs (fwd_smem.cuh, bwd_dx_wide.cuh) default_config
 // may return: the query sizes their slabs by the row dtype alone, so the
-// caller, who knows the call's traits and vector width, says which are valid
-// instances (the runtime: gen::make_instance). Empty: all of them.
-using ConfigFilter = std::function<bool(const Config&)>;
+// caller, who knows the call's traits and vector width, gives the instance a
+// config makes, none where it is invalid (the runtime: gen::make_instance).
+// The default reads the instance too: a wide backward that stages x alone
+// (gen::wide_staging) is taken only where no slab stages x and dy. Empty:
+// all of them, as the query sizes them.
+using ConfigFilter = std::function<std::optional<InstanceKey>(const Config&)>;
 
 std::vector<Config> search_space(const SpaceQuery& q);
 

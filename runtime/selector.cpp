@@ -18,12 +18,11 @@ Selection default_selection(const DeviceInfo& dev, const Traits& traits, std::in
   // first that is a valid instance for these traits (a variant's wider
   // slabs, e.g. an fp32 residual beside 16-bit x) and this vector width
   // (bulk copies need 16-byte aligned rows), else the register kernels.
-  const auto valid = [&](const Config& c) {
+  const auto valid = [&](const Config& c) -> std::optional<InstanceKey> {
     try {
-      gen::make_instance(traits, c, n, vec);
-      return true;
+      return gen::make_instance(traits, c, n, vec);
     } catch (const Error&) {
-      return false;
+      return std::nullopt;
     }
   };
   gen::SpaceQuery q = space_query(dev, traits.kernel, d, n, m);

@@ -524,7 +524,9 @@ TEST(Gpu, WideBackwardConfigsAreCorrectAndDeterministic) {
     std::int64_t M, N, pad;
   };
   for (const Pick& k : {Pick{DType::bf16, DType::bf16, 37, 65536, 0}, Pick{DType::f16, DType::f32, 64, 20480, 8},
-                        Pick{DType::f32, DType::f32, 37, 65536, 0}, Pick{DType::bf16, DType::bf16, 20, 262144, 0}}) {
+                        Pick{DType::f32, DType::f32, 37, 65536, 0}, Pick{DType::bf16, DType::bf16, 20, 262144, 0},
+                        // x staged, dy read from L2 (gen::wide_staging): fp32 rows of 256K columns, strided
+                        Pick{DType::f32, DType::f32, 23, 262144, 4}}) {
     Case c;
     c.x = k.x;
     c.w = k.w;
