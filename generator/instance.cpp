@@ -72,7 +72,7 @@ void validate_wide(const InstanceKey& key) {
     invalid(key, "block_size / threads exceeds " + std::to_string(max_items) +
                      " columns per thread (the dW/dB accumulators live in registers)");
   if (dynamic_smem_bytes(key) > static_cast<std::int64_t>(kWideSmemLimit))
-    invalid(key, "the wide-row backward's stages of x need " + std::to_string(dynamic_smem_bytes(key)) +
+    invalid(key, "the wide-row backward's stages of x and weight slab need " + std::to_string(dynamic_smem_bytes(key)) +
                      " bytes of shared memory, more than " + std::to_string(kWideSmemLimit));
 }
 
@@ -92,21 +92,18 @@ int rows_per_group(Kernel kernel, const Config& config) {
 
 namespace {
 // As WideShape::kSmemBytes: the stages (x slab, and dy slab where staged),
-// the weight slab where kept, an 8-byte mbarrier per stage.
-std::int64_t wide_bwd_smem_bytes(const InstanceKey& key, WideStaging staged) {
+// the weight slab, an 8-byte mbarrier per stage.
+std::int64_t wide_bwd_smem_bytes(const InstanceKey& key, bool stage_dy) {
   const Traits& t = key.traits;
   const auto slab = static_cast<std::size_t>(key.block_size);
   const auto stages = static_cast<std::size_t>(key.rows_per_cta);
-  const std::size_t weight = t.has_weight && staged != WideStaging::x ? slab * dtype_size(t.w_dtype) : 0;
-  const std::size_t dy = staged == WideStaging::x_dy_weight ? dy_size(t) : 0;
-  return static_cast<std::int64_t>(stages * slab * (row_size(t) + dy) + weight + 8 * stages);
+  const std::size_t weight = t.has_weight ? slab * dtype_size(t.w_dtype) : 0;
+  return static_cast<std::int64_t>(stages * slab * (row_size(t) + (stage_dy ? dy_size(t) : 0)) + weight + 8 * stages);
 }
 }  // namespace
 
-WideStaging wide_staging(const InstanceKey& key) {
-  for (WideStaging s : {WideStaging::x_dy_weight, WideStaging::x_weight})
-    if (wide_bwd_smem_bytes(key, s) <= static_cast<std::int64_t>(kWideSmemLimit)) return s;
-  return WideStaging::x;
+bool wide_stages_dy(const InstanceKey& key) {
+  return wide_bwd_smem_bytes(key, true) <= static_cast<std::int64_t>(kWideSmemLimit);
 }
 
 int max_items_per_thread(Kernel k, int num_warps) {
@@ -128,7 +125,7 @@ bool stages_in_smem(const InstanceKey& key) {
 }
 
 std::int64_t dynamic_smem_bytes(const InstanceKey& key) {
-  if (is_wide_bwd(key)) return wide_bwd_smem_bytes(key, wide_staging(key));
+  if (is_wide_bwd(key)) return wide_bwd_smem_bytes(key, wide_stages_dy(key));
   if (!stages_in_smem(key)) return 0;
   const Traits& t = key.traits;
   const std::int64_t x = static_cast<std::int64_t>(key.block_size) * static_cast<std::int64_t>(dtype_size(t.x_dtype));
@@ -235,10 +232,7 @@ KernelSource render(const InstanceKey& key) {
   d["zero_centered"] = t.zero_centered;
   d["y_type"] = device_type(t.out_dtype());
   d["smem_bytes"] = dynamic_smem_bytes(key);
-  if (is_wide_bwd(key)) {
-    static constexpr const char* kStaged[] = {"kStagedX", "kStagedXW", "kStagedXDyW"};
-    d["staged"] = kStaged[static_cast<int>(wide_staging(key))];
-  }
+  d["stage_dy"] = is_wide_bwd(key) && wide_stages_dy(key);
   out.source = environment().render(template_name(key), d);
   out.hash = fnv1a(out.source, templates_hash());
   return out;

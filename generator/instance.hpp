@@ -51,14 +51,13 @@ void validate(const InstanceKey& key);
 // time), and cluster_size may be 16 (non-portable; the loader opts in).
 bool is_wide_bwd(Kernel kernel, const Config& config);
 bool is_wide_bwd(const InstanceKey& key);
-// What such an instance keeps in shared memory (bwd_dx_wide.cuh's STAGED):
-// the most of these that fits kWideSmemLimit: its stages of x and dy and the
-// weight slab; x's stages and the weight slab; x's stages alone. What is not
-// kept is read from global memory twice a row, the second time from L2
+// Whether such an instance stages dy with x (bwd_dx_wide.cuh's STAGE_DY):
+// exactly when all its stages of both and the weight slab fit
+// kWideSmemLimit. Otherwise only x's stages and the weight slab are kept,
+// and dy is read from global memory twice a row, the second time from L2
 // (fp32 rows of 256K columns: 128 KB of x and dy per stage at clusters of
 // 16).
-enum class WideStaging { x = 0, x_weight = 1, x_dy_weight = 2 };
-WideStaging wide_staging(const InstanceKey& key);
+bool wide_stages_dy(const InstanceKey& key);
 
 // Rows per row group of a config: rows_per_cta, except for the wide-row
 // backward (one row at a time per cluster). The persistent grid's size is

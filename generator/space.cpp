@@ -34,17 +34,15 @@ std::int64_t cluster_slab(std::int64_t n, int cluster) {
 }
 
 // Shared memory of the wide-row backward for `stages` staged rows of x and
-// dy (`esize` bytes an element of each) and an fp32 weight slab; where that
-// does not fit kWideSmemLimit and `x_only` allows it, of x's stages and the
-// weight slab, else of x's stages alone (the instance then reads the rest
-// from global memory: gen::wide_staging).
+// dy (`esize` bytes an element of each) and an fp32 weight slab; of x's
+// stages and the weight slab where that does not fit kWideSmemLimit and
+// `x_only` allows it (the instance then reads dy twice from global memory:
+// gen::wide_stages_dy).
 std::size_t wide_stage_bytes(std::int64_t slab, std::size_t esize, int stages, bool x_only = true) {
   const auto s = static_cast<std::size_t>(stages);
   const auto cols = static_cast<std::size_t>(slab);
   const std::size_t both = cols * (2 * esize * s + 4) + 8 * s;
-  if (both <= kWideSmemLimit || !x_only) return both;
-  const std::size_t x_weight = cols * (esize * s + 4) + 8 * s;
-  return x_weight <= kWideSmemLimit ? x_weight : cols * esize * s + 8 * s;
+  return both <= kWideSmemLimit || !x_only ? both : cols * (esize * s + 4) + 8 * s;
 }
 
 // Persistent kernels (bwd_dx; fwd over clusters) take a grid size too.
@@ -79,7 +77,7 @@ int dwdb_split_count(const SpaceQuery& q, int cols, int per_sm) {
 // vec to 32 columns per thread (16 at 32 warps); rows_per_cta = rows staged
 // per CTA in {2, 3, 4}, while the stages and weight slab fit
 // kWideSmemLimit, sized with the row dtype for x and dy and an fp32 weight
-// (the stages hold x alone where x and dy do not fit: gen::wide_staging)
+// (the stages hold x alone where x and dy do not fit: gen::wide_stages_dy)
 // (the weight dtype is not part of the query; other traits, e.g. an fp32
 // residual with 16-bit rows, may fail make_instance's exact check: such a
 // candidate is recorded as invalid). The grid: as many clusters as fit the
@@ -198,7 +196,7 @@ std::optional<Config> smem_forward_default(const SpaceQuery& q, const ConfigFilt
 // in the row dtype and an fp32 weight; `accept` turns down what a variant's
 // wider rows do not fit. Rows of more than 128K columns where no stages of
 // x and dy fit (fp32): the same passes again with x alone staged
-// (gen::wide_staging). Not below: there (e.g. fp32, N = 20480) the
+// (gen::wide_stages_dy). Not below: there (e.g. fp32, N = 20480) the
 // register kernels' default stays, as measured before that variant existed.
 std::optional<Config> wide_bwd_default(const SpaceQuery& q, const ConfigFilter& accept) {
   if (q.kernel != Kernel::bwd_dx || q.n <= 8192) return std::nullopt;
@@ -218,8 +216,14 @@ std::optional<Config> wide_bwd_default(const SpaceQuery& q, const ConfigFilter& 
         // warps (H100, bf16 RMSNorm + add, N = 32768, 16384-column slices in
         // clusters of 2: 85.1% of copy with 32 warps, 79.7% with 16;
         // `LNTUNE_SWEEP_WIDE=1 LNTUNE_SWEEP_OP=rmsnorm LNTUNE_SWEEP_RESIDUAL=1
-        // lntune_sweep bwd bf16 32768`).
-        const int warps = q.residual && slab >= 16384
+        // lntune_sweep bwd bf16 32768`). Staging x alone (dy read twice
+        // through L2), 32 warps too: fp32 N = 262144, 16384-column slices in
+        // clusters of 16, 2 stages, 68.6-69.0% of copy against 64.2-64.3%
+        // with 16 warps (3 stages do not fit beside the weight slab; with the
+        // weight read from L2 instead they measured 51-56%;
+        // `LNTUNE_SWEEP_EVERY=1 LNTUNE_SWEEP_WIDE=1 lntune_sweep bwd fp32
+        // 262144`, bench/results/h100_2026-11-24d, calls 1-3).
+        const int warps = (q.residual || x_only) && slab >= 16384
                               ? 32
                               : static_cast<int>(std::clamp<std::int64_t>(slab / (32 * 32), 4, 16));
         const int fit = std::max(1, q.sm_count / cluster);
@@ -229,7 +233,7 @@ std::optional<Config> wide_bwd_default(const SpaceQuery& q, const ConfigFilter& 
           c.group_size_m = clip_groups(q, 1, cluster >= 8 && fit > 1 ? fit - 1 : fit);
           if (!accept) return c;
           const std::optional<InstanceKey> key = accept(c);
-          if (key && (x_only || wide_staging(*key) == WideStaging::x_dy_weight)) return c;
+          if (key && (x_only || wide_stages_dy(*key))) return c;
         }
       }
   }
@@ -378,7 +382,18 @@ Config default_config(const SpaceQuery& q, const ConfigFilter& accept) {
   // 86.1, 87.2 and 88.3% for 16 elements per thread (bench/results/
   // h100_2026-11-24c, call 12).
   const bool fp32_short_rows = bwd && q.dtype == DType::f32 && q.m > 8192 && single >= 256 && single <= 2048;
-  if (tpr_needed <= 512) {
+  if (bwd && !q.residual && q.cc >= 90 && q.dtype != DType::f32 && q.m > 8192 && single == 8192 && q.n > 6144) {
+    // 16-bit rows of 6145 to 8192 columns over many rows: split in two over
+    // a cluster, 4096-column slices in 8 warps. On an H100 at x = 512 MiB
+    // (`lntune_sweep bwd bf16 7168 8192; lntune_sweep bwd fp16 8192`), the
+    // best of the space: bf16 N = 8192 91.1% of copy against 85.5% for a
+    // whole row in 16 warps, N = 7168 86.7 against 82.0, fp16 N = 8192 91.3
+    // against 83.4; at N = 6144 the whole row stayed the best (81.8%). Not
+    // with a fused residual add (not measured).
+    c.num_warps = 8;
+    c.block_size = 4096;
+    c.cluster_size = 2;
+  } else if (tpr_needed <= 512) {
     // The backward at training sizes (M <= 8192: few rows per CTA, so the
     // partial rows weigh): two rows per CTA for rows of up to 128 threads
     // (N <= 2048), the same threads per SM in half the CTAs, so half the

@@ -61,7 +61,7 @@ struct SpaceQuery {
 // caller, who knows the call's traits and vector width, gives the instance a
 // config makes, none where it is invalid (the runtime: gen::make_instance).
 // The default reads the instance too: a wide backward that stages x alone
-// (gen::wide_staging) is taken only where no slab stages x and dy. Empty:
+// (gen::wide_stages_dy) is taken only where no slab stages x and dy. Empty:
 // all of them, as the query sizes them.
 using ConfigFilter = std::function<std::optional<InstanceKey>(const Config&)>;
 

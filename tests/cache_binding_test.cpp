@@ -275,14 +275,13 @@ TEST(DefaultSelection, SharedMemoryDefaultsFitEveryVariant) {
   const Traits f32{Kernel::bwd_dx, DType::f32, DType::f32, true, true};
   const Config w32 = rt::default_selection(dev, f32, 262144, 512).config;
   ASSERT_TRUE(gen::is_wide_bwd(Kernel::bwd_dx, w32)) << to_string(w32);
-  EXPECT_NE(gen::wide_staging(gen::make_instance(f32, w32, 262144, 4)), gen::WideStaging::x_dy_weight)
-      << to_string(w32);
+  EXPECT_FALSE(gen::wide_stages_dy(gen::make_instance(f32, w32, 262144, 4))) << to_string(w32);
   EXPECT_EQ(w32.cluster_size, 16);
-  EXPECT_EQ(w32.rows_per_cta, 3);
+  EXPECT_EQ(w32.rows_per_cta, 2);
+  EXPECT_EQ(w32.num_warps, 32);
   // ... while bf16 there keeps stages of x and dy.
   const Config w16 = rt::default_selection(dev, plain, 262144, 1024).config;
-  EXPECT_EQ(gen::wide_staging(gen::make_instance(plain, w16, 262144, 8)), gen::WideStaging::x_dy_weight)
-      << to_string(w16);
+  EXPECT_TRUE(gen::wide_stages_dy(gen::make_instance(plain, w16, 262144, 8))) << to_string(w16);
   const Config r1 = rt::default_selection(dev, plain, 65536, 4096, 1).config;
   EXPECT_FALSE(gen::is_wide_bwd(Kernel::bwd_dx, r1)) << to_string(r1);
   EXPECT_NO_THROW(gen::make_instance(plain, r1, 65536, 1));

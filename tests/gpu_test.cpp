@@ -525,7 +525,7 @@ TEST(Gpu, WideBackwardConfigsAreCorrectAndDeterministic) {
   };
   for (const Pick& k : {Pick{DType::bf16, DType::bf16, 37, 65536, 0}, Pick{DType::f16, DType::f32, 64, 20480, 8},
                         Pick{DType::f32, DType::f32, 37, 65536, 0}, Pick{DType::bf16, DType::bf16, 20, 262144, 0},
-                        // x staged, dy read from L2 (gen::wide_staging): fp32 rows of 256K columns, strided
+                        // x staged, dy read from L2 (gen::wide_stages_dy): fp32 rows of 256K columns, strided
                         Pick{DType::f32, DType::f32, 23, 262144, 4}}) {
     Case c;
     c.x = k.x;

@@ -72,25 +72,21 @@ TEST(Instance, WideBackwardRulesAndSharedMemory) {
   // Where stages of x and dy do not fit, only x's are kept with the weight
   // slab (dy read twice from global memory): 4 stages of bf16 16384-column
   // slabs and the weight.
-  EXPECT_EQ(wide_staging(key), WideStaging::x_dy_weight);
-  EXPECT_NE(src.source.find("constexpr int STAGED = lntune::kStagedXDyW;"), std::string::npos);
+  EXPECT_TRUE(wide_stages_dy(key));
+  EXPECT_NE(src.source.find("constexpr bool STAGE_DY = true;"), std::string::npos);
   const InstanceKey xw = make_instance(b, Config{16384, 16, 4, 8, 16}, 262144, 8);
-  EXPECT_EQ(wide_staging(xw), WideStaging::x_weight);
+  EXPECT_FALSE(wide_stages_dy(xw));
   EXPECT_EQ(dynamic_smem_bytes(xw), 4u * 16384 * 2 + 16384 * 2 + 32);
   const std::string xs = render(xw).source;
-  EXPECT_NE(xs.find("constexpr int STAGED = lntune::kStagedXW;"), std::string::npos);
+  EXPECT_NE(xs.find("constexpr bool STAGE_DY = false;"), std::string::npos);
   EXPECT_NE(xs.find("Shape::kSmemBytes == " + std::to_string(dynamic_smem_bytes(xw)) + "u"), std::string::npos);
   // fp32 rows of 256K columns in clusters of 16: 2 stages of x fit beside
-  // the fp32 weight slab; 3 only without it; 4 not at all.
+  // the fp32 weight slab, 3 do not.
   const Traits f = traits(Kernel::bwd_dx, DType::f32, DType::f32);
   const InstanceKey f2 = make_instance(f, Config{16384, 16, 2, 7, 16}, 262144, 4);
-  EXPECT_EQ(wide_staging(f2), WideStaging::x_weight);
+  EXPECT_FALSE(wide_stages_dy(f2));
   EXPECT_EQ(dynamic_smem_bytes(f2), 2u * 16384 * 4 + 16384 * 4 + 16);
-  const InstanceKey f3 = make_instance(f, Config{16384, 16, 3, 7, 16}, 262144, 4);
-  EXPECT_EQ(wide_staging(f3), WideStaging::x);
-  EXPECT_EQ(dynamic_smem_bytes(f3), 3u * 16384 * 4 + 24);
-  EXPECT_NE(render(f3).source.find("constexpr int STAGED = lntune::kStagedX;"), std::string::npos);
-  expect_invalid(f, Config{16384, 16, 4, 7, 16}, 262144, 4, "bytes of shared memory, more than");
+  expect_invalid(f, Config{16384, 16, 3, 7, 16}, 262144, 4, "bytes of shared memory, more than");
   Config c32{4096, 4, 2, 8, 32};
   expect_invalid(b, c32, 131072, 8, "cluster_size 2, 4, 8 or 16");
   // An fp32 row with a 16-bit dy: 4-element accesses of dy are 8 bytes.

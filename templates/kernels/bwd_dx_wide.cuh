@@ -35,12 +35,12 @@
 // butterfly, warps in index order, CTAs in rank order). No atomics.
 //
 // Where shared memory cannot hold every stage of x and dy (fp32 rows of 256K
-// columns, whose slab of x and dy is 128 KB at clusters of 16), only x is
-// staged (STAGED = kStagedXW; kStagedX: the weight slab is not kept either):
-// thread 0 then asks the copy engine to prefetch the row's dy slab into L2
+// columns, whose slab of x and dy is 128 KB at clusters of 16), only x's
+// stages and the weight slab are kept (STAGE_DY false): thread 0 then asks
+// the copy engine to prefetch the row's dy slab into L2
 // (cp.async.bulk.prefetch.L2) when it issues the row's x, and both passes
-// read dy (and the weight) from global memory, the second time from L2.
-// The generator picks the most that fits (gen::wide_staging).
+// read dy from global memory, the second time from L2. The generator stages
+// dy wherever it fits (gen::wide_stages_dy).
 //
 // Bulk copies need 16-byte aligned rows and slabs: 16-byte accesses (VEC *
 // sizeof(R) and VEC * sizeof(Y) at least 16), which the generator checks
@@ -52,17 +52,13 @@
 
 namespace lntune {
 
-// What a wide backward keeps in shared memory: every stage of x and dy, and
-// the weight slab; x's stages and the weight slab; x's stages alone.
-constexpr int kStagedXDyW = 2, kStagedXW = 1, kStagedX = 0;
-
 // The compile-time shape of a wide backward. SLAB columns per CTA, CLUSTER
 // CTAs per row (2 to 16: 16 is a non-portable cluster size, which the
 // launcher opts into), STAGES staged rows per CTA. The variant parameters are
 // RowShape's.
 template <class RowT, class WeightT, int SLAB, int NUM_WARPS, int STAGES, int VEC, bool HAS_WEIGHT, bool HAS_BIAS,
           int CLUSTER, int NORM = kLayerNorm, class ResidT = void, bool ZERO_CENTERED = false, class OutT = RowT,
-          int STAGED = kStagedXDyW>
+          bool STAGE_DY = true>
 struct WideShape {
   using T = RowT;
   using W = WeightT;
@@ -81,8 +77,7 @@ struct WideShape {
   static constexpr bool kHasBias = HAS_BIAS;
   static constexpr int kCluster = CLUSTER;
   static constexpr bool kFusedXhat = sizeof(RowT) == 2;  // as RowShape
-  static constexpr bool kStageDy = STAGED == kStagedXDyW;  // else dy is read from global memory (via L2)
-  static constexpr bool kStageW = HAS_WEIGHT && STAGED != kStagedX;  // else the weight is read from global memory
+  static constexpr bool kStageDy = STAGE_DY;  // else dy is read from global memory (via L2)
 
   // Dynamic shared memory, in bytes: the stages (x slab, then dy slab where
   // staged), the weight slab, then one mbarrier per stage. The launcher passes kSmemBytes
@@ -90,7 +85,7 @@ struct WideShape {
   static constexpr unsigned kXBytes = static_cast<unsigned>(SLAB * sizeof(R));
   static constexpr unsigned kStageBytes = kXBytes + (kStageDy ? static_cast<unsigned>(SLAB * sizeof(Y)) : 0u);
   static constexpr unsigned kWeightOffset = STAGES * kStageBytes;
-  static constexpr unsigned kBarrierOffset = kWeightOffset + (kStageW ? static_cast<unsigned>(SLAB * sizeof(W)) : 0u);
+  static constexpr unsigned kBarrierOffset = kWeightOffset + (HAS_WEIGHT ? static_cast<unsigned>(SLAB * sizeof(W)) : 0u);
   static constexpr unsigned kSmemBytes = kBarrierOffset + 8u * STAGES;
 
   static_assert(NUM_WARPS >= 1 && NUM_WARPS <= 32 && (NUM_WARPS & (NUM_WARPS - 1)) == 0,
@@ -102,7 +97,6 @@ struct WideShape {
   static_assert(STAGES >= 2 && STAGES <= 8, "stages: 2 to 8 staged rows");
   static_assert(NORM == kLayerNorm || NORM == kRmsNorm, "norm: kLayerNorm or kRmsNorm");
   static_assert(!ZERO_CENTERED || HAS_WEIGHT, "zero-centred gamma needs a weight");
-  static_assert(STAGED == kStagedXDyW || STAGED == kStagedXW || STAGED == kStagedX, "staged: kStagedXDyW, XW or X");
 };
 
 // ---------------------------------------------- mbarriers and bulk copies
@@ -231,30 +225,20 @@ __device__ __forceinline__ const typename S::Y* global_dy(const BwdParams& p, i6
   return static_cast<const typename S::Y*>(p.dy) + row * p.dy_stride + c0;
 }
 
-// Where this CTA reads its weight slab from: shared memory, or global
-// memory where it is not kept (kStagedX).
-template <class S>
-__device__ __forceinline__ const typename S::W* weight_slab(const BwdParams& p, const unsigned char* smem, i64 c0) {
-  if constexpr (S::kStageW)
-    return reinterpret_cast<const typename S::W*>(smem + S::kWeightOffset);
-  else
-    return S::kHasWeight ? static_cast<const typename S::W*>(p.weight) + c0 : nullptr;
-}
-
 // This thread's access j of the staged row: x (z) and dy (from the stage,
 // or from `dy` in global memory where it is not staged), and the applied
-// weight from `wslab` (weight_slab; 1 where there is none).
+// weight (1 where there is none).
 template <class S>
 __device__ __forceinline__ void read_access(const unsigned char* smem, int s, const typename S::Y* dy,
-                                            const typename S::W* wslab, int col, float (&x)[S::kVec],
-                                            float (&g)[S::kVec], float (&w)[S::kVec]) {
+                                            int col, float (&x)[S::kVec], float (&g)[S::kVec],
+                                            float (&w)[S::kVec]) {
   load<S::kVec>(stage_x<S>(const_cast<unsigned char*>(smem), s) + col, x);
   if constexpr (S::kStageDy)
     load<S::kVec>(stage_dy<S>(const_cast<unsigned char*>(smem), s) + col, g);
   else
     load<S::kVec>(dy + col, g);
   if constexpr (S::kHasWeight) {
-    load<S::kVec>(wslab + col, w);
+    load<S::kVec>(reinterpret_cast<const typename S::W*>(smem + S::kWeightOffset) + col, w);
 #pragma unroll
     for (int k = 0; k < S::kVec; ++k) w[k] = applied_weight<S>(w[k]);
   } else {
@@ -275,8 +259,8 @@ __device__ __forceinline__ float wide_xhat(float x, float mean, float rstd, floa
 // the CTA has passed another __syncthreads.
 template <class S>
 __device__ __forceinline__ void wide_row_sums(const unsigned char* smem, int s, const typename S::Y* dy,
-                                              const typename S::W* wslab, int t, i64 n, float mean, float rstd,
-                                              float* scratch, float& a, float& b) {
+                                              int t, i64 n, float mean, float rstd, float* scratch, float& a,
+                                              float& b) {
   const float shift = -mean * rstd;
   float s_xw = 0.f, s_w = 0.f;
 #pragma unroll
@@ -284,7 +268,7 @@ __device__ __forceinline__ void wide_row_sums(const unsigned char* smem, int s, 
     const int col = (j * S::kThreads + t) * S::kVec;
     if (col >= n) continue;
     float x[S::kVec], g[S::kVec], w[S::kVec];
-    read_access<S>(smem, s, dy, wslab, col, x, g, w);
+    read_access<S>(smem, s, dy, col, x, g, w);
 #pragma unroll
     for (int k = 0; k < S::kVec; ++k) {
       const float wdy = w[k] * g[k];
@@ -343,7 +327,7 @@ __device__ __forceinline__ void layer_norm_bwd_dx_wide(const BwdParams& p) {
     mbarrier_init_fence();
   }
   // The weight slab, once (raw, in W: applied when read).
-  if constexpr (S::kStageW) {
+  if constexpr (S::kHasWeight) {
     const i64 bytes = n * static_cast<i64>(sizeof(W));  // a multiple of 16 (16-byte accesses)
     using Chunk = Pack<unsigned, 4>;
     const Chunk* src = reinterpret_cast<const Chunk*>(static_cast<const W*>(p.weight) + c0);
@@ -351,7 +335,6 @@ __device__ __forceinline__ void layer_norm_bwd_dx_wide(const BwdParams& p) {
     for (i64 q = t; q < bytes / 16; q += S::kThreads) dst[q] = src[q];
   }
   __syncthreads();  // barriers initialised, weights in place
-  const typename S::W* wslab = weight_slab<S>(p, smem, c0);
   // sums_bar armed for rows 0 and 1, where they exist (a phase is armed only
   // when it will complete and be waited on), once its initialisation is
   // visible to the CTA.
@@ -393,7 +376,7 @@ __device__ __forceinline__ void layer_norm_bwd_dx_wide(const BwdParams& p) {
     // Row 0's local sums, pushed to every CTA of the cluster.
     float a, b;
     if (n > 0) mbarrier_wait(bars + 0, 0u);
-    wide_row_sums<S>(smem, 0, global_dy<S>(p, rows.row(0), c0), wslab, t, n, mean, rstd, scratch[0], a, b);
+    wide_row_sums<S>(smem, 0, global_dy<S>(p, rows.row(0), c0), t, n, mean, rstd, scratch[0], a, b);
     if (t == 0)
       for (int r = 0; r < S::kCluster; ++r) push_pair(sums[0][rank], sums_bar + 0, static_cast<unsigned>(r), a, b);
   }
@@ -408,7 +391,7 @@ __device__ __forceinline__ void layer_norm_bwd_dx_wide(const BwdParams& p) {
       if (i + 2 < rows.count) stats(i + 2, next_mean, next_rstd);  // loaded now, used a row later
       const int s1 = static_cast<int>((i + 1) % S::kStages);
       if (n > 0) mbarrier_wait(bars + s1, static_cast<unsigned>(((i + 1) / S::kStages) & 1));
-      wide_row_sums<S>(smem, s1, global_dy<S>(p, rows.row(i + 1), c0), wslab, t, n, mean_next, rstd_next,
+      wide_row_sums<S>(smem, s1, global_dy<S>(p, rows.row(i + 1), c0), t, n, mean_next, rstd_next,
                        scratch[par ^ 1], a_next, b_next);
     }
     // Row i's parts from every CTA of the cluster.
@@ -451,7 +434,7 @@ __device__ __forceinline__ void layer_norm_bwd_dx_wide(const BwdParams& p) {
       const int col = (j * S::kThreads + t) * S::kVec;
       if (col >= n) continue;
       float x[S::kVec], g[S::kVec], w[S::kVec], out[S::kVec];
-      read_access<S>(smem, s, dy, wslab, col, x, g, w);
+      read_access<S>(smem, s, dy, col, x, g, w);
 #pragma unroll
       for (int k = 0; k < S::kVec; ++k) {
         const float xhat = wide_xhat<S>(x[k], mean, rstd, shift);
