@@ -24,7 +24,9 @@
 #include "tuner/report.hpp"
 #include "tuner/compare.hpp"
 #include "tuner/device_check.hpp"
+#include "tuner/device_fill.hpp"
 #include "tuner/device_pool.hpp"
+#include "tuner/random_fill.hpp"
 #include "tuner/uploader.hpp"
 #include "tuner/host_dtype.hpp"
 #include "tuner/tuner.hpp"
@@ -269,6 +271,31 @@ TEST(Uploader, CopiesEveryByteFromSeveralThreads) {
   for (const std::string& e : errors) EXPECT_EQ(e, "");
   EXPECT_GE(up.lanes(), 1u);
   EXPECT_LE(up.lanes(), errors.size());
+}
+
+// The GPU draws the host's inputs bit for bit (tuner/random_fill.hpp), with
+// the same magnitude: small and tabulated sizes, an odd count, every dtype,
+// two seeds, two (offset, scale) pairs.
+TEST(DeviceFill, DrawsTheHostsBitsAndMagnitude) {
+  LNTUNE_REQUIRE_GPU();
+  const rt::DeviceInfo& dev = rt::default_runtime().current_device();
+  tune::DeviceFill gpu(dev.arch());
+  tune::Runner runner(dev);
+  for (DType d : {DType::f32, DType::f16, DType::bf16})
+    for (std::int64_t count : {std::int64_t{1}, std::int64_t{65537}, std::int64_t{4} * tune::rnd::kSums + 4097})
+      for (std::uint64_t seed : {std::uint64_t{7}, std::uint64_t{0x1234567887654321ULL}})
+        for (auto [offset, scale] : {std::pair{0.5, 2.0}, std::pair{0.0, 1.0}}) {
+          const std::size_t bytes = static_cast<std::size_t>(count) * dtype_size(d);
+          std::vector<unsigned char> host(bytes), back(bytes, 0);
+          const double hm = tune::rnd::fill(host.data(), d, count, offset, scale, seed);
+          rt::DeviceBuffer buf(bytes);
+          ASSERT_EQ(rt::driver().MemsetD8(buf.get(), 0xA5, bytes), CUDA_SUCCESS);
+          const double gm = gpu.fill(buf.get(), d, count, offset, scale, seed, runner.stream());
+          ASSERT_EQ(rt::driver().MemcpyDtoH(back.data(), buf.get(), bytes), CUDA_SUCCESS);
+          EXPECT_EQ(std::memcmp(host.data(), back.data(), bytes), 0)
+              << to_string(d) << " count " << count << " seed " << seed << " offset " << offset;
+          EXPECT_EQ(gm, hm) << to_string(d) << " count " << count;
+        }
 }
 
 // A workload that verifies on the GPU passes a correct output without
