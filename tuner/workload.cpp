@@ -442,6 +442,7 @@ void Workload::build_forward_on_gpu(const DeviceBuild& gpu, std::uint64_t seed, 
   b.mean = mean_.get();
   b.rstd = rstd_.get();
   gpu.reference->forward(RefProblem::of(t, m_, n_), b, gpu.stream);
+  if (gpu.after_reference) gpu.after_reference(ref_main_.get(), gpu.stream);
   download_into(ref_->mean, mean_, static_cast<std::size_t>(m_) * 4);
   download_into(ref_->rstd, rstd_, static_cast<std::size_t>(m_) * 4);
   bind_forward();
@@ -519,6 +520,7 @@ void Workload::build_backward_on_gpu(const DeviceBuild& gpu, std::uint64_t seed,
   b.workspace = ws.get();
   b.workspace_bytes = ws.size();
   gpu.reference->backward(problem, b, gpu.stream);
+  if (gpu.after_reference) gpu.after_reference(ref_main_.get(), gpu.stream);
   if (t.has_weight) download_into(ref_->dw, dw_, w_bytes_);
   if (t.has_bias) download_into(ref_->db, db_, w_bytes_);
   bind_backward();

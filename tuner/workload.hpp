@@ -80,6 +80,10 @@ struct DeviceBuild {
   // Runs the CPU's check of the GPU reference (sampled rows) on a thread of
   // its own; false: in the constructor.
   bool oracle_in_background = true;
+  // For tests: called after the reference kernels and before anything is
+  // downloaded, with the device reference of y (forward) or dx (backward);
+  // a test corrupts it to see the oracle fail the workload.
+  std::function<void(CUdeviceptr reference_main, CUstream)> after_reference;
 };
 
 class Workload {
