@@ -186,7 +186,8 @@ class Workload {
   const OracleReport& oracle();
 
   // For tests: every input as the kernels under test read it, and the
-  // reference, downloaded (context current; waits for the reference).
+  // reference, downloaded (context current; waits for a host-built
+  // reference; a GPU-built one is returned whatever its oracle says).
   struct Snapshot {
     std::vector<unsigned char> x;  // fwd: x; bwd: x, or z with a residual
     std::vector<unsigned char> weight, bias, residual, dy, dz;
