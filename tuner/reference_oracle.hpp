@@ -18,7 +18,7 @@
 //     the CPU's double statistics: each column within
 //     chunk_tolerance(rows) * sum |terms| (see there); (b) every partial
 //     summed on the host in chunk order and rounded once (sum_partials):
-//     bit for bit the GPU's dW and dB.
+//     bit for bit the GPU's dW and dB (any NaN matching any NaN).
 // Any disagreement is an error naming the problem and the quantity; the
 // tuner fails the key (KeyError, tuner/search.hpp).
 //
