@@ -209,7 +209,7 @@ TEST(Cli, HelpListsEverySubcommand) {
     EXPECT_TRUE(contains(r.out, c)) << c;
   const Result t = run(tmp, "tune --help");
   EXPECT_EQ(t.code, 0);
-  for (const char* o : {"--n", "--m", "--dtype", "--kernel", "--db", "--budget", "--device", "--force"})
+  for (const char* o : {"--n", "--m", "--dtype", "--kernel", "--db", "--budget", "--device", "--force", "--reference"})
     EXPECT_TRUE(contains(t.out, o)) << o;
 }
 
@@ -260,6 +260,12 @@ TEST(Cli, ParseErrorsAreUsageErrors) {
   EXPECT_TRUE(contains(r.err, "--output")) << r.err;
   r = run(tmp, "info --json extra");
   EXPECT_EQ(r.code, 2) << r.err;
+  // --reference is gpu or cpu (checked before any GPU is looked for).
+  r = run(tmp, "tune --reference host --dry-run --n 1024 --m 8");
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_TRUE(contains(r.err, "--reference")) << r.err;
+  r = run(tmp, "tune --reference cpu --dry-run --n 1024 --m 8");
+  EXPECT_EQ(r.code, 0) << r.err;
 }
 
 TEST(Cli, GenBadArgumentsNameTheOption) {

@@ -171,6 +171,25 @@ TEST(KernelHeaders, EachHeaderCompilesOnItsOwn) {
   EXPECT_EQ(headers, static_cast<int>(std::size(templates::kHeaderNames)));
 }
 
+// The tuner's float64 reference (kernels/reference.cuh): every entry is
+// there, and no double operation is fused into an FMA (each is an _rn
+// intrinsic, so that the reference rounds as it says, whatever the
+// compiler's contraction): the PTX has double adds and multiplies and no
+// fma.rn.f64.
+TEST(KernelHeaders, ReferenceKernelsRoundEveryDoubleOperation) {
+  for (const char* arch : {"sm_80", "sm_90"}) {
+    const Compiled c = nvrtc("#include \"lntune/kernels/reference.cuh\"\n", arch);
+    ASSERT_TRUE(c.ok) << arch << ":\n" << c.log;
+    for (const char* entry : {"lntune_ref_fwd_g32", "lntune_ref_fwd_g256", "lntune_ref_bwd_g32", "lntune_ref_bwd_g256",
+                              "lntune_ref_dwdb_partials", "lntune_ref_dwdb_sum"})
+      EXPECT_NE(c.ptx.find(std::string(".entry ") + entry + "("), std::string::npos) << arch << " " << entry;
+    EXPECT_NE(c.ptx.find("add.rn.f64"), std::string::npos) << arch;
+    EXPECT_NE(c.ptx.find("mul.rn.f64"), std::string::npos) << arch;
+    EXPECT_NE(c.ptx.find("sqrt.rn.f64"), std::string::npos) << arch;
+    EXPECT_EQ(c.ptx.find("fma.rn.f64"), std::string::npos) << arch << ": a fused double operation";
+  }
+}
+
 TEST(KernelHeaders, ForwardInstantiations) {
   // dtypes (x, w) x weight/bias, single tile and tiled, rows per CTA, vec.
   const std::vector<RowCase> cases = {

@@ -133,5 +133,22 @@ TEST(Search, FatalErrorPropagates) {
   EXPECT_THROW(search(b, cfg(1, 1), {cfg(2, 1)}), FatalError);
 }
 
+// A reference that fails the CPU's check is the key's fault, not a
+// candidate's: the search does not record it as a launch error and go on
+// (every candidate would "fail" and the key would end with no winner,
+// quietly); it stops, and the tuner fails the key with the message.
+TEST(Search, KeyErrorPropagates) {
+  FakeBench b;
+  b.by_block[1] = {10};
+  b.by_block[1].bad_reference = true;
+  b.by_block[2] = {5};
+  try {
+    search(b, cfg(1, 1), {cfg(2, 1)});
+    FAIL() << "expected a KeyError";
+  } catch (const KeyError& e) {
+    EXPECT_NE(std::string(e.what()).find("y [0, 3]"), std::string::npos) << e.what();
+  }
+}
+
 
 }  // namespace

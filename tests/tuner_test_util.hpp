@@ -27,6 +27,7 @@ class FakeBench : public Bench {
   struct Script {
     double us = 10;
     bool compile_fails = false, launch_fails = false, wrong = false, fatal = false;
+    bool bad_reference = false;  // verify(): the workload's reference failed its check (KeyError)
   };
   std::map<int, Script> by_block;  // keyed by block_size
   std::vector<int> prepared, timed, verified;
@@ -57,6 +58,7 @@ class FakeBench : public Bench {
   }
   std::string verify(const Config& c) override {
     verified.push_back(c.block_size);
+    if (script(c).bad_reference) throw KeyError("the GPU reference disagrees with the CPU's: y [0, 3]");
     return script(c).wrong ? "y: 12 of 4096 elements wrong" : "";
   }
 };

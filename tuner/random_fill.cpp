@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
+#include <string>
 #include <thread>
 
 #include "tuner/host_dtype.hpp"
@@ -29,8 +31,10 @@ double normal_of_sum(std::uint32_t sum) { return (static_cast<double>(sum + 2) /
 
 unsigned hardware_threads() { return std::max(1u, std::thread::hardware_concurrency()); }
 
-// One chunk of fill_random in one dtype (no per-element dispatch). `table`
-// (kSums entries, or null): offset + scale * normal_of_sum(s) already
+// Elements [begin, end) of one chunk of fill_random in one dtype (no
+// per-element dispatch), written to out[0, end - begin); s is the chunk's
+// state advanced to `begin` (element k of a chunk is the (k + 1)-th draw).
+// `table` (kSums entries, or null): offset + scale * normal_of_sum(s) already
 // rounded, for every sum s; else each value is rounded here (the same bits).
 // Returns the chunk's max |value| after rounding: the stored value is a
 // monotonic function of the sum (the affine map, then a monotonic rounding),
@@ -38,19 +42,20 @@ unsigned hardware_threads() { return std::max(1u, std::thread::hardware_concurre
 template <DType D>
 double fill_chunk(ref::Storage<D>* out, std::int64_t begin, std::int64_t end, double offset, double scale,
                   const ref::Storage<D>* table, std::uint64_t s) {
+  const std::int64_t n = end - begin;
   if (table) {
     std::uint32_t lo = kSums, hi = 0;
-    for (std::int64_t i = begin; i < end; ++i) {
+    for (std::int64_t i = 0; i < n; ++i) {
       const std::uint32_t sum = uniform_sum(s);
       out[i] = table[sum];
       lo = std::min(lo, sum);
       hi = std::max(hi, sum);
     }
-    if (begin >= end) return 0;
+    if (n <= 0) return 0;
     return std::max(std::fabs(ref::to_double<D>(table[lo])), std::fabs(ref::to_double<D>(table[hi])));
   }
   double m = 0;
-  for (std::int64_t i = begin; i < end; ++i) {
+  for (std::int64_t i = 0; i < n; ++i) {
     const ref::Storage<D> v = ref::round_to<D>(offset + scale * normal_of_sum(uniform_sum(s)));
     out[i] = v;
     m = std::max(m, std::fabs(ref::to_double<D>(v)));
@@ -68,11 +73,17 @@ std::vector<ref::Storage<D>> typed_table(double offset, double scale) {
   return t;
 }
 
+// Elements [start, start + count) of a fill, written to bytes[0, count).
+// Work is split by the generator's chunks (those the range touches), so a
+// range is drawn exactly as the same elements of a whole fill.
 template <DType D>
-double fill_typed(unsigned char* bytes, std::int64_t count, double offset, double scale, std::uint64_t seed) {
+double fill_typed(unsigned char* bytes, std::int64_t start, std::int64_t count, double offset, double scale,
+                  std::uint64_t seed) {
   ref::Storage<D>* out = reinterpret_cast<ref::Storage<D>*>(bytes);
   constexpr std::int64_t kChunk = 1 << 16;
-  const std::int64_t chunks = (count + kChunk - 1) / kChunk;
+  if (count <= 0) return 0;
+  const std::int64_t end = start + count;
+  const std::int64_t first = start / kChunk, chunks = (end + kChunk - 1) / kChunk - first;
   const auto threads = std::min<std::int64_t>(chunks, std::min<unsigned>(hardware_threads(), 64));
   std::vector<ref::Storage<D>> table;
   if (count >= std::int64_t{4} * kSums) table = typed_table<D>(offset, scale);
@@ -80,15 +91,18 @@ double fill_typed(unsigned char* bytes, std::int64_t count, double offset, doubl
   std::vector<double> maxes(static_cast<std::size_t>(std::max<std::int64_t>(threads, 1)), 0.0);
   auto work = [&](std::int64_t t) {
     double m = 0;
-    for (std::int64_t c = t; c < chunks; c += threads) {
-      const std::uint64_t s = seed ^ (static_cast<std::uint64_t>(c) * 0xd1b54a32d192ed03ULL);
-      const std::int64_t begin = c * kChunk, end = std::min(count, (c + 1) * kChunk);
-      m = std::max(m, fill_chunk<D>(out, begin, end, offset, scale, tab, s));
+    for (std::int64_t k = t; k < chunks; k += threads) {
+      const std::int64_t c = first + k;
+      const std::int64_t begin = std::max(start, c * kChunk), stop = std::min(end, (c + 1) * kChunk);
+      // The chunk's state, advanced past the draws of the elements before `begin`.
+      const std::uint64_t s = (seed ^ (static_cast<std::uint64_t>(c) * 0xd1b54a32d192ed03ULL)) +
+                              static_cast<std::uint64_t>(begin - c * kChunk) * 0x9e3779b97f4a7c15ULL;
+      m = std::max(m, fill_chunk<D>(out + (begin - start), begin, stop, offset, scale, tab, s));
     }
     maxes[static_cast<std::size_t>(t)] = m;
   };
   if (threads <= 1) {
-    if (threads == 1) work(0);
+    work(0);
   } else {
     std::vector<std::thread> pool;
     for (std::int64_t t = 1; t < threads; ++t) pool.emplace_back(work, t);
@@ -118,10 +132,19 @@ std::vector<unsigned char> table(DType dtype, double offset, double scale) {
 }
 
 double fill(unsigned char* out, DType dtype, std::int64_t count, double offset, double scale, std::uint64_t seed) {
+  return fill_range(out, dtype, 0, count, offset, scale, seed);
+}
+
+double fill_range(unsigned char* out, DType dtype, std::int64_t start, std::int64_t count, double offset,
+                  double scale, std::uint64_t seed) {
+  if (start < 0) throw Error("lntune: fill_range needs start >= 0, got " + std::to_string(start));
+  if (count > 0 && start > std::numeric_limits<std::int64_t>::max() - count)
+    throw Error("lntune: fill_range's range [" + std::to_string(start) + ", +" + std::to_string(count) +
+                ") overflows");
   switch (dtype) {
-    case DType::f32: return fill_typed<DType::f32>(out, count, offset, scale, seed);
-    case DType::bf16: return fill_typed<DType::bf16>(out, count, offset, scale, seed);
-    case DType::f16: return fill_typed<DType::f16>(out, count, offset, scale, seed);
+    case DType::f32: return fill_typed<DType::f32>(out, start, count, offset, scale, seed);
+    case DType::bf16: return fill_typed<DType::bf16>(out, start, count, offset, scale, seed);
+    case DType::f16: return fill_typed<DType::f16>(out, start, count, offset, scale, seed);
   }
   return 0;
 }

@@ -29,4 +29,12 @@ std::vector<unsigned char> table(DType dtype, double offset, double scale);
 // several threads. Returns the largest |value| written (0 when count is 0).
 double fill(unsigned char* out, DType dtype, std::int64_t count, double offset, double scale, std::uint64_t seed);
 
+// Elements [start, start + count) of that fill (of any count beyond them),
+// written to out[0, count): bit for bit the same slice of a whole fill, at
+// the cost of the slice alone (the host draws the rows it checks the GPU's
+// reference on). Returns the largest |value| of the slice. Throws
+// lntune::Error for start < 0 or a range beyond INT64_MAX.
+double fill_range(unsigned char* out, DType dtype, std::int64_t start, std::int64_t count, double offset,
+                  double scale, std::uint64_t seed);
+
 }  // namespace lntune::tune::rnd

@@ -139,13 +139,16 @@ std::optional<std::string> reuse_reason(const Outcome& prev, std::int64_t prev_n
 
 // Runs one step of a candidate; a candidate's failure becomes its recorded
 // status (CandidateError's own, else `otherwise`), never an abort. Only a
-// FatalError (the context is unusable) ends the run.
+// FatalError (the context is unusable) ends the run, and a KeyError (the
+// key's reference is wrong) the key's search.
 template <class Step>
 bool attempt(CandidateResult& r, Status otherwise, Step&& step) {
   try {
     step();
     return true;
   } catch (const FatalError&) {
+    throw;
+  } catch (const KeyError&) {
     throw;
   } catch (const CandidateError& e) {
     r.status = e.status();

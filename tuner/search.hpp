@@ -120,6 +120,8 @@ struct CandidateResult {
 
 // What the search needs from a machine. Implementations throw:
 //   FatalError          the machine can go on with nothing (propagated);
+//   KeyError            this key cannot be tuned, e.g. its reference failed
+//                       the CPU's check (propagated: the tuner fails the key);
 //   CandidateError      the candidate failed with the status it carries;
 //   any other exception prepare(): compile_error; time()/verify(): launch_error.
 class Bench {
@@ -149,6 +151,13 @@ class Bench {
 };
 
 class FatalError : public Error {
+ public:
+  using Error::Error;
+};
+// The key, not the candidate, is at fault: no candidate can be judged (the
+// workload's reference disagrees with the CPU oracle). The search stops and
+// the key fails with this message; the next key goes on.
+class KeyError : public Error {
  public:
   using Error::Error;
 };

@@ -22,6 +22,8 @@
 #include "runtime/launcher.hpp"
 #include "runtime/nvrtc.hpp"
 #include "tuner/device_check.hpp"
+#include "tuner/device_fill.hpp"
+#include "tuner/device_reference.hpp"
 #include "tuner/device_pool.hpp"
 #include "tuner/uploader.hpp"
 #include "tuner/scoped_seconds.hpp"
@@ -123,6 +125,14 @@ const char* to_string(KeyResult::State s) {
     case KeyResult::State::failed: return "failed";
   }
   return "?";
+}
+
+const char* to_string(ReferenceMode m) { return m == ReferenceMode::cpu ? "cpu" : "gpu"; }
+
+ReferenceMode parse_reference_mode(const std::string& s) {
+  if (s == "gpu") return ReferenceMode::gpu;
+  if (s == "cpu") return ReferenceMode::cpu;
+  throw Error("lntune: unknown reference mode '" + s + "' (gpu, cpu)");
 }
 
 const char* to_string(Retune r) {
@@ -426,6 +436,11 @@ struct Env {
   DeviceCheck* check = nullptr;         // verifications compare on the GPU (tuner/device_check.hpp), or none
   DevicePool* pool_buffers = nullptr;   // the workloads' device buffers (tuner/device_pool.hpp), or none
   Uploader* uploader = nullptr;         // the workloads' uploads (tuner/uploader.hpp), or none
+  // Both or neither: workloads are built on the GPU (inputs drawn, float64
+  // reference computed there; tuner/workload.hpp), else on the host.
+  DeviceFill* fill = nullptr;
+  DeviceReference* reference = nullptr;
+  bool gpu_workloads() const { return fill && reference && check; }
 };
 
 // w.verify(...) through `verify`, its times so far into the key's phases.
@@ -856,14 +871,29 @@ class Worker {
       env_.phases = &phases_;
       runner_at_start_ = env_.runner->times();
       const auto setup0 = Clock::now();
-      if (!ahead.valid()) ahead = prepare_ahead(t, target_seed(sh_.o.seed, t), env_.ctx, env_.check, env_.pool_buffers,
-                                                 env_.uploader);
       // Freed on another thread once the target is done (retire).
       struct Retire {
         Worker& wk;
         std::unique_ptr<Workload> w;
         ~Retire() { wk.retire(std::move(w)); }
-      } held{*this, ahead.get()};
+      } held{*this, nullptr};
+      if (env_.gpu_workloads()) {
+        // Built here, on the runner's stream, before the search: nothing
+        // else runs on the GPU while it times (the fill and the reference
+        // would take HBM bandwidth from the timings). Only the CPU's check of
+        // the reference runs on, on a thread of its own; the first
+        // verification waits for it.
+        DeviceBuild gpu;
+        gpu.fill = env_.fill;
+        gpu.reference = env_.reference;
+        gpu.stream = env_.runner->stream();
+        held.w = std::make_unique<Workload>(t.traits, t.m, t.n, target_seed(sh_.o.seed, t), gpu, env_.pool_buffers);
+        held.w->use_device_check(env_.check);
+      } else {
+        if (!ahead.valid())
+          ahead = prepare_ahead(t, target_seed(sh_.o.seed, t), env_.ctx, env_.check, env_.pool_buffers, env_.uploader);
+        held.w = ahead.get();
+      }
       Workload& w = *held.w;
       const double setup_s = std::chrono::duration<double>(Clock::now() - setup0).count();
       if (p.main_mode != Retune::skip) {
@@ -1435,10 +1465,47 @@ TuneSummary run_group(const std::vector<int>& ordinals, const rt::DeviceInfo& de
     // Verifications compare on the GPU; the host compares where the check
     // cannot be built (it is compiled with NVRTC like the kernels).
     std::unique_ptr<DeviceCheck> check;
+    // With the GPU reference, its fill and reference kernels compile (NVRTC)
+    // on threads of their own meanwhile.
+    const bool want_gpu_reference = options.reference == ReferenceMode::gpu;
+    auto build_async = [&](auto make) {
+      return std::async(std::launch::async, [ctx, make] {
+        rt::check(rt::driver().CtxSetCurrent(ctx), "cuCtxSetCurrent (building the tuner's helper kernels)");
+        return make();
+      });
+    };
+    std::future<std::unique_ptr<DeviceFill>> fill_pending;
+    std::future<std::unique_ptr<DeviceReference>> reference_pending;
+    if (want_gpu_reference) {
+      const std::string arch = d->arch();
+      fill_pending = build_async([arch] { return std::make_unique<DeviceFill>(arch); });
+      reference_pending = build_async([arch] { return std::make_unique<DeviceReference>(arch); });
+    }
     try {
       check = std::make_unique<DeviceCheck>(d->arch());
     } catch (const std::exception& e) {
       sh.report([&](Progress& pr) { pr.note(who + "outputs compared on the host: " + e.what()); });
+    }
+    std::unique_ptr<DeviceFill> fill;
+    std::unique_ptr<DeviceReference> reference;
+    if (want_gpu_reference) {
+      std::string why;
+      try {
+        fill = fill_pending.get();
+      } catch (const std::exception& e) {
+        why = e.what();
+      }
+      try {
+        reference = reference_pending.get();
+      } catch (const std::exception& e) {
+        if (why.empty()) why = e.what();
+      }
+      if (!check && why.empty()) why = "the GPU's output check could not be built";
+      if (!why.empty()) {
+        fill.reset();
+        reference.reset();
+        sh.report([&](Progress& pr) { pr.note(who + "inputs and references computed on the host: " + why); });
+      }
     }
     // The workloads' device buffers, reused from one key to the next (no
     // cuMemAlloc while the GPU times: it slows the timings); half of the
@@ -1454,6 +1521,8 @@ TuneSummary run_group(const std::vector<int>& ordinals, const rt::DeviceInfo& de
     env.check = check.get();
     env.pool_buffers = &buffers;
     env.uploader = &uploader;
+    env.fill = fill.get();
+    env.reference = reference.get();
     Worker wk(sh, env, st.ordinal, st.copy_gbps);
     // The next target's workload (inputs, CPU reference, device buffers) is
     // built on another thread while the GPU times the current one (not once
@@ -1461,6 +1530,7 @@ TuneSummary run_group(const std::vector<int>& ordinals, const rt::DeviceInfo& de
     auto prepare = [&](std::size_t k) -> std::future<std::unique_ptr<Workload>> {
       const TargetPlan& p = plans[k];
       if ((p.main_mode == Retune::skip && !p.dwdb) || sh.out_of_time()) return {};
+      if (env.gpu_workloads()) return {};  // built by the worker, before the key's search
       return prepare_ahead(p.target, target_seed(options.seed, p.target), ctx, check.get(), &buffers, &uploader);
     };
     // Up to `ahead_n` targets in preparation: a short key (a few candidates

@@ -10,9 +10,11 @@
 //     compiled on the CompilePool, submitted for all targets up front so that
 //     compilation overlaps the GPU work; CUBINs already in the cache are
 //     taken from it;
-//   * a Workload with fresh random inputs is built, and tune::search runs
-//     over a GPU Bench: the Runner times, the Workload verifies against the
-//     CPU reference;
+//   * a Workload with fresh random inputs is built (on the GPU, with its
+//     float64 reference computed there and checked by the CPU on sampled
+//     rows; or on the host, see ReferenceMode), and tune::search runs over a
+//     GPU Bench: the Runner times, the Workload verifies against the
+//     reference;
 //   * bwd_dx candidates are timed as the whole backward (bwd_dx + the default
 //     bwd_dwdb config for their own partial rows); then bwd_dwdb is searched
 //     for the bwd_dx finalists (dx_finalists) and the pair with the least
@@ -150,15 +152,18 @@ struct KeyResult {
   std::optional<cache::TuneRecord> record;  // stored (or found, for cached)
   double winner_gbps = 0, default_gbps = 0;
   double seconds = 0;        // the search (and storing its winner)
-  // fwd/bwd_dx: waiting for its workload (inputs, the backward's
-  // statistics, uploads; built ahead on another thread, see prepare_ahead).
+  // fwd/bwd_dx: waiting for its workload: built on the GPU before the
+  // search (inputs, the float64 reference, the downloads for the CPU's
+  // check), or (ReferenceMode::cpu) inputs, the backward's statistics and
+  // uploads built ahead on another thread (see prepare_ahead).
   double setup_seconds = 0;
   // Where the key's seconds went, on the host (fwd/bwd_dx: with its bwd_dwdb
   // searches): waiting for compilations, loading modules, verifying (the run
   // on the GPU, the wait for the CPU reference, the downloads and compares).
   struct Phases {
     double compile_wait_s = 0, load_s = 0, verify_s = 0;
-    double reference_wait_s = 0, compare_s = 0;  // of verify_s: waiting for the CPU reference; the comparisons
+    double reference_wait_s = 0, compare_s = 0;  // of verify_s: waiting for the CPU reference (or its check of the
+                                                 // GPU's); the comparisons
     // The runner's (Runner::Times, over the target): warm-ups, of them the
     // re-warms after an idle GPU (and how many), the timed repetitions.
     double warmup_s = 0, rewarm_s = 0, reps_s = 0;
@@ -190,8 +195,22 @@ class Progress {
   virtual void note(const std::string& message) { (void)message; }
 };
 
+// Where a key's inputs are drawn and its reference computed (see
+// tuner/workload.hpp):
+//   gpu  on the GPU, synchronously on the benchmarking thread right before
+//        the key's search (about a millisecond), the CPU checking sampled
+//        rows of the reference on a background thread (the default; the
+//        CPU path where the GPU's helper kernels cannot be built);
+//   cpu  on the host, ahead of the GPU on background threads (prepare_ahead),
+//        the CPU reference of every element uploaded.
+enum class ReferenceMode { gpu, cpu };
+const char* to_string(ReferenceMode m);
+// "gpu" or "cpu"; throws lntune::Error naming the value otherwise.
+ReferenceMode parse_reference_mode(const std::string& s);
+
 struct TuneOptions {
   RunnerOptions runner;
+  ReferenceMode reference = ReferenceMode::gpu;
   double budget_s = 0;  // 0: no limit
   bool force = false;   // re-tune keys already in the cache
   bool full = false;    // exhaustive search of the whole space, no warm re-tune
@@ -212,7 +231,8 @@ struct TuneOptions {
   // Joint bwd_dx + bwd_dwdb tuning (see dx_finalists, pick_joint).
   double joint_margin = 0.05;
   // Targets whose workloads are prepared ahead of the GPU, per worker
-  // (0: automatic, 3, or 8 when most of the worker's keys are warm).
+  // (0: automatic, 3, or 8 when most of the worker's keys are warm). With
+  // the GPU reference nothing is prepared ahead.
   int prepare_ahead = 0;
   std::size_t joint_finalists = 3;  // a warm re-tune: 1 (the bwd_dx winner)
 };

@@ -137,6 +137,7 @@ struct TuneFlags {
   int screen_reps = tune::TuneOptions{}.screen_reps;
   double screen_margin = tune::TuneOptions{}.screen_margin;
   int prepare_ahead = 0;
+  std::string reference = "gpu";  // --reference
 };
 
 // `tune --dry-run`: the problems a tune would cover, one per line (or JSON),
@@ -202,6 +203,7 @@ int run_tune(const ProblemOptions& po, const GpuOptions& go, const TuneFlags& f)
   o.screen_reps = f.screen_reps;
   o.screen_margin = f.screen_margin;
   o.prepare_ahead = f.prepare_ahead;
+  o.reference = tune::parse_reference_mode(f.reference);
   tune::ProgressBar bar(stderr, ::isatty(::fileno(stderr)) != 0);
   bar.set_devices(devices);
   std::ofstream trace_file;
@@ -489,9 +491,14 @@ void add_tune_commands(CLI::App& app, std::vector<Command>& out) {
     sub->add_option("--screen-margin", f->screen_margin,
                     "Time carefully the candidates screened within this fraction of the best (default 0.10)")
         ->check(finite_number(true));
+    sub->add_option("--reference", f->reference,
+                    "Where each key's inputs are drawn and its float64 reference computed: gpu (default: on the GPU "
+                    "before the key's search, about a millisecond, the CPU checking sampled rows of it) or cpu (on "
+                    "the host, ahead of the GPU, every element; the earlier way)")
+        ->check(CLI::IsMember({"gpu", "cpu"}));
     sub->add_option("--prepare-ahead", f->prepare_ahead,
-                    "Workloads (inputs, CPU reference, device buffers) built ahead of the GPU, per GPU (default 0: "
-                    "3, or 8 when most keys are warm re-tunes; fewer need less host and GPU memory)")
+                    "With --reference cpu: workloads (inputs, CPU reference, device buffers) built ahead of the GPU, "
+                    "per GPU (default 0: 3, or 8 when most keys are warm re-tunes; fewer need less host and GPU memory)")
         ->check(int_range(0, 64));
     sub->add_flag("--json", f->json,
                   "Print the summary as JSON (progress still goes to stderr; with --devices: one summary per GPU model)");
