@@ -1,5 +1,7 @@
 #include "generator/instance.hpp"
 
+#include <algorithm>
+#include <iterator>
 #include <mutex>
 #include <set>
 #include <stdexcept>
@@ -281,6 +283,9 @@ std::uint64_t templates_hash() {
   static const std::uint64_t h = [] {
     std::uint64_t acc = 0xcbf29ce484222325ULL;
     for (const auto& f : templates::files()) {
+      if (std::any_of(std::begin(templates::kTunerOnlyHeaders), std::end(templates::kTunerOnlyHeaders),
+                      [&](std::string_view t) { return f.name == t; }))
+        continue;
       acc = fnv1a(f.name, acc);
       acc = fnv1a(f.text, acc);
     }

@@ -25,4 +25,11 @@ inline constexpr std::string_view kHeaderNames[] = {
     "lntune/kernels/fwd_smem.cuh", "lntune/kernels/bwd_dx_wide.cuh", "lntune/kernels/check.cuh",
     "lntune/kernels/fill.cuh", "lntune/kernels/reference_params.h", "lntune/kernels/reference.cuh"};
 
+// The tuner's own kernels among them (its check, fill and reference): no
+// instance includes them, so gen::templates_hash leaves them out (a change
+// there neither makes tuned records stale nor misses the CUBIN cache).
+inline constexpr std::string_view kTunerOnlyHeaders[] = {"lntune/kernels/check.cuh", "lntune/kernels/fill.cuh",
+                                                         "lntune/kernels/reference_params.h",
+                                                         "lntune/kernels/reference.cuh"};
+
 }  // namespace lntune::templates

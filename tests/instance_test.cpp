@@ -3,10 +3,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <iterator>
+#include <string_view>
 #include <unordered_set>
 
 #include "generator/instance.hpp"
 #include "generator/space.hpp"
+#include "templates/embedded.hpp"
 
 namespace lntune::gen {
 namespace {
@@ -245,4 +248,22 @@ TEST(Instance, NormVariantsNameAndHash) {
 }
 
 }  // namespace
+// The tuner's own kernels are embedded headers that no instance includes:
+// the templates' hash (tuned records' staleness, the CUBIN cache) leaves
+// them out, and no rendered instance names them.
+TEST(Instance, TunerOnlyHeadersAreEmbeddedAndIncludedByNoInstance) {
+  for (std::string_view t : templates::kTunerOnlyHeaders) {
+    EXPECT_NE(std::find(std::begin(templates::kHeaderNames), std::end(templates::kHeaderNames), t),
+              std::end(templates::kHeaderNames))
+        << t;
+    EXPECT_NO_THROW(templates::get(t)) << t;
+  }
+  const Traits b = traits(Kernel::bwd_dx);
+  for (const InstanceKey& key : {make_instance(b, Config{8192, 16, 3, 16, 8}, 65536, 8),
+                                 make_instance(traits(Kernel::fwd), Config{1024, 4, 1, 0}, 1000, 8)}) {
+    const std::string src = render(key).source;
+    for (std::string_view t : templates::kTunerOnlyHeaders) EXPECT_EQ(src.find(std::string(t)), std::string::npos) << t;
+  }
+}
+
 }  // namespace lntune::gen

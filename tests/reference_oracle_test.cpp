@@ -94,6 +94,18 @@ TEST(ReferenceOracle, UlpDistance) {
   EXPECT_EQ(c.beyond, 2);
   EXPECT_EQ(c.first_beyond, 2);
   EXPECT_EQ(c.worst, std::numeric_limits<std::uint64_t>::max());
+
+  // A value formed by cancellation: many ulps apart, yet within the floor
+  // of the set's largest value (2^-36 of 1.0 here); a NaN never is.
+  const float fg[] = {1.0f, 2.3138474e-13f, 0.5f, std::numeric_limits<float>::quiet_NaN()};
+  const float fw[] = {1.0f, 2.3138503e-13f, 0.25f, 1.0f};
+  const double floor = cancellation_floor(DType::f32, fw, 4);
+  EXPECT_EQ(floor, std::ldexp(1.0, -36));
+  const UlpCount fc = count_ulps(DType::f32, fg, fw, 4, 1, floor);
+  EXPECT_EQ(fc.within, 1);
+  EXPECT_EQ(fc.beyond, 2);
+  EXPECT_EQ(fc.first_beyond, 2);
+  EXPECT_EQ(count_ulps(DType::f32, fg, fw, 4, 1).beyond, 3);  // no floor: the small value fails
 }
 
 // The partials are summed in chunk order in double and rounded once.

@@ -478,7 +478,8 @@ struct UlpTally {
 };
 void expect_ulps(const std::string& what, DType d, const void* gpu, const void* host, std::int64_t count,
                  std::uint64_t max_ulps, UlpTally& tally) {
-  const tune::UlpCount c = tune::count_ulps(d, gpu, host, count, max_ulps);
+  const tune::UlpCount c =
+      tune::count_ulps(d, gpu, host, count, max_ulps, max_ulps > 0 ? tune::cancellation_floor(d, host, count) : 0.0);
   tally.compared += c.compared;
   tally.one_ulp += c.within;
   if (c.beyond == 0) return;

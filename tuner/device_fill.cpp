@@ -53,21 +53,23 @@ DeviceFill::~DeviceFill() {
   if (module_) rt::driver().ModuleUnload(module_);
 }
 
-const DeviceFill::Table& DeviceFill::table(DType dtype, double offset, double scale) {
+const DeviceFill::Table& DeviceFill::table(DType dtype, double offset, double scale, CUstream stream) {
   const auto key = std::make_tuple(static_cast<int>(dtype), offset, scale);
   auto it = tables_.find(key);
   if (it != tables_.end()) return it->second;
   Table t;
   t.host = rnd::table(dtype, offset, scale);
   t.device = rt::DeviceBuffer(t.host.size());
-  rt::check(rt::driver().MemcpyHtoD(t.device.get(), t.host.data(), t.host.size()), "cuMemcpyHtoD (fill table)");
+  rt::check(rt::driver().MemcpyHtoDAsync(t.device.get(), t.host.data(), t.host.size(), stream),
+            "cuMemcpyHtoDAsync (fill table)");
+  rt::check(rt::driver().StreamSynchronize(stream), "cuStreamSynchronize (fill table)");
   return tables_.emplace(key, std::move(t)).first->second;
 }
 
 double DeviceFill::fill(CUdeviceptr out, DType dtype, std::int64_t count, double offset, double scale,
                         std::uint64_t seed, CUstream stream) {
   if (count <= 0) return 0;
-  const Table& t = table(dtype, offset, scale);
+  const Table& t = table(dtype, offset, scale, stream);
   const rt::DriverApi& d = rt::driver();
   CUfunction f = dtype == DType::f32 ? u32_ : u16_;
   long long n = count;

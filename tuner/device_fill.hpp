@@ -39,7 +39,10 @@ class DeviceFill {
     rt::DeviceBuffer device;
     std::vector<unsigned char> host;
   };
-  const Table& table(DType dtype, double offset, double scale);
+  // Uploaded on `stream` and waited for: a cuMemcpyHtoD on the legacy
+  // stream would not order before a fill on a non-blocking stream (the
+  // tuner's), which then read part of the table before it landed.
+  const Table& table(DType dtype, double offset, double scale, CUstream stream);
 
   CUmodule module_ = nullptr;
   CUfunction u16_ = nullptr, u32_ = nullptr;

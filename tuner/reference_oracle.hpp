@@ -80,15 +80,26 @@ std::vector<std::int64_t> sampled_rows(std::int64_t m);
 // zero for opposite signs); UINT64_MAX for a NaN against a number.
 std::uint64_t ulp_distance(DType dtype, const void* a, const void* b);
 
-// The elements of `got` against `want` (count elements of dtype each).
+// The elements of `got` against `want` (count elements of dtype each). An
+// element also passes (counted in `within`) when |got - want| <= abs_floor:
+// two double computations of a value formed by cancellation (a dx near 0,
+// whose terms are of the row's size) differ by double roundings of the
+// terms, which can be many ulps of the small result.
 struct UlpCount {
   std::int64_t compared = 0;
-  std::int64_t within = 0;  // exactly 0 < ulps <= max_ulps (0 ulps: not counted)
-  std::int64_t beyond = 0;  // more than max_ulps
+  std::int64_t within = 0;  // 0 < ulps <= max_ulps, or within abs_floor (0 ulps: not counted)
+  std::int64_t beyond = 0;  // more than max_ulps and abs_floor
   std::int64_t first_beyond = -1;  // its index, or -1
   std::uint64_t worst = 0;         // the largest distance seen
 };
-UlpCount count_ulps(DType dtype, const void* got, const void* want, std::int64_t count, std::uint64_t max_ulps);
+UlpCount count_ulps(DType dtype, const void* got, const void* want, std::int64_t count, std::uint64_t max_ulps,
+                    double abs_floor = 0.0);
+
+// The oracle's abs_floor for values computed from terms of about the size of
+// the largest: 2^-36 times the largest finite |want| (double roundings of
+// sums of up to 2^17 terms stay far below; a wrong reference is off by far
+// more). 0 when there is no finite value.
+double cancellation_floor(DType dtype, const void* want, std::int64_t count);
 
 // Partials (chunks x N doubles, row c = chunk c) summed per column in chunk
 // order from 0.0, in double, each sum rounded once to `dtype`: N elements of
