@@ -1,9 +1,13 @@
 #include "tuner/reference_oracle.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
+#include <future>
 #include <limits>
 #include <sstream>
+#include <thread>
 
 #include "tuner/host_dtype.hpp"
 #include "tuner/random_fill.hpp"
@@ -207,10 +211,14 @@ void check_forward(const GpuReferenceSample& g, Checker& ck) {
   ck.stats("rstd", g.rstd, rstd);
 }
 
-// Chunk c's partial sums on the CPU, against the GPU's.
-void check_chunk(const GpuReferenceSample& g, std::int64_t c, Checker& ck) {
+// The CPU's dW / dB sums over rows [r0, r1) (and the sums of their |terms|),
+// added into aw, ab, sw, sb column by column in row order.
+struct ChunkSums {
+  std::vector<double> aw, ab, sw, sb;
+};
+ChunkSums chunk_sums(const GpuReferenceSample& g, std::int64_t r0, std::int64_t r1) {
   const Traits& t = g.traits;
-  const std::int64_t n = g.n, r0 = g.partition.row_begin(c), r1 = g.partition.row_end(c, g.m), rows = r1 - r0;
+  const std::int64_t n = g.n, rows = r1 - r0;
   const DType xd = t.x_dtype, yd = t.out_dtype(), rd = t.input_dtype();
   const bool residual = t.residual.has_value();
   const Bytes x = draw_block(xd, inputs::x, r0, r1, n, g.seed);
@@ -222,8 +230,9 @@ void check_chunk(const GpuReferenceSample& g, std::int64_t c, Checker& ck) {
     cpu_rows_forward(g, x, &r, rows, &z, &mean32, &rstd32);
   }
   const Bytes& in = residual ? z : x;  // the backward's input rows
-  const bool want_w = !g.dw_partials.empty(), want_b = !g.db_partials.empty();
-  std::vector<double> aw(static_cast<std::size_t>(n), 0.0), ab(aw), sw(aw), sb(aw);
+  ChunkSums out;
+  out.aw.assign(static_cast<std::size_t>(n), 0.0);
+  out.ab = out.sw = out.sb = out.aw;
   std::vector<double> row(static_cast<std::size_t>(n)), scratch(static_cast<std::size_t>(n));
   for (std::int64_t i = 0; i < rows; ++i) {
     for (std::int64_t j = 0; j < n; ++j) row[static_cast<std::size_t>(j)] = ref::load_element(rd, in.data(), i * n + j);
@@ -234,12 +243,38 @@ void check_chunk(const GpuReferenceSample& g, std::int64_t c, Checker& ck) {
       const std::size_t u = static_cast<std::size_t>(j);
       const double d = ref::load_element(yd, dy.data(), i * n + j);
       const double term = d * ((row[u] - mean) * rstd);
-      aw[u] += term;
-      ab[u] += d;
-      sw[u] += std::fabs(term);
-      sb[u] += std::fabs(d);
+      out.aw[u] += term;
+      out.ab[u] += d;
+      out.sw[u] += std::fabs(term);
+      out.sb[u] += std::fabs(d);
     }
   }
+  return out;
+}
+
+// Chunk c's partial sums on the CPU, against the GPU's. The chunk's rows are
+// split into blocks summed on their own threads, then added in block order:
+// not the GPU's order, which chunk_tolerance allows (it bounds any order).
+void check_chunk(const GpuReferenceSample& g, std::int64_t c, Checker& ck) {
+  const std::int64_t n = g.n, r0 = g.partition.row_begin(c), r1 = g.partition.row_end(c, g.m), rows = r1 - r0;
+  const bool want_w = !g.dw_partials.empty(), want_b = !g.db_partials.empty();
+  const std::int64_t blocks =
+      std::clamp<std::int64_t>(static_cast<std::int64_t>(std::thread::hardware_concurrency()) / 2, 1, 8);
+  const std::int64_t per = (rows + blocks - 1) / blocks;
+  std::vector<std::future<ChunkSums>> parts;
+  for (std::int64_t b0 = r0; b0 < r1; b0 += per)
+    parts.push_back(std::async(std::launch::async, chunk_sums, std::cref(g), b0, std::min(r1, b0 + per)));
+  ChunkSums all = parts.front().get();
+  for (std::size_t k = 1; k < parts.size(); ++k) {
+    const ChunkSums p = parts[k].get();
+    for (std::size_t u = 0; u < static_cast<std::size_t>(n); ++u) {
+      all.aw[u] += p.aw[u];
+      all.ab[u] += p.ab[u];
+      all.sw[u] += p.sw[u];
+      all.sb[u] += p.sb[u];
+    }
+  }
+  const std::vector<double>&aw = all.aw, &ab = all.ab, &sw = all.sw, &sb = all.sb;
   const double tol = chunk_tolerance(rows);
   auto compare = [&](const char* name, const std::vector<double>& gpu, const std::vector<double>& cpu,
                      const std::vector<double>& mag) {
