@@ -2,35 +2,15 @@
 
 #include <algorithm>
 
-#include "generator/instance.hpp"
-#include "runtime/nvrtc.hpp"
 
 namespace lntune::tune {
 
-DeviceCheck::DeviceCheck(const std::string& arch) : counter_(sizeof(unsigned long long)) {
-  gen::KernelSource src;
-  src.kernel_name = "lntune_check";
-  src.source = "#include \"lntune/kernels/check.cuh\"\n";
-  const rt::CompiledKernel k = rt::compile(src, arch);
-  const rt::DriverApi& d = rt::driver();
-  rt::check(d.ModuleLoadData(&module_, k.binary.data()), "cuModuleLoadData (the tuner's output check)");
-  try {
-    rt::check(d.ModuleGetFunction(&f32_, module_, "lntune_check_f32"), "cuModuleGetFunction (lntune_check_f32)");
-    rt::check(d.ModuleGetFunction(&f16_, module_, "lntune_check_f16"), "cuModuleGetFunction (lntune_check_f16)");
-    rt::check(d.ModuleGetFunction(&bf16_, module_, "lntune_check_bf16"), "cuModuleGetFunction (lntune_check_bf16)");
-    CUdevice dev = 0;
-    rt::check(d.CtxGetDevice(&dev), "cuCtxGetDevice");
-    rt::check(d.DeviceGetAttribute(&sm_count_, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev),
-              "cuDeviceGetAttribute (SM count)");
-  } catch (...) {
-    d.ModuleUnload(module_);
-    throw;
-  }
-}
-
-DeviceCheck::~DeviceCheck() {
-  if (module_) rt::driver().ModuleUnload(module_);
-}
+DeviceCheck::DeviceCheck(const std::string& arch)
+    : module_("lntune/kernels/check.cuh", arch, "the tuner's output check"),
+      f32_(module_.function("lntune_check_f32")),
+      f16_(module_.function("lntune_check_f16")),
+      bf16_(module_.function("lntune_check_bf16")),
+      counter_(sizeof(unsigned long long)) {}
 
 std::uint64_t DeviceCheck::failures(DType dtype, CUdeviceptr got, CUdeviceptr want, std::int64_t count,
                                     ref::Tolerance tol, std::optional<std::uint32_t> poison_bits, CUstream stream) {
@@ -47,7 +27,7 @@ std::uint64_t DeviceCheck::failures(DType dtype, CUdeviceptr got, CUdeviceptr wa
   void* args[] = {&got, &want, &n, &check_poison, &pbits, &atol, &rtol, &counter};
   constexpr unsigned kThreads = 256;
   const long long blocks_needed = (count + kThreads * 4 - 1) / (kThreads * 4);
-  const unsigned blocks = static_cast<unsigned>(std::max<long long>(1, std::min<long long>(blocks_needed, 8LL * sm_count_)));
+  const unsigned blocks = static_cast<unsigned>(std::max<long long>(1, std::min<long long>(blocks_needed, 8LL * module_.sm_count())));
   rt::check(d.MemsetD32Async(counter, 0, 2, stream), "cuMemsetD32Async (check counter)");
   rt::check(d.LaunchKernel(f, blocks, 1, 1, kThreads, 1, 1, 0, stream, args, nullptr), "cuLaunchKernel (output check)");
   rt::check(d.StreamSynchronize(stream), "cuStreamSynchronize (output check)");

@@ -21,6 +21,7 @@
 #include "lntune/types.hpp"
 #include "runtime/driver.hpp"
 #include "tuner/compare.hpp"
+#include "tuner/tool_module.hpp"
 
 namespace lntune::tune {
 
@@ -30,7 +31,6 @@ class DeviceCheck {
   // context (which must stay alive as long as this object). Throws
   // rt::CompileError or rt::CudaError.
   explicit DeviceCheck(const std::string& arch);
-  ~DeviceCheck();
   DeviceCheck(const DeviceCheck&) = delete;
   DeviceCheck& operator=(const DeviceCheck&) = delete;
 
@@ -42,9 +42,8 @@ class DeviceCheck {
                          std::optional<std::uint32_t> poison_bits, CUstream stream);
 
  private:
-  CUmodule module_ = nullptr;
-  CUfunction f32_ = nullptr, f16_ = nullptr, bf16_ = nullptr;
-  int sm_count_ = 1;
+  ToolModule module_;
+  CUfunction f32_, f16_, bf16_;
   rt::DeviceBuffer counter_;
 };
 

@@ -4,8 +4,6 @@
 #include <cmath>
 #include <cstring>
 
-#include "generator/instance.hpp"
-#include "runtime/nvrtc.hpp"
 #include "tuner/host_dtype.hpp"
 #include "tuner/random_fill.hpp"
 
@@ -27,31 +25,11 @@ double entry(const std::vector<unsigned char>& t, DType dtype, std::uint32_t s) 
 
 }  // namespace
 
-DeviceFill::DeviceFill(const std::string& arch) : lohi_(2 * sizeof(unsigned)) {
-  gen::KernelSource src;
-  src.kernel_name = "lntune_fill";
-  src.source = "#include \"lntune/kernels/fill.cuh\"\n";
-  const rt::CompiledKernel k = rt::compile(src, arch);
-  const rt::DriverApi& d = rt::driver();
-  rt::check(d.ModuleLoadData(&module_, k.binary.data()), "cuModuleLoadData (the tuner's input fill)");
-  try {
-    rt::check(d.ModuleGetFunction(&u16_, module_, "lntune_fill_u16"), "cuModuleGetFunction (lntune_fill_u16)");
-    rt::check(d.ModuleGetFunction(&u32_, module_, "lntune_fill_u32"), "cuModuleGetFunction (lntune_fill_u32)");
-    CUdevice dev = 0;
-    rt::check(d.CtxGetDevice(&dev), "cuCtxGetDevice");
-    rt::check(d.DeviceGetAttribute(&sm_count_, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev),
-              "cuDeviceGetAttribute (SM count)");
-  } catch (...) {
-    d.ModuleUnload(module_);
-    throw;
-  }
-}
-
-DeviceFill::~DeviceFill() {
-  tables_.clear();
-  lohi_ = rt::DeviceBuffer();
-  if (module_) rt::driver().ModuleUnload(module_);
-}
+DeviceFill::DeviceFill(const std::string& arch)
+    : module_("lntune/kernels/fill.cuh", arch, "the tuner's input fill"),
+      u16_(module_.function("lntune_fill_u16")),
+      u32_(module_.function("lntune_fill_u32")),
+      lohi_(2 * sizeof(unsigned)) {}
 
 const DeviceFill::Table& DeviceFill::table(DType dtype, double offset, double scale, CUstream stream) {
   const auto key = std::make_tuple(static_cast<int>(dtype), offset, scale);
@@ -78,7 +56,7 @@ double DeviceFill::fill(CUdeviceptr out, DType dtype, std::int64_t count, double
   void* args[] = {&out, &n, &s, &tab, &lohi};
   constexpr unsigned kThreads = 256;
   const long long blocks_needed = (count + kThreads * 4 - 1) / (kThreads * 4);
-  const unsigned blocks = static_cast<unsigned>(std::max<long long>(1, std::min<long long>(blocks_needed, 16LL * sm_count_)));
+  const unsigned blocks = static_cast<unsigned>(std::max<long long>(1, std::min<long long>(blocks_needed, 16LL * module_.sm_count())));
   const unsigned init[2] = {0xffffffffu, 0u};
   rt::check(d.MemsetD32Async(lohi, init[0], 1, stream), "cuMemsetD32Async (fill bounds)");
   rt::check(d.MemsetD32Async(lohi + sizeof(unsigned), init[1], 1, stream), "cuMemsetD32Async (fill bounds)");

@@ -13,6 +13,7 @@
 
 #include "lntune/types.hpp"
 #include "runtime/driver.hpp"
+#include "tuner/tool_module.hpp"
 
 namespace lntune::tune {
 
@@ -22,7 +23,6 @@ class DeviceFill {
   // context (which must stay alive as long as this object). Throws
   // rt::CompileError or rt::CudaError.
   explicit DeviceFill(const std::string& arch);
-  ~DeviceFill();
   DeviceFill(const DeviceFill&) = delete;
   DeviceFill& operator=(const DeviceFill&) = delete;
 
@@ -44,9 +44,8 @@ class DeviceFill {
   // tuner's), which then read part of the table before it landed.
   const Table& table(DType dtype, double offset, double scale, CUstream stream);
 
-  CUmodule module_ = nullptr;
-  CUfunction u16_ = nullptr, u32_ = nullptr;
-  int sm_count_ = 1;
+  ToolModule module_;  // first: the buffers below go before it is unloaded
+  CUfunction u16_, u32_;
   rt::DeviceBuffer lohi_;
   std::map<std::tuple<int, double, double>, Table> tables_;
 };

@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <cstring>
 
-#include "generator/instance.hpp"
-#include "runtime/nvrtc.hpp"
 #include "templates/kernels/reference_params.h"
 
 namespace lntune::tune {
@@ -58,34 +56,15 @@ RefProblem RefProblem::of(const Traits& traits, std::int64_t m, std::int64_t n) 
   return p;
 }
 
-DeviceReference::DeviceReference(const std::string& arch) : rstd_max_(sizeof(unsigned)) {
-  gen::KernelSource src;
-  src.kernel_name = "lntune_ref";
-  src.source = "#include \"lntune/kernels/reference.cuh\"\n";
-  const rt::CompiledKernel k = rt::compile(src, arch);
-  const rt::DriverApi& d = rt::driver();
-  rt::check(d.ModuleLoadData(&module_, k.binary.data()), "cuModuleLoadData (the tuner's float64 reference)");
-  try {
-    const std::pair<CUfunction*, const char*> entries[] = {
-        {&fwd32_, "lntune_ref_fwd_g32"},         {&fwd256_, "lntune_ref_fwd_g256"}, {&bwd32_, "lntune_ref_bwd_g32"},
-        {&bwd256_, "lntune_ref_bwd_g256"},       {&partials_, "lntune_ref_dwdb_partials"},
-        {&sum_, "lntune_ref_dwdb_sum"}};
-    for (const auto& [f, name] : entries)
-      rt::check(d.ModuleGetFunction(f, module_, name), std::string("cuModuleGetFunction (") + name + ")");
-    CUdevice dev = 0;
-    rt::check(d.CtxGetDevice(&dev), "cuCtxGetDevice");
-    rt::check(d.DeviceGetAttribute(&sm_count_, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev),
-              "cuDeviceGetAttribute (SM count)");
-  } catch (...) {
-    d.ModuleUnload(module_);
-    throw;
-  }
-}
-
-DeviceReference::~DeviceReference() {
-  rstd_max_ = rt::DeviceBuffer();
-  if (module_) rt::driver().ModuleUnload(module_);
-}
+DeviceReference::DeviceReference(const std::string& arch)
+    : module_("lntune/kernels/reference.cuh", arch, "the tuner's float64 reference"),
+      fwd32_(module_.function("lntune_ref_fwd_g32")),
+      fwd256_(module_.function("lntune_ref_fwd_g256")),
+      bwd32_(module_.function("lntune_ref_bwd_g32")),
+      bwd256_(module_.function("lntune_ref_bwd_g256")),
+      partials_(module_.function("lntune_ref_dwdb_partials")),
+      sum_(module_.function("lntune_ref_dwdb_sum")),
+      rstd_max_(sizeof(unsigned)) {}
 
 std::size_t DeviceReference::partials_offset(std::int64_t m) { return static_cast<std::size_t>(2 * m) * sizeof(double); }
 
@@ -124,7 +103,7 @@ float DeviceReference::forward(const RefProblem& p, const Forward& b, CUstream s
   const bool warp = warp_per_row(p.n);
   const std::int64_t rows_per_cta = warp ? kThreads / 32 : 1;
   const std::int64_t ctas = (p.m + rows_per_cta - 1) / rows_per_cta;
-  const unsigned grid = static_cast<unsigned>(std::min<std::int64_t>(ctas, std::int64_t{16} * sm_count_));
+  const unsigned grid = static_cast<unsigned>(std::min<std::int64_t>(ctas, std::int64_t{16} * module_.sm_count()));
   rt::check(d.MemsetD32Async(rstd_max_.get(), 0, 1, stream), "cuMemsetD32Async (rstd maximum)");
   launch(warp ? fwd32_ : fwd256_, grid, 1, k, stream, "float64 reference, forward");
   rt::check(d.StreamSynchronize(stream), "cuStreamSynchronize (float64 reference, forward)");
@@ -179,7 +158,7 @@ void DeviceReference::backward(const RefProblem& p, const Backward& b, CUstream 
     const bool warp = warp_per_row(p.n);
     const std::int64_t rows_per_cta = warp ? kThreads / 32 : 1;
     const std::int64_t ctas = (p.m + rows_per_cta - 1) / rows_per_cta;
-    const unsigned grid = static_cast<unsigned>(std::min<std::int64_t>(ctas, std::int64_t{16} * sm_count_));
+    const unsigned grid = static_cast<unsigned>(std::min<std::int64_t>(ctas, std::int64_t{16} * module_.sm_count()));
     launch(warp ? bwd32_ : bwd256_, grid, 1, k, stream, "float64 reference, backward rows");
   }
   if (dwdb) {

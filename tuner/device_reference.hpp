@@ -17,6 +17,7 @@
 #include "lntune/types.hpp"
 #include "runtime/driver.hpp"
 #include "tuner/reference_oracle.hpp"
+#include "tuner/tool_module.hpp"
 
 namespace lntune::tune {
 
@@ -39,7 +40,6 @@ class DeviceReference {
   // current context (which must stay alive as long as this object). Throws
   // rt::CompileError or rt::CudaError.
   explicit DeviceReference(const std::string& arch);
-  ~DeviceReference();
   DeviceReference(const DeviceReference&) = delete;
   DeviceReference& operator=(const DeviceReference&) = delete;
 
@@ -73,10 +73,9 @@ class DeviceReference {
   void backward(const RefProblem& p, const Backward& b, CUstream stream);
 
  private:
-  CUmodule module_ = nullptr;
-  CUfunction fwd32_ = nullptr, fwd256_ = nullptr, bwd32_ = nullptr, bwd256_ = nullptr;
-  CUfunction partials_ = nullptr, sum_ = nullptr;
-  int sm_count_ = 1;
+  ToolModule module_;  // first: the buffers below go before it is unloaded
+  CUfunction fwd32_, fwd256_, bwd32_, bwd256_;
+  CUfunction partials_, sum_;
   rt::DeviceBuffer rstd_max_;
 };
 
