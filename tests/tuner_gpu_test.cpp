@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <limits>
 #include <random>
 #include <sstream>
@@ -45,6 +46,22 @@ namespace fs = std::filesystem;
 using namespace lntune;
 
 using lntune::testing::TempDir;
+
+// The launcher's call on a workload's buffers (the public API's forward or
+// backward, with its default config): a correct output for verify().
+std::function<void(CUstream)> launcher_call(const tune::Workload& w, Kernel k) {
+  return [&w, k](CUstream st) {
+    if (k == Kernel::fwd) {
+      ForwardArgs a = w.forward_args();
+      a.stream = st;
+      forward(a);
+    } else {
+      BackwardArgs a = w.backward_args();
+      a.stream = st;
+      backward(a);
+    }
+  };
+}
 
 tune::TuneOptions quick_options() {
   tune::TuneOptions o;
@@ -324,17 +341,7 @@ TEST(DeviceCheck, WorkloadVerificationOnTheGpu) {
     w.use_device_check(&check);
     w.upload_reference();
     const CUstream s = runner.stream();
-    auto correct = [&](CUstream st) {
-      if (k == Kernel::fwd) {
-        ForwardArgs a = w.forward_args();
-        a.stream = st;
-        forward(a);
-      } else {
-        BackwardArgs a = w.backward_args();
-        a.stream = st;
-        backward(a);
-      }
-    };
+    const auto correct = launcher_call(w, k);
     EXPECT_EQ(w.verify(correct, s), "") << to_string(k);
     // One element changed after the kernel: caught, and described.
     void* out = k == Kernel::fwd ? w.forward_args().y : w.backward_args().dx;
@@ -756,17 +763,7 @@ TEST(GpuWorkload, VerifiesCorrectOutputsAndFailsWrongOnes) {
       SCOPED_TRACE(what);
       tune::Workload w(t, m, n, 77, build, &pool);
       w.use_device_check(&check);
-      auto correct = [&](CUstream st) {
-        if (k == Kernel::fwd) {
-          ForwardArgs a = w.forward_args();
-          a.stream = st;
-          forward(a);
-        } else {
-          BackwardArgs a = w.backward_args();
-          a.stream = st;
-          backward(a);
-        }
-      };
+      const auto correct = launcher_call(w, k);
       EXPECT_EQ(w.verify(correct, s), "");
       // One element changed after the kernel (row 20, the last column): caught, and described.
       const DType d = k == Kernel::fwd ? t.out_dtype() : t.x_dtype;
@@ -824,17 +821,7 @@ TEST(GpuWorkload, AWrongReferenceFailsTheKey) {
     const std::string what = k == Kernel::fwd ? "y [0, 3]" : "dx [0, 3]";
     EXPECT_NE(o.error.find(what), std::string::npos) << o.error;
     EXPECT_NE(o.error.find("M=37 N=1000"), std::string::npos) << o.error;
-    auto correct = [&](CUstream st) {
-      if (k == Kernel::fwd) {
-        ForwardArgs a = w.forward_args();
-        a.stream = st;
-        forward(a);
-      } else {
-        BackwardArgs a = w.backward_args();
-        a.stream = st;
-        backward(a);
-      }
-    };
+    const auto correct = launcher_call(w, k);
     try {
       (void)w.verify(correct, runner.stream());
       ADD_FAILURE() << "verify gave a verdict on a wrong reference";
