@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Session 22, GPU call 9: the Python binding's tests at the final library
+# (the new defaults reach lntune.torch too): the torch extension built, then
+# every pytest file under tests/python (expecttest carried: the OpInfo and
+# ModuleInfo samples run).
+set -uo pipefail
+D=$PWD/.devbuild/s22
+O=${OUT:-/tmp}
+export LD_LIBRARY_PATH=/usr/local/cuda/lib64:$D
+export LNTUNE_LIBRARY=$D/liblntune.so PYTHONPATH=$PWD/python:$D/pylib TORCH_EXTENSIONS_DIR=/tmp/te LNTUNE_TORCH_EXT=on LNTUNE_CACHE=off
+s() { echo "=== $1 ($(date +%T))"; }
+s build_ext
+timeout 300 python3 -c "import lntune.torch as lt, torch; from lntune import _torch_ext; x=torch.randn(8,1024,device='cuda'); print('ext', lt._ext is not None, 'node_v2', _torch_ext.NODE_V2)" > $O/ext.log 2>&1; echo "ext rc=$?"; tail -1 $O/ext.log
+s pytest
+timeout 400 python3 -m pytest -q -p no:cacheprovider tests/python > $O/pytest.log 2>&1; echo "pytest rc=$?"
+tail -3 $O/pytest.log
+s done
