@@ -158,9 +158,15 @@ void add_smem_forward(const SpaceQuery& q, std::vector<Config>& out) {
 // the space on an H100 (N = 65536: 92% of copy, against 84% for 64 KiB slabs
 // a cluster per row; N = 20000: 90% against 87%). 128 KiB a cluster per row
 // last, where no cluster splits the row into 64 KiB slabs without an empty
-// CTA (e.g. fp32, N = 40001).
+// CTA (e.g. fp32, N = 40001). Rows of 8193 to 16384 columns: 16-bit rows
+// without a residual only (the whole row in one CTA's shared memory, 8
+// warps: bf16 N = 16384 99.3% of copy against 93.9% for the register
+// kernel, N = 12288 98.7%; `LNTUNE_SWEEP_EVERY=1 lntune_sweep fwd bf16 12288
+// 16384`, bench/results/h100_2026-11-24d, call 10); fp32 rows there and the
+// fused forward keep their measured register defaults.
 std::optional<Config> smem_forward_default(const SpaceQuery& q, const ConfigFilter& accept) {
   if (q.kernel != Kernel::fwd || q.n <= kSmemForwardMinN) return std::nullopt;
+  if (q.n <= 16384 && (q.dtype == DType::f32 || q.residual)) return std::nullopt;
   const auto esize = static_cast<std::int64_t>(dtype_size(q.dtype));
   struct Pass {
     std::int64_t bytes;  // of x per CTA, at most

@@ -11,7 +11,7 @@
 //   * clusters (sm_90+, N > 2048): cluster_size C in {2, 4, 8} CTAs share a
 //     row, block_size = next_pow2(ceil(N / C)) columns each (no CTA left
 //     empty), rows_per_cta = 1, items as for a single tile, num_warps >= 4.
-//   * fwd with a slab in shared memory (sm_90+, N > kSmemForwardMinN): a
+//   * fwd with a slab in shared memory (sm_90+, N > kSmemForwardMinN = 8192): a
 //     cluster of C in {1, 2, 4, 8, 16} CTAs per row, block_size =
 //     next_pow2(ceil(N / C)) columns each (no CTA left empty) of 16 KB to
 //     227 KB of x, num_warps in {4, 8, 16} with more than max_items elements
@@ -68,8 +68,10 @@ using ConfigFilter = std::function<std::optional<InstanceKey>(const Config&)>;
 std::vector<Config> search_space(const SpaceQuery& q);
 
 // Rows longer than this get forward candidates with a slab in shared memory
-// (a CTA of 512 threads holds 16384 columns in registers).
-inline constexpr std::int64_t kSmemForwardMinN = 16384;
+// (a CTA of 512 threads holds 16384 columns in registers, yet at 8192 <
+// N <= 16384 a 16-bit row staged in one CTA's shared memory measured faster:
+// see smem_forward_default).
+inline constexpr std::int64_t kSmemForwardMinN = 8192;
 
 // The default config for untuned shapes. It began as the Triton tutorial's
 // heuristic (block_size = next_pow2(N), num_warps = min(max(block_size/256,

@@ -457,6 +457,17 @@ std::vector<SmemCase> smem_cases() {
   c.N = 65536;
   c.x = c.w = DType::f16;
   add(c, "ln_fp16_N65536");
+  // 8192 < N <= 16384: the default for 16-bit rows without a residual.
+  c.x = c.w = DType::bf16;
+  c.M = 33;
+  c.N = 12296;
+  add(c, "ln_bf16_N12296");
+  c.norm = Norm::rms;
+  c.x = c.w = DType::f16;
+  c.bias = false;
+  c.N = 16384;
+  add(c, "rms_fp16_N16384");
+  c = VCase{};
   c.x = DType::bf16;
   c.w = DType::f32;
   c.N = 40000;

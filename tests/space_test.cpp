@@ -115,7 +115,8 @@ TEST(Space, SmemForwardForLongRowsOnSm90Only) {
     return out;
   };
   EXPECT_TRUE(smem_configs({Kernel::fwd, DType::f16, 65536, 4096, 132, 80}).empty());
-  EXPECT_TRUE(smem_configs({Kernel::fwd, DType::f16, 16384, 4096, 132, 90}).empty());
+  EXPECT_TRUE(smem_configs({Kernel::fwd, DType::f16, 8192, 4096, 132, 90}).empty());
+  EXPECT_FALSE(smem_configs({Kernel::fwd, DType::f16, 8193, 4096, 132, 90}).empty());
   EXPECT_TRUE(smem_configs({Kernel::bwd_dx, DType::f16, 65536, 4096, 132, 90}).empty());
   for (DType d : {DType::f16, DType::bf16, DType::f32})
     for (std::int64_t n : {16385, 40001, 65536, 262144}) {
@@ -151,7 +152,21 @@ TEST(Space, SmemForwardForLongRowsOnSm90Only) {
       EXPECT_FALSE(forward_in_smem(default_config(q, kNoSharedMemoryConfig), n));
     }
   EXPECT_FALSE(forward_in_smem(default_config({Kernel::fwd, DType::bf16, 65536, 4096, 132, 80}), 65536));
-  EXPECT_FALSE(forward_in_smem(default_config({Kernel::fwd, DType::bf16, 16384, 4096, 132, 90}), 16384));
+  // 8192 < N <= 16384: 16-bit rows without a residual take the whole row in
+  // one CTA's shared memory (8 warps); fp32 rows and the fused forward keep
+  // their register defaults.
+  for (DType d : {DType::f16, DType::bf16})
+    for (std::int64_t n : {8193, 12288, 16384}) {
+      const Config def = default_config({Kernel::fwd, d, n, 4096, 132, 90});
+      EXPECT_TRUE(forward_in_smem(def, n)) << to_string(d) << " N=" << n << ": " << to_string(def);
+      EXPECT_EQ(def.cluster_size, 1) << to_string(def);
+      EXPECT_EQ(def.num_warps, 8) << to_string(def);
+      SpaceQuery r{Kernel::fwd, d, n, 4096, 132, 90};
+      r.residual = true;
+      EXPECT_FALSE(forward_in_smem(default_config(r), n)) << to_string(d) << " N=" << n;
+    }
+  EXPECT_FALSE(forward_in_smem(default_config({Kernel::fwd, DType::f32, 16384, 4096, 132, 90}), 16384));
+  EXPECT_FALSE(forward_in_smem(default_config({Kernel::fwd, DType::bf16, 8192, 4096, 132, 90}), 8192));
 }
 
 TEST(Default, ShortRowsShareACtaAndFitRegisters) {
@@ -221,8 +236,9 @@ TEST(Default, MeasuredTrainingAndResidualRules) {
   EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 2560, 4096), "block_size=4096 num_warps=8 rows_per_cta=1 group_size_m=264");
   EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 4096, 4096), "block_size=4096 num_warps=8 rows_per_cta=1 group_size_m=264");
   EXPECT_EQ(def(Kernel::bwd_dx, DType::f32, 4096, 4096), "block_size=4096 num_warps=8 rows_per_cta=1 group_size_m=132");
-  // RMSNorm + add's forward runs 8192-column tiles in 1024 threads.
-  EXPECT_EQ(def(Kernel::fwd, DType::bf16, 16384, 16384), "block_size=16384 num_warps=16 rows_per_cta=1 group_size_m=0");
+  // RMSNorm's forward stages a 16-bit row of 16384 columns in shared memory
+  // (8 warps); RMSNorm + add's runs 8192-column tiles in 1024 threads.
+  EXPECT_EQ(def(Kernel::fwd, DType::bf16, 16384, 16384), "block_size=16384 num_warps=8 rows_per_cta=1 group_size_m=0");
   EXPECT_EQ(def(Kernel::fwd, DType::bf16, 16384, 16384, true), "block_size=8192 num_warps=32 rows_per_cta=1 group_size_m=0");
   EXPECT_EQ(def(Kernel::fwd, DType::bf16, 12288, 21845, true), "block_size=8192 num_warps=32 rows_per_cta=1 group_size_m=0");
   EXPECT_EQ(def(Kernel::fwd, DType::f32, 12288, 16384, true), "block_size=8192 num_warps=32 rows_per_cta=1 group_size_m=0");
