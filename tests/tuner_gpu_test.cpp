@@ -63,6 +63,22 @@ std::function<void(CUstream)> launcher_call(const tune::Workload& w, Kernel k) {
   };
 }
 
+// What a GPU-built workload needs: the fill and reference kernels, the
+// stream they run on (a runner's) and a buffer pool.
+struct GpuBuild {
+  explicit GpuBuild(const rt::DeviceInfo& dev)
+      : fill(dev.arch()), reference(dev.arch()), runner(dev), pool(std::size_t{1} << 30) {
+    build.fill = &fill;
+    build.reference = &reference;
+    build.stream = runner.stream();
+  }
+  tune::DeviceFill fill;
+  tune::DeviceReference reference;
+  tune::Runner runner;
+  tune::DevicePool pool;
+  tune::DeviceBuild build;
+};
+
 tune::TuneOptions quick_options() {
   tune::TuneOptions o;
   o.budget_s = 120;
@@ -674,14 +690,9 @@ std::string label(const Traits& t, std::int64_t m, std::int64_t n) {
 TEST(GpuWorkload, InputsAndReferenceMatchTheHostBuiltWorkload) {
   LNTUNE_REQUIRE_GPU();
   const rt::DeviceInfo& dev = rt::default_runtime().current_device();
-  tune::DeviceFill fill(dev.arch());
-  tune::DeviceReference reference(dev.arch());
-  tune::Runner runner(dev);
-  tune::DevicePool pool(std::size_t{1} << 30);
-  tune::DeviceBuild build;
-  build.fill = &fill;
-  build.reference = &reference;
-  build.stream = runner.stream();
+  GpuBuild parts(dev);
+  tune::DevicePool& pool = parts.pool;
+  const tune::DeviceBuild& build = parts.build;
   UlpTally tally;
   std::int64_t oracle_one_ulp = 0, workloads = 0;
   const std::int64_t m = 37;
@@ -740,16 +751,11 @@ TEST(GpuWorkload, InputsAndReferenceMatchTheHostBuiltWorkload) {
 TEST(GpuWorkload, VerifiesCorrectOutputsAndFailsWrongOnes) {
   LNTUNE_REQUIRE_GPU();
   const rt::DeviceInfo& dev = rt::default_runtime().current_device();
-  tune::DeviceFill fill(dev.arch());
-  tune::DeviceReference reference(dev.arch());
+  GpuBuild gpu(dev);
+  tune::DevicePool& pool = gpu.pool;
+  const tune::DeviceBuild& build = gpu.build;
   tune::DeviceCheck check(dev.arch());
-  tune::Runner runner(dev);
-  tune::DevicePool pool(std::size_t{1} << 30);
-  tune::DeviceBuild build;
-  build.fill = &fill;
-  build.reference = &reference;
-  build.stream = runner.stream();
-  const CUstream s = runner.stream();
+  const CUstream s = gpu.runner.stream();
   const std::int64_t m = 37;
   for (Kernel k : {Kernel::fwd, Kernel::bwd_dx}) {
     const std::vector<Traits> variants = reference_variants(k);
@@ -798,16 +804,12 @@ TEST(GpuWorkload, VerifiesCorrectOutputsAndFailsWrongOnes) {
 TEST(GpuWorkload, AWrongReferenceFailsTheKey) {
   LNTUNE_REQUIRE_GPU();
   const rt::DeviceInfo& dev = rt::default_runtime().current_device();
-  tune::DeviceFill fill(dev.arch());
-  tune::DeviceReference reference(dev.arch());
+  GpuBuild gpu(dev);
   tune::DeviceCheck check(dev.arch());
-  tune::Runner runner(dev);
+  tune::Runner& runner = gpu.runner;
   for (Kernel k : {Kernel::fwd, Kernel::bwd_dx}) {
     Traits t(k, DType::bf16, DType::bf16, true, true);
-    tune::DeviceBuild build;
-    build.fill = &fill;
-    build.reference = &reference;
-    build.stream = runner.stream();
+    tune::DeviceBuild build = gpu.build;
     // Row 0, column 3 of the reference's y or dx: 1024 (far from any
     // normalised value).
     build.after_reference = [](CUdeviceptr main, CUstream st) {
