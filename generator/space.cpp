@@ -409,7 +409,17 @@ Config default_config(const SpaceQuery& q, const ConfigFilter& accept) {
     // against 44.0 and 54.9 us for two rows per CTA of 512 threads; fp32
     // N = 4096: 81.1 against 86.7 us; `lntune_sweep train`).
     const bool pair = bwd && q.m <= 8192 && tpr_needed <= 128;
-    const std::int64_t threads = std::max<std::int64_t>(64, pair ? 2 * tpr_needed : tpr_needed);
+    // The 16-bit forward of rows of 256 or 512 columns: 512-thread CTAs (as
+    // many rows as fill them). On an H100 at x = 512 MiB that was the space's
+    // best (`lntune_sweep fwd bf16 256 512`, bench/results/h100_2026-11-24d,
+    // calls 10 and 13): bf16 N = 256 99.1-99.3% of copy against 97.2% for 64
+    // threads, 512 99.6 against 98.7; fp16 98.9-99.1 against 97.0, 99.3-99.4
+    // against 98.4; RMSNorm bf16 100.1 and 100.0 (100.8 the best at 512).
+    // Not at N = 200 (94.1% with 512 threads, 97.6% the best: 128 threads).
+    const bool wide_cta = !bwd && !q.residual && q.dtype != DType::f32 && q.n == single && single >= 256 &&
+                          single <= 512;
+    const std::int64_t threads =
+        wide_cta ? 512 : std::max<std::int64_t>(64, pair ? 2 * tpr_needed : tpr_needed);
     c.num_warps = static_cast<int>(threads / 32);
     c.rows_per_cta = static_cast<int>(threads / tpr_needed);
     if (fp32_short_rows) {

@@ -387,5 +387,30 @@ TEST(Space, SixteenBitBackwardAt8192SplitsOverTwo) {
   EXPECT_EQ(default_config({Kernel::fwd, DType::bf16, 8192, 32768, 132, 90}).cluster_size, 1);
 }
 
+// The 16-bit forward of rows of 256 or 512 columns: 512-thread CTAs
+// (measured: bench/results/h100_2026-11-24d, calls 10 and 13); not other N
+// (N = 200 measured slower), not fp32, not with a residual, not the backward.
+TEST(Space, SixteenBitForwardOfShortRowsFillsWideCtas) {
+  for (DType d : {DType::bf16, DType::f16}) {
+    const Config c256 = default_config({Kernel::fwd, d, 256, 4096, 132, 90});
+    EXPECT_EQ(c256.num_warps, 16) << to_string(c256);
+    EXPECT_EQ(c256.rows_per_cta, 32) << to_string(c256);
+    const Config c200 = default_config({Kernel::fwd, d, 200, 1, 132, 90});
+    EXPECT_EQ(c200.num_warps, 2) << to_string(c200);
+    const Config c512 = default_config({Kernel::fwd, d, 512, 4096, 132, 90});
+    EXPECT_EQ(c512.num_warps, 16) << to_string(c512);
+    EXPECT_EQ(c512.rows_per_cta, 16) << to_string(c512);
+    const Traits t{Kernel::fwd, d, d, true, true};
+    EXPECT_NO_THROW(make_instance(t, c256, 256, max_vec(d)));
+    EXPECT_NO_THROW(make_instance(t, c512, 512, max_vec(d)));
+    SpaceQuery r{Kernel::fwd, d, 256, 4096, 132, 90};
+    r.residual = true;
+    EXPECT_EQ(default_config(r).num_warps, 2) << to_string(default_config(r));
+  }
+  EXPECT_EQ(default_config({Kernel::fwd, DType::f32, 256, 4096, 132, 90}).num_warps, 2);
+  EXPECT_EQ(default_config({Kernel::fwd, DType::bf16, 128, 4096, 132, 90}).num_warps, 2);
+  EXPECT_LT(default_config({Kernel::bwd_dx, DType::bf16, 256, 4096, 132, 90}).num_warps, 16);
+}
+
 }  // namespace
 }  // namespace lntune::gen
