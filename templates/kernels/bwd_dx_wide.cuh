@@ -198,6 +198,13 @@ __device__ __forceinline__ typename S::Y* stage_dy(unsigned char* smem, int s) {
   return reinterpret_cast<typename S::Y*>(smem + static_cast<unsigned>(s) * S::kStageBytes + S::kXBytes);
 }
 
+// This CTA's slab of row `row` of dy in global memory (bulk-copied or prefetched
+// from there; read there where dy is not staged).
+template <class S>
+__device__ __forceinline__ const typename S::Y* global_dy(const BwdParams& p, i64 row, i64 c0) {
+  return static_cast<const typename S::Y*>(p.dy) + row * p.dy_stride + c0;
+}
+
 // Thread 0: row i's slab of x and dy into stage i % kStages (x only, and
 // dy's into L2, where dy is not staged).
 template <class S>
@@ -207,7 +214,7 @@ __device__ __forceinline__ void issue_row(const BwdParams& p, unsigned char* sme
   const i64 row = rows.row(i);
   const unsigned x_bytes = static_cast<unsigned>(n * static_cast<i64>(sizeof(typename S::R)));
   const unsigned dy_bytes = static_cast<unsigned>(n * static_cast<i64>(sizeof(typename S::Y)));
-  const typename S::Y* dy = static_cast<const typename S::Y*>(p.dy) + row * p.dy_stride + c0;
+  const typename S::Y* dy = global_dy<S>(p, row, c0);
   fence_proxy_async();
   mbarrier_arrive_expect_tx(bars + s, x_bytes + (S::kStageDy ? dy_bytes : 0u));
   bulk_copy_g2s(stage_x<S>(smem, s), static_cast<const typename S::R*>(p.x) + row * p.x_stride + c0, x_bytes,
@@ -216,13 +223,6 @@ __device__ __forceinline__ void issue_row(const BwdParams& p, unsigned char* sme
     bulk_copy_g2s(stage_dy<S>(smem, s), dy, dy_bytes, bars + s);
   else
     bulk_prefetch_l2(dy, dy_bytes);
-}
-
-// This CTA's slab of row `row` of dy in global memory (read there where dy
-// is not staged).
-template <class S>
-__device__ __forceinline__ const typename S::Y* global_dy(const BwdParams& p, i64 row, i64 c0) {
-  return static_cast<const typename S::Y*>(p.dy) + row * p.dy_stride + c0;
 }
 
 // This thread's access j of the staged row: x (z) and dy (from the stage,
