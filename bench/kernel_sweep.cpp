@@ -175,7 +175,7 @@ int main(int argc, char** argv) {
       Config best = def;
       int n = 0;
       for (const Config& c : space) {
-        if (only_wide && !gen::is_wide_bwd(k, c)) continue;
+        if (only_wide && !gen::is_wide_bwd(k, c) && !gen::is_wide_fwd(k, c)) continue;
         double t = 0;
         try {
           t = time_cfg(c);
@@ -186,7 +186,9 @@ int main(int argc, char** argv) {
         ++n;
         if (every)
           std::printf("   %-70s %9.1f us  %5.1f%% of copy%s\n", to_string(c).c_str(), t, 100.0 * gbps(t) / copy_gbps,
-                      fwd && gen::forward_in_smem(c, N) ? "  (slab in shared memory)" : "");
+                      fwd && gen::forward_in_smem(c, N)  ? "  (slab in shared memory)"
+                      : gen::is_wide_fwd(k, c)           ? "  (wide, staged)"
+                                                         : "");
         if (only_wide)
           std::printf("   wide %s: %8.1f us %5.1f%% of copy\n", to_string(c).c_str(), t, 100 * gbps(t) / copy_gbps);
         if (t < t_best) {

@@ -31,6 +31,7 @@ const char* device_type(DType d) {
 const char* template_name(const InstanceKey& key) {
   switch (key.traits.kernel) {
     case Kernel::fwd:
+      if (is_wide_fwd(key)) return "fwd_wide.cu.j2";
       return stages_in_smem(key) ? "fwd_smem.cu.j2" : key.cluster_size > 1 ? "fwd_cluster.cu.j2" : "fwd.cu.j2";
     case Kernel::bwd_dx: return is_wide_bwd(key) ? "bwd_dx_wide.cu.j2" : "bwd_dx.cu.j2";
     case Kernel::bwd_dwdb: return "bwd_dwdb.cu.j2";
@@ -78,7 +79,49 @@ void validate_wide(const InstanceKey& key) {
                      " bytes of shared memory, more than " + std::to_string(kWideSmemLimit));
 }
 
+// The wide-row forward's rules (is_wide_fwd).
+void validate_wide_fwd(const InstanceKey& key) {
+  const Traits& t = key.traits;
+  const int threads = 32 * key.num_warps;
+  if (key.cluster_size < 2 || key.cluster_size > 16 || !is_pow2(key.cluster_size))
+    invalid(key, "the wide-row forward needs cluster_size 2, 4, 8 or 16");
+  if (key.rows_per_cta < 2 || key.rows_per_cta > 8)
+    invalid(key, "the wide-row forward stages 2 to 8 rows per CTA (rows_per_cta)");
+  if (key.num_warps < 2) invalid(key, "the wide-row forward needs at least 2 warps");
+  if (!key.single_tile) invalid(key, "the wide-row forward needs N <= block_size * cluster_size");
+  if (key.vec < 1 || key.vec > max_vec(t.x_dtype) || !is_pow2(key.vec))
+    invalid(key, "vec must be a power of two of at most 16 bytes");
+  if (static_cast<std::size_t>(key.vec) * dtype_size(t.x_dtype) < 16 ||
+      (t.residual && static_cast<std::size_t>(key.vec) * dtype_size(*t.residual) < 16))
+    invalid(key, "the wide-row forward needs 16-byte accesses of x (and of the residual; its bulk copies need "
+                 "16-byte aligned rows): pointers, strides and N must allow vec = " + std::to_string(max_vec(t.x_dtype)));
+  if (key.block_size < threads * key.vec)
+    invalid(key, "block_size must be at least 32 * num_warps * vec (every thread holds an access)");
+  const int items = key.block_size / threads;
+  if (items > 32)
+    invalid(key, "block_size / threads exceeds 32 columns per thread (the weight and bias live in registers)");
+  // A CTA of 1024 threads has 64 registers a thread: 8 words of weight and
+  // bias at most (more spill, measured with ptxas); 512 threads or fewer, 64.
+  const std::size_t held = static_cast<std::size_t>(items) * dtype_size(t.w_dtype) *
+                           ((t.has_weight ? 1u : 0u) + (t.has_bias ? 1u : 0u));
+  const std::size_t most = key.num_warps >= 32 ? 32 : 256;
+  if (held > most)
+    invalid(key, "a thread's weight and bias take " + std::to_string(held) + " bytes of registers, more than " +
+                     std::to_string(most) + " at " + std::to_string(key.num_warps) + " warps (use more warps, or fewer)");
+  if (dynamic_smem_bytes(key) > kMaxDynamicSmem - 1024)
+    invalid(key, "the wide-row forward's stages need " + std::to_string(dynamic_smem_bytes(key)) +
+                     " bytes of shared memory, more than " + std::to_string(kMaxDynamicSmem - 1024));
+}
+
 }  // namespace
+
+bool is_wide_fwd(Kernel kernel, const Config& config) {
+  return kernel == Kernel::fwd && config.cluster_size > 1 && config.rows_per_cta > 1;
+}
+
+bool is_wide_fwd(const InstanceKey& key) {
+  return key.traits.kernel == Kernel::fwd && key.cluster_size > 1 && key.rows_per_cta > 1;
+}
 
 bool is_wide_bwd(Kernel kernel, const Config& config) {
   return kernel == Kernel::bwd_dx && config.cluster_size > 1 && config.rows_per_cta > 1;
@@ -89,7 +132,7 @@ bool is_wide_bwd(const InstanceKey& key) {
 }
 
 int rows_per_group(Kernel kernel, const Config& config) {
-  return is_wide_bwd(kernel, config) ? 1 : config.rows_per_cta;
+  return is_wide_bwd(kernel, config) || is_wide_fwd(kernel, config) ? 1 : config.rows_per_cta;
 }
 
 namespace {
@@ -122,12 +165,22 @@ bool forward_in_smem(const Config& config, std::int64_t n) {
 }
 
 bool stages_in_smem(const InstanceKey& key) {
-  return key.traits.kernel == Kernel::fwd && key.rows_per_cta == 1 && key.single_tile && key.num_warps >= 1 &&
+  return key.traits.kernel == Kernel::fwd && !is_wide_fwd(key) && key.rows_per_cta == 1 && key.single_tile && key.num_warps >= 1 &&
          key.block_size / (32 * key.num_warps) > max_items_per_thread(Kernel::fwd, key.num_warps);
 }
 
 std::int64_t dynamic_smem_bytes(const InstanceKey& key) {
   if (is_wide_bwd(key)) return wide_bwd_smem_bytes(key, wide_stages_dy(key));
+  if (is_wide_fwd(key)) {
+    // FwdWideLayout: per stage x's slab (128-byte aligned) and the
+    // residual's, the stage 128-byte aligned; an 8-byte mbarrier per stage.
+    const Traits& t = key.traits;
+    const auto round128 = [](std::int64_t v) { return (v + 127) / 128 * 128; };
+    const std::int64_t slab = key.block_size;
+    const std::int64_t x = round128(slab * static_cast<std::int64_t>(dtype_size(t.x_dtype)));
+    const std::int64_t r = t.residual ? slab * static_cast<std::int64_t>(dtype_size(*t.residual)) : 0;
+    return key.rows_per_cta * round128(x + r) + 8 * key.rows_per_cta;
+  }
   if (!stages_in_smem(key)) return 0;
   const Traits& t = key.traits;
   const std::int64_t x = static_cast<std::int64_t>(key.block_size) * static_cast<std::int64_t>(dtype_size(t.x_dtype));
@@ -156,6 +209,8 @@ InstanceKey make_instance(const Traits& traits, const Config& config, std::int64
   validate(key);
   if (is_wide_bwd(key) && static_cast<std::int64_t>(key.cluster_size - 1) * key.block_size >= n)
     invalid(key, "the wide-row backward needs N > (cluster_size - 1) * block_size (every CTA owns columns)");
+  if (is_wide_fwd(key) && static_cast<std::int64_t>(key.cluster_size - 1) * key.block_size >= n)
+    invalid(key, "the wide-row forward needs N > (cluster_size - 1) * block_size (every CTA owns columns)");
   return key;
 }
 
@@ -174,6 +229,7 @@ void validate(const InstanceKey& key) {
     return;
   }
   if (is_wide_bwd(key)) return validate_wide(key);
+  if (is_wide_fwd(key)) return validate_wide_fwd(key);
   if (!is_pow2(key.rows_per_cta) || key.rows_per_cta > 32 * key.num_warps)
     invalid(key, "rows_per_cta must be a power of two no larger than the CTA's threads");
   if (key.rows_per_cta > 1 && !key.single_tile)

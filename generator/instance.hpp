@@ -30,7 +30,7 @@ bool stages_in_smem(const InstanceKey& key);
 // Dynamic shared memory an instance's kernel needs at launch, in bytes: 0 but
 // for fwd_smem.cuh's (the x slab, 128-byte aligned, then the residual's slab
 // when there is one; mirrors fwd_smem_bytes<S>() there; at most
-// kMaxDynamicSmem) and the wide-row backward's (its stages and weight slab;
+// kMaxDynamicSmem), the wide-row forward's (its stages: FwdWideLayout) and the wide-row backward's (its stages and weight slab;
 // its instantiation checks the same figure at compile time; at most
 // kWideSmemLimit).
 std::int64_t dynamic_smem_bytes(const InstanceKey& key);
@@ -59,8 +59,18 @@ bool is_wide_bwd(const InstanceKey& key);
 // 16).
 bool wide_stages_dy(const InstanceKey& key);
 
+// The wide-row forward (templates/kernels/fwd_wide.cuh, sm_90+): a fwd
+// config with cluster_size > 1 and rows_per_cta > 1 (which the register
+// forward's clusters never take). As for the wide backward, rows_per_cta
+// counts the rows each CTA keeps staged in shared memory (2 to 8); each CTA
+// owns one column slab for the whole kernel, its weight and bias in
+// registers (at most 32 columns per thread), and the grid is persistent
+// (group_size_m clusters).
+bool is_wide_fwd(Kernel kernel, const Config& config);
+bool is_wide_fwd(const InstanceKey& key);
+
 // Rows per row group of a config: rows_per_cta, except for the wide-row
-// backward (one row at a time per cluster). The persistent grid's size is
+// kernels (one row at a time per cluster). The persistent grid's size is
 // clipped to the number of row groups (and so is the partial-row count).
 int rows_per_group(Kernel kernel, const Config& config);
 

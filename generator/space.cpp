@@ -145,6 +145,49 @@ void add_smem_forward(const SpaceQuery& q, std::vector<Config>& out) {
   }
 }
 
+// The wide-row forward (templates/kernels/fwd_wide.cuh; gen::is_wide_fwd):
+// sm_90+, N > 16384. Clusters C in {2, 4, 8, 16} with slabs of
+// next_pow2(ceil(N / C)) columns (every CTA owning some), of at least 8 KB
+// of x; 4 to 32 warps with vec to 32 columns per thread (the weight and bias
+// of the slab live in registers: at 32 warps, 32 bytes of them a thread, as
+// make_instance checks with the weight's dtype); rows_per_cta = rows staged per CTA in
+// {2, 3, 4}, while they fit (sized with the row dtype: a residual's slab may
+// not fit, which make_instance rejects). The grid: the clusters that fit the
+// SMs at one CTA per SM (and, where shared memory and threads allow, two),
+// and one fewer for clusters of 8 or more (whole clusters must fit a GPC),
+// as the wide backward's.
+void add_wide_fwd(const SpaceQuery& q, std::vector<Config>& out) {
+  if (q.kernel != Kernel::fwd || q.cc < 90 || q.n <= 16384) return;
+  constexpr std::int64_t kSmemPerSm = 228 * 1024, kReservedPerCta = 1024;
+  const int vec = max_vec(q.dtype);
+  const auto esize = static_cast<std::int64_t>(dtype_size(q.dtype));
+  for (int cluster : {2, 4, 8, 16}) {
+    const std::int64_t slab = cluster_slab(q.n, cluster);
+    if (slab == 0 || slab * esize < 8 * 1024) continue;
+    for (int w : {4, 8, 16, 32}) {
+      const std::int64_t items = slab / (32 * w);
+      if (items < vec || items > 32 || 2 * items * esize > (w >= 32 ? 32 : 256)) continue;
+      for (int stages : {2, 3, 4}) {
+        const std::int64_t bytes = stages * (slab * esize + 8);
+        if (bytes > kMaxDynamicSmem - 1024) continue;
+        Config c{static_cast<int>(slab), w, stages, 0, cluster};
+        const bool two = 2 * (bytes + kReservedPerCta) <= kSmemPerSm && 2 * 32 * w <= 2048;
+        int last = -1;
+        for (int per_sm : {1, 2}) {
+          if (per_sm == 2 && !two) continue;
+          const int fit = std::max(1, q.sm_count * per_sm / cluster);
+          for (int g : {fit, fit - 1}) {
+            if (g < 1 || (g < fit && cluster < 8)) continue;
+            c.group_size_m = clip_groups(q, 1, g);
+            if (c.group_size_m != last) out.push_back(c);
+            last = c.group_size_m;
+          }
+        }
+      }
+    }
+  }
+}
+
 // The default for rows longer than kSmemForwardMinN on sm_90+: the forward
 // with the row's slabs in shared memory (one read of x), 64 KiB of x per CTA
 // at most (so that a residual's slab, even fp32 beside 16-bit x, still fits),
@@ -331,6 +374,7 @@ std::vector<Config> search_space(const SpaceQuery& q) {
     }
   }
   if (q.kernel == Kernel::fwd && q.cc >= 90 && q.n > kSmemForwardMinN) add_smem_forward(q, out);
+  add_wide_fwd(q, out);
   add_wide_bwd(q, out);
   if (q.n > 1024) {
     for (int block : {1024, 2048, 4096, 8192}) {

@@ -40,9 +40,9 @@ std::vector<int> bucket_order(int own) {
 Config adapt_config(const Config& c, Kernel kernel, std::int64_t from_n, std::int64_t to_n) {
   if (kernel == Kernel::bwd_dwdb || from_n == to_n || c.block_size <= 0 || c.num_warps <= 0 || c.rows_per_cta <= 0)
     return c;
-  // The wide-row backward's shape (slab, staging depth) is kept: valid for
+  // The wide-row kernels' shape (slab, staging depth) is kept: valid for
   // the new N or not (then the caller falls back to the default).
-  if (gen::is_wide_bwd(kernel, c)) return c;
+  if (gen::is_wide_bwd(kernel, c) || gen::is_wide_fwd(kernel, c)) return c;
   const int cluster = c.cluster_size > 0 ? c.cluster_size : 1;
   const bool whole_row = from_n <= static_cast<std::int64_t>(c.block_size) * cluster;
   if (!whole_row) return c;  // tiled: kept as is

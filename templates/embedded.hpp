@@ -22,7 +22,7 @@ std::string_view get(std::string_view name);  // throws std::out_of_range
 inline constexpr std::string_view kHeaderNames[] = {
     "lntune/common.cuh",        "lntune/params.h",          "lntune/kernels/fwd.cuh",
     "lntune/kernels/fwd_cluster.cuh", "lntune/kernels/bwd_dx.cuh", "lntune/kernels/bwd_dwdb.cuh",
-    "lntune/kernels/fwd_smem.cuh", "lntune/kernels/bwd_dx_wide.cuh", "lntune/kernels/check.cuh",
+    "lntune/kernels/fwd_smem.cuh", "lntune/kernels/fwd_wide.cuh", "lntune/kernels/bwd_dx_wide.cuh", "lntune/kernels/check.cuh",
     "lntune/kernels/fill.cuh", "lntune/kernels/reference_params.h", "lntune/kernels/reference.cuh"};
 
 // The tuner's own kernels among them (its check, fill and reference): no

@@ -505,6 +505,30 @@ std::vector<SmemCase> smem_cases() {
   c.N = 32768;
   c.pad = 4;  // x: 8-byte accesses (cp.async); the fp32 residual: 16 bytes (bulk)
   add(c, "ln_fp16_resfp32_outfp32_N32768_pad4");
+  // The wide-row forward too (fwd_wide.cuh): clusters of 16 with 3 staged
+  // rows (fp32, N = 262144; M not a multiple of the grid), a residual in
+  // another dtype with RMSNorm, a last CTA partly empty (N = 40008).
+  c = VCase{};
+  c.x = c.w = DType::f32;
+  c.M = 21;
+  c.N = 262144;
+  add(c, "ln_fp32_N262144");
+  c = VCase{};
+  c.norm = Norm::rms;
+  c.x = c.w = DType::bf16;
+  c.residual = DType::f32;
+  c.bias = false;
+  c.M = 37;
+  c.N = 65536;
+  add(c, "rms_bf16_resfp32_N65536");
+  c = VCase{};
+  c.x = DType::bf16;
+  c.w = DType::f32;
+  c.zc = true;
+  c.M = 29;
+  c.N = 40008;
+  c.pad = 8;
+  add(c, "ln_bf16_zc_N40008_pad8");
   return out;
 }
 
@@ -521,15 +545,22 @@ TEST_P(SmemForward, EveryConfigIsCorrect) {
   Rng rng;
   SCOPED_TRACE("seed " + std::to_string(rng.seed()));
   NormRun run(c, rng);
-  int checked = 0, skipped = 0;
+  int checked = 0, wide_checked = 0, skipped = 0;
   for (const Config& cfg : gen::search_space({Kernel::fwd, c.x, c.N, c.M, dev.sm_count, cc})) {
-    if (!gen::forward_in_smem(cfg, c.N)) continue;
+    const bool wide = gen::is_wide_fwd(Kernel::fwd, cfg);
+    if (!gen::forward_in_smem(cfg, c.N) && !wide) continue;
     SCOPED_TRACE(c.name() + " " + to_string(cfg));
     const rt::FwdProblem fp = rt::check_forward(run.fwd());
     try {
       gen::make_instance(fp.traits, cfg, c.N, fp.vec);
-    } catch (const Error&) {
-      ++skipped;  // the residual's slab does not fit this config's shared memory
+    } catch (const Error& e) {
+      // The residual's slab does not fit this config's shared memory, or
+      // (the wide forward's bulk copies) the accesses are narrower than 16 bytes.
+      const std::string what = e.what();
+      if (what.find("shared memory") == std::string::npos &&
+          (!wide || (what.find("16-byte") == std::string::npos && what.find("bytes of registers") == std::string::npos)))
+        throw;
+      ++skipped;
       continue;
     }
     run.forward_and_check(&cfg);
@@ -539,10 +570,11 @@ TEST_P(SmemForward, EveryConfigIsCorrect) {
     const HostTensor y2 = run.gy.download();
     EXPECT_TRUE(y1.bytes == y2.bytes) << "two launches differ: not deterministic";
     ++checked;
+    if (wide) ++wide_checked;
   }
   EXPECT_GT(checked, 0);
-  std::printf("[ smem fwd ] %s: %d configs checked, %d too large for the residual's slab\n", c.name().c_str(), checked,
-              skipped);
+  std::printf("[ smem fwd ] %s: %d configs checked (%d wide-row), %d invalid for these traits\n", c.name().c_str(),
+              checked, wide_checked, skipped);
 }
 
 INSTANTIATE_TEST_SUITE_P(Norms, SmemForward, ::testing::ValuesIn(smem_cases()),

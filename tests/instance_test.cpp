@@ -55,7 +55,7 @@ TEST(Instance, WideBackwardRulesAndSharedMemory) {
   EXPECT_TRUE(is_wide_bwd(Kernel::bwd_dx, c));
   EXPECT_FALSE(is_wide_bwd(Kernel::fwd, c));
   EXPECT_EQ(rows_per_group(Kernel::bwd_dx, c), 1);
-  EXPECT_EQ(rows_per_group(Kernel::fwd, c), 3);
+  EXPECT_EQ(rows_per_group(Kernel::fwd, c), 1);  // the wide-row forward's config
   const InstanceKey key = make_instance(b, c, 65536, 8);
   EXPECT_TRUE(is_wide_bwd(key));
   EXPECT_EQ(key.vec, 8);
@@ -99,6 +99,37 @@ TEST(Instance, WideBackwardRulesAndSharedMemory) {
   // Cluster size 16 is allowed for the wide kernel only.
   EXPECT_NO_THROW(make_instance(b, Config{16384, 16, 2, 8, 16}, 262144, 8));
   expect_invalid(b, Config{16384, 16, 1, 8, 16}, 262144, 8, "cluster_size must be 1, 2, 4 or 8");
+}
+
+// The wide-row forward: a fwd config with cluster_size > 1 and rows_per_cta
+// (rows staged) > 1; its own rules and shared memory, pinned.
+TEST(Instance, WideForwardRulesAndSharedMemory) {
+  const Traits f = traits(Kernel::fwd);
+  Config c{16384, 16, 3, 7, 16};
+  EXPECT_TRUE(is_wide_fwd(Kernel::fwd, c));
+  EXPECT_FALSE(is_wide_fwd(Kernel::bwd_dx, c));
+  EXPECT_FALSE(forward_in_smem(c, 262144));
+  EXPECT_EQ(rows_per_group(Kernel::fwd, c), 1);
+  const InstanceKey key = make_instance(f, c, 262144, 8);
+  EXPECT_TRUE(is_wide_fwd(key));
+  EXPECT_FALSE(stages_in_smem(key));
+  EXPECT_EQ(key.vec, 8);
+  // 3 stages of a bf16 slab, 3 mbarriers.
+  EXPECT_EQ(dynamic_smem_bytes(key), 3 * 16384 * 2 + 24);
+  const KernelSource src = render(key);
+  EXPECT_NE(src.source.find("lntune/kernels/fwd_wide.cuh"), std::string::npos);
+  EXPECT_NE(src.source.find("constexpr int STAGES = 3;"), std::string::npos);
+  // With an fp32 residual: each stage holds x's slab and the residual's.
+  Traits r = f;
+  r.residual = DType::f32;
+  EXPECT_EQ(dynamic_smem_bytes(make_instance(r, Config{8192, 8, 2, 7, 16}, 131072, 8)), 2 * 8192 * 6 + 16);
+  expect_invalid(r, c, 262144, 8, "shared memory");
+  expect_invalid(f, c, 262144, 4, "needs 16-byte accesses of x");
+  expect_invalid(f, Config{16384, 8, 3, 7, 16}, 262144, 8, "exceeds 32 columns per thread");
+  expect_invalid(f, Config{16384, 16, 9, 7, 16}, 262144, 8, "stages 2 to 8 rows");
+  expect_invalid(traits(Kernel::fwd, DType::bf16, DType::f32), Config{16384, 32, 2, 7, 16}, 262144, 8,
+                 "weight and bias take 128 bytes of registers, more than 32");
+  expect_invalid(f, Config{16384, 16, 2, 7, 16}, 16384 * 15, 8, "every CTA owns columns");
 }
 
 TEST(Instance, VecIsLoweredToFitTheTile) {
@@ -170,6 +201,16 @@ TEST(Instance, RenderedSourceIsCleanCuda) {
           if (kernel == Kernel::bwd_dwdb && !weight && !bias) continue;
           const Traits t = traits(kernel, DType::bf16, DType::f32, weight, bias);
           for (const Config& c : search_space({kernel, DType::bf16, n, 4096, 132, 90})) {
+            // The space sizes the wide forward's registers with the row
+            // dtype: with an fp32 weight some of its configs are invalid.
+            if (is_wide_fwd(kernel, c) && (weight || bias)) {
+              try {
+                make_instance(t, c, n, 8);
+              } catch (const Error& e) {
+                EXPECT_NE(std::string(e.what()).find("bytes of registers"), std::string::npos) << e.what();
+                continue;
+              }
+            }
             const KernelSource s = render(make_instance(t, c, n, 8));
             SCOPED_TRACE(s.kernel_name);
             EXPECT_EQ(s.source.find("{{"), std::string::npos);

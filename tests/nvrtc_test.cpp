@@ -47,10 +47,10 @@ std::vector<InstanceKey> default_space_instances() {
   for (Kernel k : {Kernel::fwd, Kernel::bwd_dx, Kernel::bwd_dwdb})
     for (std::int64_t n : gen::default_n_grid())
       for (const Config& c : gen::search_space({k, DType::f16, n, 4096, 132, 90})) {
-        // The wide-row backward's configs compile in kernel_headers_test
-        // (WideBackwardSpaceCompilesWithoutSpills: each dtype, no spills);
+        // The wide-row kernels' configs compile in kernel_headers_test
+        // (WideSpaceCompilesWithoutSpills: each dtype, no spills);
         // they need 16-byte accesses, so this sweep's rotations would not fit.
-        if (gen::is_wide_bwd(k, c)) continue;
+        if (gen::is_wide_bwd(k, c) || gen::is_wide_fwd(k, c)) continue;
         points.emplace(Point{k, c.block_size, c.num_warps, c.rows_per_cta, c.cluster_size,
                              n <= static_cast<std::int64_t>(c.block_size) * c.cluster_size},
                        n);

@@ -30,8 +30,8 @@ TEST(Space, EveryConfigIsAValidInstance) {
           for (const Config& c : space) {
             SCOPED_TRACE(std::string(to_string(k)) + " N=" + std::to_string(n) + " " + to_string(c));
             EXPECT_NO_THROW(make_instance(t, c, n, max_vec(d)));
-            if (is_wide_bwd(k, c)) {
-              EXPECT_THROW(make_instance(t, c, n, 1), Error) << "the wide-row backward needs 16-byte accesses";
+            if (is_wide_bwd(k, c) || is_wide_fwd(k, c)) {
+              EXPECT_THROW(make_instance(t, c, n, 1), Error) << "the wide-row kernels need 16-byte accesses";
             } else {
               EXPECT_NO_THROW(make_instance(t, c, n, 1));
             }

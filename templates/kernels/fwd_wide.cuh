@@ -1,0 +1,264 @@
+// lntune/kernels/fwd_wide.cuh — the forward (both norms, every variant) for
+// wide rows (sm_90+): a column-sliced persistent grid of clusters, the rows
+// staged in shared memory by bulk copies several rows ahead, x read once.
+//
+// Grid: G clusters of C CTAs (2 to 16). Cluster g owns rows g, g + G, ...;
+// CTA r of every cluster owns the fixed column slab [r * SLAB, (r + 1) *
+// SLAB) for the whole kernel, so its weight and bias are loaded into
+// registers once (fwd_smem.cuh reads them from L2 for every row: as many L2
+// bytes again as x's).
+//
+// Rows are staged as in bwd_dx_wide.cuh: a ring of STAGES slots in shared
+// memory, each holding the slab of one row's x (and residual), filled by
+// cp.async.bulk and tracked by one mbarrier per slot (transaction bytes).
+// Warp 0 issues a row's copies as soon as its slot is free, STAGES rows
+// ahead, so DRAM keeps STAGES - 1 rows' slabs in flight while the SM reduces,
+// waits for the cluster and writes the current one (fwd_smem.cuh issues a
+// row's copies only once the previous row is written: nothing of x is in
+// flight while it waits for the cluster).
+//
+// Per row, one exchange over the cluster (fwd_smem.cuh has two for
+// LayerNorm): each CTA takes its slab's sum a_r and, LayerNorm, the sum of
+// squared deviations from its own slab mean, b_r = sum (x - a_r / n_r)^2 (two
+// passes over shared memory, exact as the CPU reference's), and pushes the
+// pair (a_r, b_r) into every CTA's shared memory with st.async, counted on the
+// receiver's mbarrier (no cluster barrier: see fwd_smem.cuh's kExchangePush).
+// Every CTA then combines the pairs in rank order (the same bits in every
+// CTA): mean = sum a_r / N, and the sum of squared deviations from the row's
+// mean M2 = sum (b_r + n_r (a_r / n_r - mean)^2) (Chan et al.'s pairwise
+// update, exact in real arithmetic and as stable as two passes). RMSNorm:
+// a_r = sum x^2, the mean square is sum a_r / N.
+//
+// With a residual, the first pass forms z = x + residual (rounded to the
+// residual's dtype) in the residual's slot and writes it out.
+//
+// Bulk copies need 16-byte aligned rows and slabs: 16-byte accesses of x
+// (and of the residual), which the generator checks against the call's
+// vector width.
+#pragma once
+
+#include "lntune/kernels/fwd_smem.cuh"
+
+namespace lntune {
+
+// Shared memory of a wide forward: STAGES slots (x's slab, 128-byte aligned,
+// then the residual's where there is one; each slot 128-byte aligned), then
+// an 8-byte mbarrier per slot. gen::dynamic_smem_bytes computes the same.
+template <class S, int STAGES>
+struct FwdWideLayout {
+  static constexpr unsigned kXBytes =
+      (static_cast<unsigned>(S::kBlockSize * sizeof(typename S::T)) + 127u) / 128u * 128u;
+  static constexpr unsigned kRBytes = S::kResidual ? static_cast<unsigned>(S::kBlockSize * sizeof(typename S::R)) : 0u;
+  static constexpr unsigned kStageBytes = (kXBytes + kRBytes + 127u) / 128u * 128u;
+  static constexpr unsigned kBarrierOffset = STAGES * kStageBytes;
+  static constexpr unsigned kSmemBytes = kBarrierOffset + 8u * STAGES;
+};
+
+namespace smem {
+// Writes the pair (a, b) to the 8-byte word at `local` (this CTA's address)
+// in CTA `rank`'s shared memory, counted on that CTA's mbarrier at `bar`'s
+// offset (8 transaction bytes).
+__device__ __forceinline__ void push_pair(unsigned local, unsigned bar, unsigned rank, float a, float b) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v2.f32 [%0], {%1, %2}, [%3];" ::"r"(
+                   cluster_address(local, rank)),
+               "f"(a), "f"(b), "r"(cluster_address(bar, rank))
+               : "memory");
+#endif
+}
+}  // namespace smem
+
+template <class S, int STAGES>
+__device__ __forceinline__ void layer_norm_fwd_wide(const FwdParams& p) {
+  static_assert(S::kRowsPerCta == 1 && S::kSingleTile, "a row's slab per CTA, in shared memory");
+  static_assert(S::kCluster >= 2 && S::kCluster <= 16, "cluster: 2 to 16 CTAs");
+  static_assert(STAGES >= 2 && STAGES <= 8, "stages: 2 to 8 staged rows");
+  static_assert(S::kThreads > 32, "more than a warp: row_sum's barriers order the exchanges (below)");
+  using T = typename S::T;
+  using W = typename S::W;
+  using R = typename S::R;
+  using Y = typename S::Y;
+  using L = FwdWideLayout<S, STAGES>;
+  constexpr int kSlab = S::kBlockSize;
+  constexpr int kThreads = S::kThreads;
+  constexpr int kVec = S::kVec;
+  constexpr int kCluster = S::kCluster;
+  constexpr int kAccesses = kSlab / (kThreads * kVec);
+  static_assert(kAccesses >= 1 && kAccesses * kThreads * kVec == kSlab, "slab is a multiple of threads * vec");
+  static_assert(smem::takes_bulk<T, kVec, kLoadBulk>() && (!S::kResidual || smem::takes_bulk<R, kVec, kLoadBulk>()),
+                "16-byte accesses of x (and of the residual): bulk copies");
+
+  extern __shared__ __align__(128) unsigned char fwd_wide_smem[];
+  if (smem::dynamic_size() < L::kSmemBytes) __trap();  // launched wrongly
+  const unsigned bars = smem::address(fwd_wide_smem + L::kBarrierOffset);  // slot s: bars + 8 s
+  __shared__ float scratch[S::kThreads > 32 ? S::kThreads / 32 : 1];
+  __shared__ __align__(8) float pairs[2][kCluster][2];  // by row parity, by rank
+  __shared__ __align__(8) unsigned long long pairs_bar[2];
+  // Columns of each CTA of the cluster, as floats (LayerNorm's combination):
+  // in shared memory, not in registers hoisted out of the row loop.
+  __shared__ float columns[kCluster];
+
+  const int t = static_cast<int>(threadIdx.x);
+  const unsigned rank = cluster_rank();
+  const i64 c0 = static_cast<i64>(rank) * kSlab;
+  const int n = static_cast<int>(p.N - c0 < kSlab ? (p.N - c0 > 0 ? p.N - c0 : 0) : kSlab);  // this CTA's columns
+  const i64 first = cluster_index(), step = cluster_count();
+  const i64 count = first < p.M ? (p.M - 1 - first) / step + 1 : 0;  // rows of this cluster
+  const auto row_of = [&](i64 i) { return first + i * step; };
+  const T* x = static_cast<const T*>(p.x) + c0;
+  const R* residual = static_cast<const R*>(p.residual) + c0;  // unused without a residual
+  R* z = static_cast<R*>(p.z) + c0;
+  Y* y = static_cast<Y*>(p.y) + c0;
+
+  const auto x_slot = [&](i64 i) {
+    return reinterpret_cast<T*>(fwd_wide_smem + static_cast<unsigned>(i % STAGES) * L::kStageBytes);
+  };
+  const auto r_slot = [&](i64 i) {
+    return reinterpret_cast<R*>(fwd_wide_smem + static_cast<unsigned>(i % STAGES) * L::kStageBytes + L::kXBytes);
+  };
+  // Warp 0: row i's slab of x (and of the residual) into slot i % STAGES.
+  const auto issue = [&](i64 i) {
+    const unsigned bar = bars + 8u * static_cast<unsigned>(i % STAGES);
+    const i64 row = row_of(i);
+    if (t == 0) {
+      smem::fence_proxy_async();  // the slot's previous row was read (generic proxy) before this copy
+      unsigned bytes = static_cast<unsigned>(n) * static_cast<unsigned>(sizeof(T));
+      if constexpr (S::kResidual) bytes += static_cast<unsigned>(n) * static_cast<unsigned>(sizeof(R));
+      smem::barrier_expect(bar, bytes);
+    }
+    __syncwarp();
+    smem::stage_bulk(x_slot(i), x + row * p.x_stride, n, bar);
+    if constexpr (S::kResidual) smem::stage_bulk(r_slot(i), residual + row * p.residual_stride, n, bar);
+  };
+
+  if (t == 0) {
+    for (int s = 0; s < STAGES; ++s) smem::barrier_init(bars + 8u * static_cast<unsigned>(s), 1);
+    smem::barrier_init(smem::address(&pairs_bar[0]), 1);
+    smem::barrier_init(smem::address(&pairs_bar[1]), 1);
+    if (count > 0) smem::barrier_expect(smem::address(&pairs_bar[0]), 8u * kCluster);  // row 0's pairs
+  }
+  if (t < kCluster) {
+    const i64 left = p.N - static_cast<i64>(t) * kSlab;
+    columns[t] = static_cast<float>(left < kSlab ? (left > 0 ? left : 0) : kSlab);
+  }
+  // The weight and bias of this CTA's slab, once, as stored.
+  smem::Raw<W, kVec> wr[kAccesses], br[kAccesses];
+#pragma unroll
+  for (int j = 0; j < kAccesses; ++j) {
+    const int col = (j * kThreads + t) * kVec;
+    if (col < n) {
+      if constexpr (S::kHasWeight) wr[j].load(static_cast<const W*>(p.weight) + c0 + col);
+      if constexpr (S::kHasBias) br[j].load(static_cast<const W*>(p.bias) + c0 + col);
+    }
+  }
+  // Every CTA of the cluster has initialised and armed its barriers before
+  // any CTA pushes a pair to it (the only cluster barriers: here and at exit).
+  cluster_barrier();
+  if (t < 32 && n > 0)
+    for (i64 i = 0; i < STAGES && i < count; ++i) issue(i);
+
+  for (i64 i = 0; i < count; ++i) {
+    const i64 row = row_of(i);
+    const int par = static_cast<int>(i & 1);
+    if (n > 0) smem::barrier_wait(bars + 8u * static_cast<unsigned>(i % STAGES), static_cast<unsigned>((i / STAGES) & 1));
+    const T* xs = x_slot(i);
+    R* zs = r_slot(i);
+
+    // 1. This slab's sums: a = sum x (sum x^2: RMSNorm); b = sum (x - a/n)^2.
+    float a = 0.f;
+#pragma unroll
+    for (int j = 0; j < kAccesses; ++j) {
+      const int col = (j * kThreads + t) * kVec;
+      if (col >= n) continue;
+      float v[kVec];
+      load<kVec>(xs + col, v);
+      if constexpr (S::kResidual) {
+        float r[kVec];
+        load<kVec>(zs + col, r);
+        add_residual<S>(v, r);
+        store<kVec>(zs + col, v);
+        smem::store_vec<kVec>(z + row * p.z_stride + col, v);
+      }
+#pragma unroll
+      for (int k = 0; k < kVec; ++k) a += S::kRms ? v[k] * v[k] : v[k];
+    }
+    a = row_sum<kThreads, 1>(a, scratch);
+    // The normalised row in shared memory: z, or x.
+    const auto row_at = [&](int col, float (&v)[kVec]) {
+      if constexpr (S::kResidual) {
+        load<kVec>(zs + col, v);
+      } else {
+        load<kVec>(xs + col, v);
+      }
+    };
+    float b = 0.f;
+    if constexpr (!S::kRms) {
+      const float local_mean = n > 0 ? a / static_cast<float>(n) : 0.f;
+#pragma unroll
+      for (int j = 0; j < kAccesses; ++j) {
+        const int col = (j * kThreads + t) * kVec;
+        if (col >= n) continue;
+        float v[kVec];
+        row_at(col, v);
+#pragma unroll
+        for (int k = 0; k < kVec; ++k) b += (v[k] - local_mean) * (v[k] - local_mean);
+      }
+      b = row_sum<kThreads, 1>(b, scratch);
+    }
+
+    // 2. The pairs over the cluster. Row i + 1's phase of pairs_bar is armed
+    // before this CTA pushes row i's pair: row i + 1's pairs come only from
+    // CTAs that hold every row-i pair, this one's included. Its previous
+    // phase (row i - 1) was waited on by every thread before row_sum's
+    // barriers above. Row i's pairs land in pairs[par], whose previous
+    // contents (row i - 2) every thread read before those barriers too.
+    if (t == 0) {
+      const unsigned next_bar = smem::address(&pairs_bar[par ^ 1]);
+      if (i + 1 < count) smem::barrier_expect(next_bar, 8u * kCluster);
+      const unsigned slot = smem::address(&pairs[par][rank][0]);
+      const unsigned bar = smem::address(&pairs_bar[par]);
+#pragma unroll
+      for (int r = 0; r < kCluster; ++r) smem::push_pair(slot, bar, static_cast<unsigned>(r), a, b);
+    }
+    smem::barrier_wait_cluster(smem::address(&pairs_bar[par]), static_cast<unsigned>((i >> 1) & 1));
+    float total = 0.f;
+#pragma unroll
+    for (int r = 0; r < kCluster; ++r) total += pairs[par][r][0];
+    float mean = 0.f, var = 0.f;
+    if constexpr (S::kRms) {
+      var = total / static_cast<float>(p.N);
+    } else {
+      mean = total / static_cast<float>(p.N);
+      float m2 = 0.f;
+#pragma unroll
+      for (int r = 0; r < kCluster; ++r) {
+        const float nr = columns[r];
+        if (nr == 0.f) continue;
+        const float d = pairs[par][r][0] / nr - mean;
+        m2 += pairs[par][r][1] + nr * d * d;
+      }
+      var = m2 / static_cast<float>(p.N);
+    }
+    const RowAffine aff = row_affine<S>(p, row, mean, var, t == 0 && rank == 0);
+
+    // 3. Output, from the slot and the weight and bias in registers.
+    Y* out_row = y + row * p.y_stride;
+#pragma unroll
+    for (int j = 0; j < kAccesses; ++j) {
+      const int col = (j * kThreads + t) * kVec;
+      if (col >= n) continue;
+      float v[kVec];
+      row_at(col, v);
+      normalize_store_vec<S>(out_row + col, wr[j], br[j], v, mean, aff.scale, aff.shift);
+    }
+    // z was written into the residual's slot by generic stores, which the
+    // copy engine's next copy into it (async proxy) must follow.
+    if constexpr (S::kResidual) smem::fence_proxy_async();
+    __syncthreads();  // the slot is read by every thread before its next row's copies
+    if (t < 32 && n > 0 && i + STAGES < count) issue(i + STAGES);
+  }
+  // No CTA exits while a pair may still be pushed to it.
+  cluster_barrier();
+}
+
+}  // namespace lntune
