@@ -15,7 +15,11 @@
 // ahead, so DRAM keeps STAGES - 1 rows' slabs in flight while the SM reduces,
 // waits for the cluster and writes the current one (fwd_smem.cuh issues a
 // row's copies only once the previous row is written: nothing of x is in
-// flight while it waits for the cluster).
+// flight while it waits for the cluster). With 3 stages or more, a CTA forms
+// row i + 1's slab sums before it waits for row i's exchange, as
+// bwd_dx_wide.cuh does, so that the exchange's latency and the cluster's
+// skew hide behind that work (16-bit rows of 256K columns, whose rows take
+// half the time of fp32 ones, are bound by that latency without it).
 //
 // Per row, one exchange over the cluster (fwd_smem.cuh has two for
 // LayerNorm): each CTA takes its slab's sum a_r and, LayerNorm, the sum of
@@ -131,11 +135,20 @@ __device__ __forceinline__ void layer_norm_fwd_wide(const FwdParams& p) {
     if constexpr (S::kResidual) smem::stage_bulk(r_slot(i), residual + row * p.residual_stride, n, bar);
   };
 
+  // With 3 stages or more, a CTA forms row i + 1's sums before it waits for
+  // row i's pairs (the exchange hides behind that work: the loads of rows
+  // i + 2 on stay in flight); with 2, the slot of row i + 1 would be waited
+  // for as soon as it was issued, so each row's sums come just before its
+  // exchange.
+  constexpr bool kLookahead = STAGES >= 3;
   if (t == 0) {
     for (int s = 0; s < STAGES; ++s) smem::barrier_init(bars + 8u * static_cast<unsigned>(s), 1);
     smem::barrier_init(smem::address(&pairs_bar[0]), 1);
     smem::barrier_init(smem::address(&pairs_bar[1]), 1);
-    if (count > 0) smem::barrier_expect(smem::address(&pairs_bar[0]), 8u * kCluster);  // row 0's pairs
+    // The phases of rows 0 (and 1, with the lookahead) are armed before any
+    // CTA can push to them (the cluster barrier below).
+    if (count > 0) smem::barrier_expect(smem::address(&pairs_bar[0]), 8u * kCluster);
+    if (kLookahead && count > 1) smem::barrier_expect(smem::address(&pairs_bar[1]), 8u * kCluster);
   }
   if (t < kCluster) {
     const i64 left = p.N - static_cast<i64>(t) * kSlab;
@@ -157,15 +170,23 @@ __device__ __forceinline__ void layer_norm_fwd_wide(const FwdParams& p) {
   if (t < 32 && n > 0)
     for (i64 i = 0; i < STAGES && i < count; ++i) issue(i);
 
-  for (i64 i = 0; i < count; ++i) {
-    const i64 row = row_of(i);
-    const int par = static_cast<int>(i & 1);
+  // The normalised row of staged row i in shared memory: z, or x.
+  const auto row_at = [&](i64 i, int col, float (&v)[kVec]) {
+    if constexpr (S::kResidual) {
+      load<kVec>(r_slot(i) + col, v);
+    } else {
+      load<kVec>(x_slot(i) + col, v);
+    }
+  };
+  // 1. Staged row i's slab sums (every thread gets them): a = sum x (sum x^2:
+  // RMSNorm); b = sum (x - a/n)^2 (LayerNorm). With a residual, z is formed
+  // in the residual's slot and written out first. Waits for the slot.
+  const auto local_sums = [&](i64 i, float& a, float& b) {
     if (n > 0) smem::barrier_wait(bars + 8u * static_cast<unsigned>(i % STAGES), static_cast<unsigned>((i / STAGES) & 1));
     const T* xs = x_slot(i);
     R* zs = r_slot(i);
-
-    // 1. This slab's sums: a = sum x (sum x^2: RMSNorm); b = sum (x - a/n)^2.
-    float a = 0.f;
+    const i64 row = row_of(i);
+    a = 0.f;
 #pragma unroll
     for (int j = 0; j < kAccesses; ++j) {
       const int col = (j * kThreads + t) * kVec;
@@ -183,15 +204,7 @@ __device__ __forceinline__ void layer_norm_fwd_wide(const FwdParams& p) {
       for (int k = 0; k < kVec; ++k) a += S::kRms ? v[k] * v[k] : v[k];
     }
     a = row_sum<kThreads, 1>(a, scratch);
-    // The normalised row in shared memory: z, or x.
-    const auto row_at = [&](int col, float (&v)[kVec]) {
-      if constexpr (S::kResidual) {
-        load<kVec>(zs + col, v);
-      } else {
-        load<kVec>(xs + col, v);
-      }
-    };
-    float b = 0.f;
+    b = 0.f;
     if constexpr (!S::kRms) {
       const float local_mean = n > 0 ? a / static_cast<float>(n) : 0.f;
 #pragma unroll
@@ -199,32 +212,29 @@ __device__ __forceinline__ void layer_norm_fwd_wide(const FwdParams& p) {
         const int col = (j * kThreads + t) * kVec;
         if (col >= n) continue;
         float v[kVec];
-        row_at(col, v);
+        row_at(i, col, v);
 #pragma unroll
         for (int k = 0; k < kVec; ++k) b += (v[k] - local_mean) * (v[k] - local_mean);
       }
       b = row_sum<kThreads, 1>(b, scratch);
     }
-
-    // 2. The pairs over the cluster. Row i + 1's phase of pairs_bar is armed
-    // before this CTA pushes row i's pair: row i + 1's pairs come only from
-    // CTAs that hold every row-i pair, this one's included. Its previous
-    // phase (row i - 1) was waited on by every thread before row_sum's
-    // barriers above. Row i's pairs land in pairs[par], whose previous
-    // contents (row i - 2) every thread read before those barriers too.
-    if (t == 0) {
-      const unsigned next_bar = smem::address(&pairs_bar[par ^ 1]);
-      if (i + 1 < count) smem::barrier_expect(next_bar, 8u * kCluster);
-      const unsigned slot = smem::address(&pairs[par][rank][0]);
-      const unsigned bar = smem::address(&pairs_bar[par]);
+  };
+  // Thread 0: row i's pair to every CTA of the cluster (pairs[i & 1][rank]).
+  const auto push = [&](i64 i, float a, float b) {
+    const int par = static_cast<int>(i & 1);
+    const unsigned slot = smem::address(&pairs[par][rank][0]);
+    const unsigned bar = smem::address(&pairs_bar[par]);
 #pragma unroll
-      for (int r = 0; r < kCluster; ++r) smem::push_pair(slot, bar, static_cast<unsigned>(r), a, b);
-    }
+    for (int r = 0; r < kCluster; ++r) smem::push_pair(slot, bar, static_cast<unsigned>(r), a, b);
+  };
+  // 2. Row i's statistics from the cluster's pairs, in rank order.
+  const auto gather = [&](i64 i, float& mean, float& var) {
+    const int par = static_cast<int>(i & 1);
     smem::barrier_wait_cluster(smem::address(&pairs_bar[par]), static_cast<unsigned>((i >> 1) & 1));
     float total = 0.f;
 #pragma unroll
     for (int r = 0; r < kCluster; ++r) total += pairs[par][r][0];
-    float mean = 0.f, var = 0.f;
+    mean = 0.f;
     if constexpr (S::kRms) {
       var = total / static_cast<float>(p.N);
     } else {
@@ -239,23 +249,74 @@ __device__ __forceinline__ void layer_norm_fwd_wide(const FwdParams& p) {
       }
       var = m2 / static_cast<float>(p.N);
     }
+  };
+  // 3. Row i's output, from its slot and the weight and bias in registers;
+  // then, once every thread has read the slot, its next row's copies.
+  const auto output = [&](i64 i, float mean, float var) {
+    const i64 row = row_of(i);
     const RowAffine aff = row_affine<S>(p, row, mean, var, t == 0 && rank == 0);
-
-    // 3. Output, from the slot and the weight and bias in registers.
     Y* out_row = y + row * p.y_stride;
 #pragma unroll
     for (int j = 0; j < kAccesses; ++j) {
       const int col = (j * kThreads + t) * kVec;
       if (col >= n) continue;
       float v[kVec];
-      row_at(col, v);
+      row_at(i, col, v);
       normalize_store_vec<S>(out_row + col, wr[j], br[j], v, mean, aff.scale, aff.shift);
     }
     // z was written into the residual's slot by generic stores, which the
     // copy engine's next copy into it (async proxy) must follow.
     if constexpr (S::kResidual) smem::fence_proxy_async();
-    __syncthreads();  // the slot is read by every thread before its next row's copies
+    __syncthreads();
     if (t < 32 && n > 0 && i + STAGES < count) issue(i + STAGES);
+  };
+
+  if constexpr (kLookahead) {
+    // As bwd_dx_wide.cuh: row i + 1's sums while the cluster gathers row i's.
+    float a = 0.f, b = 0.f;
+    if (count > 0) {
+      local_sums(0, a, b);
+      if (t == 0) push(0, a, b);
+    }
+    for (i64 i = 0; i < count; ++i) {
+      const int par = static_cast<int>(i & 1);
+      if (i + 1 < count) local_sums(i + 1, a, b);
+      float mean, var;
+      gather(i, mean, var);
+      // Every thread has read row i's pairs: a CTA pushes row i + 1's only
+      // then, so that row i + 2's pushes into pairs[par], which every CTA
+      // makes only after receiving every CTA's row i + 1 pair, cannot
+      // overwrite row i's before this CTA has read them.
+      __syncthreads();
+      if (t == 0) {
+        // Row i + 2's phase is armed before this CTA pushes row i + 1's
+        // pair: row i + 2's pairs come only from CTAs that hold every row
+        // i + 1 pair, this one's included. Row i's phase is complete and
+        // every thread has waited on it (the barrier above).
+        if (i + 2 < count) smem::barrier_expect(smem::address(&pairs_bar[par]), 8u * kCluster);
+        if (i + 1 < count) push(i + 1, a, b);
+      }
+      output(i, mean, var);
+    }
+  } else {
+    for (i64 i = 0; i < count; ++i) {
+      const int par = static_cast<int>(i & 1);
+      float a, b;
+      local_sums(i, a, b);
+      // Row i + 1's phase of pairs_bar is armed before this CTA pushes row
+      // i's pair: row i + 1's pairs come only from CTAs that hold every
+      // row-i pair, this one's included. Its previous phase (row i - 1) was
+      // waited on by every thread before local_sums' barriers (row_sum). Row
+      // i's pairs land in pairs[par], whose previous contents (row i - 2)
+      // every thread read before those barriers too.
+      if (t == 0) {
+        if (i + 1 < count) smem::barrier_expect(smem::address(&pairs_bar[par ^ 1]), 8u * kCluster);
+        push(i, a, b);
+      }
+      float mean, var;
+      gather(i, mean, var);
+      output(i, mean, var);
+    }
   }
   // No CTA exits while a pair may still be pushed to it.
   cluster_barrier();
