@@ -98,9 +98,10 @@ __device__ __forceinline__ void layer_norm_fwd_wide(const FwdParams& p) {
   __shared__ float scratch[S::kThreads > 32 ? S::kThreads / 32 : 1];
   __shared__ __align__(8) float pairs[2][kCluster][2];  // by row parity, by rank
   __shared__ __align__(8) unsigned long long pairs_bar[2];
-  // Columns of each CTA of the cluster, as floats (LayerNorm's combination):
-  // in shared memory, not in registers hoisted out of the row loop.
-  __shared__ float columns[kCluster];
+  // Columns of each CTA of the cluster and their reciprocals (0 for a CTA
+  // without columns), as floats, for LayerNorm's combination: in shared
+  // memory, not in registers hoisted out of the row loop.
+  __shared__ float columns[kCluster], inv_columns[kCluster];
 
   const int t = static_cast<int>(threadIdx.x);
   const unsigned rank = cluster_rank();
@@ -153,6 +154,7 @@ __device__ __forceinline__ void layer_norm_fwd_wide(const FwdParams& p) {
   if (t < kCluster) {
     const i64 left = p.N - static_cast<i64>(t) * kSlab;
     columns[t] = static_cast<float>(left < kSlab ? (left > 0 ? left : 0) : kSlab);
+    inv_columns[t] = left > 0 ? 1.0f / columns[t] : 0.f;
   }
   // The weight and bias of this CTA's slab, once, as stored.
   smem::Raw<W, kVec> wr[kAccesses], br[kAccesses];
@@ -239,14 +241,18 @@ __device__ __forceinline__ void layer_norm_fwd_wide(const FwdParams& p) {
       var = total / static_cast<float>(p.N);
     } else {
       mean = total / static_cast<float>(p.N);
-      float m2 = 0.f;
+      // The terms are independent (a multiply by the reciprocal, no division
+      // and its slow path): this is on the path from one row's exchange to
+      // the next's, which every CTA of the cluster waits for.
+      float term[kCluster];
 #pragma unroll
       for (int r = 0; r < kCluster; ++r) {
-        const float nr = columns[r];
-        if (nr == 0.f) continue;
-        const float d = pairs[par][r][0] / nr - mean;
-        m2 += pairs[par][r][1] + nr * d * d;
+        const float d = fmaf(pairs[par][r][0], inv_columns[r], -mean);  // 0 * x - mean for an empty CTA
+        term[r] = fmaf(columns[r] * d, d, pairs[par][r][1]);            // 0 there: b_r = 0, columns[r] = 0
       }
+      float m2 = 0.f;
+#pragma unroll
+      for (int r = 0; r < kCluster; ++r) m2 += term[r];
       var = m2 / static_cast<float>(p.N);
     }
   };
