@@ -17,18 +17,22 @@
 // row's copies only once the previous row is written: nothing of x is in
 // flight while it waits for the cluster). With 3 stages or more, a CTA forms
 // row i + 1's slab sums before it waits for row i's exchange, as
-// bwd_dx_wide.cuh does, so that the exchange's latency and the cluster's
-// skew hide behind that work (16-bit rows of 256K columns, whose rows take
-// half the time of fp32 ones, are bound by that latency without it).
+// bwd_dx_wide.cuh does.
 //
 // Per row, one exchange over the cluster (fwd_smem.cuh has two for
 // LayerNorm): each CTA takes its slab's sum a_r and, LayerNorm, the sum of
 // squared deviations from its own slab mean, b_r = sum (x - a_r / n_r)^2 (two
 // passes over shared memory, exact as the CPU reference's), and pushes the
 // pair (a_r, b_r) into every CTA's shared memory with st.async, counted on the
-// receiver's mbarrier (no cluster barrier: see fwd_smem.cuh's kExchangePush).
-// Every CTA then combines the pairs in rank order (the same bits in every
-// CTA): mean = sum a_r / N, and the sum of squared deviations from the row's
+// receiver's mbarrier (no cluster barrier: see fwd_smem.cuh's kExchangePush),
+// as soon as it has them: four buffers of pairs let a CTA run up to two rows
+// ahead of the others (`push`), so no CTA waits for an exchange between
+// finishing one row and starting the next. (bwd_dx_wide.cuh, with two
+// buffers, pushes row i + 1 only once it holds row i's parts: a full
+// round trip of the cluster per row, which bounds 16-bit LayerNorm rows of
+// 256K columns here: 59% of copy, against 97% for RMSNorm.)
+// Every CTA then combines the pairs in a fixed pairwise order (the same bits
+// in every CTA): mean = sum a_r / N, and the sum of squared deviations from the row's
 // mean M2 = sum (b_r + n_r (a_r / n_r - mean)^2) (Chan et al.'s pairwise
 // update, exact in real arithmetic and as stable as two passes). RMSNorm:
 // a_r = sum x^2, the mean square is sum a_r / N.
@@ -72,6 +76,20 @@ __device__ __forceinline__ void push_pair(unsigned local, unsigned bar, unsigned
 }
 }  // namespace smem
 
+// Sum of v[0..N) in a fixed pairwise order (the same bits wherever it runs):
+// log2(N) dependent adds, not N.
+template <int N>
+__device__ __forceinline__ float tree_sum(const float* v) {
+  static_assert(N >= 1 && (N & (N - 1)) == 0, "a power of two");
+  if constexpr (N == 1) {
+    return v[0];
+  } else {
+    return tree_sum<N / 2>(v) + tree_sum<N / 2>(v + N / 2);
+  }
+}
+
+constexpr int kPairBuffers = 4;
+
 template <class S, int STAGES>
 __device__ __forceinline__ void layer_norm_fwd_wide(const FwdParams& p) {
   static_assert(S::kRowsPerCta == 1 && S::kSingleTile, "a row's slab per CTA, in shared memory");
@@ -96,8 +114,10 @@ __device__ __forceinline__ void layer_norm_fwd_wide(const FwdParams& p) {
   if (smem::dynamic_size() < L::kSmemBytes) __trap();  // launched wrongly
   const unsigned bars = smem::address(fwd_wide_smem + L::kBarrierOffset);  // slot s: bars + 8 s
   __shared__ float scratch[S::kThreads > 32 ? S::kThreads / 32 : 1];
-  __shared__ __align__(8) float pairs[2][kCluster][2];  // by row parity, by rank
-  __shared__ __align__(8) unsigned long long pairs_bar[2];
+  // Row i's pairs land in pairs[i % 4], counted on pairs_bar[i % 4] (see
+  // `push` for why four buffers let a CTA push before it has gathered).
+  __shared__ __align__(8) float pairs[kPairBuffers][kCluster][2];  // by row, by rank
+  __shared__ __align__(8) unsigned long long pairs_bar[kPairBuffers];
   // Columns of each CTA of the cluster and their reciprocals (0 for a CTA
   // without columns), as floats, for LayerNorm's combination: in shared
   // memory, not in registers hoisted out of the row loop.
@@ -144,12 +164,10 @@ __device__ __forceinline__ void layer_norm_fwd_wide(const FwdParams& p) {
   constexpr bool kLookahead = STAGES >= 3;
   if (t == 0) {
     for (int s = 0; s < STAGES; ++s) smem::barrier_init(bars + 8u * static_cast<unsigned>(s), 1);
-    smem::barrier_init(smem::address(&pairs_bar[0]), 1);
-    smem::barrier_init(smem::address(&pairs_bar[1]), 1);
-    // The phases of rows 0 (and 1, with the lookahead) are armed before any
-    // CTA can push to them (the cluster barrier below).
-    if (count > 0) smem::barrier_expect(smem::address(&pairs_bar[0]), 8u * kCluster);
-    if (kLookahead && count > 1) smem::barrier_expect(smem::address(&pairs_bar[1]), 8u * kCluster);
+    for (int q = 0; q < kPairBuffers; ++q) smem::barrier_init(smem::address(&pairs_bar[q]), 1);
+    // The phases of rows 0 and 1 are armed before any CTA can push to them
+    // (the cluster barrier below); push(j) arms row j + 2's.
+    for (int q = 0; q < 2 && q < count; ++q) smem::barrier_expect(smem::address(&pairs_bar[q]), 8u * kCluster);
   }
   if (t < kCluster) {
     const i64 left = p.N - static_cast<i64>(t) * kSlab;
@@ -221,21 +239,36 @@ __device__ __forceinline__ void layer_norm_fwd_wide(const FwdParams& p) {
       b = row_sum<kThreads, 1>(b, scratch);
     }
   };
-  // Thread 0: row i's pair to every CTA of the cluster (pairs[i & 1][rank]).
+  // Thread 0, once every thread has formed row i's sums (local_sums ends
+  // with a barrier): row i's pair to every CTA of the cluster
+  // (pairs[i % 4][rank]), after arming row i + 2's phase here. A CTA pushes
+  // row i without waiting for row i - 1's pairs, so the exchange is on no
+  // CTA's path from one row to the next; four buffers make that safe:
+  //  * a CTA q pushes row k only after it gathered row k - 2 (the loop
+  //    below), hence after this CTA pushed row k - 2, which this CTA does
+  //    after local_sums(k - 2)'s barriers, which every thread of it passes
+  //    only after gathering row k - 4 (and k - 3): so buffer k % 4's previous
+  //    row (k - 4) is read, and its mbarrier's previous phase waited on, by
+  //    every thread before any row-k pair lands or the phase is re-armed;
+  //  * row k's phase is armed at push(k - 2), before this CTA's row k - 2
+  //    pair goes out, hence before any CTA can push row k.
   const auto push = [&](i64 i, float a, float b) {
-    const int par = static_cast<int>(i & 1);
-    const unsigned slot = smem::address(&pairs[par][rank][0]);
-    const unsigned bar = smem::address(&pairs_bar[par]);
+    const int q = static_cast<int>(i % kPairBuffers);
+    if (i + 2 < count)
+      smem::barrier_expect(smem::address(&pairs_bar[(i + 2) % kPairBuffers]), 8u * kCluster);
+    const unsigned slot = smem::address(&pairs[q][rank][0]);
+    const unsigned bar = smem::address(&pairs_bar[q]);
 #pragma unroll
     for (int r = 0; r < kCluster; ++r) smem::push_pair(slot, bar, static_cast<unsigned>(r), a, b);
   };
   // 2. Row i's statistics from the cluster's pairs, in rank order.
   const auto gather = [&](i64 i, float& mean, float& var) {
-    const int par = static_cast<int>(i & 1);
-    smem::barrier_wait_cluster(smem::address(&pairs_bar[par]), static_cast<unsigned>((i >> 1) & 1));
-    float total = 0.f;
+    const int par = static_cast<int>(i % kPairBuffers);
+    smem::barrier_wait_cluster(smem::address(&pairs_bar[par]), static_cast<unsigned>((i / kPairBuffers) & 1));
+    float part[kCluster];
 #pragma unroll
-    for (int r = 0; r < kCluster; ++r) total += pairs[par][r][0];
+    for (int r = 0; r < kCluster; ++r) part[r] = pairs[par][r][0];
+    const float total = tree_sum<kCluster>(part);
     mean = 0.f;
     if constexpr (S::kRms) {
       var = total / static_cast<float>(p.N);
@@ -250,10 +283,7 @@ __device__ __forceinline__ void layer_norm_fwd_wide(const FwdParams& p) {
         const float d = fmaf(pairs[par][r][0], inv_columns[r], -mean);  // 0 * x - mean for an empty CTA
         term[r] = fmaf(columns[r] * d, d, pairs[par][r][1]);            // 0 there: b_r = 0, columns[r] = 0
       }
-      float m2 = 0.f;
-#pragma unroll
-      for (int r = 0; r < kCluster; ++r) m2 += term[r];
-      var = m2 / static_cast<float>(p.N);
+      var = tree_sum<kCluster>(term) / static_cast<float>(p.N);
     }
   };
   // 3. Row i's output, from its slot and the weight and bias in registers;
@@ -277,52 +307,21 @@ __device__ __forceinline__ void layer_norm_fwd_wide(const FwdParams& p) {
     if (t < 32 && n > 0 && i + STAGES < count) issue(i + STAGES);
   };
 
-  if constexpr (kLookahead) {
-    // As bwd_dx_wide.cuh: row i + 1's sums while the cluster gathers row i's.
-    float a = 0.f, b = 0.f;
-    if (count > 0) {
-      local_sums(0, a, b);
-      if (t == 0) push(0, a, b);
+  float a = 0.f, b = 0.f;
+  if (kLookahead && count > 0) {
+    local_sums(0, a, b);
+    if (t == 0) push(0, a, b);
+  }
+  for (i64 i = 0; i < count; ++i) {
+    // Row i + 1's sums (the lookahead) or row i's, pushed at once.
+    const i64 next = kLookahead ? i + 1 : i;
+    if (next < count) {
+      local_sums(next, a, b);
+      if (t == 0) push(next, a, b);
     }
-    for (i64 i = 0; i < count; ++i) {
-      const int par = static_cast<int>(i & 1);
-      if (i + 1 < count) local_sums(i + 1, a, b);
-      float mean, var;
-      gather(i, mean, var);
-      // Every thread has read row i's pairs: a CTA pushes row i + 1's only
-      // then, so that row i + 2's pushes into pairs[par], which every CTA
-      // makes only after receiving every CTA's row i + 1 pair, cannot
-      // overwrite row i's before this CTA has read them.
-      __syncthreads();
-      if (t == 0) {
-        // Row i + 2's phase is armed before this CTA pushes row i + 1's
-        // pair: row i + 2's pairs come only from CTAs that hold every row
-        // i + 1 pair, this one's included. Row i's phase is complete and
-        // every thread has waited on it (the barrier above).
-        if (i + 2 < count) smem::barrier_expect(smem::address(&pairs_bar[par]), 8u * kCluster);
-        if (i + 1 < count) push(i + 1, a, b);
-      }
-      output(i, mean, var);
-    }
-  } else {
-    for (i64 i = 0; i < count; ++i) {
-      const int par = static_cast<int>(i & 1);
-      float a, b;
-      local_sums(i, a, b);
-      // Row i + 1's phase of pairs_bar is armed before this CTA pushes row
-      // i's pair: row i + 1's pairs come only from CTAs that hold every
-      // row-i pair, this one's included. Its previous phase (row i - 1) was
-      // waited on by every thread before local_sums' barriers (row_sum). Row
-      // i's pairs land in pairs[par], whose previous contents (row i - 2)
-      // every thread read before those barriers too.
-      if (t == 0) {
-        if (i + 1 < count) smem::barrier_expect(smem::address(&pairs_bar[par ^ 1]), 8u * kCluster);
-        push(i, a, b);
-      }
-      float mean, var;
-      gather(i, mean, var);
-      output(i, mean, var);
-    }
+    float mean, var;
+    gather(i, mean, var);
+    output(i, mean, var);
   }
   // No CTA exits while a pair may still be pushed to it.
   cluster_barrier();
