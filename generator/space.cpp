@@ -148,9 +148,8 @@ void add_smem_forward(const SpaceQuery& q, std::vector<Config>& out) {
 // The wide-row forward (templates/kernels/fwd_wide.cuh; gen::is_wide_fwd):
 // sm_90+, N > 16384. Clusters C in {2, 4, 8, 16} with slabs of
 // next_pow2(ceil(N / C)) columns (every CTA owning some), of at least 8 KB
-// of x; 4 to 32 warps with vec to 32 columns per thread (the weight and bias
-// of the slab live in registers: at 32 warps, 32 bytes of them a thread, as
-// make_instance checks with the weight's dtype); rows_per_cta = rows staged per CTA in
+// of x; 4 to 16 warps (at 32 the registers spill) with vec to 32 columns per
+// thread (the weight and bias of the slab live in registers); rows_per_cta = rows staged per CTA in
 // {2, 3, 4}, while they fit (sized with the row dtype: a residual's slab may
 // not fit, which make_instance rejects). The grid: the clusters that fit the
 // SMs at one CTA per SM (and, where shared memory and threads allow, two),
@@ -164,9 +163,9 @@ void add_wide_fwd(const SpaceQuery& q, std::vector<Config>& out) {
   for (int cluster : {2, 4, 8, 16}) {
     const std::int64_t slab = cluster_slab(q.n, cluster);
     if (slab == 0 || slab * esize < 8 * 1024) continue;
-    for (int w : {4, 8, 16, 32}) {
+    for (int w : {4, 8, 16}) {
       const std::int64_t items = slab / (32 * w);
-      if (items < vec || items > 32 || 2 * items * esize > (w >= 32 ? 32 : 256)) continue;
+      if (items < vec || items > 32) continue;
       for (int stages : {2, 3, 4}) {
         const std::int64_t bytes = stages * (slab * esize + 8);
         if (bytes > kMaxDynamicSmem - 1024) continue;
