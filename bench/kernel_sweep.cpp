@@ -3,7 +3,8 @@
 // device-to-device copy measured in the same process. Events, L2 flushed
 // before every repetition, median of 15. Prints one line per shape: default
 // and best config, GB/s and % of copy.
-//   lntune_sweep [fwd|bwd|train] [dtype] [N...]   (LNTUNE_SWEEP_EVERY=1: every config's time)
+//   lntune_sweep [fwd|bwd|train] [dtype] [N...]   (LNTUNE_SWEEP_EVERY=1: every config's time;
+//   LNTUNE_SWEEP_CONFIG="<config as printed>": that config alone)
 // train: the backward at M = 4096 (training sizes), dx and dW/dB together:
 // the default pair, the best bwd_dx (default dwdb after it) and then the best
 // bwd_dwdb for that bwd_dx; also bwd_dwdb alone (default, one split, best).
@@ -71,6 +72,10 @@ int main(int argc, char** argv) {
   const char* every_env = std::getenv("LNTUNE_SWEEP_EVERY");
   const bool every = every_env && std::string(every_env) == "1";
   const bool only_wide = std::getenv("LNTUNE_SWEEP_WIDE") != nullptr;
+  // LNTUNE_SWEEP_CONFIG="block_size=... cluster_size=...": that config of the
+  // space alone (its to_string), e.g. to profile one kernel under ncu.
+  const char* only_env = std::getenv("LNTUNE_SWEEP_CONFIG");
+  const std::string only_config = only_env ? only_env : "";
   const char* op_env = std::getenv("LNTUNE_SWEEP_OP");
   const std::string op = op_env ? op_env : "layernorm";
   if (op != "layernorm" && op != "rmsnorm") {
@@ -176,6 +181,7 @@ int main(int argc, char** argv) {
       int n = 0;
       for (const Config& c : space) {
         if (only_wide && !gen::is_wide_bwd(k, c) && !gen::is_wide_fwd(k, c)) continue;
+        if (!only_config.empty() && to_string(c) != only_config) continue;
         double t = 0;
         try {
           t = time_cfg(c);
