@@ -206,7 +206,12 @@ __device__ __forceinline__ void layer_norm_fwd_wide(const FwdParams& p) {
     const T* xs = x_slot(i);
     R* zs = r_slot(i);
     const i64 row = row_of(i);
-    a = 0.f;
+    // kVec partial sums a thread (chains of kAccesses adds, not kAccesses *
+    // kVec: the passes are latency-bound at one CTA of few warps per SM),
+    // summed in a fixed pairwise order.
+    float part[kVec];
+#pragma unroll
+    for (int k = 0; k < kVec; ++k) part[k] = 0.f;
 #pragma unroll
     for (int j = 0; j < kAccesses; ++j) {
       const int col = (j * kThreads + t) * kVec;
@@ -221,12 +226,14 @@ __device__ __forceinline__ void layer_norm_fwd_wide(const FwdParams& p) {
         smem::store_vec<kVec>(z + row * p.z_stride + col, v);
       }
 #pragma unroll
-      for (int k = 0; k < kVec; ++k) a += S::kRms ? v[k] * v[k] : v[k];
+      for (int k = 0; k < kVec; ++k) part[k] = S::kRms ? fmaf(v[k], v[k], part[k]) : part[k] + v[k];
     }
-    a = row_sum<kThreads, 1>(a, scratch);
+    a = row_sum<kThreads, 1>(tree_sum<kVec>(part), scratch);
     b = 0.f;
     if constexpr (!S::kRms) {
       const float local_mean = n > 0 ? a / static_cast<float>(n) : 0.f;
+#pragma unroll
+      for (int k = 0; k < kVec; ++k) part[k] = 0.f;
 #pragma unroll
       for (int j = 0; j < kAccesses; ++j) {
         const int col = (j * kThreads + t) * kVec;
@@ -234,9 +241,9 @@ __device__ __forceinline__ void layer_norm_fwd_wide(const FwdParams& p) {
         float v[kVec];
         row_at(i, col, v);
 #pragma unroll
-        for (int k = 0; k < kVec; ++k) b += (v[k] - local_mean) * (v[k] - local_mean);
+        for (int k = 0; k < kVec; ++k) part[k] = fmaf(v[k] - local_mean, v[k] - local_mean, part[k]);
       }
-      b = row_sum<kThreads, 1>(b, scratch);
+      b = row_sum<kThreads, 1>(tree_sum<kVec>(part), scratch);
     }
   };
   // Thread 0, once every thread has formed row i's sums (local_sums ends
