@@ -187,6 +187,53 @@ void add_wide_fwd(const SpaceQuery& q, std::vector<Config>& out) {
   }
 }
 
+// The default forward for wide rows on sm_90+ where the wide-row forward
+// (fwd_wide.cuh) measured faster than the forward staging one row per CTA
+// (fwd_smem.cuh), on an H100 at x = 512 MiB, % of the device-to-device copy
+// in the same process (`LNTUNE_SWEEP_WIDE=1 [LNTUNE_SWEEP_OP=rmsnorm]
+// [LNTUNE_SWEEP_RESIDUAL=1] lntune_sweep fwd DTYPE 262144 65536 32768`,
+// bench/results/h100_2026-11-24e, calls 4 and 6):
+//   * rows of more than 128K columns: clusters of 16, 16 warps, 2 stages for
+//     fp32 rows, 3 for 16-bit ones: fp32 N = 262144 LayerNorm 95.5% (the
+//     old default 70.3%), RMSNorm 97.0% (74.6%); bf16 RMSNorm 97.5% (85.6%),
+//     LayerNorm + add 94-96% (78.9%);
+//   * 32K to 128K columns: 8192-column slabs (clusters of 8), 8 warps, 4
+//     stages for 16-bit rows without a residual, else 3: fp32 N = 65536
+//     LayerNorm 96.8% (91.5%); bf16 RMSNorm 96.2% (91.4%), LayerNorm + add
+//     97.3% (90.8%);
+//   * fp32 rows of 16K to 32K columns: 16384-column slabs in clusters of 2,
+//     16 warps, 3 stages, a cluster per 2 SMs (N = 32768: 95.2%, 92.2% the
+//     old default); with an fp32 residual (whose slabs do not fit beside),
+//     4096-column slabs in clusters of 8, 4 warps (96.9%, 91.8%).
+// Not for 16-bit LayerNorm rows without a residual: there the wide forward
+// measured slower (bf16 N = 262144: 88.0% at best, the one-row-per-CTA
+// forward 88.6%; N = 65536: 68% against 95.0%), nor for 16-bit rows of 32K
+// columns or fewer (the old defaults 97.8-99.0%). Grid: one cluster per SM
+// group, one fewer for clusters of 8 or more (as add_wide_fwd).
+std::optional<Config> wide_fwd_default(const SpaceQuery& q, const ConfigFilter& accept) {
+  if (q.kernel != Kernel::fwd || q.cc < 90 || q.n <= 16384) return std::nullopt;
+  const bool half = dtype_size(q.dtype) == 2;
+  if (half && (q.n <= 32768 || (q.norm == Norm::layer && !q.residual))) return std::nullopt;
+  struct Pick {
+    int cluster, warps, stages;
+  };
+  const Pick widest[] = {{16, 16, half ? 3 : 2}, {16, 16, 2}, {16, 16, 2}};
+  const Pick wide[] = {{8, 8, half && !q.residual ? 4 : 3}, {8, 8, 2}, {8, 8, 2}};
+  const Pick fp32_32k[] = {{2, 16, 3}, {2, 16, 2}, {8, 4, 3}};
+  const Pick(&picks)[3] = q.n > 131072 ? widest : q.n > 32768 ? wide : fp32_32k;
+  for (const Pick& k : picks) {
+    const std::int64_t slab = cluster_slab(q.n, k.cluster);
+    if (slab == 0) continue;
+    const std::int64_t items = slab / (32 * k.warps);
+    if (items < max_vec(q.dtype) || items > 32) continue;
+    Config c{static_cast<int>(slab), k.warps, k.stages, 0, k.cluster};
+    const int fit = std::max(1, q.sm_count / k.cluster);
+    c.group_size_m = clip_groups(q, 1, k.cluster >= 8 && fit > 1 ? fit - 1 : fit);
+    if (!accept || accept(c)) return c;
+  }
+  return std::nullopt;
+}
+
 // The default for rows longer than kSmemForwardMinN on sm_90+: the forward
 // with the row's slabs in shared memory (one read of x), 64 KiB of x per CTA
 // at most (so that a residual's slab, even fp32 beside 16-bit x, still fits),
@@ -407,6 +454,8 @@ Config default_config(const SpaceQuery& q, const ConfigFilter& accept) {
   }
   const bool bwd = q.kernel == Kernel::bwd_dx;
   if (q.cc >= 90) {
+    if (!bwd)
+      if (const std::optional<Config> c = wide_fwd_default(q, accept)) return *c;
     if (const std::optional<Config> c = bwd ? wide_bwd_default(q, accept) : smem_forward_default(q, accept)) return *c;
   }
   // (LayerNorm + add in 16 bits keeps the rule below: there the fused rule's

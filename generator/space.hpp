@@ -56,7 +56,7 @@ struct SpaceQuery {
   Norm norm = Norm::layer;  // likewise (the fused backward's rule depends on it)
 };
 
-// Which shared-memory configs (fwd_smem.cuh, bwd_dx_wide.cuh) default_config
+// Which shared-memory configs (fwd_smem.cuh, fwd_wide.cuh, bwd_dx_wide.cuh) default_config
 // may return: the query sizes their slabs by the row dtype alone, so the
 // caller, who knows the call's traits and vector width, gives the instance a
 // config makes, none where it is invalid (the runtime: gen::make_instance).

@@ -122,6 +122,7 @@ TEST(Space, SmemForwardForLongRowsOnSm90Only) {
     for (std::int64_t n : {16385, 40001, 65536, 262144}) {
       const SpaceQuery q{Kernel::fwd, d, n, 4096, 132, 90};
       const auto cs = smem_configs(q);
+      const auto space = search_space(q);
       ASSERT_FALSE(cs.empty()) << to_string(d) << " N=" << n;
       int per_row = 0, persistent = 0;
       std::set<int> clusters;
@@ -141,15 +142,23 @@ TEST(Space, SmemForwardForLongRowsOnSm90Only) {
         EXPECT_EQ(clusters, (std::set<int>{8, 16}));  // 128 KB and 64 KB slabs
       }
       const Config def = default_config(q);
-      EXPECT_TRUE(forward_in_smem(def, n)) << to_string(d) << " N=" << n << ": " << to_string(def);
-      // 64 KiB of x per CTA, a cluster per row; fp32 up to N = 65536: 128 KiB
-      // in one persistent wave.
-      const bool fp32_wave = d == DType::f32 && n <= 65536;
-      EXPECT_EQ(def.group_size_m == 0, !fp32_wave) << to_string(def);
-      EXPECT_LE(static_cast<std::int64_t>(def.block_size) * static_cast<std::int64_t>(dtype_size(d)),
-                (fp32_wave ? 128 : 64) * 1024);
-      EXPECT_NE(std::find(cs.begin(), cs.end(), def), cs.end()) << "the default is a candidate: " << to_string(def);
-      EXPECT_FALSE(forward_in_smem(default_config(q, kNoSharedMemoryConfig), n));
+      // fp32 rows take the wide-row forward (wide_fwd_default) where its
+      // slabs split the row without an empty CTA (not N = 40001); the others
+      // a slab per CTA: 64 KiB of x per CTA, a cluster per row; fp32 up to
+      // N = 65536: 128 KiB in one persistent wave.
+      if (d == DType::f32 && n != 40001) {
+        EXPECT_TRUE(is_wide_fwd(Kernel::fwd, def)) << to_string(def);
+        EXPECT_NE(std::find(space.begin(), space.end(), def), space.end()) << "a candidate: " << to_string(def);
+      } else {
+        EXPECT_TRUE(forward_in_smem(def, n)) << to_string(d) << " N=" << n << ": " << to_string(def);
+        const bool fp32_wave = d == DType::f32 && n <= 65536;
+        EXPECT_EQ(def.group_size_m == 0, !fp32_wave) << to_string(def);
+        EXPECT_LE(static_cast<std::int64_t>(def.block_size) * static_cast<std::int64_t>(dtype_size(d)),
+                  (fp32_wave ? 128 : 64) * 1024);
+        EXPECT_NE(std::find(cs.begin(), cs.end(), def), cs.end()) << "the default is a candidate: " << to_string(def);
+      }
+      const Config none = default_config(q, kNoSharedMemoryConfig);
+      EXPECT_FALSE(forward_in_smem(none, n) || is_wide_fwd(Kernel::fwd, none)) << to_string(none);
     }
   EXPECT_FALSE(forward_in_smem(default_config({Kernel::fwd, DType::bf16, 65536, 4096, 132, 80}), 65536));
   // 8192 < N <= 16384: 16-bit rows without a residual take the whole row in
@@ -183,7 +192,20 @@ TEST(Default, LongRowsTakeTheMeasuredSharedMemoryConfigs) {
   };
   EXPECT_EQ(def(Kernel::fwd, DType::bf16, 65536, 4096), "block_size=32768 num_warps=16 rows_per_cta=1 group_size_m=0 cluster_size=2");
   EXPECT_EQ(def(Kernel::fwd, DType::bf16, 262144, 1024), "block_size=32768 num_warps=16 rows_per_cta=1 group_size_m=0 cluster_size=8");
-  EXPECT_EQ(def(Kernel::fwd, DType::f32, 65536, 2048), "block_size=32768 num_warps=16 rows_per_cta=1 group_size_m=66 cluster_size=2");
+  // fp32 and the 16-bit RMSNorm and fused forms: the wide-row forward
+  // (bench/results/h100_2026-11-24e).
+  EXPECT_EQ(def(Kernel::fwd, DType::f32, 65536, 2048), "block_size=8192 num_warps=8 rows_per_cta=3 group_size_m=15 cluster_size=8");
+  EXPECT_EQ(def(Kernel::fwd, DType::f32, 262144, 512), "block_size=16384 num_warps=16 rows_per_cta=2 group_size_m=7 cluster_size=16");
+  EXPECT_EQ(def(Kernel::fwd, DType::f32, 32768, 4096), "block_size=16384 num_warps=16 rows_per_cta=3 group_size_m=66 cluster_size=2");
+  SpaceQuery rms{Kernel::fwd, DType::bf16, 262144, 1024, 132, 90};
+  rms.norm = Norm::rms;
+  EXPECT_EQ(to_string(default_config(rms)), "block_size=16384 num_warps=16 rows_per_cta=3 group_size_m=7 cluster_size=16");
+  rms.n = 65536;
+  EXPECT_EQ(to_string(default_config(rms)), "block_size=8192 num_warps=8 rows_per_cta=4 group_size_m=15 cluster_size=8");
+  rms.residual = true;
+  EXPECT_EQ(to_string(default_config(rms)), "block_size=8192 num_warps=8 rows_per_cta=3 group_size_m=15 cluster_size=8");
+  rms.n = 32768;  // 16-bit rows of 32K columns: a slab per CTA
+  EXPECT_TRUE(forward_in_smem(default_config(rms), 32768));
   EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 65536, 4096), "block_size=8192 num_warps=8 rows_per_cta=3 group_size_m=15 cluster_size=8");
   EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 32768, 8192), "block_size=16384 num_warps=16 rows_per_cta=2 group_size_m=66 cluster_size=2");
   EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 131072, 2048), "block_size=8192 num_warps=8 rows_per_cta=3 group_size_m=7 cluster_size=16");

@@ -66,13 +66,32 @@ struct ProblemOptions {
   lntune::Traits traits() const {
     return variant.apply(lntune::Traits{kernel, dtype, w_dtype.value_or(dtype), !no_weight, !no_bias}, norm);
   }
-  lntune::gen::SpaceQuery query() const { return {kernel, dtype, n, m, sm_count}; }
+  lntune::gen::SpaceQuery query() const {
+    lntune::gen::SpaceQuery q{kernel, dtype, n, m, sm_count};
+    const lntune::Traits t = traits();
+    q.residual = t.residual.has_value() && kernel != lntune::Kernel::bwd_dwdb;
+    q.norm = t.norm;
+    return q;
+  }
+  // The default config for these traits at the widest vector width (as the
+  // launcher picks it: the first the traits make a valid instance of).
+  Config default_config() const {
+    const lntune::Traits t = traits();
+    const int vec = lntune::gen::max_vec(dtype);
+    return lntune::gen::default_config(query(), [&](const Config& c) -> std::optional<lntune::InstanceKey> {
+      try {
+        return lntune::gen::make_instance(t, c, n, vec);
+      } catch (const lntune::Error&) {
+        return std::nullopt;
+      }
+    });
+  }
 };
 
 int cmd_gen(const ProblemOptions& po, const std::optional<int>& block, const std::optional<int>& warps,
             const std::optional<int>& rows, const std::optional<int>& cluster, const std::optional<int>& vec,
             bool flatten) {
-  Config c = lntune::gen::default_config(po.query());
+  Config c = po.default_config();
   if (block) c.block_size = *block;
   if (warps) c.num_warps = *warps;
   if (rows) c.rows_per_cta = *rows;
@@ -91,21 +110,27 @@ int cmd_gen(const ProblemOptions& po, const std::optional<int>& block, const std
 
 int cmd_space(const ProblemOptions& po) {
   const auto space = lntune::gen::search_space(po.query());
-  const Config def = lntune::gen::default_config(po.query());
+  const Config def = po.default_config();
   std::cout << "# " << space.size() << " configs for " << lntune::to_string(po.kernel) << ' '
             << lntune::tune::dtype_label(po.traits()) << " N=" << po.n << " M=" << po.m << " (sm_count " << po.sm_count << ")\n";
   std::cout << "block_size num_warps rows_per_cta group_size_m cluster_size  instance\n";
   for (const Config& c : space) {
-    const auto key = lntune::gen::make_instance(po.traits(), c, po.n, lntune::gen::max_vec(po.dtype));
+    std::string what;
+    try {
+      what = lntune::gen::make_instance(po.traits(), c, po.n, lntune::gen::max_vec(po.dtype)).name();
+    } catch (const lntune::Error& e) {
+      // The space sizes shared memory by the row dtype: a residual's slab may
+      // not fit these traits (the tuner records such a config as invalid).
+      what = std::string("invalid for these traits: ") + e.what();
+    }
     std::printf("%10d %9d %12d %12d %12d  %s%s\n", c.block_size, c.num_warps, c.rows_per_cta, c.group_size_m,
-                c.cluster_size,
-                key.name().c_str(), c == def ? "  (default)" : "");
+                c.cluster_size, what.c_str(), c == def ? "  (default)" : "");
   }
   return 0;
 }
 
 int cmd_compile(const ProblemOptions& po, const std::string& arch, bool ptx, const std::string& out) {
-  const Config c = lntune::gen::default_config(po.query());
+  const Config c = po.default_config();
   const auto key = lntune::gen::make_instance(po.traits(), c, po.n, lntune::gen::max_vec(po.dtype));
   const auto src = lntune::gen::render(key);
   const auto bin = lntune::rt::compile(src, arch, ptx ? lntune::rt::BinaryKind::ptx : lntune::rt::BinaryKind::cubin);
