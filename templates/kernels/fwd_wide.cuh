@@ -67,12 +67,7 @@ namespace smem {
 // in CTA `rank`'s shared memory, counted on that CTA's mbarrier at `bar`'s
 // offset (8 transaction bytes).
 __device__ __forceinline__ void push_pair(unsigned local, unsigned bar, unsigned rank, float a, float b) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v2.f32 [%0], {%1, %2}, [%3];" ::"r"(
-                   cluster_address(local, rank)),
-               "f"(a), "f"(b), "r"(cluster_address(bar, rank))
-               : "memory");
-#endif
+  push_pair(cluster_address(local, rank), a, b, cluster_address(bar, rank));
 }
 }  // namespace smem
 
