@@ -21,10 +21,6 @@
 //      LayerNorm: the row sum (then the mean), then the sum of squared
 //      deviations from the mean; RMSNorm: the sum of squares. Each sum is
 //      taken over the CTA (row_sum), then over the cluster in rank order.
-//      LayerNorm over a cluster (kExchangePush) crosses it once a row, not
-//      twice: each CTA's second pass takes deviations from its own slab's
-//      mean, and the pairs (slab sum, slab sum of squared deviations) are
-//      combined in rank order (fwd_wide.cuh explains the combination).
 //      With a residual, the first pass forms z = x + residual (rounded to the
 //      residual's dtype), writes it out and keeps it in shared memory.
 //   3. output: y = xhat * w + b from shared memory.
@@ -352,15 +348,7 @@ __device__ __forceinline__ void layer_norm_fwd_smem(const FwdParams& p) {
   // mbarrier per buffer.
   constexpr bool kPush = S::kCluster > 1 && EXCHANGE == kExchangePush;
   __shared__ float pushed[2][S::kCluster];
-  __shared__ __align__(8) float pushed_pairs[2][S::kCluster][2];  // LayerNorm's (a_r, b_r), by buffer and rank
   __shared__ __align__(8) unsigned long long pushed_bar[2];
-  // Columns of each CTA of the cluster (LayerNorm's combination), in shared
-  // memory: as registers hoisted out of the row loop they spill.
-  __shared__ float cta_columns[S::kCluster];
-  if (t < S::kCluster) {
-    const i64 left = p.N - static_cast<i64>(t) * kSlab;
-    cta_columns[t] = static_cast<float>(left < kSlab ? (left > 0 ? left : 0) : kSlab);
-  }
 
   if constexpr (kAnyBulk || kPush) {
     if (t == 0) {
@@ -471,52 +459,6 @@ __device__ __forceinline__ void layer_norm_fwd_smem(const FwdParams& p) {
     if constexpr (S::kRms) {
       mean = 0.f;
       var = row_total(first_sum) / static_cast<float>(p.N);
-    } else if constexpr (kPush) {
-      // One exchange a row, not two: this CTA's sum a_r and its sum of
-      // squared deviations from its own slab mean b_r go out as a pair, and
-      // every CTA combines the pairs in rank order (as fwd_wide.cuh: M2 =
-      // sum b_r + n_r (a_r / n_r - mean)^2). A cluster round trip is the
-      // latency a row waits for.
-      const float a_cta = row_sum<kThreads, 1>(first_sum, scratch);
-      if constexpr (kThreads <= 32) __syncwarp();
-      const float local_mean = n > 0 ? a_cta / static_cast<float>(n) : 0.f;
-      float sq = 0.f;
-#pragma unroll 4
-      for (i64 col = static_cast<i64>(t) * kVec; col < n; col += static_cast<i64>(kThreads) * kVec) {
-        float v[kVec];
-        row_at(col, v);
-#pragma unroll
-        for (int k = 0; k < kVec; ++k) sq += (v[k] - local_mean) * (v[k] - local_mean);
-      }
-      const float b_cta = row_sum<kThreads, 1>(sq, scratch);
-      if constexpr (kThreads <= 32) __syncwarp();
-      const unsigned buf = exchange & 1u;
-      const unsigned local_bar = smem::address(&pushed_bar[buf]);
-      if (t == 0) {
-        smem::barrier_expect(local_bar, 8u * S::kCluster);
-        const unsigned slot = smem::address(&pushed_pairs[buf][rank][0]);
-#pragma unroll
-        for (int r = 0; r < S::kCluster; ++r) {
-          const unsigned to = static_cast<unsigned>(r);
-          smem::push_pair(smem::cluster_address(slot, to), a_cta, b_cta, smem::cluster_address(local_bar, to));
-        }
-      }
-      smem::barrier_wait_cluster(local_bar, (exchange >> 1) & 1u);
-      ++exchange;
-      // (Partly unrolled: fully, at 16 CTAs the loads in flight spill where
-      // the occupancy caps the registers at 80.)
-      float total = 0.f;
-#pragma unroll 4
-      for (int r = 0; r < S::kCluster; ++r) total += pushed_pairs[buf][r][0];
-      mean = total / static_cast<float>(p.N);
-      float m2 = 0.f;
-#pragma unroll 4
-      for (int r = 0; r < S::kCluster; ++r) {
-        const float nr = cta_columns[r];
-        const float d = nr > 0.f ? pushed_pairs[buf][r][0] / nr - mean : 0.f;
-        m2 += fmaf(nr * d, d, pushed_pairs[buf][r][1]);
-      }
-      var = m2 / static_cast<float>(p.N);
     } else {
       mean = row_total(first_sum) / static_cast<float>(p.N);
       float sq = 0.f;
