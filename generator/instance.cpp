@@ -79,6 +79,8 @@ void validate_wide(const InstanceKey& key) {
                      " bytes of shared memory, more than " + std::to_string(kWideSmemLimit));
 }
 
+std::int64_t wide_fwd_smem_bytes(const InstanceKey& key, bool stage_residual);
+
 // The wide-row forward's rules (is_wide_fwd).
 void validate_wide_fwd(const InstanceKey& key) {
   const Traits& t = key.traits;
@@ -102,6 +104,11 @@ void validate_wide_fwd(const InstanceKey& key) {
   // registers a thread has at 16 warps.
   if (key.block_size / threads > 32)
     invalid(key, "block_size / threads exceeds 32 columns per thread (the weight and bias live in registers)");
+  if (!wide_fwd_stages_residual(key) && t.residual != t.x_dtype)
+    invalid(key, "the wide-row forward's stages of x and the residual need " +
+                     std::to_string(wide_fwd_smem_bytes(key, true)) + " bytes of shared memory, more than " +
+                     std::to_string(kMaxDynamicSmem - 1024) +
+                     " (with the residual in x's dtype it would be read from global memory instead)");
   if (dynamic_smem_bytes(key) > kMaxDynamicSmem - 1024)
     invalid(key, "the wide-row forward's stages need " + std::to_string(dynamic_smem_bytes(key)) +
                      " bytes of shared memory, more than " + std::to_string(kMaxDynamicSmem - 1024));
@@ -141,6 +148,24 @@ std::int64_t wide_bwd_smem_bytes(const InstanceKey& key, bool stage_dy) {
 }
 }  // namespace
 
+namespace {
+// FwdWideLayout: per stage x's slab (128-byte aligned) and the residual's
+// where it is staged, the stage 128-byte aligned; an 8-byte mbarrier per stage.
+std::int64_t wide_fwd_smem_bytes(const InstanceKey& key, bool stage_residual) {
+  const Traits& t = key.traits;
+  const auto round128 = [](std::int64_t v) { return (v + 127) / 128 * 128; };
+  const std::int64_t slab = key.block_size;
+  const std::int64_t x = round128(slab * static_cast<std::int64_t>(dtype_size(t.x_dtype)));
+  const std::int64_t r =
+      t.residual && stage_residual ? slab * static_cast<std::int64_t>(dtype_size(*t.residual)) : 0;
+  return key.rows_per_cta * round128(x + r) + 8 * key.rows_per_cta;
+}
+}  // namespace
+
+bool wide_fwd_stages_residual(const InstanceKey& key) {
+  return !key.traits.residual || wide_fwd_smem_bytes(key, true) <= kMaxDynamicSmem - 1024;
+}
+
 bool wide_stages_dy(const InstanceKey& key) {
   return wide_bwd_smem_bytes(key, true) <= static_cast<std::int64_t>(kWideSmemLimit);
 }
@@ -165,16 +190,7 @@ bool stages_in_smem(const InstanceKey& key) {
 
 std::int64_t dynamic_smem_bytes(const InstanceKey& key) {
   if (is_wide_bwd(key)) return wide_bwd_smem_bytes(key, wide_stages_dy(key));
-  if (is_wide_fwd(key)) {
-    // FwdWideLayout: per stage x's slab (128-byte aligned) and the
-    // residual's, the stage 128-byte aligned; an 8-byte mbarrier per stage.
-    const Traits& t = key.traits;
-    const auto round128 = [](std::int64_t v) { return (v + 127) / 128 * 128; };
-    const std::int64_t slab = key.block_size;
-    const std::int64_t x = round128(slab * static_cast<std::int64_t>(dtype_size(t.x_dtype)));
-    const std::int64_t r = t.residual ? slab * static_cast<std::int64_t>(dtype_size(*t.residual)) : 0;
-    return key.rows_per_cta * round128(x + r) + 8 * key.rows_per_cta;
-  }
+  if (is_wide_fwd(key)) return wide_fwd_smem_bytes(key, wide_fwd_stages_residual(key));
   if (!stages_in_smem(key)) return 0;
   const Traits& t = key.traits;
   const std::int64_t x = static_cast<std::int64_t>(key.block_size) * static_cast<std::int64_t>(dtype_size(t.x_dtype));
@@ -285,6 +301,7 @@ KernelSource render(const InstanceKey& key) {
   d["y_type"] = device_type(t.out_dtype());
   d["smem_bytes"] = dynamic_smem_bytes(key);
   d["stage_dy"] = is_wide_bwd(key) && wide_stages_dy(key);
+  d["stage_residual"] = !is_wide_fwd(key) || wide_fwd_stages_residual(key);
   out.source = environment().render(template_name(key), d);
   out.hash = fnv1a(out.source, templates_hash());
   return out;

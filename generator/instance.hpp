@@ -68,6 +68,12 @@ bool wide_stages_dy(const InstanceKey& key);
 // (group_size_m clusters).
 bool is_wide_fwd(Kernel kernel, const Config& config);
 bool is_wide_fwd(const InstanceKey& key);
+// Whether such an instance stages the residual with x (fwd_wide.cuh's
+// STAGE_RESIDUAL): exactly when the stages of both fit. Otherwise (fp32 rows
+// and residual of 256K columns) x alone is staged, the residual read from
+// global memory (prefetched into L2) and z written over x: valid only with
+// the residual in x's dtype.
+bool wide_fwd_stages_residual(const InstanceKey& key);
 
 // Rows per row group of a config: rows_per_cta, except for the wide-row
 // kernels (one row at a time per cluster). The persistent grid's size is

@@ -507,7 +507,7 @@ std::vector<SmemCase> smem_cases() {
   add(c, "ln_fp16_resfp32_outfp32_N32768_pad4");
   // The wide-row forward too (fwd_wide.cuh): clusters of 16 with 3 staged
   // rows (fp32, N = 262144; M not a multiple of the grid), a residual in
-  // another dtype with RMSNorm, a last CTA partly empty (N = 40008).
+  // another dtype with RMSNorm, a last CTA partly empty (N = 20488).
   c = VCase{};
   c.x = c.w = DType::f32;
   c.M = 21;
@@ -526,9 +526,22 @@ std::vector<SmemCase> smem_cases() {
   c.w = DType::f32;
   c.zc = true;
   c.M = 29;
-  c.N = 40008;
+  c.N = 20488;  // clusters of 2: the last CTA holds 4104 of its 16384 columns
   c.pad = 8;
-  add(c, "ln_bf16_zc_N40008_pad8");
+  add(c, "ln_bf16_zc_N20488_pad8");
+  // fp32 rows and residual of 256K columns: the wide forward stages x alone
+  // and reads the residual from global memory (z written over x).
+  c = VCase{};
+  c.x = c.w = DType::f32;
+  c.residual = DType::f32;
+  c.M = 19;
+  c.N = 262144;
+  add(c, "ln_fp32_resfp32_N262144");
+  c.norm = Norm::rms;
+  c.bias = false;
+  c.zc = true;
+  c.M = 9;
+  add(c, "rms_fp32_resfp32_zc_N262144");
   return out;
 }
 

@@ -50,13 +50,21 @@
 namespace lntune {
 
 // Shared memory of a wide forward: STAGES slots (x's slab, 128-byte aligned,
-// then the residual's where there is one; each slot 128-byte aligned), then
-// an 8-byte mbarrier per slot. gen::dynamic_smem_bytes computes the same.
-template <class S, int STAGES>
+// then the residual's where there is one and it is staged; each slot 128-byte
+// aligned), then an 8-byte mbarrier per slot. gen::dynamic_smem_bytes
+// computes the same.
+//
+// STAGE_RESIDUAL false (where the stages of both do not fit: fp32 rows and
+// residual of 256K columns, 128 KiB a stage at clusters of 16): only x is
+// staged; the first pass reads the residual from global memory (thread 0 asks
+// the copy engine to prefetch its slab into L2 when it issues the row's x)
+// and writes z over x in the slot, which needs the residual in x's dtype.
+template <class S, int STAGES, bool STAGE_RESIDUAL = true>
 struct FwdWideLayout {
   static constexpr unsigned kXBytes =
       (static_cast<unsigned>(S::kBlockSize * sizeof(typename S::T)) + 127u) / 128u * 128u;
-  static constexpr unsigned kRBytes = S::kResidual ? static_cast<unsigned>(S::kBlockSize * sizeof(typename S::R)) : 0u;
+  static constexpr unsigned kRBytes =
+      S::kResidual && STAGE_RESIDUAL ? static_cast<unsigned>(S::kBlockSize * sizeof(typename S::R)) : 0u;
   static constexpr unsigned kStageBytes = (kXBytes + kRBytes + 127u) / 128u * 128u;
   static constexpr unsigned kBarrierOffset = STAGES * kStageBytes;
   static constexpr unsigned kSmemBytes = kBarrierOffset + 8u * STAGES;
@@ -68,6 +76,13 @@ namespace smem {
 // offset (8 transaction bytes).
 __device__ __forceinline__ void push_pair(unsigned local, unsigned bar, unsigned rank, float a, float b) {
   push_pair(cluster_address(local, rank), a, b, cluster_address(bar, rank));
+}
+// Asks the copy engine to bring `bytes` (a multiple of 16; 16-byte aligned)
+// from global memory into L2 (a hint: nothing waits for it).
+__device__ __forceinline__ void prefetch_l2_bulk(const void* src, unsigned bytes) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(src), "r"(bytes) : "memory");
+#endif
 }
 }  // namespace smem
 
@@ -85,7 +100,7 @@ __device__ __forceinline__ float tree_sum(const float* v) {
 
 constexpr int kPairBuffers = 4;
 
-template <class S, int STAGES>
+template <class S, int STAGES, bool STAGE_RESIDUAL = true>
 __device__ __forceinline__ void layer_norm_fwd_wide(const FwdParams& p) {
   static_assert(S::kRowsPerCta == 1 && S::kSingleTile, "a row's slab per CTA, in shared memory");
   static_assert(S::kCluster >= 2 && S::kCluster <= 16, "cluster: 2 to 16 CTAs");
@@ -95,7 +110,11 @@ __device__ __forceinline__ void layer_norm_fwd_wide(const FwdParams& p) {
   using W = typename S::W;
   using R = typename S::R;
   using Y = typename S::Y;
-  using L = FwdWideLayout<S, STAGES>;
+  using L = FwdWideLayout<S, STAGES, STAGE_RESIDUAL>;
+  // z lives in the residual's slot, or (residual not staged) over x in x's.
+  constexpr bool kStagedR = S::kResidual && STAGE_RESIDUAL;
+  static_assert(STAGE_RESIDUAL || !S::kResidual || sizeof(typename S::R) == sizeof(typename S::T),
+                "z written over x needs the residual in x's size (and dtype: the generator checks)");
   constexpr int kSlab = S::kBlockSize;
   constexpr int kThreads = S::kThreads;
   constexpr int kVec = S::kVec;
@@ -143,12 +162,14 @@ __device__ __forceinline__ void layer_norm_fwd_wide(const FwdParams& p) {
     if (t == 0) {
       smem::fence_proxy_async();  // the slot's previous row was read (generic proxy) before this copy
       unsigned bytes = static_cast<unsigned>(n) * static_cast<unsigned>(sizeof(T));
-      if constexpr (S::kResidual) bytes += static_cast<unsigned>(n) * static_cast<unsigned>(sizeof(R));
+      if constexpr (kStagedR) bytes += static_cast<unsigned>(n) * static_cast<unsigned>(sizeof(R));
       smem::barrier_expect(bar, bytes);
+      if constexpr (S::kResidual && !kStagedR)
+        smem::prefetch_l2_bulk(residual + row * p.residual_stride, static_cast<unsigned>(n) * sizeof(R));
     }
     __syncwarp();
     smem::stage_bulk(x_slot(i), x + row * p.x_stride, n, bar);
-    if constexpr (S::kResidual) smem::stage_bulk(r_slot(i), residual + row * p.residual_stride, n, bar);
+    if constexpr (kStagedR) smem::stage_bulk(r_slot(i), residual + row * p.residual_stride, n, bar);
   };
 
   // With 3 stages or more, a CTA forms row i + 1's sums before it waits for
@@ -187,7 +208,7 @@ __device__ __forceinline__ void layer_norm_fwd_wide(const FwdParams& p) {
 
   // The normalised row of staged row i in shared memory: z, or x.
   const auto row_at = [&](i64 i, int col, float (&v)[kVec]) {
-    if constexpr (S::kResidual) {
+    if constexpr (kStagedR) {
       load<kVec>(r_slot(i) + col, v);
     } else {
       load<kVec>(x_slot(i) + col, v);
@@ -215,9 +236,17 @@ __device__ __forceinline__ void layer_norm_fwd_wide(const FwdParams& p) {
       load<kVec>(xs + col, v);
       if constexpr (S::kResidual) {
         float r[kVec];
-        load<kVec>(zs + col, r);
+        if constexpr (kStagedR) {
+          load<kVec>(zs + col, r);
+        } else {
+          load<kVec>(residual + row * p.residual_stride + col, r);
+        }
         add_residual<S>(v, r);
-        store<kVec>(zs + col, v);
+        if constexpr (kStagedR) {
+          store<kVec>(zs + col, v);
+        } else {
+          store<kVec>(const_cast<T*>(xs) + col, v);  // z over x (same dtype)
+        }
         smem::store_vec<kVec>(z + row * p.z_stride + col, v);
       }
 #pragma unroll
