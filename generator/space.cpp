@@ -194,9 +194,11 @@ void add_wide_fwd(const SpaceQuery& q, std::vector<Config>& out) {
 // [LNTUNE_SWEEP_RESIDUAL=1] lntune_sweep fwd DTYPE 262144 65536 32768`,
 // bench/results/h100_2026-11-24e, calls 4 and 6):
 //   * rows of more than 128K columns: clusters of 16, 16 warps, 2 stages for
-//     fp32 rows, 3 for 16-bit ones: fp32 N = 262144 LayerNorm 95.5% (the
-//     old default 70.3%), RMSNorm 97.0% (74.6%); bf16 RMSNorm 97.5% (85.6%),
-//     LayerNorm + add 94-96% (78.9%);
+//     fp32 rows, 3 for 16-bit ones and with a residual: fp32 N = 262144
+//     LayerNorm 95.5% (the old default 70.3%), RMSNorm 97.0% (74.6%); bf16
+//     RMSNorm 97.5% (85.6%), LayerNorm + add 94-96% (78.9%); fp32 + an fp32
+//     residual (x staged alone, the residual read through L2): LayerNorm
+//     66.1% (63.6%), RMSNorm 71.9% (69.2%; call 12);
 //   * 32K to 128K columns: 8192-column slabs (clusters of 8), 8 warps, 4
 //     stages for 16-bit rows without a residual, else 3: fp32 N = 65536
 //     LayerNorm 96.8% (91.5%); bf16 RMSNorm 96.2% (91.4%), LayerNorm + add
@@ -205,7 +207,8 @@ void add_wide_fwd(const SpaceQuery& q, std::vector<Config>& out) {
 //     16 warps, 3 stages, a cluster per 2 SMs (N = 32768: 95.2%, 92.2% the
 //     old default); with an fp32 residual (whose slabs do not fit beside),
 //     4096-column slabs in clusters of 8, 4 warps (96.9%, 91.8%).
-// Not for 16-bit LayerNorm rows without a residual: there the wide forward
+// Only with the residual in x's dtype (as measured). Not for 16-bit
+// LayerNorm rows without a residual: there the wide forward
 // measured slower (bf16 N = 262144: 88.0% at best, the one-row-per-CTA
 // forward 88.6%; N = 65536: 68% against 95.0%), nor for 16-bit rows of 32K
 // columns or fewer (the old defaults 97.8-99.0%). Grid: one cluster per SM
@@ -217,7 +220,7 @@ std::optional<Config> wide_fwd_default(const SpaceQuery& q, const ConfigFilter& 
   struct Pick {
     int cluster, warps, stages;
   };
-  const Pick widest[] = {{16, 16, half ? 3 : 2}, {16, 16, 2}, {16, 16, 2}};
+  const Pick widest[] = {{16, 16, half || q.residual ? 3 : 2}, {16, 16, 2}, {16, 16, 2}};
   const Pick wide[] = {{8, 8, half && !q.residual ? 4 : 3}, {8, 8, 2}, {8, 8, 2}};
   const Pick fp32_32k[] = {{2, 16, 3}, {2, 16, 2}, {8, 4, 3}};
   const Pick(&picks)[3] = q.n > 131072 ? widest : q.n > 32768 ? wide : fp32_32k;
@@ -229,7 +232,14 @@ std::optional<Config> wide_fwd_default(const SpaceQuery& q, const ConfigFilter& 
     Config c{static_cast<int>(slab), k.warps, k.stages, 0, k.cluster};
     const int fit = std::max(1, q.sm_count / k.cluster);
     c.group_size_m = clip_groups(q, 1, k.cluster >= 8 && fit > 1 ? fit - 1 : fit);
-    if (!accept || accept(c)) return c;
+    if (!accept) return c;
+    // Measured with the residual in x's dtype only (16-bit x beside an fp32
+    // residual keeps the one-row-per-CTA forward), and staged with x but at
+    // 256K columns (where no staging of both fits).
+    const std::optional<InstanceKey> key = accept(c);
+    if (key && (!key->traits.residual || (*key->traits.residual == key->traits.x_dtype &&
+                                          (q.n > 131072 || wide_fwd_stages_residual(*key)))))
+      return c;
   }
   return std::nullopt;
 }

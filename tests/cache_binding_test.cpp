@@ -300,16 +300,22 @@ TEST(DefaultSelection, SharedMemoryDefaultsFitEveryVariant) {
   EXPECT_LT(wr.block_size, 16384) << to_string(wr);
   // ... and fp32 x with an fp32 residual at N = 32768 (the wide forward's
   // 16384-column slabs of x and the residual do not fit: 4096-column slabs
-  // in clusters of 8), and at N = 262144 (no wide forward fits: a slab per
-  // CTA, in clusters of 16).
+  // in clusters of 8), and at N = 262144 (x's stages alone: the residual read
+  // from global memory).
   Traits fwd_res{Kernel::fwd, DType::f32, DType::f32, true, true};
   fwd_res.residual = DType::f32;
   const Config fr = rt::default_selection(dev, fwd_res, 32768, 4096).config;
   EXPECT_TRUE(gen::is_wide_fwd(Kernel::fwd, fr)) << to_string(fr);
   EXPECT_EQ(fr.block_size, 4096) << to_string(fr);
   const Config fr256 = rt::default_selection(dev, fwd_res, 262144, 512).config;
-  EXPECT_TRUE(gen::forward_in_smem(fr256, 262144)) << to_string(fr256);
-  EXPECT_EQ(fr256.cluster_size, 16) << to_string(fr256);
+  EXPECT_TRUE(gen::is_wide_fwd(Kernel::fwd, fr256)) << to_string(fr256);
+  EXPECT_FALSE(gen::wide_fwd_stages_residual(gen::make_instance(fwd_res, fr256, 262144, 4))) << to_string(fr256);
+  // bf16 x beside an fp32 residual (not measured with the wide forward): a
+  // slab per CTA.
+  Traits fwd_mixed{Kernel::fwd, DType::bf16, DType::bf16, true, true};
+  fwd_mixed.residual = DType::f32;
+  const Config fm = rt::default_selection(dev, fwd_mixed, 262144, 1024).config;
+  EXPECT_TRUE(gen::forward_in_smem(fm, 262144)) << to_string(fm);
   // The call's residual reaches the heuristic: its forward at N = 16384
   // runs 8192-column tiles in 32 warps, and its wide backward on
   // 16384-column slices runs 32 warps.
