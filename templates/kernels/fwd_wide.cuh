@@ -28,17 +28,19 @@
 // as soon as it has them: four buffers of pairs let a CTA run up to two rows
 // ahead of the others (`push`), so no CTA waits for an exchange between
 // finishing one row and starting the next. (bwd_dx_wide.cuh, with two
-// buffers, pushes row i + 1 only once it holds row i's parts: a full
-// round trip of the cluster per row, which bounds 16-bit LayerNorm rows of
-// 256K columns here: 59% of copy, against 97% for RMSNorm.)
-// Every CTA then combines the pairs in a fixed pairwise order (the same bits
-// in every CTA): mean = sum a_r / N, and the sum of squared deviations from the row's
-// mean M2 = sum (b_r + n_r (a_r / n_r - mean)^2) (Chan et al.'s pairwise
-// update, exact in real arithmetic and as stable as two passes). RMSNorm:
-// a_r = sum x^2, the mean square is sum a_r / N.
+// buffers, pushes row i + 1 only once it holds row i's parts: a full round
+// trip of the cluster per row.) Every CTA then combines the pairs in a fixed
+// pairwise order (the same bits in every CTA): mean = sum a_r / N, and the
+// sum of squared deviations from the row's mean M2 = sum (b_r + n_r (a_r /
+// n_r - mean)^2) (Chan et al.'s pairwise update, exact in real arithmetic and
+// as stable as two passes), with reciprocals, not divisions: with sixteen
+// divisions and their slow path there, bf16 LayerNorm rows of 256K columns
+// ran at 59% of copy, without them 86% (H100, bench/results/h100_2026-11-24e,
+// calls 2-3). RMSNorm: a_r = sum x^2, the mean square is sum a_r / N.
 //
 // With a residual, the first pass forms z = x + residual (rounded to the
-// residual's dtype) in the residual's slot and writes it out.
+// residual's dtype) in the residual's slot (or, not staged, over x in x's:
+// see FwdWideLayout) and writes it out.
 //
 // Bulk copies need 16-byte aligned rows and slabs: 16-byte accesses of x
 // (and of the residual), which the generator checks against the call's
