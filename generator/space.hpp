@@ -17,15 +17,18 @@
 //     227 KB of x, num_warps in {4, 8, 16} with more than max_items elements
 //     per thread (gen::forward_in_smem); group_size_m 0 (a cluster per row)
 //     or one wave of persistent clusters.
+//   * fwd, wide rows (sm_90+, N > 16384; gen::is_wide_fwd: cluster_size > 1
+//     and rows_per_cta = rows staged per CTA in {2, 3, 4}): see add_wide_fwd
+//     in space.cpp.
 //   * bwd_dx: group_size_m (CTAs, or clusters, of the persistent grid) in
 //     {1, 2, 4, 8} * sm_count / cluster_size, clipped to the number of row
 //     groups ceil(M / rows_per_cta).
 //   * bwd_dx, wide rows (sm_90+, N > 8192; gen::is_wide_bwd: cluster_size > 1
 //     and rows_per_cta = rows staged per CTA in {2, 3, 4}): see
 //     add_wide_bwd in space.cpp.
-// default_config on sm_90 picks from the last two for long rows (forward
-// N > 16384, backward N > 8192; measured on an H100): the first, in its
-// order of preference, that the caller's filter accepts.
+// default_config on sm_90 picks from the shared-memory and wide-row configs
+// for long rows (forward N > 16384, backward N > 8192; measured on an H100):
+// the first, in its order of preference, that the caller's filter accepts.
 // Rules (bwd_dwdb): block_size (columns per CTA) in {32, 64, 128, 256} with
 // block_size <= 32 * num_warps <= 1024 and at most 16 threads per column;
 // group_size_m = row splits S (a 2D grid of column blocks x S splits, the
