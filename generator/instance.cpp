@@ -53,25 +53,53 @@ const tmpl::Environment& environment() {
 std::size_t row_size(const Traits& t) { return dtype_size(t.residual.value_or(t.x_dtype)); }
 std::size_t dy_size(const Traits& t) { return dtype_size(t.out_dtype()); }
 
+// As WideShape::kSmemBytes: the stages (x slab, and dy slab where staged),
+// the weight slab, an 8-byte mbarrier per stage.
+std::int64_t wide_bwd_smem_bytes(const InstanceKey& key, bool stage_dy) {
+  const Traits& t = key.traits;
+  const auto slab = static_cast<std::size_t>(key.block_size);
+  const auto stages = static_cast<std::size_t>(key.rows_per_cta);
+  const std::size_t weight = t.has_weight ? slab * dtype_size(t.w_dtype) : 0;
+  return static_cast<std::int64_t>(stages * slab * (row_size(t) + (stage_dy ? dy_size(t) : 0)) + weight + 8 * stages);
+}
+
+// As FwdWideLayout: per stage x's slab (128-byte aligned) and the residual's
+// where it is staged, the stage 128-byte aligned; an 8-byte mbarrier per stage.
+std::int64_t wide_fwd_smem_bytes(const InstanceKey& key, bool stage_residual) {
+  const Traits& t = key.traits;
+  const auto round128 = [](std::int64_t v) { return (v + 127) / 128 * 128; };
+  const std::int64_t slab = key.block_size;
+  const std::int64_t x = round128(slab * static_cast<std::int64_t>(dtype_size(t.x_dtype)));
+  const std::int64_t r =
+      t.residual && stage_residual ? slab * static_cast<std::int64_t>(dtype_size(*t.residual)) : 0;
+  return key.rows_per_cta * round128(x + r) + 8 * key.rows_per_cta;
+}
+
+// The rules both wide-row kernels share (`which`: "backward" or "forward"):
+// a cluster of 2 to 16 CTAs owning a row whose slabs every thread holds an
+// access of, 2 to 8 rows staged.
+void validate_wide_shape(const InstanceKey& key, const std::string& which) {
+  const Traits& t = key.traits;
+  if (key.cluster_size < 2 || key.cluster_size > 16 || !is_pow2(key.cluster_size))
+    invalid(key, "the wide-row " + which + " needs cluster_size 2, 4, 8 or 16");
+  if (key.rows_per_cta < 2 || key.rows_per_cta > 8)
+    invalid(key, "the wide-row " + which + " stages 2 to 8 rows per CTA (rows_per_cta)");
+  if (!key.single_tile) invalid(key, "the wide-row " + which + " needs N <= block_size * cluster_size");
+  if (key.vec < 1 || key.vec > max_vec(t.x_dtype) || !is_pow2(key.vec))
+    invalid(key, "vec must be a power of two of at most 16 bytes");
+  if (key.block_size < 32 * key.num_warps * key.vec)
+    invalid(key, "block_size must be at least 32 * num_warps * vec (every thread holds an access)");
+}
+
 // The wide-row backward's rules (is_wide_bwd).
 void validate_wide(const InstanceKey& key) {
   const Traits& t = key.traits;
-  const int threads = 32 * key.num_warps;
-  if (key.cluster_size < 2 || key.cluster_size > 16 || !is_pow2(key.cluster_size))
-    invalid(key, "the wide-row backward needs cluster_size 2, 4, 8 or 16");
-  if (key.rows_per_cta < 2 || key.rows_per_cta > 8)
-    invalid(key, "the wide-row backward stages 2 to 8 rows per CTA (rows_per_cta)");
-  if (!key.single_tile) invalid(key, "the wide-row backward needs N <= block_size * cluster_size");
-  if (key.vec < 1 || key.vec > max_vec(t.x_dtype) || !is_pow2(key.vec))
-    invalid(key, "vec must be a power of two of at most 16 bytes");
+  validate_wide_shape(key, "backward");
   if (static_cast<std::size_t>(key.vec) * row_size(t) < 16 || static_cast<std::size_t>(key.vec) * dy_size(t) < 16)
     invalid(key, "the wide-row backward needs 16-byte accesses of x (z) and dy (its bulk copies need 16-byte aligned "
                  "rows): pointers, strides and N must allow vec = " + std::to_string(max_vec(t.x_dtype)));
-  if (key.block_size < threads * key.vec)
-    invalid(key, "block_size must be at least 32 * num_warps * vec (every thread holds an access)");
-  const int items = key.block_size / threads;
   const int max_items = key.num_warps >= 32 ? 16 : 32;
-  if (items > max_items)
+  if (key.block_size / (32 * key.num_warps) > max_items)
     invalid(key, "block_size / threads exceeds " + std::to_string(max_items) +
                      " columns per thread (the dW/dB accumulators live in registers)");
   if (dynamic_smem_bytes(key) > static_cast<std::int64_t>(kWideSmemLimit))
@@ -79,39 +107,28 @@ void validate_wide(const InstanceKey& key) {
                      " bytes of shared memory, more than " + std::to_string(kWideSmemLimit));
 }
 
-std::int64_t wide_fwd_smem_bytes(const InstanceKey& key, bool stage_residual);
-
 // The wide-row forward's rules (is_wide_fwd).
 void validate_wide_fwd(const InstanceKey& key) {
   const Traits& t = key.traits;
-  const int threads = 32 * key.num_warps;
-  if (key.cluster_size < 2 || key.cluster_size > 16 || !is_pow2(key.cluster_size))
-    invalid(key, "the wide-row forward needs cluster_size 2, 4, 8 or 16");
-  if (key.rows_per_cta < 2 || key.rows_per_cta > 8)
-    invalid(key, "the wide-row forward stages 2 to 8 rows per CTA (rows_per_cta)");
+  validate_wide_shape(key, "forward");
   if (key.num_warps < 2 || key.num_warps > 16)
     invalid(key, "the wide-row forward takes 2 to 16 warps (at 32, the 64 registers a thread has spill)");
-  if (!key.single_tile) invalid(key, "the wide-row forward needs N <= block_size * cluster_size");
-  if (key.vec < 1 || key.vec > max_vec(t.x_dtype) || !is_pow2(key.vec))
-    invalid(key, "vec must be a power of two of at most 16 bytes");
   if (static_cast<std::size_t>(key.vec) * dtype_size(t.x_dtype) < 16 ||
       (t.residual && static_cast<std::size_t>(key.vec) * dtype_size(*t.residual) < 16))
     invalid(key, "the wide-row forward needs 16-byte accesses of x (and of the residual; its bulk copies need "
                  "16-byte aligned rows): pointers, strides and N must allow vec = " + std::to_string(max_vec(t.x_dtype)));
-  if (key.block_size < threads * key.vec)
-    invalid(key, "block_size must be at least 32 * num_warps * vec (every thread holds an access)");
   // At most 32 columns a thread: with an fp32 weight and bias, 64 of the 128
   // registers a thread has at 16 warps.
-  if (key.block_size / threads > 32)
+  if (key.block_size / (32 * key.num_warps) > 32)
     invalid(key, "block_size / threads exceeds 32 columns per thread (the weight and bias live in registers)");
   if (!wide_fwd_stages_residual(key) && t.residual != t.x_dtype)
     invalid(key, "the wide-row forward's stages of x and the residual need " +
                      std::to_string(wide_fwd_smem_bytes(key, true)) + " bytes of shared memory, more than " +
-                     std::to_string(kMaxDynamicSmem - 1024) +
+                     std::to_string(kWideSmemLimit) +
                      " (with the residual in x's dtype it would be read from global memory instead)");
-  if (dynamic_smem_bytes(key) > kMaxDynamicSmem - 1024)
+  if (dynamic_smem_bytes(key) > static_cast<std::int64_t>(kWideSmemLimit))
     invalid(key, "the wide-row forward's stages need " + std::to_string(dynamic_smem_bytes(key)) +
-                     " bytes of shared memory, more than " + std::to_string(kMaxDynamicSmem - 1024));
+                     " bytes of shared memory, more than " + std::to_string(kWideSmemLimit));
 }
 
 }  // namespace
@@ -136,34 +153,8 @@ int rows_per_group(Kernel kernel, const Config& config) {
   return is_wide_bwd(kernel, config) || is_wide_fwd(kernel, config) ? 1 : config.rows_per_cta;
 }
 
-namespace {
-// As WideShape::kSmemBytes: the stages (x slab, and dy slab where staged),
-// the weight slab, an 8-byte mbarrier per stage.
-std::int64_t wide_bwd_smem_bytes(const InstanceKey& key, bool stage_dy) {
-  const Traits& t = key.traits;
-  const auto slab = static_cast<std::size_t>(key.block_size);
-  const auto stages = static_cast<std::size_t>(key.rows_per_cta);
-  const std::size_t weight = t.has_weight ? slab * dtype_size(t.w_dtype) : 0;
-  return static_cast<std::int64_t>(stages * slab * (row_size(t) + (stage_dy ? dy_size(t) : 0)) + weight + 8 * stages);
-}
-}  // namespace
-
-namespace {
-// FwdWideLayout: per stage x's slab (128-byte aligned) and the residual's
-// where it is staged, the stage 128-byte aligned; an 8-byte mbarrier per stage.
-std::int64_t wide_fwd_smem_bytes(const InstanceKey& key, bool stage_residual) {
-  const Traits& t = key.traits;
-  const auto round128 = [](std::int64_t v) { return (v + 127) / 128 * 128; };
-  const std::int64_t slab = key.block_size;
-  const std::int64_t x = round128(slab * static_cast<std::int64_t>(dtype_size(t.x_dtype)));
-  const std::int64_t r =
-      t.residual && stage_residual ? slab * static_cast<std::int64_t>(dtype_size(*t.residual)) : 0;
-  return key.rows_per_cta * round128(x + r) + 8 * key.rows_per_cta;
-}
-}  // namespace
-
 bool wide_fwd_stages_residual(const InstanceKey& key) {
-  return !key.traits.residual || wide_fwd_smem_bytes(key, true) <= kMaxDynamicSmem - 1024;
+  return !key.traits.residual || wide_fwd_smem_bytes(key, true) <= static_cast<std::int64_t>(kWideSmemLimit);
 }
 
 bool wide_stages_dy(const InstanceKey& key) {
@@ -217,10 +208,9 @@ InstanceKey make_instance(const Traits& traits, const Config& config, std::int64
     key.single_tile = n <= static_cast<std::int64_t>(config.block_size) * config.cluster_size;
   }
   validate(key);
-  if (is_wide_bwd(key) && static_cast<std::int64_t>(key.cluster_size - 1) * key.block_size >= n)
-    invalid(key, "the wide-row backward needs N > (cluster_size - 1) * block_size (every CTA owns columns)");
-  if (is_wide_fwd(key) && static_cast<std::int64_t>(key.cluster_size - 1) * key.block_size >= n)
-    invalid(key, "the wide-row forward needs N > (cluster_size - 1) * block_size (every CTA owns columns)");
+  if ((is_wide_bwd(key) || is_wide_fwd(key)) && static_cast<std::int64_t>(key.cluster_size - 1) * key.block_size >= n)
+    invalid(key, std::string("the wide-row ") + (is_wide_fwd(key) ? "forward" : "backward") +
+                     " needs N > (cluster_size - 1) * block_size (every CTA owns columns)");
   return key;
 }
 

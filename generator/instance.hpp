@@ -80,8 +80,9 @@ bool wide_fwd_stages_residual(const InstanceKey& key);
 // clipped to the number of row groups (and so is the partial-row count).
 int rows_per_group(Kernel kernel, const Config& config);
 
-// The most dynamic shared memory a wide-row backward instance may take:
-// 227 KiB (sm_90, sm_100's opt-in limit) less 1 KiB for its static arrays.
+// The most dynamic shared memory a wide-row instance (backward or forward)
+// may take: 227 KiB (sm_90, sm_100's opt-in limit) less 1 KiB for its static
+// arrays.
 inline constexpr std::size_t kWideSmemLimit = 227 * 1024 - 1024;
 
 struct KernelSource {

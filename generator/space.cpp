@@ -168,7 +168,7 @@ void add_wide_fwd(const SpaceQuery& q, std::vector<Config>& out) {
       if (items < vec || items > 32) continue;
       for (int stages : {2, 3, 4}) {
         const std::int64_t bytes = stages * (slab * esize + 8);
-        if (bytes > kMaxDynamicSmem - 1024) continue;
+        if (bytes > static_cast<std::int64_t>(kWideSmemLimit)) continue;
         Config c{static_cast<int>(slab), w, stages, 0, cluster};
         const bool two = 2 * (bytes + kReservedPerCta) <= kSmemPerSm && 2 * 32 * w <= 2048;
         int last = -1;
@@ -220,10 +220,21 @@ std::optional<Config> wide_fwd_default(const SpaceQuery& q, const ConfigFilter& 
   struct Pick {
     int cluster, warps, stages;
   };
-  const Pick widest[] = {{16, 16, half || q.residual ? 3 : 2}, {16, 16, 2}, {16, 16, 2}};
-  const Pick wide[] = {{8, 8, half && !q.residual ? 4 : 3}, {8, 8, 2}, {8, 8, 2}};
-  const Pick fp32_32k[] = {{2, 16, 3}, {2, 16, 2}, {8, 4, 3}};
-  const Pick(&picks)[3] = q.n > 131072 ? widest : q.n > 32768 ? wide : fp32_32k;
+  // The measured config, then the same with 2 stages where its stages do not
+  // fit (a wider residual beside x).
+  std::vector<Pick> picks;
+  const auto then_two = [&picks](int cluster, int warps, int stages) {
+    picks.push_back(Pick{cluster, warps, stages});
+    if (stages != 2) picks.push_back(Pick{cluster, warps, 2});
+  };
+  if (q.n > 131072) {
+    then_two(16, 16, half || q.residual ? 3 : 2);
+  } else if (q.n > 32768) {
+    then_two(8, 8, half && !q.residual ? 4 : 3);
+  } else {
+    then_two(2, 16, 3);
+    picks.push_back(Pick{8, 4, 3});  // an fp32 residual beside 16384-column slabs
+  }
   for (const Pick& k : picks) {
     const std::int64_t slab = cluster_slab(q.n, k.cluster);
     if (slab == 0) continue;

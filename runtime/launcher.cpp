@@ -155,14 +155,11 @@ void launch_forward(const LoadedKernel& k, const Config& c, const ForwardArgs& a
                    p.M,      p.N,        p.x_stride,   p.y_stride, a.eps,          a.residual,
                    a.residual_out, p.residual_stride, p.z_stride};
   // Clusters are persistent: group_size_m of them walk the rows. A slab in
-  // shared memory (gen::forward_in_smem): group_size_m clusters (CTAs) walk
-  // the rows, or, when it is 0, one per row.
+  // shared memory (gen::forward_in_smem) or the wide-row forward
+  // (gen::is_wide_fwd): group_size_m clusters (CTAs) walk the rows, or, when
+  // it is 0, one per row.
   std::int64_t ctas = 0;
-  if (gen::is_wide_fwd(Kernel::fwd, c)) {
-    // The wide-row forward: group_size_m persistent clusters (0: one per row).
-    const std::int64_t clusters = c.group_size_m > 0 ? std::min<std::int64_t>(c.group_size_m, p.M) : p.M;
-    ctas = std::max<std::int64_t>(1, clusters) * c.cluster_size;
-  } else if (gen::forward_in_smem(c, p.N)) {
+  if (gen::forward_in_smem(c, p.N) || gen::is_wide_fwd(Kernel::fwd, c)) {
     const std::int64_t clusters = c.group_size_m > 0 ? std::min<std::int64_t>(c.group_size_m, p.M) : p.M;
     ctas = std::max<std::int64_t>(1, clusters) * c.cluster_size;
   } else if (c.cluster_size > 1) {

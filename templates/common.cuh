@@ -486,6 +486,22 @@ __device__ __forceinline__ void cluster_barrier() {
   asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
 }
 
+// Writes the pair (a, b) to the 8-byte word at cluster shared address
+// `remote` (another CTA's, from mapa) and counts its 8 bytes on that CTA's
+// mbarrier at cluster address `remote_bar` (st.async: no fence, no cluster
+// barrier; the receiver waits on its mbarrier). The wide kernels' exchange.
+__device__ __forceinline__ void push_pair_remote(unsigned remote, float a, float b, unsigned remote_bar) {
+  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v2.f32 [%0], {%1, %2}, [%3];" ::"r"(remote),
+               "f"(a), "f"(b), "r"(remote_bar)
+               : "memory");
+}
+
+// Asks the copy engine to bring `bytes` (a multiple of 16; 16-byte aligned)
+// from global memory into L2 (a hint: nothing waits for it).
+__device__ __forceinline__ void bulk_prefetch_l2(const void* src, unsigned bytes) {
+  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(src), "r"(bytes) : "memory");
+}
+
 // Reads a float at the same shared-memory offset in CTA `rank` of the cluster.
 __device__ __forceinline__ float load_remote(const float* local, unsigned rank) {
   unsigned long long shared_addr;

@@ -446,17 +446,18 @@ INSTANTIATE_TEST_SUITE_P(
 struct SmemCase {
   VCase c;
   std::string label;
+  bool wide = false;  // the space has wide-row forward configs valid for it (fwd_wide.cuh): some must run
 };
 void PrintTo(const SmemCase& c, std::ostream* os) { *os << c.label; }
 
 std::vector<SmemCase> smem_cases() {
   std::vector<SmemCase> out;
-  const auto add = [&out](VCase c, const std::string& label) { out.push_back({c, label}); };
+  const auto add = [&out](VCase c, const std::string& label, bool wide = false) { out.push_back({c, label, wide}); };
   VCase c;
   c.M = 64;
   c.N = 65536;
   c.x = c.w = DType::f16;
-  add(c, "ln_fp16_N65536");
+  add(c, "ln_fp16_N65536", true);
   // 8192 < N <= 16384: the default for 16-bit rows without a residual.
   c.x = c.w = DType::bf16;
   c.M = 33;
@@ -479,7 +480,7 @@ std::vector<SmemCase> smem_cases() {
   c.bias = false;
   c.M = 20;
   c.N = 262144;
-  add(c, "rms_fp32_N262144");
+  add(c, "rms_fp32_N262144", true);
   c = VCase{};
   c.x = c.w = DType::f32;
   c.residual = DType::f32;
@@ -487,7 +488,7 @@ std::vector<SmemCase> smem_cases() {
   c.y = DType::bf16;
   c.M = 30;
   c.N = 65536;
-  add(c, "ln_fp32_resfp32_zc_outbf16_N65536");
+  add(c, "ln_fp32_resfp32_zc_outbf16_N65536", true);
   c = VCase{};
   c.norm = Norm::rms;
   c.x = c.w = DType::bf16;
@@ -512,7 +513,7 @@ std::vector<SmemCase> smem_cases() {
   c.x = c.w = DType::f32;
   c.M = 21;
   c.N = 262144;
-  add(c, "ln_fp32_N262144");
+  add(c, "ln_fp32_N262144", true);
   c = VCase{};
   c.norm = Norm::rms;
   c.x = c.w = DType::bf16;
@@ -520,7 +521,7 @@ std::vector<SmemCase> smem_cases() {
   c.bias = false;
   c.M = 37;
   c.N = 65536;
-  add(c, "rms_bf16_resfp32_N65536");
+  add(c, "rms_bf16_resfp32_N65536", true);
   c = VCase{};
   c.x = DType::bf16;
   c.w = DType::f32;
@@ -528,7 +529,7 @@ std::vector<SmemCase> smem_cases() {
   c.M = 29;
   c.N = 20488;  // clusters of 2: the last CTA holds 4104 of its 16384 columns
   c.pad = 8;
-  add(c, "ln_bf16_zc_N20488_pad8");
+  add(c, "ln_bf16_zc_N20488_pad8", true);
   // fp32 rows and residual of 256K columns: the wide forward stages x alone
   // and reads the residual from global memory (z written over x).
   c = VCase{};
@@ -536,12 +537,12 @@ std::vector<SmemCase> smem_cases() {
   c.residual = DType::f32;
   c.M = 19;
   c.N = 262144;
-  add(c, "ln_fp32_resfp32_N262144");
+  add(c, "ln_fp32_resfp32_N262144", true);
   c.norm = Norm::rms;
   c.bias = false;
   c.zc = true;
   c.M = 9;
-  add(c, "rms_fp32_resfp32_zc_N262144");
+  add(c, "rms_fp32_resfp32_zc_N262144", true);
   return out;
 }
 
@@ -558,12 +559,12 @@ TEST_P(SmemForward, EveryConfigIsCorrect) {
   Rng rng;
   SCOPED_TRACE("seed " + std::to_string(rng.seed()));
   NormRun run(c, rng);
+  const rt::FwdProblem fp = rt::check_forward(run.fwd());
   int checked = 0, wide_checked = 0, skipped = 0;
   for (const Config& cfg : gen::search_space({Kernel::fwd, c.x, c.N, c.M, dev.sm_count, cc})) {
     const bool wide = gen::is_wide_fwd(Kernel::fwd, cfg);
     if (!gen::forward_in_smem(cfg, c.N) && !wide) continue;
     SCOPED_TRACE(c.name() + " " + to_string(cfg));
-    const rt::FwdProblem fp = rt::check_forward(run.fwd());
     try {
       gen::make_instance(fp.traits, cfg, c.N, fp.vec);
     } catch (const Error& e) {
@@ -584,6 +585,9 @@ TEST_P(SmemForward, EveryConfigIsCorrect) {
     if (wide) ++wide_checked;
   }
   EXPECT_GT(checked, 0);
+  if (GetParam().wide) {
+    EXPECT_GT(wide_checked, 0) << "no wide-row forward config ran";
+  }
   std::printf("[ smem fwd ] %s: %d configs checked (%d wide-row), %d invalid for these traits\n", c.name().c_str(),
               checked, wide_checked, skipped);
 }

@@ -103,10 +103,11 @@ TEST(Space, ClustersForLongRowsOnSm90Only) {
   EXPECT_FALSE(has_cluster(search_space({Kernel::fwd, DType::bf16, 1024, 4096, 132, 90})));
 }
 
-// Forward candidates with a slab in shared memory: sm_90, N > 16384 only;
+// Forward candidates with a slab in shared memory: sm_90, N > 8192 only;
 // every one fits 227 KB, leaves no CTA of its cluster empty, and is offered
 // both as a cluster per row and as one persistent wave; the default is one
-// of them (a cluster per row, at most 64 KiB of x per CTA), and only there.
+// of them (a cluster per row, at most 64 KiB of x per CTA), or for fp32 rows
+// a wide-row forward config of the space.
 TEST(Space, SmemForwardForLongRowsOnSm90Only) {
   const auto smem_configs = [](const SpaceQuery& q) {
     std::vector<Config> out;

@@ -161,12 +161,6 @@ __device__ __forceinline__ void bulk_copy_g2s(void* dst, const void* src, unsign
       : "memory");
 }
 
-// Asks the copy engine to bring `bytes` (a multiple of 16; 16-byte aligned)
-// from global memory into L2 (a hint: nothing waits for it).
-__device__ __forceinline__ void bulk_prefetch_l2(const void* src, unsigned bytes) {
-  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(src), "r"(bytes) : "memory");
-}
-
 // Writes the pair (a, b) to `local`'s offset in CTA `rank`'s shared memory
 // and counts its 8 bytes on that CTA's mbarrier at `bar`'s offset
 // (st.async: no fence, no cluster barrier; the receiver waits on its
@@ -176,9 +170,7 @@ __device__ __forceinline__ void push_pair(const float* local, const unsigned lon
   unsigned addr, remote_bar;
   asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(addr) : "r"(shared_address(local)), "r"(rank));
   asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote_bar) : "r"(shared_address(bar)), "r"(rank));
-  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v2.f32 [%0], {%1, %2}, [%3];" ::"r"(addr),
-               "f"(a), "f"(b), "r"(remote_bar)
-               : "memory");
+  push_pair_remote(addr, a, b, remote_bar);
 }
 
 // ------------------------------------------------------------------ kernel

@@ -167,15 +167,6 @@ __device__ __forceinline__ void push_float(unsigned remote, float v, unsigned re
                : "memory");
 #endif
 }
-// Writes the pair (a, b) to an 8-byte word of another CTA's shared memory
-// (cluster address), counted on that CTA's mbarrier (cluster address).
-__device__ __forceinline__ void push_pair(unsigned remote, float a, float b, unsigned remote_bar) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v2.f32 [%0], {%1, %2}, [%3];" ::"r"(remote),
-               "f"(a), "f"(b), "r"(remote_bar)
-               : "memory");
-#endif
-}
 // Waits for a phase of an mbarrier whose bytes other CTAs of the cluster wrote.
 __device__ __forceinline__ void barrier_wait_cluster(unsigned bar, unsigned parity) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900

@@ -72,22 +72,6 @@ struct FwdWideLayout {
   static constexpr unsigned kSmemBytes = kBarrierOffset + 8u * STAGES;
 };
 
-namespace smem {
-// Writes the pair (a, b) to the 8-byte word at `local` (this CTA's address)
-// in CTA `rank`'s shared memory, counted on that CTA's mbarrier at `bar`'s
-// offset (8 transaction bytes).
-__device__ __forceinline__ void push_pair(unsigned local, unsigned bar, unsigned rank, float a, float b) {
-  push_pair(cluster_address(local, rank), a, b, cluster_address(bar, rank));
-}
-// Asks the copy engine to bring `bytes` (a multiple of 16; 16-byte aligned)
-// from global memory into L2 (a hint: nothing waits for it).
-__device__ __forceinline__ void prefetch_l2_bulk(const void* src, unsigned bytes) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(src), "r"(bytes) : "memory");
-#endif
-}
-}  // namespace smem
-
 // Sum of v[0..N) in a fixed pairwise order (the same bits wherever it runs):
 // log2(N) dependent adds, not N.
 template <int N>
@@ -167,7 +151,7 @@ __device__ __forceinline__ void layer_norm_fwd_wide(const FwdParams& p) {
       if constexpr (kStagedR) bytes += static_cast<unsigned>(n) * static_cast<unsigned>(sizeof(R));
       smem::barrier_expect(bar, bytes);
       if constexpr (S::kResidual && !kStagedR)
-        smem::prefetch_l2_bulk(residual + row * p.residual_stride, static_cast<unsigned>(n) * sizeof(R));
+        bulk_prefetch_l2(residual + row * p.residual_stride, static_cast<unsigned>(n) * sizeof(R));
     }
     __syncwarp();
     smem::stage_bulk(x_slot(i), x + row * p.x_stride, n, bar);
@@ -280,7 +264,7 @@ __device__ __forceinline__ void layer_norm_fwd_wide(const FwdParams& p) {
   //  * a CTA q pushes row k only after it gathered row k - 2 (the loop
   //    below), hence after this CTA pushed row k - 2, which this CTA does
   //    after local_sums(k - 2)'s barriers, which every thread of it passes
-  //    only after gathering row k - 4 (and k - 3): so buffer k % 4's previous
+  //    only after gathering row k - 4: so buffer k % 4's previous
   //    row (k - 4) is read, and its mbarrier's previous phase waited on, by
   //    every thread before any row-k pair lands or the phase is re-armed;
   //  * row k's phase is armed at push(k - 2), before this CTA's row k - 2
@@ -292,9 +276,11 @@ __device__ __forceinline__ void layer_norm_fwd_wide(const FwdParams& p) {
     const unsigned slot = smem::address(&pairs[q][rank][0]);
     const unsigned bar = smem::address(&pairs_bar[q]);
 #pragma unroll
-    for (int r = 0; r < kCluster; ++r) smem::push_pair(slot, bar, static_cast<unsigned>(r), a, b);
+    for (int r = 0; r < kCluster; ++r)
+      push_pair_remote(smem::cluster_address(slot, static_cast<unsigned>(r)), a, b,
+                       smem::cluster_address(bar, static_cast<unsigned>(r)));
   };
-  // 2. Row i's statistics from the cluster's pairs, in rank order.
+  // 2. Row i's statistics from the cluster's pairs, summed in a fixed tree.
   const auto gather = [&](i64 i, float& mean, float& var) {
     const int par = static_cast<int>(i % kPairBuffers);
     smem::barrier_wait_cluster(smem::address(&pairs_bar[par]), static_cast<unsigned>((i / kPairBuffers) & 1));
@@ -333,8 +319,8 @@ __device__ __forceinline__ void layer_norm_fwd_wide(const FwdParams& p) {
       row_at(i, col, v);
       normalize_store_vec<S>(out_row + col, wr[j], br[j], v, mean, aff.scale, aff.shift);
     }
-    // z was written into the residual's slot by generic stores, which the
-    // copy engine's next copy into it (async proxy) must follow.
+    // z was written into the slot by generic stores, which the copy
+    // engine's next copy into it (async proxy) must follow.
     if constexpr (S::kResidual) smem::fence_proxy_async();
     __syncthreads();
     if (t < 32 && n > 0 && i + STAGES < count) issue(i + STAGES);

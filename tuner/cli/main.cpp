@@ -13,6 +13,7 @@
 #include "generator/space.hpp"
 #include "lntune/lntune.hpp"
 #include "runtime/nvrtc.hpp"
+#include "runtime/selector.hpp"
 #include "tuner/cli/common.hpp"
 #include "tuner/report.hpp"
 
@@ -66,26 +67,18 @@ struct ProblemOptions {
   lntune::Traits traits() const {
     return variant.apply(lntune::Traits{kernel, dtype, w_dtype.value_or(dtype), !no_weight, !no_bias}, norm);
   }
-  lntune::gen::SpaceQuery query() const {
-    lntune::gen::SpaceQuery q{kernel, dtype, n, m, sm_count};
-    const lntune::Traits t = traits();
-    q.residual = t.residual.has_value() && kernel != lntune::Kernel::bwd_dwdb;
-    q.norm = t.norm;
-    return q;
+  // What the runtime sees of a device of sm_count SMs (sm_90: every kind of
+  // config is offered).
+  lntune::rt::DeviceInfo device() const {
+    lntune::rt::DeviceInfo d;
+    d.cc_major = 9;
+    d.sm_count = sm_count;
+    return d;
   }
-  // The default config for these traits at the widest vector width (as the
-  // launcher picks it: the first the traits make a valid instance of).
-  Config default_config() const {
-    const lntune::Traits t = traits();
-    const int vec = lntune::gen::max_vec(dtype);
-    return lntune::gen::default_config(query(), [&](const Config& c) -> std::optional<lntune::InstanceKey> {
-      try {
-        return lntune::gen::make_instance(t, c, n, vec);
-      } catch (const lntune::Error&) {
-        return std::nullopt;
-      }
-    });
-  }
+  lntune::gen::SpaceQuery query() const { return lntune::rt::space_query(device(), kernel, dtype, n, m); }
+  // The default config the launcher picks for these traits on such a device,
+  // at the widest vector width.
+  Config default_config() const { return lntune::rt::default_selection(device(), traits(), n, m).config; }
 };
 
 int cmd_gen(const ProblemOptions& po, const std::optional<int>& block, const std::optional<int>& warps,
