@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-
 namespace lntune::tune {
 
 DeviceCheck::DeviceCheck(const std::string& arch)
