@@ -207,16 +207,19 @@ void add_wide_fwd(const SpaceQuery& q, std::vector<Config>& out) {
 //     16 warps, 3 stages, a cluster per 2 SMs (N = 32768: 95.2%, 92.2% the
 //     old default); with an fp32 residual (whose slabs do not fit beside),
 //     4096-column slabs in clusters of 8, 4 warps (96.9%, 91.8%).
+//   * 16-bit LayerNorm rows without a residual of more than 128K columns
+//     (the row kept in registers between the two sums, full slabs without
+//     bounds checks; bench/results/h100_2026-11-25, call 1): bf16 N = 262144
+//     95.6% (the one-row-per-CTA forward 88.9%), fp16 96.2% (83.3%).
 // Only with the residual in x's dtype (as measured). Not for 16-bit
-// LayerNorm rows without a residual: there the wide forward
-// measured slower (bf16 N = 262144: 88.0% at best, the one-row-per-CTA
-// forward 88.6%; N = 65536: 68% against 95.0%), nor for 16-bit rows of 32K
-// columns or fewer (the old defaults 97.8-99.0%). Grid: one cluster per SM
+// LayerNorm rows without a residual of 32K-128K columns: there the wide
+// forward measured slower (N = 65536: 88.7% at best against 94.9%), nor for
+// 16-bit rows of 32K columns or fewer (the old defaults 97.8-99.0%). Grid: one cluster per SM
 // group, one fewer for clusters of 8 or more (as add_wide_fwd).
 std::optional<Config> wide_fwd_default(const SpaceQuery& q, const ConfigFilter& accept) {
   if (q.kernel != Kernel::fwd || q.cc < 90 || q.n <= 16384) return std::nullopt;
   const bool half = dtype_size(q.dtype) == 2;
-  if (half && (q.n <= 32768 || (q.norm == Norm::layer && !q.residual))) return std::nullopt;
+  if (half && (q.n <= 32768 || (q.norm == Norm::layer && !q.residual && q.n <= 131072))) return std::nullopt;
   struct Pick {
     int cluster, warps, stages;
   };

@@ -144,10 +144,11 @@ TEST(Space, SmemForwardForLongRowsOnSm90Only) {
       }
       const Config def = default_config(q);
       // fp32 rows take the wide-row forward (wide_fwd_default) where its
-      // slabs split the row without an empty CTA (not N = 40001); the others
-      // a slab per CTA: 64 KiB of x per CTA, a cluster per row; fp32 up to
-      // N = 65536: 128 KiB in one persistent wave.
-      if (d == DType::f32 && n != 40001) {
+      // slabs split the row without an empty CTA (not N = 40001), and so do
+      // 16-bit rows of more than 128K columns; the others a slab per CTA: 64
+      // KiB of x per CTA, a cluster per row; fp32 up to N = 65536: 128 KiB in
+      // one persistent wave.
+      if ((d == DType::f32 && n != 40001) || n > 131072) {
         EXPECT_TRUE(is_wide_fwd(Kernel::fwd, def)) << to_string(def);
         EXPECT_NE(std::find(space.begin(), space.end(), def), space.end()) << "a candidate: " << to_string(def);
       } else {
@@ -192,9 +193,11 @@ TEST(Default, LongRowsTakeTheMeasuredSharedMemoryConfigs) {
     return to_string(default_config({k, d, n, m, 132, 90}));
   };
   EXPECT_EQ(def(Kernel::fwd, DType::bf16, 65536, 4096), "block_size=32768 num_warps=16 rows_per_cta=1 group_size_m=0 cluster_size=2");
-  EXPECT_EQ(def(Kernel::fwd, DType::bf16, 262144, 1024), "block_size=32768 num_warps=16 rows_per_cta=1 group_size_m=0 cluster_size=8");
-  // fp32 and the 16-bit RMSNorm and fused forms: the wide-row forward
-  // (bench/results/h100_2026-11-24e).
+  // fp32, the 16-bit RMSNorm and fused forms, and 16-bit LayerNorm rows of
+  // more than 128K columns: the wide-row forward (bench/results/h100_2026-11-24e,
+  // h100_2026-11-25).
+  EXPECT_EQ(def(Kernel::fwd, DType::bf16, 262144, 1024), "block_size=16384 num_warps=16 rows_per_cta=3 group_size_m=7 cluster_size=16");
+  EXPECT_EQ(def(Kernel::fwd, DType::f16, 262144, 1024), "block_size=16384 num_warps=16 rows_per_cta=3 group_size_m=7 cluster_size=16");
   EXPECT_EQ(def(Kernel::fwd, DType::f32, 65536, 2048), "block_size=8192 num_warps=8 rows_per_cta=3 group_size_m=15 cluster_size=8");
   EXPECT_EQ(def(Kernel::fwd, DType::f32, 262144, 512), "block_size=16384 num_warps=16 rows_per_cta=2 group_size_m=7 cluster_size=16");
   EXPECT_EQ(def(Kernel::fwd, DType::f32, 32768, 4096), "block_size=16384 num_warps=16 rows_per_cta=3 group_size_m=66 cluster_size=2");

@@ -86,8 +86,19 @@ __device__ __forceinline__ float tree_sum(const float* v) {
 
 constexpr int kPairBuffers = 4;
 
-template <class S, int STAGES, bool STAGE_RESIDUAL = true>
-__device__ __forceinline__ void layer_norm_fwd_wide(const FwdParams& p) {
+// Whether a thread's share of the slab, and of the weight and bias, fit its
+// registers (less 40 for the rest) as floats: then LayerNorm's second pass
+// reads the row from the registers of its first.
+template <class S>
+constexpr bool fwd_wide_keeps_row() {
+  constexpr int kColumns = S::kBlockSize / S::kThreads;  // a thread's
+  return !S::kRms && kColumns + 2 * kColumns * static_cast<int>(sizeof(typename S::W)) / 4 <= 65536 / S::kThreads - 40;
+}
+
+// FULL: this CTA's slab has all kSlab columns (known at compile time: no
+// bounds check, and its convergence region, around each access).
+template <class S, int STAGES, bool STAGE_RESIDUAL, bool FULL>
+__device__ __forceinline__ void layer_norm_fwd_wide_cta(const FwdParams& p) {
   static_assert(S::kRowsPerCta == 1 && S::kSingleTile, "a row's slab per CTA, in shared memory");
   static_assert(S::kCluster >= 2 && S::kCluster <= 16, "cluster: 2 to 16 CTAs");
   static_assert(STAGES >= 2 && STAGES <= 8, "stages: 2 to 8 staged rows");
@@ -126,7 +137,8 @@ __device__ __forceinline__ void layer_norm_fwd_wide(const FwdParams& p) {
   const int t = static_cast<int>(threadIdx.x);
   const unsigned rank = cluster_rank();
   const i64 c0 = static_cast<i64>(rank) * kSlab;
-  const int n = static_cast<int>(p.N - c0 < kSlab ? (p.N - c0 > 0 ? p.N - c0 : 0) : kSlab);  // this CTA's columns
+  const int n = FULL ? kSlab : static_cast<int>(p.N - c0 < kSlab ? (p.N - c0 > 0 ? p.N - c0 : 0) : kSlab);  // its columns
+  const auto in_slab = [&](int col) { return FULL || col < n; };
   const i64 first = cluster_index(), step = cluster_count();
   const i64 count = first < p.M ? (p.M - 1 - first) / step + 1 : 0;  // rows of this cluster
   const auto row_of = [&](i64 i) { return first + i * step; };
@@ -181,7 +193,7 @@ __device__ __forceinline__ void layer_norm_fwd_wide(const FwdParams& p) {
 #pragma unroll
   for (int j = 0; j < kAccesses; ++j) {
     const int col = (j * kThreads + t) * kVec;
-    if (col < n) {
+    if (in_slab(col)) {
       if constexpr (S::kHasWeight) wr[j].load(static_cast<const W*>(p.weight) + c0 + col);
       if constexpr (S::kHasBias) br[j].load(static_cast<const W*>(p.bias) + c0 + col);
     }
@@ -203,23 +215,29 @@ __device__ __forceinline__ void layer_norm_fwd_wide(const FwdParams& p) {
   // 1. Staged row i's slab sums (every thread gets them): a = sum x (sum x^2:
   // RMSNorm); b = sum (x - a/n)^2 (LayerNorm). With a residual, z is formed
   // in the residual's slot and written out first. Waits for the slot.
+  // LayerNorm's second pass reads the row from the registers of the first
+  // (no second read of shared memory and conversion: the passes are bound by
+  // instruction latency at one CTA of 8-16 warps an SM) where they hold it
+  // without spilling: a full slab (a partial one's checks take registers)
+  // and the row, weight and bias within the registers a thread has, less 40
+  // for the rest. Otherwise it reads the slot again.
+  constexpr bool kKeepRow = FULL && fwd_wide_keeps_row<S>();
   const auto local_sums = [&](i64 i, float& a, float& b) {
     if (n > 0) smem::barrier_wait(bars + 8u * static_cast<unsigned>(i % STAGES), static_cast<unsigned>((i / STAGES) & 1));
     const T* xs = x_slot(i);
     R* zs = r_slot(i);
     const i64 row = row_of(i);
     // kVec partial sums a thread (chains of kAccesses adds, not kAccesses *
-    // kVec: the passes are latency-bound at one CTA of few warps per SM),
-    // summed in a fixed pairwise order.
+    // kVec), summed in a fixed pairwise order.
     float part[kVec];
 #pragma unroll
     for (int k = 0; k < kVec; ++k) part[k] = 0.f;
+    float v[kAccesses][kVec];  // the row, for the second pass where kKeepRow
 #pragma unroll
     for (int j = 0; j < kAccesses; ++j) {
       const int col = (j * kThreads + t) * kVec;
-      if (col >= n) continue;
-      float v[kVec];
-      load<kVec>(xs + col, v);
+      if (!in_slab(col)) continue;
+      load<kVec>(xs + col, v[j]);
       if constexpr (S::kResidual) {
         float r[kVec];
         if constexpr (kStagedR) {
@@ -227,16 +245,16 @@ __device__ __forceinline__ void layer_norm_fwd_wide(const FwdParams& p) {
         } else {
           load<kVec>(residual + row * p.residual_stride + col, r);
         }
-        add_residual<S>(v, r);
+        add_residual<S>(v[j], r);
         if constexpr (kStagedR) {
-          store<kVec>(zs + col, v);
+          store<kVec>(zs + col, v[j]);
         } else {
-          store<kVec>(const_cast<T*>(xs) + col, v);  // z over x (same dtype)
+          store<kVec>(const_cast<T*>(xs) + col, v[j]);  // z over x (same dtype)
         }
-        smem::store_vec<kVec>(z + row * p.z_stride + col, v);
+        smem::store_vec<kVec>(z + row * p.z_stride + col, v[j]);
       }
 #pragma unroll
-      for (int k = 0; k < kVec; ++k) part[k] = S::kRms ? fmaf(v[k], v[k], part[k]) : part[k] + v[k];
+      for (int k = 0; k < kVec; ++k) part[k] = S::kRms ? fmaf(v[j][k], v[j][k], part[k]) : part[k] + v[j][k];
     }
     a = row_sum<kThreads, 1>(tree_sum<kVec>(part), scratch);
     b = 0.f;
@@ -247,11 +265,16 @@ __device__ __forceinline__ void layer_norm_fwd_wide(const FwdParams& p) {
 #pragma unroll
       for (int j = 0; j < kAccesses; ++j) {
         const int col = (j * kThreads + t) * kVec;
-        if (col >= n) continue;
-        float v[kVec];
-        row_at(i, col, v);
+        if (!in_slab(col)) continue;
+        float u[kVec];
+        if constexpr (kKeepRow) {
 #pragma unroll
-        for (int k = 0; k < kVec; ++k) part[k] = fmaf(v[k] - local_mean, v[k] - local_mean, part[k]);
+          for (int k = 0; k < kVec; ++k) u[k] = v[j][k];
+        } else {
+          row_at(i, col, u);
+        }
+#pragma unroll
+        for (int k = 0; k < kVec; ++k) part[k] = fmaf(u[k] - local_mean, u[k] - local_mean, part[k]);
       }
       b = row_sum<kThreads, 1>(tree_sum<kVec>(part), scratch);
     }
@@ -314,7 +337,7 @@ __device__ __forceinline__ void layer_norm_fwd_wide(const FwdParams& p) {
 #pragma unroll
     for (int j = 0; j < kAccesses; ++j) {
       const int col = (j * kThreads + t) * kVec;
-      if (col >= n) continue;
+      if (!in_slab(col)) continue;
       float v[kVec];
       row_at(i, col, v);
       normalize_store_vec<S>(out_row + col, wr[j], br[j], v, mean, aff.scale, aff.shift);
@@ -344,6 +367,22 @@ __device__ __forceinline__ void layer_norm_fwd_wide(const FwdParams& p) {
   }
   // No CTA exits while a pair may still be pushed to it.
   cluster_barrier();
+}
+
+// The forward: a CTA whose slab is full (all of them where N = cluster *
+// slab, the shapes the wide forward is for) runs the instance without bounds
+// checks, keeping LayerNorm's row in registers; a CTA with fewer columns, the
+// checked one.
+template <class S, int STAGES, bool STAGE_RESIDUAL = true>
+__device__ __forceinline__ void layer_norm_fwd_wide(const FwdParams& p) {
+  // Only where the full slab keeps the row in registers: elsewhere the two
+  // paths together took more registers than either (spills at fp32 rows
+  // and residual of 256K columns, 16 warps).
+  if (fwd_wide_keeps_row<S>() && p.N - static_cast<i64>(cluster_rank()) * S::kBlockSize >= S::kBlockSize) {
+    layer_norm_fwd_wide_cta<S, STAGES, STAGE_RESIDUAL, true>(p);
+  } else {
+    layer_norm_fwd_wide_cta<S, STAGES, STAGE_RESIDUAL, false>(p);
+  }
 }
 
 }  // namespace lntune
