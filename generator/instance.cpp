@@ -64,15 +64,18 @@ std::int64_t wide_bwd_smem_bytes(const InstanceKey& key, bool stage_dy) {
 }
 
 // As FwdWideLayout: per stage x's slab (128-byte aligned) and the residual's
-// where it is staged, the stage 128-byte aligned; an 8-byte mbarrier per stage.
-std::int64_t wide_fwd_smem_bytes(const InstanceKey& key, bool stage_residual) {
+// where it is staged with x, the stage 128-byte aligned; the residual's slot
+// (128-byte aligned) for WideResidual::slot; an 8-byte mbarrier per slot.
+std::int64_t wide_fwd_smem_bytes(const InstanceKey& key, WideResidual how) {
   const Traits& t = key.traits;
   const auto round128 = [](std::int64_t v) { return (v + 127) / 128 * 128; };
   const std::int64_t slab = key.block_size;
   const std::int64_t x = round128(slab * static_cast<std::int64_t>(dtype_size(t.x_dtype)));
-  const std::int64_t r =
-      t.residual && stage_residual ? slab * static_cast<std::int64_t>(dtype_size(*t.residual)) : 0;
-  return key.rows_per_cta * round128(x + r) + 8 * key.rows_per_cta;
+  const std::int64_t r = t.residual ? slab * static_cast<std::int64_t>(dtype_size(*t.residual)) : 0;
+  const std::int64_t stages = key.rows_per_cta;
+  if (!t.residual || how == WideResidual::global) return stages * x + 8 * stages;
+  if (how == WideResidual::slot) return stages * x + round128(r) + 8 * (stages + 1);
+  return stages * round128(x + r) + 8 * stages;
 }
 
 // The rules both wide-row kernels share (`which`: "backward" or "forward"):
@@ -121,11 +124,11 @@ void validate_wide_fwd(const InstanceKey& key) {
   // registers a thread has at 16 warps.
   if (key.block_size / (32 * key.num_warps) > 32)
     invalid(key, "block_size / threads exceeds 32 columns per thread (the weight and bias live in registers)");
-  if (!wide_fwd_stages_residual(key) && t.residual != t.x_dtype)
+  if (wide_fwd_residual(key) != WideResidual::staged && t.residual != t.x_dtype)
     invalid(key, "the wide-row forward's stages of x and the residual need " +
-                     std::to_string(wide_fwd_smem_bytes(key, true)) + " bytes of shared memory, more than " +
-                     std::to_string(kWideSmemLimit) +
-                     " (with the residual in x's dtype it would be read from global memory instead)");
+                     std::to_string(wide_fwd_smem_bytes(key, WideResidual::staged)) +
+                     " bytes of shared memory, more than " + std::to_string(kWideSmemLimit) +
+                     " (with the residual in x's dtype, z would be written over x and the residual staged apart)");
   if (dynamic_smem_bytes(key) > static_cast<std::int64_t>(kWideSmemLimit))
     invalid(key, "the wide-row forward's stages need " + std::to_string(dynamic_smem_bytes(key)) +
                      " bytes of shared memory, more than " + std::to_string(kWideSmemLimit));
@@ -153,8 +156,10 @@ int rows_per_group(Kernel kernel, const Config& config) {
   return is_wide_bwd(kernel, config) || is_wide_fwd(kernel, config) ? 1 : config.rows_per_cta;
 }
 
-bool wide_fwd_stages_residual(const InstanceKey& key) {
-  return !key.traits.residual || wide_fwd_smem_bytes(key, true) <= static_cast<std::int64_t>(kWideSmemLimit);
+WideResidual wide_fwd_residual(const InstanceKey& key) {
+  for (WideResidual how : {WideResidual::staged, WideResidual::slot})
+    if (!key.traits.residual || wide_fwd_smem_bytes(key, how) <= static_cast<std::int64_t>(kWideSmemLimit)) return how;
+  return WideResidual::global;
 }
 
 bool wide_stages_dy(const InstanceKey& key) {
@@ -181,7 +186,7 @@ bool stages_in_smem(const InstanceKey& key) {
 
 std::int64_t dynamic_smem_bytes(const InstanceKey& key) {
   if (is_wide_bwd(key)) return wide_bwd_smem_bytes(key, wide_stages_dy(key));
-  if (is_wide_fwd(key)) return wide_fwd_smem_bytes(key, wide_fwd_stages_residual(key));
+  if (is_wide_fwd(key)) return wide_fwd_smem_bytes(key, wide_fwd_residual(key));
   if (!stages_in_smem(key)) return 0;
   const Traits& t = key.traits;
   const std::int64_t x = static_cast<std::int64_t>(key.block_size) * static_cast<std::int64_t>(dtype_size(t.x_dtype));
@@ -291,7 +296,10 @@ KernelSource render(const InstanceKey& key) {
   d["y_type"] = device_type(t.out_dtype());
   d["smem_bytes"] = dynamic_smem_bytes(key);
   d["stage_dy"] = is_wide_bwd(key) && wide_stages_dy(key);
-  d["stage_residual"] = !is_wide_fwd(key) || wide_fwd_stages_residual(key);
+  const WideResidual how = is_wide_fwd(key) ? wide_fwd_residual(key) : WideResidual::staged;
+  d["residual_staging"] = how == WideResidual::staged ? "kResidualStaged"
+                          : how == WideResidual::slot ? "kResidualSlot"
+                                                      : "kResidualGlobal";
   out.source = environment().render(template_name(key), d);
   out.hash = fnv1a(out.source, templates_hash());
   return out;

@@ -68,12 +68,14 @@ bool wide_stages_dy(const InstanceKey& key);
 // (group_size_m clusters).
 bool is_wide_fwd(Kernel kernel, const Config& config);
 bool is_wide_fwd(const InstanceKey& key);
-// Whether such an instance stages the residual with x (fwd_wide.cuh's
-// STAGE_RESIDUAL): exactly when the stages of both fit. Otherwise (fp32 rows
-// and residual of 256K columns) x alone is staged, the residual read from
-// global memory (prefetched into L2) and z written over x: valid only with
-// the residual in x's dtype.
-bool wide_fwd_stages_residual(const InstanceKey& key);
+// How such an instance stages a residual (fwd_wide.cuh's RESIDUAL): with x
+// in every stage where the stages of both fit; otherwise (fp32 rows and
+// residual of 256K columns) x's stages and one slot for the residual where
+// they fit (2 stages); otherwise x alone, the residual read from global
+// memory (prefetched into L2). The last two write z over x: valid only with
+// the residual in x's dtype. `staged` without a residual.
+enum class WideResidual { global, slot, staged };
+WideResidual wide_fwd_residual(const InstanceKey& key);
 
 // Rows per row group of a config: rows_per_cta, except for the wide-row
 // kernels (one row at a time per cluster). The persistent grid's size is

@@ -252,7 +252,7 @@ std::optional<Config> wide_fwd_default(const SpaceQuery& q, const ConfigFilter& 
     // 256K columns (where no staging of both fits).
     const std::optional<InstanceKey> key = accept(c);
     if (key && (!key->traits.residual || (*key->traits.residual == key->traits.x_dtype &&
-                                          (q.n > 131072 || wide_fwd_stages_residual(*key)))))
+                                          (q.n > 131072 || wide_fwd_residual(*key) == WideResidual::staged))))
       return c;
   }
   return std::nullopt;

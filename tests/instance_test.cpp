@@ -124,15 +124,23 @@ TEST(Instance, WideForwardRulesAndSharedMemory) {
   r.residual = DType::f32;
   EXPECT_EQ(dynamic_smem_bytes(make_instance(r, Config{8192, 8, 2, 7, 16}, 131072, 8)), 2 * 8192 * 6 + 16);
   expect_invalid(r, c, 262144, 8, "shared memory");
-  // fp32 rows and residual of 256K columns: x alone staged (2 stages of
-  // 64 KiB), the residual read from global memory, z written over x.
+  // fp32 rows and residual of 256K columns: x's 2 stages of 64 KiB and one
+  // slot for the residual; at 3 stages x alone, the residual read from
+  // global memory. Both write z over x.
   Traits r32 = traits(Kernel::fwd, DType::f32, DType::f32);
   r32.residual = DType::f32;
-  const InstanceKey unstaged = make_instance(r32, Config{16384, 16, 2, 7, 16}, 262144, 4);
-  EXPECT_FALSE(wide_fwd_stages_residual(unstaged));
-  EXPECT_EQ(dynamic_smem_bytes(unstaged), 2 * 16384 * 4 + 16);
-  EXPECT_NE(render(unstaged).source.find("STAGE_RESIDUAL = false"), std::string::npos);
-  EXPECT_TRUE(wide_fwd_stages_residual(make_instance(r32, Config{4096, 8, 3, 7, 16}, 65536, 4)));
+  const InstanceKey slot = make_instance(r32, Config{16384, 16, 2, 7, 16}, 262144, 4);
+  EXPECT_EQ(wide_fwd_residual(slot), WideResidual::slot);
+  EXPECT_EQ(dynamic_smem_bytes(slot), 3 * 16384 * 4 + 24);
+  EXPECT_NE(render(slot).source.find("RESIDUAL = lntune::kResidualSlot;"), std::string::npos);
+  const InstanceKey unstaged = make_instance(r32, Config{16384, 16, 3, 7, 16}, 262144, 4);
+  EXPECT_EQ(wide_fwd_residual(unstaged), WideResidual::global);
+  EXPECT_EQ(dynamic_smem_bytes(unstaged), 3 * 16384 * 4 + 24);
+  EXPECT_NE(render(unstaged).source.find("RESIDUAL = lntune::kResidualGlobal;"), std::string::npos);
+  EXPECT_EQ(wide_fwd_residual(make_instance(r32, Config{4096, 8, 3, 7, 16}, 65536, 4)), WideResidual::staged);
+  EXPECT_EQ(wide_fwd_residual(make_instance(traits(Kernel::fwd, DType::f32, DType::f32), Config{16384, 16, 3, 7, 16},
+                                            262144, 4)),
+            WideResidual::staged);  // no residual
   expect_invalid(f, c, 262144, 4, "needs 16-byte accesses of x");
   expect_invalid(f, Config{16384, 8, 3, 7, 16}, 262144, 8, "exceeds 32 columns per thread");
   expect_invalid(f, Config{16384, 16, 9, 7, 16}, 262144, 8, "stages 2 to 8 rows");

@@ -17,12 +17,12 @@
 // keeps STAGES - 1 rows' slabs in flight while the SM reduces and writes the
 // current one. The two row sums (c1 = sum xhat w dy, c2 = sum w dy) cross the
 // cluster without a cluster barrier: each CTA pushes its parts into every
-// CTA's shared memory with st.async, counted on the receiver's mbarrier, and
-// every CTA adds the parts in rank order. (barrier.cluster.arrive.release
-// compiles to MEMBAR.ALL.GPU: a wait for every store in flight, per row.) A
-// CTA forms row i + 1's local sums before it waits for row i's parts, and
-// pushes them as soon as row i's are in and read: the exchange hides behind
-// pass B of row i and pass A of row i + 2.
+// CTA's shared memory with st.async, counted on the receiver's mbarrier, as
+// soon as it has them (four buffers of parts), and every CTA adds the parts
+// in rank order. (barrier.cluster.arrive.release compiles to MEMBAR.ALL.GPU:
+// a wait for every store in flight, per row.) With 3 stages or more, a CTA
+// forms row i + 1's local sums before it waits for row i's parts: the
+// exchange hides behind that work.
 //
 // Per row and thread: pass A reads x, dy (and w, staged once) from shared
 // memory and forms the local sums; pass B, once the cluster's sums are in,
@@ -299,11 +299,13 @@ __device__ __forceinline__ void layer_norm_bwd_dx_wide(const BwdParams& p) {
   if (dynamic_smem_size() < S::kSmemBytes) __trap();
   unsigned long long* bars = reinterpret_cast<unsigned long long*>(smem + S::kBarrierOffset);
   __shared__ float scratch[2][2 * S::kWarps];  // warp sums, by row parity
-  // Every CTA's (c1, c2) parts of a row, by row parity, pushed by their
-  // owners (push_pair) and counted on sums_bar[parity]: 8 * kCluster bytes
-  // a row.
-  __shared__ __align__(8) float sums[2][S::kCluster][2];
-  __shared__ unsigned long long sums_bar[2];
+  // Every CTA's (c1, c2) parts of row i, in sums[i % 4], pushed by their
+  // owners (push_pair) and counted on sums_bar[i % 4]: 8 * kCluster bytes a
+  // row. Four buffers let a CTA push a row's parts as soon as it has them
+  // (`push`), as fwd_wide.cuh does.
+  constexpr int kBuffers = 4;
+  __shared__ __align__(8) float sums[kBuffers][S::kCluster][2];
+  __shared__ unsigned long long sums_bar[kBuffers];
 
   const int t = static_cast<int>(threadIdx.x);
   const unsigned rank = cluster_rank();
@@ -315,7 +317,7 @@ __device__ __forceinline__ void layer_norm_bwd_dx_wide(const BwdParams& p) {
 
   if (t == 0) {
     for (int s = 0; s < S::kStages; ++s) mbarrier_init(bars + s, 1);
-    for (int q = 0; q < 2; ++q) mbarrier_init(sums_bar + q, 1);
+    for (int q = 0; q < kBuffers; ++q) mbarrier_init(sums_bar + q, 1);
     mbarrier_init_fence();
   }
   // The weight slab, once (raw, in W: applied when read).
@@ -329,7 +331,7 @@ __device__ __forceinline__ void layer_norm_bwd_dx_wide(const BwdParams& p) {
   __syncthreads();  // barriers initialised, weights in place
   // sums_bar armed for rows 0 and 1, where they exist (a phase is armed only
   // when it will complete and be waited on), once its initialisation is
-  // visible to the CTA.
+  // visible to the CTA; push(i) arms row i + 2's.
   if (t == 0)
     for (int q = 0; q < 2; ++q)
       if (q < rows.count) mbarrier_arrive_expect_tx(sums_bar + q, 8u * S::kCluster);
@@ -357,62 +359,58 @@ __device__ __forceinline__ void layer_norm_bwd_dx_wide(const BwdParams& p) {
     mean = S::kRms ? 0.f : p.mean[row];
     rstd = !S::kRms && inv_n == 1.f ? 0.f : p.rstd[row];
   };
-
-  float mean = 0.f, rstd = 0.f, next_mean = 0.f, next_rstd = 0.f;
-  if (rows.count > 0) {
+  // Thread 0: row i's parts to every CTA of the cluster (sums[i % 4][rank]),
+  // after arming row i + 2's phase here. Four buffers make pushing before
+  // this CTA has gathered row i - 1 safe (fwd_wide.cuh's `push` has the
+  // argument: a CTA pushes row k only after it gathered row k - 2, and this
+  // CTA's pass A of row k - 2, whose barrier every thread passes only after
+  // gathering row k - 4, precedes its push of row k - 2).
+  const auto push = [&](i64 i, float a, float b) {
+    const int q = static_cast<int>(i % kBuffers);
+    if (i + 2 < rows.count) mbarrier_arrive_expect_tx(sums_bar + (i + 2) % kBuffers, 8u * S::kCluster);
+    for (int r = 0; r < S::kCluster; ++r) push_pair(sums[q][rank], sums_bar + q, static_cast<unsigned>(r), a, b);
+  };
+  // Pass A of row i (the next whose sums come), pushed at once; its mean and
+  // rstd out, for pass B.
+  const auto sums_push = [&](i64 i, float& mean, float& rstd) {
     // The fused backward's dz is read in pass B, straight from global memory:
-    // each row's is prefetched into L2 a row ahead (a hint; no value depends on it).
-    prefetch_dz_row<S>(p, rows.row(0), c0, n, t, S::kThreads, S::kAccesses);
-    stats(0, mean, rstd);
-    if (rows.count > 1) stats(1, next_mean, next_rstd);
-    // Row 0's local sums, pushed to every CTA of the cluster.
+    // prefetched into L2 here (a hint; no value depends on it).
+    prefetch_dz_row<S>(p, rows.row(i), c0, n, t, S::kThreads, S::kAccesses);
+    stats(i, mean, rstd);  // loaded while the stage is waited for
+    const int s = static_cast<int>(i % S::kStages);
+    if (n > 0) mbarrier_wait(bars + s, static_cast<unsigned>((i / S::kStages) & 1));
     float a, b;
-    if (n > 0) mbarrier_wait(bars + 0, 0u);
-    wide_row_sums<S>(smem, 0, global_dy<S>(p, rows.row(0), c0), t, n, mean, rstd, scratch[0], a, b);
-    if (t == 0)
-      for (int r = 0; r < S::kCluster; ++r) push_pair(sums[0][rank], sums_bar + 0, static_cast<unsigned>(r), a, b);
-  }
+    wide_row_sums<S>(smem, s, global_dy<S>(p, rows.row(i), c0), t, n, mean, rstd, scratch[i & 1], a, b);
+    if (t == 0) push(i, a, b);
+  };
 
+  // With 3 stages or more, a CTA forms row i + 1's local sums before it
+  // waits for the cluster's row i (the exchange hides behind that work, and
+  // the copies of rows i + 2 on stay in flight). With 2, row i + 1's copies
+  // are issued only once row i - 1 is written, and waiting for them before
+  // row i's pass B would leave no row of x in flight: the exposed latency of
+  // each row's copies held fp32 rows of 256K columns at 69% of copy. So
+  // each row's pass A comes just before its exchange there.
+  constexpr bool kLookahead = S::kStages >= 3;
+  float mean = 0.f, rstd = 0.f;  // row i's
+  if (kLookahead && rows.count > 0) sums_push(0, mean, rstd);
   for (i64 i = 0; i < rows.count; ++i) {
     const int s = static_cast<int>(i % S::kStages);
-    const int par = static_cast<int>(i & 1);
-    // Row i + 1's local sums while the cluster gathers row i's.
-    float a_next = 0.f, b_next = 0.f, mean_next = next_mean, rstd_next = next_rstd;
-    if (i + 1 < rows.count) {
-      prefetch_dz_row<S>(p, rows.row(i + 1), c0, n, t, S::kThreads, S::kAccesses);
-      if (i + 2 < rows.count) stats(i + 2, next_mean, next_rstd);  // loaded now, used a row later
-      const int s1 = static_cast<int>((i + 1) % S::kStages);
-      if (n > 0) mbarrier_wait(bars + s1, static_cast<unsigned>(((i + 1) / S::kStages) & 1));
-      wide_row_sums<S>(smem, s1, global_dy<S>(p, rows.row(i + 1), c0), t, n, mean_next, rstd_next,
-                       scratch[par ^ 1], a_next, b_next);
+    const int q = static_cast<int>(i % kBuffers);
+    float mean_next = 0.f, rstd_next = 0.f;
+    if (!kLookahead) {
+      sums_push(i, mean, rstd);
+    } else if (i + 1 < rows.count) {
+      sums_push(i + 1, mean_next, rstd_next);
     }
     // Row i's parts from every CTA of the cluster.
-    mbarrier_wait(sums_bar + par, static_cast<unsigned>((i >> 1) & 1));
+    mbarrier_wait(sums_bar + q, static_cast<unsigned>((i / kBuffers) & 1));
     // c1, c2 over the cluster, in rank order.
     float s_xw = 0.f, s_w = 0.f;
 #pragma unroll
     for (int r = 0; r < S::kCluster; ++r) {
-      s_xw += sums[par][r][0];
-      s_w += sums[par][r][1];
-    }
-    // Every thread has read row i's parts: a CTA pushes row i + 1's only
-    // then, so that row i + 2's pushes into sums[par], which every CTA makes
-    // only after receiving every CTA's row i + 1 parts, cannot overwrite
-    // row i's parts before this CTA has read them.
-    __syncthreads();
-    if (t == 0) {
-      // Re-arm sums_bar[par] for row i + 2 before this CTA pushes row i + 1's
-      // parts: row i + 2's parts reach this CTA only from CTAs that hold every
-      // CTA's row i + 1 parts, this one's included, so the expected bytes are
-      // always counted before any of them land. Row i's phase is complete and
-      // every thread has waited on it (the __syncthreads above).
-      if (i + 2 < rows.count) mbarrier_arrive_expect_tx(sums_bar + par, 8u * S::kCluster);
-      // Row i + 1's parts to every CTA. Their buffers of that parity are
-      // free: each CTA pushed its row-i parts (which this CTA has received)
-      // only after all its threads had read row i - 1's.
-      if (i + 1 < rows.count)
-        for (int r = 0; r < S::kCluster; ++r)
-          push_pair(sums[par ^ 1][rank], sums_bar + (par ^ 1), static_cast<unsigned>(r), a_next, b_next);
+      s_xw += sums[q][r][0];
+      s_w += sums[q][r][1];
     }
     // dx = rstd * (w dy - (xhat c1 + c2)) = w dy rstd + xhat c1r + c2r
     const float c1r = -s_xw * inv_n * rstd;
@@ -440,8 +438,10 @@ __device__ __forceinline__ void layer_norm_bwd_dx_wide(const BwdParams& p) {
     }
     __syncthreads();  // stage s is read by every thread
     if (t == 0 && n > 0 && i + S::kStages < rows.count) issue_row<S>(p, smem, bars, rows, i + S::kStages, c0, n);
-    mean = mean_next;
-    rstd = rstd_next;
+    if (kLookahead) {
+      mean = mean_next;
+      rstd = rstd_next;
+    }
   }
   // No CTA exits while a push to it may be in flight.
   cluster_barrier();

@@ -39,8 +39,8 @@
 // calls 2-3). RMSNorm: a_r = sum x^2, the mean square is sum a_r / N.
 //
 // With a residual, the first pass forms z = x + residual (rounded to the
-// residual's dtype) in the residual's slot (or, not staged, over x in x's:
-// see FwdWideLayout) and writes it out.
+// residual's dtype) in the residual's slot (or, where the residual is not
+// staged with x, over x in x's: see FwdWideLayout) and writes it out.
 //
 // Bulk copies need 16-byte aligned rows and slabs: 16-byte accesses of x
 // (and of the residual), which the generator checks against the call's
@@ -51,25 +51,40 @@
 
 namespace lntune {
 
+// How a wide forward stages the residual (gen::wide_fwd_residual picks it:
+// the first whose shared memory fits).
+//  * kResidualStaged: with x, in every stage.
+//  * kResidualSlot (fp32 rows and residual of 256K columns at 2 stages: the
+//    stages of both need 256 KiB at clusters of 16): x's stages and one slot
+//    for the residual. Row i + 1's residual is copied into it as soon as every
+//    thread has formed row i's z (over x, in x's slot); thread 0 asks the copy
+//    engine to prefetch each row's residual into L2 when it issues the row's
+//    x, STAGES rows ahead, so that copy reads L2.
+//  * kResidualGlobal (3 stages there): x alone staged; the first pass reads
+//    the residual from global memory (prefetched into L2 as above) and writes
+//    z over x.
+// The last two need the residual in x's dtype.
+constexpr int kResidualGlobal = 0, kResidualSlot = 1, kResidualStaged = 2;
+
 // Shared memory of a wide forward: STAGES slots (x's slab, 128-byte aligned,
-// then the residual's where there is one and it is staged; each slot 128-byte
-// aligned), then an 8-byte mbarrier per slot. gen::dynamic_smem_bytes
-// computes the same.
-//
-// STAGE_RESIDUAL false (where the stages of both do not fit: fp32 rows and
-// residual of 256K columns, 128 KiB a stage at clusters of 16): only x is
-// staged; the first pass reads the residual from global memory (thread 0 asks
-// the copy engine to prefetch its slab into L2 when it issues the row's x)
-// and writes z over x in the slot, which needs the residual in x's dtype.
-template <class S, int STAGES, bool STAGE_RESIDUAL = true>
+// then the residual's where it is staged with x; each slot 128-byte aligned),
+// the residual's one slot (kResidualSlot), then an 8-byte mbarrier per slot.
+// gen::dynamic_smem_bytes computes the same.
+template <class S, int STAGES, int RESIDUAL = kResidualStaged>
 struct FwdWideLayout {
   static constexpr unsigned kXBytes =
       (static_cast<unsigned>(S::kBlockSize * sizeof(typename S::T)) + 127u) / 128u * 128u;
   static constexpr unsigned kRBytes =
-      S::kResidual && STAGE_RESIDUAL ? static_cast<unsigned>(S::kBlockSize * sizeof(typename S::R)) : 0u;
+      S::kResidual && RESIDUAL == kResidualStaged ? static_cast<unsigned>(S::kBlockSize * sizeof(typename S::R)) : 0u;
   static constexpr unsigned kStageBytes = (kXBytes + kRBytes + 127u) / 128u * 128u;
-  static constexpr unsigned kBarrierOffset = STAGES * kStageBytes;
-  static constexpr unsigned kSmemBytes = kBarrierOffset + 8u * STAGES;
+  static constexpr unsigned kRSlotOffset = STAGES * kStageBytes;
+  static constexpr unsigned kRSlotBytes =
+      S::kResidual && RESIDUAL == kResidualSlot
+          ? (static_cast<unsigned>(S::kBlockSize * sizeof(typename S::R)) + 127u) / 128u * 128u
+          : 0u;
+  static constexpr unsigned kBarrierOffset = kRSlotOffset + kRSlotBytes;
+  static constexpr unsigned kBarriers = STAGES + (kRSlotBytes > 0 ? 1 : 0);  // the residual slot's last
+  static constexpr unsigned kSmemBytes = kBarrierOffset + 8u * kBarriers;
 };
 
 // Sum of v[0..N) in a fixed pairwise order (the same bits wherever it runs):
@@ -97,7 +112,7 @@ constexpr bool fwd_wide_keeps_row() {
 
 // FULL: this CTA's slab has all kSlab columns (known at compile time: no
 // bounds check, and its convergence region, around each access).
-template <class S, int STAGES, bool STAGE_RESIDUAL, bool FULL>
+template <class S, int STAGES, int RESIDUAL, bool FULL>
 __device__ __forceinline__ void layer_norm_fwd_wide_cta(const FwdParams& p) {
   static_assert(S::kRowsPerCta == 1 && S::kSingleTile, "a row's slab per CTA, in shared memory");
   static_assert(S::kCluster >= 2 && S::kCluster <= 16, "cluster: 2 to 16 CTAs");
@@ -107,10 +122,14 @@ __device__ __forceinline__ void layer_norm_fwd_wide_cta(const FwdParams& p) {
   using W = typename S::W;
   using R = typename S::R;
   using Y = typename S::Y;
-  using L = FwdWideLayout<S, STAGES, STAGE_RESIDUAL>;
-  // z lives in the residual's slot, or (residual not staged) over x in x's.
-  constexpr bool kStagedR = S::kResidual && STAGE_RESIDUAL;
-  static_assert(STAGE_RESIDUAL || !S::kResidual || sizeof(typename S::R) == sizeof(typename S::T),
+  using L = FwdWideLayout<S, STAGES, RESIDUAL>;
+  static_assert(RESIDUAL == kResidualGlobal || RESIDUAL == kResidualSlot || RESIDUAL == kResidualStaged,
+                "RESIDUAL: kResidualGlobal, kResidualSlot or kResidualStaged");
+  // z lives in the residual's slot where it is staged with x, otherwise over
+  // x in x's.
+  constexpr bool kStagedR = S::kResidual && RESIDUAL == kResidualStaged;
+  constexpr bool kSlotR = S::kResidual && RESIDUAL == kResidualSlot;
+  static_assert(kStagedR || !S::kResidual || sizeof(typename S::R) == sizeof(typename S::T),
                 "z written over x needs the residual in x's size (and dtype: the generator checks)");
   constexpr int kSlab = S::kBlockSize;
   constexpr int kThreads = S::kThreads;
@@ -151,8 +170,10 @@ __device__ __forceinline__ void layer_norm_fwd_wide_cta(const FwdParams& p) {
     return reinterpret_cast<T*>(fwd_wide_smem + static_cast<unsigned>(i % STAGES) * L::kStageBytes);
   };
   const auto r_slot = [&](i64 i) {
+    if constexpr (kSlotR) return reinterpret_cast<R*>(fwd_wide_smem + L::kRSlotOffset);
     return reinterpret_cast<R*>(fwd_wide_smem + static_cast<unsigned>(i % STAGES) * L::kStageBytes + L::kXBytes);
   };
+  const unsigned r_bar = bars + 8u * STAGES;  // the residual slot's (kSlotR)
   // Warp 0: row i's slab of x (and of the residual) into slot i % STAGES.
   const auto issue = [&](i64 i) {
     const unsigned bar = bars + 8u * static_cast<unsigned>(i % STAGES);
@@ -169,6 +190,16 @@ __device__ __forceinline__ void layer_norm_fwd_wide_cta(const FwdParams& p) {
     smem::stage_bulk(x_slot(i), x + row * p.x_stride, n, bar);
     if constexpr (kStagedR) smem::stage_bulk(r_slot(i), residual + row * p.residual_stride, n, bar);
   };
+  // Warp 0 (kSlotR): row i's residual into its slot, once every thread has
+  // read row i - 1's from it.
+  const auto issue_residual = [&](i64 i) {
+    if (t == 0) {
+      smem::fence_proxy_async();  // the slot's previous row was read (generic proxy) before this copy
+      smem::barrier_expect(r_bar, static_cast<unsigned>(n) * static_cast<unsigned>(sizeof(R)));
+    }
+    __syncwarp();
+    smem::stage_bulk(r_slot(i), residual + row_of(i) * p.residual_stride, n, r_bar);
+  };
 
   // With 3 stages or more, a CTA forms row i + 1's sums before it waits for
   // row i's pairs (the exchange hides behind that work: the loads of rows
@@ -177,7 +208,7 @@ __device__ __forceinline__ void layer_norm_fwd_wide_cta(const FwdParams& p) {
   // exchange.
   constexpr bool kLookahead = STAGES >= 3;
   if (t == 0) {
-    for (int s = 0; s < STAGES; ++s) smem::barrier_init(bars + 8u * static_cast<unsigned>(s), 1);
+    for (unsigned s = 0; s < L::kBarriers; ++s) smem::barrier_init(bars + 8u * s, 1);
     for (int q = 0; q < kPairBuffers; ++q) smem::barrier_init(smem::address(&pairs_bar[q]), 1);
     // The phases of rows 0 and 1 are armed before any CTA can push to them
     // (the cluster barrier below); push(j) arms row j + 2's.
@@ -201,8 +232,10 @@ __device__ __forceinline__ void layer_norm_fwd_wide_cta(const FwdParams& p) {
   // Every CTA of the cluster has initialised and armed its barriers before
   // any CTA pushes a pair to it (the only cluster barriers: here and at exit).
   cluster_barrier();
-  if (t < 32 && n > 0)
+  if (t < 32 && n > 0) {
     for (i64 i = 0; i < STAGES && i < count; ++i) issue(i);
+    if (kSlotR && count > 0) issue_residual(0);
+  }
 
   // The normalised row of staged row i in shared memory: z, or x.
   const auto row_at = [&](i64 i, int col, float (&v)[kVec]) {
@@ -224,6 +257,7 @@ __device__ __forceinline__ void layer_norm_fwd_wide_cta(const FwdParams& p) {
   constexpr bool kKeepRow = FULL && fwd_wide_keeps_row<S>();
   const auto local_sums = [&](i64 i, float& a, float& b) {
     if (n > 0) smem::barrier_wait(bars + 8u * static_cast<unsigned>(i % STAGES), static_cast<unsigned>((i / STAGES) & 1));
+    if (kSlotR && n > 0) smem::barrier_wait(r_bar, static_cast<unsigned>(i & 1));
     const T* xs = x_slot(i);
     R* zs = r_slot(i);
     const i64 row = row_of(i);
@@ -240,7 +274,7 @@ __device__ __forceinline__ void layer_norm_fwd_wide_cta(const FwdParams& p) {
       load<kVec>(xs + col, v[j]);
       if constexpr (S::kResidual) {
         float r[kVec];
-        if constexpr (kStagedR) {
+        if constexpr (kStagedR || kSlotR) {
           load<kVec>(zs + col, r);
         } else {
           load<kVec>(residual + row * p.residual_stride + col, r);
@@ -349,18 +383,19 @@ __device__ __forceinline__ void layer_norm_fwd_wide_cta(const FwdParams& p) {
     if (t < 32 && n > 0 && i + STAGES < count) issue(i + STAGES);
   };
 
+  // Row i's sums, pushed at once; then (kSlotR: local_sums' barriers
+  // follow every thread's reads of the residual slot) row i + 1's residual.
+  const auto sums_push = [&](i64 i, float& a, float& b) {
+    local_sums(i, a, b);
+    if (t == 0) push(i, a, b);
+    if (kSlotR && t < 32 && n > 0 && i + 1 < count) issue_residual(i + 1);
+  };
   float a = 0.f, b = 0.f;
-  if (kLookahead && count > 0) {
-    local_sums(0, a, b);
-    if (t == 0) push(0, a, b);
-  }
+  if (kLookahead && count > 0) sums_push(0, a, b);
   for (i64 i = 0; i < count; ++i) {
-    // Row i + 1's sums (the lookahead) or row i's, pushed at once.
+    // Row i + 1's sums (the lookahead) or row i's.
     const i64 next = kLookahead ? i + 1 : i;
-    if (next < count) {
-      local_sums(next, a, b);
-      if (t == 0) push(next, a, b);
-    }
+    if (next < count) sums_push(next, a, b);
     float mean, var;
     gather(i, mean, var);
     output(i, mean, var);
@@ -373,15 +408,15 @@ __device__ __forceinline__ void layer_norm_fwd_wide_cta(const FwdParams& p) {
 // slab, the shapes the wide forward is for) runs the instance without bounds
 // checks, keeping LayerNorm's row in registers; a CTA with fewer columns, the
 // checked one.
-template <class S, int STAGES, bool STAGE_RESIDUAL = true>
+template <class S, int STAGES, int RESIDUAL = kResidualStaged>
 __device__ __forceinline__ void layer_norm_fwd_wide(const FwdParams& p) {
   // Only where the full slab keeps the row in registers: elsewhere the two
   // paths together took more registers than either (spills at fp32 rows
   // and residual of 256K columns, 16 warps).
   if (fwd_wide_keeps_row<S>() && p.N - static_cast<i64>(cluster_rank()) * S::kBlockSize >= S::kBlockSize) {
-    layer_norm_fwd_wide_cta<S, STAGES, STAGE_RESIDUAL, true>(p);
+    layer_norm_fwd_wide_cta<S, STAGES, RESIDUAL, true>(p);
   } else {
-    layer_norm_fwd_wide_cta<S, STAGES, STAGE_RESIDUAL, false>(p);
+    layer_norm_fwd_wide_cta<S, STAGES, RESIDUAL, false>(p);
   }
 }
 
