@@ -194,11 +194,12 @@ void add_wide_fwd(const SpaceQuery& q, std::vector<Config>& out) {
 // [LNTUNE_SWEEP_RESIDUAL=1] lntune_sweep fwd DTYPE 262144 65536 32768`,
 // bench/results/h100_2026-11-24e, calls 4 and 6):
 //   * rows of more than 128K columns: clusters of 16, 16 warps, 2 stages for
-//     fp32 rows, 3 for 16-bit ones and with a residual: fp32 N = 262144
-//     LayerNorm 95.5% (the old default 70.3%), RMSNorm 97.0% (74.6%); bf16
-//     RMSNorm 97.5% (85.6%), LayerNorm + add 94-96% (78.9%); fp32 + an fp32
-//     residual (x staged alone, the residual read through L2): LayerNorm
-//     66.1% (63.6%), RMSNorm 71.9% (69.2%; call 12);
+//     fp32 rows, 3 for 16-bit ones: fp32 N = 262144 LayerNorm 95.5% (the old
+//     default 70.3%), RMSNorm 97.0% (74.6%); bf16 RMSNorm 97.5% (85.6%),
+//     LayerNorm + add 94-96% (78.9%); fp32 + an fp32 residual (x's 2 stages
+//     and a slot for the residual, gen::WideResidual::slot;
+//     bench/results/h100_2026-11-25, call 2): LayerNorm 95.3% (66.3%),
+//     RMSNorm 96.8% (71.7%);
 //   * 32K to 128K columns: 8192-column slabs (clusters of 8), 8 warps, 4
 //     stages for 16-bit rows without a residual, else 3: fp32 N = 65536
 //     LayerNorm 96.8% (91.5%); bf16 RMSNorm 96.2% (91.4%), LayerNorm + add
@@ -231,7 +232,10 @@ std::optional<Config> wide_fwd_default(const SpaceQuery& q, const ConfigFilter& 
     if (stages != 2) picks.push_back(Pick{cluster, warps, 2});
   };
   if (q.n > 131072) {
-    then_two(16, 16, half || q.residual ? 3 : 2);
+    // fp32 with an fp32 residual: x's 2 stages and one slot for the
+    // residual (95.3% of copy; 3 stages of x with the residual read through
+    // L2, 66.4%; bench/results/h100_2026-11-25, call 2).
+    then_two(16, 16, half ? 3 : 2);
   } else if (q.n > 32768) {
     then_two(8, 8, half && !q.residual ? 4 : 3);
   } else {
@@ -347,10 +351,17 @@ std::optional<Config> wide_bwd_default(const SpaceQuery& q, const ConfigFilter& 
                               : static_cast<int>(std::clamp<std::int64_t>(slab / (32 * 32), 4, 16));
         const int fit = std::max(1, q.sm_count / cluster);
         for (int stages : {3, 2}) {
-          if (wide_stage_bytes(slab, esize, stages, x_only) > kWideSmemLimit) continue;
           Config c{static_cast<int>(slab), warps, stages, 0, cluster};
           c.group_size_m = clip_groups(q, 1, cluster >= 8 && fit > 1 ? fit - 1 : fit);
-          if (!accept) return c;
+          // Without the call's traits, sized for an fp32 weight; with them,
+          // the instance's own shared memory decides (a 16-bit weight slab
+          // leaves room for 3 stages of 16-bit rows of 256K columns: bf16
+          // 94.6% of copy against 77.9% with 2; bench/results/h100_2026-11-25,
+          // call 2).
+          if (!accept) {
+            if (wide_stage_bytes(slab, esize, stages, x_only) > kWideSmemLimit) continue;
+            return c;
+          }
           const std::optional<InstanceKey> key = accept(c);
           if (key && (x_only || wide_stages_dy(*key))) return c;
         }

@@ -388,10 +388,13 @@ __device__ __forceinline__ void layer_norm_bwd_dx_wide(const BwdParams& p) {
   // waits for the cluster's row i (the exchange hides behind that work, and
   // the copies of rows i + 2 on stay in flight). With 2, row i + 1's copies
   // are issued only once row i - 1 is written, and waiting for them before
-  // row i's pass B would leave no row of x in flight: the exposed latency of
-  // each row's copies held fp32 rows of 256K columns at 69% of copy. So
-  // each row's pass A comes just before its exchange there.
-  constexpr bool kLookahead = S::kStages >= 3;
+  // row i's pass B leaves no row of x in flight: there each row's pass A
+  // comes just before its exchange (fp32 N = 65536, 8192-column slabs in
+  // clusters of 8: 97.9% of copy; bench/results/h100_2026-11-25, call 2),
+  // except where dy is not staged: its pass A reads dy from global memory,
+  // and without the lookahead fp32 rows of 256K columns fell from 69% to
+  // 47-57% (call 2).
+  constexpr bool kLookahead = S::kStages >= 3 || !S::kStageDy;
   float mean = 0.f, rstd = 0.f;  // row i's
   if (kLookahead && rows.count > 0) sums_push(0, mean, rstd);
   for (i64 i = 0; i < rows.count; ++i) {
