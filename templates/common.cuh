@@ -457,6 +457,22 @@ __device__ __forceinline__ Welford row_welford(Welford w, float* scratch) {
   }
 }
 
+// cp.async (sm_80+) of BYTES (4, 8 or 16) from global memory to the shared
+// address `dst`: no register holds the data, and the issuing thread goes on.
+template <int BYTES>
+__device__ __forceinline__ void copy_async(unsigned dst, const void* src) {
+  if constexpr (BYTES == 16) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(src) : "memory");
+  } else {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;" ::"r"(dst), "l"(src), "n"(BYTES) : "memory");
+  }
+}
+// Waits for this thread's cp.async copies (visible to the CTA after a
+// __syncthreads).
+__device__ __forceinline__ void copy_async_wait_all() {
+  asm volatile("cp.async.commit_group;\n\tcp.async.wait_group 0;" ::: "memory");
+}
+
 }  // namespace lntune
 
 // ---------------------------------------------------------------- clusters

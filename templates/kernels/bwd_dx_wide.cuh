@@ -306,6 +306,7 @@ __device__ __forceinline__ void layer_norm_bwd_dx_wide(const BwdParams& p) {
   constexpr int kBuffers = 4;
   __shared__ __align__(8) float sums[kBuffers][S::kCluster][2];
   __shared__ unsigned long long sums_bar[kBuffers];
+  __shared__ float row_stats[kBuffers][2];  // row i's mean and rstd in [i % 4]
 
   const int t = static_cast<int>(threadIdx.x);
   const unsigned rank = cluster_rank();
@@ -314,6 +315,22 @@ __device__ __forceinline__ void layer_norm_bwd_dx_wide(const BwdParams& p) {
   const i64 cluster = cluster_index(), clusters = cluster_count();
   const WideRows rows{cluster, clusters, cluster < p.M ? (p.M - 1 - cluster) / clusters + 1 : 0};
   const float inv_n = 1.0f / static_cast<float>(p.N);
+  // Row i's mean and rstd, into row_stats[i % 4] (at N = 1, rstd is taken
+  // as 0 so that dx and dW are exactly 0, as in bwd_dx.cuh; LayerNorm only;
+  // RMSNorm's mean stays 0). Thread 0 loads them by cp.async a row before
+  // their pass A (an exposed load a row cost bf16 N = 65536 6% of copy, and
+  // registers holding them a row ahead spilled at 32 warps); they are
+  // waited for before the barrier that ends the previous row's pass B.
+  const auto load_stats = [&](i64 i) {
+    const int q = static_cast<int>(i % kBuffers);
+    const i64 row = rows.row(i);
+    if constexpr (!S::kRms) copy_async<4>(shared_address(&row_stats[q][0]), p.mean + row);
+    if (!S::kRms && inv_n == 1.f) {
+      row_stats[q][1] = 0.f;
+    } else {
+      copy_async<4>(shared_address(&row_stats[q][1]), p.rstd + row);
+    }
+  };
 
   if (t == 0) {
     for (int s = 0; s < S::kStages; ++s) mbarrier_init(bars + s, 1);
@@ -328,7 +345,12 @@ __device__ __forceinline__ void layer_norm_bwd_dx_wide(const BwdParams& p) {
     Chunk* dst = reinterpret_cast<Chunk*>(smem + S::kWeightOffset);
     for (i64 q = t; q < bytes / 16; q += S::kThreads) dst[q] = src[q];
   }
-  __syncthreads();  // barriers initialised, weights in place
+  if (t == 0) {
+    for (int q = 0; q < kBuffers; ++q) row_stats[q][0] = 0.f;  // RMSNorm's mean
+    for (i64 i = 0; i < 2 && i < rows.count; ++i) load_stats(i);
+    copy_async_wait_all();
+  }
+  __syncthreads();  // barriers initialised, weights and rows 0 and 1's statistics in place
   // sums_bar armed for rows 0 and 1, where they exist (a phase is armed only
   // when it will complete and be waited on), once its initialisation is
   // visible to the CTA; push(i) arms row i + 2's.
@@ -352,13 +374,6 @@ __device__ __forceinline__ void layer_norm_bwd_dx_wide(const BwdParams& p) {
       if constexpr (S::kHasBias) db[j][k] = 0.f;
     }
 
-  // The row's mean and rstd (once per row: at N = 1, rstd is taken as 0 so
-  // that dx and dW are exactly 0, as in bwd_dx.cuh; LayerNorm only).
-  auto stats = [&](i64 i, float& mean, float& rstd) {
-    const i64 row = rows.row(i);
-    mean = S::kRms ? 0.f : p.mean[row];
-    rstd = !S::kRms && inv_n == 1.f ? 0.f : p.rstd[row];
-  };
   // Thread 0: row i's parts to every CTA of the cluster (sums[i % 4][rank]),
   // after arming row i + 2's phase here. Four buffers make pushing before
   // this CTA has gathered row i - 1 safe (fwd_wide.cuh's `push` has the
@@ -368,15 +383,15 @@ __device__ __forceinline__ void layer_norm_bwd_dx_wide(const BwdParams& p) {
   const auto push = [&](i64 i, float a, float b) {
     const int q = static_cast<int>(i % kBuffers);
     if (i + 2 < rows.count) mbarrier_arrive_expect_tx(sums_bar + (i + 2) % kBuffers, 8u * S::kCluster);
+#pragma unroll 1
     for (int r = 0; r < S::kCluster; ++r) push_pair(sums[q][rank], sums_bar + q, static_cast<unsigned>(r), a, b);
   };
-  // Pass A of row i (the next whose sums come), pushed at once; its mean and
-  // rstd out, for pass B.
-  const auto sums_push = [&](i64 i, float& mean, float& rstd) {
+  // Pass A of row i (the next whose sums come), pushed at once.
+  const auto sums_push = [&](i64 i) {
+    const float mean = row_stats[i % kBuffers][0], rstd = row_stats[i % kBuffers][1];
     // The fused backward's dz is read in pass B, straight from global memory:
     // prefetched into L2 here (a hint; no value depends on it).
     prefetch_dz_row<S>(p, rows.row(i), c0, n, t, S::kThreads, S::kAccesses);
-    stats(i, mean, rstd);  // loaded while the stage is waited for
     const int s = static_cast<int>(i % S::kStages);
     if (n > 0) mbarrier_wait(bars + s, static_cast<unsigned>((i / S::kStages) & 1));
     float a, b;
@@ -395,16 +410,18 @@ __device__ __forceinline__ void layer_norm_bwd_dx_wide(const BwdParams& p) {
   // and without the lookahead fp32 rows of 256K columns fell from 69% to
   // 47-57% (call 2).
   constexpr bool kLookahead = S::kStages >= 3 || !S::kStageDy;
-  float mean = 0.f, rstd = 0.f;  // row i's
-  if (kLookahead && rows.count > 0) sums_push(0, mean, rstd);
+  if (kLookahead && rows.count > 0) sums_push(0);
   for (i64 i = 0; i < rows.count; ++i) {
     const int s = static_cast<int>(i % S::kStages);
     const int q = static_cast<int>(i % kBuffers);
-    float mean_next = 0.f, rstd_next = 0.f;
+    // The statistics of the row whose pass A comes next iteration: their
+    // slot's previous row (i - 2) was last read before the barriers of the
+    // passes since.
+    if (t == 0 && i + 2 < rows.count) load_stats(i + 2);
     if (!kLookahead) {
-      sums_push(i, mean, rstd);
+      sums_push(i);
     } else if (i + 1 < rows.count) {
-      sums_push(i + 1, mean_next, rstd_next);
+      sums_push(i + 1);
     }
     // Row i's parts from every CTA of the cluster.
     mbarrier_wait(sums_bar + q, static_cast<unsigned>((i / kBuffers) & 1));
@@ -416,6 +433,7 @@ __device__ __forceinline__ void layer_norm_bwd_dx_wide(const BwdParams& p) {
       s_w += sums[q][r][1];
     }
     // dx = rstd * (w dy - (xhat c1 + c2)) = w dy rstd + xhat c1r + c2r
+    const float mean = row_stats[q][0], rstd = row_stats[q][1];
     const float c1r = -s_xw * inv_n * rstd;
     const float c2r = S::kRms ? 0.f : -s_w * inv_n * rstd;
     const float shift = -mean * rstd;
@@ -439,12 +457,9 @@ __device__ __forceinline__ void layer_norm_bwd_dx_wide(const BwdParams& p) {
       store<S::kVec>(dx + col, out);
       store_dresidual<S>(p, row, c0 + col, out);
     }
+    if (t == 0) copy_async_wait_all();  // row i + 2's statistics, for the CTA after the barrier
     __syncthreads();  // stage s is read by every thread
     if (t == 0 && n > 0 && i + S::kStages < rows.count) issue_row<S>(p, smem, bars, rows, i + S::kStages, c0, n);
-    if (kLookahead) {
-      mean = mean_next;
-      rstd = rstd_next;
-    }
   }
   // No CTA exits while a push to it may be in flight.
   cluster_barrier();

@@ -93,19 +93,6 @@ __device__ __forceinline__ unsigned dynamic_size() {
   return r;
 }
 
-// cp.async of BYTES (4, 8 or 16) from global to shared memory.
-template <int BYTES>
-__device__ __forceinline__ void copy_async(unsigned dst, const void* src) {
-  if constexpr (BYTES == 16) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(src) : "memory");
-  } else {
-    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;" ::"r"(dst), "l"(src), "n"(BYTES) : "memory");
-  }
-}
-__device__ __forceinline__ void copy_async_wait_all() {
-  asm volatile("cp.async.commit_group;\n\tcp.async.wait_group 0;" ::: "memory");
-}
-
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 constexpr bool kHasBulk = true;
 #else
@@ -411,7 +398,7 @@ __device__ __forceinline__ void layer_norm_fwd_smem(const FwdParams& p) {
     if constexpr (kAnyAsync) {
       if constexpr (!kBulkX) smem::stage_async<T, kVec, kThreads>(xs, x_row, n, t);
       if constexpr (S::kResidual && !kBulkR) smem::stage_async<R, kVec, kThreads>(zs, r_row, n, t);
-      smem::copy_async_wait_all();
+      copy_async_wait_all();
       __syncthreads();
     }
     if constexpr (kAnyBulk) {
