@@ -352,7 +352,12 @@ std::optional<Config> wide_bwd_default(const SpaceQuery& q, const ConfigFilter& 
         const int fit = std::max(1, q.sm_count / cluster);
         for (int stages : {3, 2}) {
           Config c{static_cast<int>(slab), warps, stages, 0, cluster};
-          c.group_size_m = clip_groups(q, 1, cluster >= 8 && fit > 1 ? fit - 1 : fit);
+          // Clusters of 16 with 3 stages of 16384-column slabs (16-bit rows of
+          // 256K columns): two clusters fewer than fit measured faster (bf16:
+          // 90.1-94.6% of copy against 84.1-88.5% with one fewer;
+          // bench/results/h100_2026-11-25, calls 2-4).
+          const int spare = cluster >= 8 && fit > 1 ? (cluster == 16 && stages == 3 && slab == 16384 && fit > 2 ? 2 : 1) : 0;
+          c.group_size_m = clip_groups(q, 1, fit - spare);
           // Without the call's traits, sized for an fp32 weight; with them,
           // the instance's own shared memory decides (a 16-bit weight slab
           // leaves room for 3 stages of 16-bit rows of 256K columns: bf16

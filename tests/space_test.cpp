@@ -213,6 +213,20 @@ TEST(Default, LongRowsTakeTheMeasuredSharedMemoryConfigs) {
   EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 65536, 4096), "block_size=8192 num_warps=8 rows_per_cta=3 group_size_m=15 cluster_size=8");
   EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 32768, 8192), "block_size=16384 num_warps=16 rows_per_cta=2 group_size_m=66 cluster_size=2");
   EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 131072, 2048), "block_size=8192 num_warps=8 rows_per_cta=3 group_size_m=7 cluster_size=16");
+  // 16-bit rows of 256K columns: 3 stages where the 16-bit weight slab leaves
+  // room, two clusters of 16 fewer than fit (bench/results/h100_2026-11-25).
+  const auto bwd_default = [](DType d, std::int64_t n, std::int64_t m) {
+    const Traits t{Kernel::bwd_dx, d, d, true, true};
+    return to_string(default_config({Kernel::bwd_dx, d, n, m, 132, 90}, [&](const Config& c) -> std::optional<InstanceKey> {
+      try {
+        return make_instance(t, c, n, max_vec(d));
+      } catch (const Error&) {
+        return std::nullopt;
+      }
+    }));
+  };
+  EXPECT_EQ(bwd_default(DType::bf16, 262144, 1024), "block_size=16384 num_warps=16 rows_per_cta=3 group_size_m=6 cluster_size=16");
+  EXPECT_EQ(bwd_default(DType::f32, 262144, 512), "block_size=16384 num_warps=32 rows_per_cta=2 group_size_m=7 cluster_size=16");
 }
 
 TEST(Default, LongRowsAreTiledOrClustered) {
