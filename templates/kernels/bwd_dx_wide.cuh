@@ -211,19 +211,10 @@ __device__ __forceinline__ void issue_row(const BwdParams& p, unsigned char* sme
   mbarrier_arrive_expect_tx(bars + s, x_bytes + (S::kStageDy ? dy_bytes : 0u));
   bulk_copy_g2s(stage_x<S>(smem, s), static_cast<const typename S::R*>(p.x) + row * p.x_stride + c0, x_bytes,
                 bars + s);
-  if constexpr (S::kStageDy) {
+  if constexpr (S::kStageDy)
     bulk_copy_g2s(stage_dy<S>(smem, s), dy, dy_bytes, bars + s);
-  } else {
-    // dy is read from global memory, and row i + 1's copy is issued only
-    // once row i - 1 is written, just before its pass A: so row i + 1's x
-    // and dy are asked into L2 now, a row ahead.
+  else
     bulk_prefetch_l2(dy, dy_bytes);
-    if (i + 1 < rows.count) {
-      const i64 next = rows.row(i + 1);
-      bulk_prefetch_l2(static_cast<const typename S::R*>(p.x) + next * p.x_stride + c0, x_bytes);
-      bulk_prefetch_l2(global_dy<S>(p, next, c0), dy_bytes);
-    }
-  }
 }
 
 // This thread's access j of the staged row: x (z) and dy (from the stage,
