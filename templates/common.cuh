@@ -518,6 +518,30 @@ __device__ __forceinline__ void bulk_prefetch_l2(const void* src, unsigned bytes
   asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(src), "r"(bytes) : "memory");
 }
 
+// L2 cache policies: lines kept before others (evict_last), or let go first
+// (evict_first: read for the last time).
+__device__ __forceinline__ unsigned long long l2_evict_last() {
+  unsigned long long p;
+  asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(p));
+  return p;
+}
+__device__ __forceinline__ unsigned long long l2_evict_first() {
+  unsigned long long p;
+  asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(p));
+  return p;
+}
+// bulk_prefetch_l2 with an L2 policy.
+__device__ __forceinline__ void bulk_prefetch_l2(const void* src, unsigned bytes, unsigned long long policy) {
+  asm volatile("cp.async.bulk.prefetch.L2.global.L2::cache_hint [%0], %1, %2;" ::"l"(src), "r"(bytes), "l"(policy)
+               : "memory");
+}
+// Four floats from global memory (16-byte aligned) with an L2 policy.
+__device__ __forceinline__ void load4(const float* src, float (&dst)[4], unsigned long long policy) {
+  asm("ld.global.L2::cache_hint.v4.f32 {%0, %1, %2, %3}, [%4], %5;"
+      : "=f"(dst[0]), "=f"(dst[1]), "=f"(dst[2]), "=f"(dst[3])
+      : "l"(src), "l"(policy));
+}
+
 // Reads a float at the same shared-memory offset in CTA `rank` of the cluster.
 __device__ __forceinline__ float load_remote(const float* local, unsigned rank) {
   unsigned long long shared_addr;

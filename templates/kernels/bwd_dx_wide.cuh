@@ -39,8 +39,14 @@
 // stages and the weight slab are kept (STAGE_DY false): thread 0 then asks
 // the copy engine to prefetch the row's dy slab into L2
 // (cp.async.bulk.prefetch.L2) when it issues the row's x, and both passes
-// read dy from global memory, the second time from L2. The generator stages
-// dy wherever it fits (gen::wide_stages_dy).
+// read dy from global memory, the second time from L2. With L2 cache
+// policies (x's copy evict_first, dy's prefetch and pass A's read
+// evict_last, pass B's read evict_first) the kernel reads 1.12 GB of DRAM at
+// fp32 N = 262144, x = 512 MiB (the bytes of x and dy), against 1.43 GB
+// without: 72% of copy, 69% without (bench/results/h100_2026-11-25, call 6).
+// Asking the next row's x and dy into L2 a row earlier doubled the DRAM
+// reads instead (2.30 GB, 52%; call 5). The generator stages dy wherever it
+// fits (gen::wide_stages_dy).
 //
 // Bulk copies need 16-byte aligned rows and slabs: 16-byte accesses (VEC *
 // sizeof(R) and VEC * sizeof(Y) at least 16), which the generator checks
@@ -160,6 +166,15 @@ __device__ __forceinline__ void bulk_copy_g2s(void* dst, const void* src, unsign
       "l"(src), "r"(bytes), "r"(shared_address(bar))
       : "memory");
 }
+// The same with an L2 policy.
+__device__ __forceinline__ void bulk_copy_g2s(void* dst, const void* src, unsigned bytes, unsigned long long* bar,
+                                              unsigned long long policy) {
+  asm volatile(
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1], %2, [%3], %4;" ::"r"(
+          shared_address(dst)),
+      "l"(src), "r"(bytes), "r"(shared_address(bar)), "l"(policy)
+      : "memory");
+}
 
 // Writes the pair (a, b) to `local`'s offset in CTA `rank`'s shared memory
 // and counts its 8 bytes on that CTA's mbarrier at `bar`'s offset
@@ -209,26 +224,35 @@ __device__ __forceinline__ void issue_row(const BwdParams& p, unsigned char* sme
   const typename S::Y* dy = global_dy<S>(p, row, c0);
   fence_proxy_async();
   mbarrier_arrive_expect_tx(bars + s, x_bytes + (S::kStageDy ? dy_bytes : 0u));
-  bulk_copy_g2s(stage_x<S>(smem, s), static_cast<const typename S::R*>(p.x) + row * p.x_stride + c0, x_bytes,
-                bars + s);
-  if constexpr (S::kStageDy)
+  const typename S::R* x = static_cast<const typename S::R*>(p.x) + row * p.x_stride + c0;
+  if constexpr (S::kStageDy) {
+    bulk_copy_g2s(stage_x<S>(smem, s), x, x_bytes, bars + s);
     bulk_copy_g2s(stage_dy<S>(smem, s), dy, dy_bytes, bars + s);
-  else
-    bulk_prefetch_l2(dy, dy_bytes);
+  } else {
+    // dy is read twice through L2 (kept there: evict_last, until pass B's
+    // last read); x once (evict_first).
+    bulk_copy_g2s(stage_x<S>(smem, s), x, x_bytes, bars + s, l2_evict_first());
+    bulk_prefetch_l2(dy, dy_bytes, l2_evict_last());
+  }
 }
 
 // This thread's access j of the staged row: x (z) and dy (from the stage,
 // or from `dy` in global memory where it is not staged), and the applied
 // weight (1 where there is none).
-template <class S>
+// LAST: pass B's read, dy's last (where dy is not staged, fp32: read with
+// evict_first, pass A's with evict_last).
+template <class S, bool LAST = false>
 __device__ __forceinline__ void read_access(const unsigned char* smem, int s, const typename S::Y* dy,
                                             int col, float (&x)[S::kVec], float (&g)[S::kVec],
                                             float (&w)[S::kVec]) {
   load<S::kVec>(stage_x<S>(const_cast<unsigned char*>(smem), s) + col, x);
-  if constexpr (S::kStageDy)
+  if constexpr (S::kStageDy) {
     load<S::kVec>(stage_dy<S>(const_cast<unsigned char*>(smem), s) + col, g);
-  else
+  } else if constexpr (sizeof(typename S::Y) == 4 && S::kVec == 4) {
+    load4(reinterpret_cast<const float*>(dy + col), g, LAST ? l2_evict_first() : l2_evict_last());
+  } else {
     load<S::kVec>(dy + col, g);
+  }
   if constexpr (S::kHasWeight) {
     load<S::kVec>(reinterpret_cast<const typename S::W*>(smem + S::kWeightOffset) + col, w);
 #pragma unroll
@@ -445,7 +469,7 @@ __device__ __forceinline__ void layer_norm_bwd_dx_wide(const BwdParams& p) {
       const int col = (j * S::kThreads + t) * S::kVec;
       if (col >= n) continue;
       float x[S::kVec], g[S::kVec], w[S::kVec], out[S::kVec];
-      read_access<S>(smem, s, dy, col, x, g, w);
+      read_access<S, true>(smem, s, dy, col, x, g, w);
 #pragma unroll
       for (int k = 0; k < S::kVec; ++k) {
         const float xhat = wide_xhat<S>(x[k], mean, rstd, shift);
