@@ -349,6 +349,29 @@ std::vector<VCase> variant_cases() {
           out.push_back(c);
         }
     }
+  // Long rows at the wide kernels' defaults (bench/results/h100_2026-11-25):
+  // fp32 rows with an fp32 residual (the forward's residual slot at 256K
+  // columns; the backward's 32 warps, 2 stages at 64K), and 16-bit
+  // LayerNorm rows of 256K columns (the wide forward's full slabs, the
+  // backward's 3 stages).
+  for (Norm norm : {Norm::layer, Norm::rms})
+    for (std::int64_t n : {65536, 262144}) {
+      VCase c;
+      c.norm = norm;
+      c.x = c.w = DType::f32;
+      c.residual = DType::f32;
+      if (norm == Norm::rms) c.bias = false;
+      c.M = n == 65536 ? 21 : 9;
+      c.N = n;
+      out.push_back(c);
+    }
+  for (DType d : {DType::bf16, DType::f16}) {
+    VCase c;
+    c.x = c.w = d;
+    c.M = 8;
+    c.N = 262144;
+    out.push_back(c);
+  }
   return out;
 }
 

@@ -227,6 +227,21 @@ TEST(Default, LongRowsTakeTheMeasuredSharedMemoryConfigs) {
   };
   EXPECT_EQ(bwd_default(DType::bf16, 262144, 1024), "block_size=16384 num_warps=16 rows_per_cta=3 group_size_m=6 cluster_size=16");
   EXPECT_EQ(bwd_default(DType::f32, 262144, 512), "block_size=16384 num_warps=32 rows_per_cta=2 group_size_m=7 cluster_size=16");
+  // fp32 rows with an fp32 residual at 64K columns: 32 warps, 2 stages.
+  {
+    Traits t{Kernel::bwd_dx, DType::f32, DType::f32, true, true};
+    t.residual = DType::f32;
+    SpaceQuery r{Kernel::bwd_dx, DType::f32, 65536, 2048, 132, 90};
+    r.residual = true;
+    const Config c = default_config(r, [&](const Config& cfg) -> std::optional<InstanceKey> {
+      try {
+        return make_instance(t, cfg, 65536, 4);
+      } catch (const Error&) {
+        return std::nullopt;
+      }
+    });
+    EXPECT_EQ(to_string(c), "block_size=8192 num_warps=32 rows_per_cta=2 group_size_m=15 cluster_size=8");
+  }
 }
 
 TEST(Default, LongRowsAreTiledOrClustered) {
