@@ -212,9 +212,25 @@ __device__ __forceinline__ const typename S::Y* global_dy(const BwdParams& p, i6
   return static_cast<const typename S::Y*>(p.dy) + row * p.dy_stride + c0;
 }
 
-// Thread 0: row i's slab of x and dy into stage i % kStages (x only, and
-// dy's into L2, where dy is not staged).
+// Where dy is not staged (only 2 stages of x fit), row i + 2's x is copied
+// in two halves: the first as soon as pass B of row i has read the first
+// half of its slot (the first kAccesses / 2 accesses of every thread), the
+// second once it has read all of it.
 template <class S>
+constexpr bool split_copy() {
+  return !S::kStageDy && S::kAccesses >= 2;
+}
+// Columns of the first half.
+template <class S>
+constexpr int split_columns() {
+  return S::kAccesses / 2 * S::kThreads * S::kVec;
+}
+
+// Thread 0: row i's slab of x and dy into stage i % kStages (x only, and
+// dy's into L2, where dy is not staged). PART: 0 the first half of x (and
+// every expected byte, and dy's prefetch), 1 the second half (split_copy),
+// -1 all of it.
+template <class S, int PART = -1>
 __device__ __forceinline__ void issue_row(const BwdParams& p, unsigned char* smem, unsigned long long* bars,
                                           const WideRows& rows, i64 i, i64 c0, i64 n) {
   const int s = static_cast<int>(i % S::kStages);
@@ -222,17 +238,24 @@ __device__ __forceinline__ void issue_row(const BwdParams& p, unsigned char* sme
   const unsigned x_bytes = static_cast<unsigned>(n * static_cast<i64>(sizeof(typename S::R)));
   const unsigned dy_bytes = static_cast<unsigned>(n * static_cast<i64>(sizeof(typename S::Y)));
   const typename S::Y* dy = global_dy<S>(p, row, c0);
-  fence_proxy_async();
-  mbarrier_arrive_expect_tx(bars + s, x_bytes + (S::kStageDy ? dy_bytes : 0u));
   const typename S::R* x = static_cast<const typename S::R*>(p.x) + row * p.x_stride + c0;
+  fence_proxy_async();  // the slot's part was read (generic proxy) before the copy into it
   if constexpr (S::kStageDy) {
+    mbarrier_arrive_expect_tx(bars + s, x_bytes + dy_bytes);
     bulk_copy_g2s(stage_x<S>(smem, s), x, x_bytes, bars + s);
     bulk_copy_g2s(stage_dy<S>(smem, s), dy, dy_bytes, bars + s);
   } else {
     // dy is read twice through L2 (kept there: evict_last, until pass B's
     // last read); x once (evict_first).
-    bulk_copy_g2s(stage_x<S>(smem, s), x, x_bytes, bars + s, l2_evict_first());
-    bulk_prefetch_l2(dy, dy_bytes, l2_evict_last());
+    const i64 half = n < split_columns<S>() ? n : split_columns<S>();
+    const unsigned first = PART == -1 ? x_bytes : static_cast<unsigned>(half * static_cast<i64>(sizeof(typename S::R)));
+    if constexpr (PART <= 0) {
+      mbarrier_arrive_expect_tx(bars + s, x_bytes);
+      bulk_copy_g2s(stage_x<S>(smem, s), x, first, bars + s, l2_evict_first());
+      bulk_prefetch_l2(dy, dy_bytes, l2_evict_last());
+    } else if (x_bytes > first) {
+      bulk_copy_g2s(stage_x<S>(smem, s) + half, x + half, x_bytes - first, bars + s, l2_evict_first());
+    }
   }
 }
 
@@ -464,8 +487,15 @@ __device__ __forceinline__ void layer_norm_bwd_dx_wide(const BwdParams& p) {
     const i64 row = rows.row(i);
     T* dx = static_cast<T*>(p.dx) + row * p.dx_stride + c0;
     const typename S::Y* dy = global_dy<S>(p, row, c0);
+    const bool next_row = n > 0 && i + S::kStages < rows.count;  // a row to copy into stage s
 #pragma unroll
     for (int j = 0; j < S::kAccesses; ++j) {
+      if constexpr (split_copy<S>()) {
+        if (j == S::kAccesses / 2) {
+          __syncthreads();  // the first half of stage s is read by every thread
+          if (t == 0 && next_row) issue_row<S, 0>(p, smem, bars, rows, i + S::kStages, c0, n);
+        }
+      }
       const int col = (j * S::kThreads + t) * S::kVec;
       if (col >= n) continue;
       float x[S::kVec], g[S::kVec], w[S::kVec], out[S::kVec];
@@ -483,7 +513,7 @@ __device__ __forceinline__ void layer_norm_bwd_dx_wide(const BwdParams& p) {
     }
     if (t == 0) copy_async_wait_all();  // row i + 2's statistics, for the CTA after the barrier
     __syncthreads();  // stage s is read by every thread
-    if (t == 0 && n > 0 && i + S::kStages < rows.count) issue_row<S>(p, smem, bars, rows, i + S::kStages, c0, n);
+    if (t == 0 && next_row) issue_row<S, split_copy<S>() ? 1 : -1>(p, smem, bars, rows, i + S::kStages, c0, n);
   }
   // No CTA exits while a push to it may be in flight.
   cluster_barrier();
