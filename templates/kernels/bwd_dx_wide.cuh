@@ -213,22 +213,29 @@ __device__ __forceinline__ const typename S::Y* global_dy(const BwdParams& p, i6
 }
 
 // Where dy is not staged (only 2 stages of x fit), row i + 2's x is copied
-// in copy_parts() parts, one per access of pass B: part k as soon as pass B
-// of row i has read it (access k of every thread: columns [k * kThreads *
-// kVec, (k + 1) * kThreads * kVec) of the slot), not once the whole slot is
-// read (fp32 N = 262144: 73.3% of copy in two halves, 72.1% in one copy;
-// bench/results/h100_2026-11-25, calls 6 and 11).
+// in two halves: the first as soon as pass B of row i has read the first
+// half of its slot (the first kAccesses / 2 accesses of every thread), the
+// second once it has read all of it. fp32 N = 262144 (H100,
+// bench/results/h100_2026-11-25): LayerNorm 73.3% of copy, RMSNorm 76.6%
+// (one copy: 72.1%, 72.9%; call 11); a part per access, each after a
+// barrier, measured 72.6% and 74.7% (call 12).
 template <class S>
-constexpr int copy_parts() {
-  return S::kStageDy ? 1 : S::kAccesses;
+constexpr bool split_copy() {
+  return !S::kStageDy && S::kAccesses >= 2;
+}
+// Columns of the first half.
+template <class S>
+constexpr int split_columns() {
+  return S::kAccesses / 2 * S::kThreads * S::kVec;
 }
 
 // Thread 0: row i's slab of x and dy into stage i % kStages (x only, and
-// dy's into L2, where dy is not staged). part: k < copy_parts() copies part k
-// of x (part 0 also expects every byte and prefetches dy); -1 all of it.
-template <class S>
+// dy's into L2, where dy is not staged). PART: 0 the first half of x (and
+// every expected byte, and dy's prefetch), 1 the second half (split_copy),
+// -1 all of it.
+template <class S, int PART = -1>
 __device__ __forceinline__ void issue_row(const BwdParams& p, unsigned char* smem, unsigned long long* bars,
-                                          const WideRows& rows, i64 i, i64 c0, i64 n, int part = -1) {
+                                          const WideRows& rows, i64 i, i64 c0, i64 n) {
   const int s = static_cast<int>(i % S::kStages);
   const i64 row = rows.row(i);
   const unsigned x_bytes = static_cast<unsigned>(n * static_cast<i64>(sizeof(typename S::R)));
@@ -243,17 +250,15 @@ __device__ __forceinline__ void issue_row(const BwdParams& p, unsigned char* sme
   } else {
     // dy is read twice through L2 (kept there: evict_last, until pass B's
     // last read); x once (evict_first).
-    constexpr i64 kPart = static_cast<i64>(S::kThreads) * S::kVec;  // columns of a part
-    const i64 begin = part == -1 ? 0 : part * kPart;
-    const i64 end = part == -1 || part == copy_parts<S>() - 1 || begin + kPart > n ? n : begin + kPart;
-    if (part <= 0) {
+    const i64 half = n < split_columns<S>() ? n : split_columns<S>();
+    const unsigned first = PART == -1 ? x_bytes : static_cast<unsigned>(half * static_cast<i64>(sizeof(typename S::R)));
+    if constexpr (PART <= 0) {
       mbarrier_arrive_expect_tx(bars + s, x_bytes);
+      bulk_copy_g2s(stage_x<S>(smem, s), x, first, bars + s, l2_evict_first());
       bulk_prefetch_l2(dy, dy_bytes, l2_evict_last());
+    } else if (x_bytes > first) {
+      bulk_copy_g2s(stage_x<S>(smem, s) + half, x + half, x_bytes - first, bars + s, l2_evict_first());
     }
-    if (end > begin)
-      bulk_copy_g2s(stage_x<S>(smem, s) + begin, x + begin,
-                    static_cast<unsigned>((end - begin) * static_cast<i64>(sizeof(typename S::R))), bars + s,
-                    l2_evict_first());
   }
 }
 
@@ -488,10 +493,10 @@ __device__ __forceinline__ void layer_norm_bwd_dx_wide(const BwdParams& p) {
     const bool next_row = n > 0 && i + S::kStages < rows.count;  // a row to copy into stage s
 #pragma unroll
     for (int j = 0; j < S::kAccesses; ++j) {
-      if constexpr (copy_parts<S>() > 1) {
-        if (j > 0) {
-          __syncthreads();  // part j - 1 of stage s is read by every thread
-          if (t == 0 && next_row) issue_row<S>(p, smem, bars, rows, i + S::kStages, c0, n, j - 1);
+      if constexpr (split_copy<S>()) {
+        if (j == S::kAccesses / 2) {
+          __syncthreads();  // the first half of stage s is read by every thread
+          if (t == 0 && next_row) issue_row<S, 0>(p, smem, bars, rows, i + S::kStages, c0, n);
         }
       }
       const int col = (j * S::kThreads + t) * S::kVec;
@@ -511,8 +516,7 @@ __device__ __forceinline__ void layer_norm_bwd_dx_wide(const BwdParams& p) {
     }
     if (t == 0) copy_async_wait_all();  // row i + 2's statistics, for the CTA after the barrier
     __syncthreads();  // stage s is read by every thread
-    if (t == 0 && next_row)
-      issue_row<S>(p, smem, bars, rows, i + S::kStages, c0, n, copy_parts<S>() > 1 ? copy_parts<S>() - 1 : -1);
+    if (t == 0 && next_row) issue_row<S, split_copy<S>() ? 1 : -1>(p, smem, bars, rows, i + S::kStages, c0, n);
   }
   // No CTA exits while a push to it may be in flight.
   cluster_barrier();
