@@ -215,9 +215,13 @@ TEST(Default, LongRowsTakeTheMeasuredSharedMemoryConfigs) {
   EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 131072, 2048), "block_size=8192 num_warps=8 rows_per_cta=3 group_size_m=7 cluster_size=16");
   // 16-bit rows of 256K columns: 3 stages where the 16-bit weight slab leaves
   // room, two clusters of 16 fewer than fit (bench/results/h100_2026-11-25).
-  const auto bwd_default = [](DType d, std::int64_t n, std::int64_t m) {
-    const Traits t{Kernel::bwd_dx, d, d, true, true};
-    return to_string(default_config({Kernel::bwd_dx, d, n, m, 132, 90}, [&](const Config& c) -> std::optional<InstanceKey> {
+  // The default with the call's traits (the instance's own shared memory).
+  const auto bwd_default = [](DType d, std::int64_t n, std::int64_t m, bool residual = false) {
+    Traits t{Kernel::bwd_dx, d, d, true, true};
+    SpaceQuery q{Kernel::bwd_dx, d, n, m, 132, 90};
+    if (residual) t.residual = d;
+    q.residual = residual;
+    return to_string(default_config(q, [&](const Config& c) -> std::optional<InstanceKey> {
       try {
         return make_instance(t, c, n, max_vec(d));
       } catch (const Error&) {
@@ -228,20 +232,8 @@ TEST(Default, LongRowsTakeTheMeasuredSharedMemoryConfigs) {
   EXPECT_EQ(bwd_default(DType::bf16, 262144, 1024), "block_size=16384 num_warps=16 rows_per_cta=3 group_size_m=6 cluster_size=16");
   EXPECT_EQ(bwd_default(DType::f32, 262144, 512), "block_size=16384 num_warps=32 rows_per_cta=2 group_size_m=7 cluster_size=16");
   // fp32 rows with an fp32 residual at 64K columns: 32 warps, 2 stages.
-  {
-    Traits t{Kernel::bwd_dx, DType::f32, DType::f32, true, true};
-    t.residual = DType::f32;
-    SpaceQuery r{Kernel::bwd_dx, DType::f32, 65536, 2048, 132, 90};
-    r.residual = true;
-    const Config c = default_config(r, [&](const Config& cfg) -> std::optional<InstanceKey> {
-      try {
-        return make_instance(t, cfg, 65536, 4);
-      } catch (const Error&) {
-        return std::nullopt;
-      }
-    });
-    EXPECT_EQ(to_string(c), "block_size=8192 num_warps=32 rows_per_cta=2 group_size_m=15 cluster_size=8");
-  }
+  EXPECT_EQ(bwd_default(DType::f32, 65536, 2048, true),
+            "block_size=8192 num_warps=32 rows_per_cta=2 group_size_m=15 cluster_size=8");
 }
 
 TEST(Default, LongRowsAreTiledOrClustered) {
