@@ -491,6 +491,22 @@ __device__ __forceinline__ void layer_norm_bwd_dx_wide(const BwdParams& p) {
     T* dx = static_cast<T*>(p.dx) + row * p.dx_stride + c0;
     const typename S::Y* dy = global_dy<S>(p, row, c0);
     const bool next_row = n > 0 && i + S::kStages < rows.count;  // a row to copy into stage s
+    // The fused backward's dz, every access's loaded before any dx is stored
+    // (loads after a store that may alias them would wait for it: one L2
+    // round trip an access), where the registers allow (up to 16 warps: at
+    // 32, a thread's 64 registers spill).
+    constexpr bool kPreloadDz = S::kResidual && S::kThreads <= 512;
+    float dzv[kPreloadDz ? S::kAccesses : 1][S::kVec];
+    if constexpr (kPreloadDz) {
+      if (p.dz) {
+        const typename S::R* dz = static_cast<const typename S::R*>(p.dz) + row * p.dz_stride + c0;
+#pragma unroll
+        for (int j = 0; j < S::kAccesses; ++j) {
+          const int col = (j * S::kThreads + t) * S::kVec;
+          if (col < n) load<S::kVec>(dz + col, dzv[j]);
+        }
+      }
+    }
 #pragma unroll
     for (int j = 0; j < S::kAccesses; ++j) {
       if constexpr (split_copy<S>()) {
@@ -510,7 +526,14 @@ __device__ __forceinline__ void layer_norm_bwd_dx_wide(const BwdParams& p) {
         if constexpr (S::kHasWeight) dw[j][k] += g[k] * xhat;
         if constexpr (S::kHasBias) db[j][k] += g[k];
       }
-      add_dz<S>(p, row, c0 + col, out);
+      if constexpr (kPreloadDz) {
+        if (p.dz) {
+#pragma unroll
+          for (int k = 0; k < S::kVec; ++k) out[k] += dzv[j][k];
+        }
+      } else {
+        add_dz<S>(p, row, c0 + col, out);
+      }
       store<S::kVec>(dx + col, out);
       store_dresidual<S>(p, row, c0 + col, out);
     }
