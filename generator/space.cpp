@@ -347,17 +347,19 @@ std::optional<Config> wide_bwd_default(const SpaceQuery& q, const ConfigFilter& 
         // weight read from L2 instead they measured 51-56%;
         // `LNTUNE_SWEEP_EVERY=1 LNTUNE_SWEEP_WIDE=1 lntune_sweep bwd fp32
         // 262144`, bench/results/h100_2026-11-24d, calls 1-3).
-        // fp32 rows with a residual in 8192-column slabs in clusters of 8
-        // (N = 32K-64K): 32 warps and 2 stages (fp32, N = 65536, add +
-        // LayerNorm 94.9%, add + RMSNorm 95.7% of copy; 8 warps and 3 stages
-        // 78.0-78.3%; `LNTUNE_SWEEP_WIDE=1 LNTUNE_SWEEP_RESIDUAL=1
-        // lntune_sweep bwd fp32 65536`, bench/results/h100_2026-11-25, call 9).
-        const bool fused_fp32 = q.residual && esize == 4 && slab == 8192 && cluster == 8;
-        const int warps = ((q.residual || x_only) && slab >= 16384) || fused_fp32
+        // Rows with a residual in 8192-column slabs in clusters of 8 (N =
+        // 32K-64K): 16 warps (where pass B loads every access's dz before
+        // storing dx), and 2 stages for fp32 rows (`LNTUNE_SWEEP_WIDE=1
+        // LNTUNE_SWEEP_RESIDUAL=1 lntune_sweep bwd DTYPE 65536`,
+        // bench/results/h100_2026-11-25, call 14: fp32 98.5% of copy, 8 warps
+        // and 3 stages 78.0-78.3% in call 9; bf16 92.6%, 8 warps 88.0%).
+        const bool fused_8k = q.residual && slab == 8192 && cluster == 8;
+        const int warps = fused_8k ? 16
+                          : (q.residual || x_only) && slab >= 16384
                               ? 32
                               : static_cast<int>(std::clamp<std::int64_t>(slab / (32 * 32), 4, 16));
         const int fit = std::max(1, q.sm_count / cluster);
-        for (int stages : fused_fp32 ? std::array<int, 2>{2, 3} : std::array<int, 2>{3, 2}) {
+        for (int stages : fused_8k && esize == 4 ? std::array<int, 2>{2, 3} : std::array<int, 2>{3, 2}) {
           Config c{static_cast<int>(slab), warps, stages, 0, cluster};
           // Clusters of 16 with 3 stages of 16384-column slabs (16-bit rows of
           // 256K columns): two clusters fewer than fit measured faster (bf16:

@@ -231,9 +231,11 @@ TEST(Default, LongRowsTakeTheMeasuredSharedMemoryConfigs) {
   };
   EXPECT_EQ(bwd_default(DType::bf16, 262144, 1024), "block_size=16384 num_warps=16 rows_per_cta=3 group_size_m=6 cluster_size=16");
   EXPECT_EQ(bwd_default(DType::f32, 262144, 512), "block_size=16384 num_warps=32 rows_per_cta=2 group_size_m=7 cluster_size=16");
-  // fp32 rows with an fp32 residual at 64K columns: 32 warps, 2 stages.
+  // Rows with a residual at 64K columns: 16 warps; 2 stages for fp32 rows.
   EXPECT_EQ(bwd_default(DType::f32, 65536, 2048, true),
-            "block_size=8192 num_warps=32 rows_per_cta=2 group_size_m=15 cluster_size=8");
+            "block_size=8192 num_warps=16 rows_per_cta=2 group_size_m=15 cluster_size=8");
+  EXPECT_EQ(bwd_default(DType::bf16, 65536, 4096, true),
+            "block_size=8192 num_warps=16 rows_per_cta=3 group_size_m=15 cluster_size=8");
 }
 
 TEST(Default, LongRowsAreTiledOrClustered) {
@@ -334,10 +336,14 @@ TEST(Default, MeasuredTrainingAndResidualRules) {
     q.m = 64;
     EXPECT_EQ(to_string(default_config(q)), "block_size=256 num_warps=2 rows_per_cta=2 group_size_m=8");
   }
-  // The wide backward with a residual: 32 warps on 16384-column slices.
+  // The wide backward with a residual: 32 warps on 16384-column slices, 16
+  // on 8192-column slices in clusters of 8 (8 without a residual).
   EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 32768, 8192, true),
             "block_size=16384 num_warps=32 rows_per_cta=2 group_size_m=66 cluster_size=2");
-  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 65536, 4096, true), def(Kernel::bwd_dx, DType::bf16, 65536, 4096));
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 65536, 4096, true),
+            "block_size=8192 num_warps=16 rows_per_cta=3 group_size_m=15 cluster_size=8");
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 65536, 4096),
+            "block_size=8192 num_warps=8 rows_per_cta=3 group_size_m=15 cluster_size=8");
 }
 
 TEST(Default, PartialRowsStayFewWhenMIsSmall) {
