@@ -283,6 +283,11 @@ TEST(KernelHeaders, WideSpaceCompilesWithoutSpills) {
           r.zero_centered = true;
           traits.push_back(r);
         }
+        if (k == Kernel::bwd_dx) {  // the fused backward (dz in pass B; preloaded up to 16 warps)
+          Traits r{k, d, d, true, true};
+          r.residual = d;
+          traits.push_back(r);
+        }
         if (k == Kernel::fwd && d == f32) {  // at 256K columns, the residual not staged
           Traits r{k, d, d, true, true};
           r.residual = f32;

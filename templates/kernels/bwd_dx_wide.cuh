@@ -219,9 +219,12 @@ __device__ __forceinline__ const typename S::Y* global_dy(const BwdParams& p, i6
 // bench/results/h100_2026-11-25): LayerNorm 73.3% of copy, RMSNorm 76.6%
 // (one copy: 72.1%, 72.9%; call 11); a part per access, each after a
 // barrier, measured 72.6% and 74.7% (call 12).
+// Not with a residual: there it measured no faster (fp32 add + norm, 66-68%
+// of copy either way; calls 6 and 11), and at 32 warps its second issue
+// point spilled.
 template <class S>
 constexpr bool split_copy() {
-  return !S::kStageDy && S::kAccesses >= 2;
+  return !S::kStageDy && !S::kResidual && S::kAccesses >= 2;
 }
 // Columns of the first half.
 template <class S>
@@ -459,7 +462,9 @@ __device__ __forceinline__ void layer_norm_bwd_dx_wide(const BwdParams& p) {
   // except where dy is not staged: its pass A reads dy from global memory,
   // and without the lookahead fp32 rows of 256K columns fell from 69% to
   // 47-57% (call 2).
-  constexpr bool kLookahead = S::kStages >= 3 || !S::kStageDy;
+  // (With a residual at 32 warps, the path without the lookahead spilled:
+  // those keep it, as every instance did before.)
+  constexpr bool kLookahead = S::kStages >= 3 || !S::kStageDy || (S::kResidual && S::kThreads > 512);
   if (kLookahead && rows.count > 0) sums_push(0);
   for (i64 i = 0; i < rows.count; ++i) {
     const int s = static_cast<int>(i % S::kStages);
