@@ -216,8 +216,9 @@ void add_wide_fwd(const SpaceQuery& q, std::vector<Config>& out) {
 // Only with the residual in x's dtype (as measured). Not for 16-bit
 // LayerNorm rows without a residual of 32K-128K columns: there the wide
 // forward measured slower (N = 65536: 88.7% at best against 94.9%), nor for
-// 16-bit rows of 32K columns or fewer (the old defaults 97.8-99.0%). Grid: one cluster per SM
-// group, one fewer for clusters of 8 or more (as add_wide_fwd).
+// 16-bit rows of 32K columns or fewer (the old defaults 97.8-99.0%). Grid:
+// one cluster per SM group, one fewer for clusters of 8 or more (as
+// add_wide_fwd).
 std::optional<Config> wide_fwd_default(const SpaceQuery& q, const ConfigFilter& accept) {
   if (q.kernel != Kernel::fwd || q.cc < 90 || q.n <= 16384) return std::nullopt;
   const bool half = dtype_size(q.dtype) == 2;
@@ -354,10 +355,9 @@ std::optional<Config> wide_bwd_default(const SpaceQuery& q, const ConfigFilter& 
         // bench/results/h100_2026-11-25, call 14: fp32 98.5% of copy, 8 warps
         // and 3 stages 78.0-78.3% in call 9; bf16 92.6%, 8 warps 88.0%).
         const bool fused_8k = q.residual && slab == 8192 && cluster == 8;
-        const int warps = fused_8k ? 16
-                          : (q.residual || x_only) && slab >= 16384
-                              ? 32
-                              : static_cast<int>(std::clamp<std::int64_t>(slab / (32 * 32), 4, 16));
+        int warps = static_cast<int>(std::clamp<std::int64_t>(slab / (32 * 32), 4, 16));
+        if ((q.residual || x_only) && slab >= 16384) warps = 32;
+        if (fused_8k) warps = 16;
         const int fit = std::max(1, q.sm_count / cluster);
         for (int stages : fused_8k && esize == 4 ? std::array<int, 2>{2, 3} : std::array<int, 2>{3, 2}) {
           Config c{static_cast<int>(slab), warps, stages, 0, cluster};
@@ -365,7 +365,8 @@ std::optional<Config> wide_bwd_default(const SpaceQuery& q, const ConfigFilter& 
           // 256K columns): two clusters fewer than fit measured faster (bf16:
           // 90.1-94.6% of copy against 84.1-88.5% with one fewer;
           // bench/results/h100_2026-11-25, calls 2-4).
-          const int spare = cluster >= 8 && fit > 1 ? (cluster == 16 && stages == 3 && slab == 16384 && fit > 2 ? 2 : 1) : 0;
+          int spare = cluster >= 8 && fit > 1 ? 1 : 0;
+          if (cluster == 16 && stages == 3 && slab == 16384 && fit > 2) spare = 2;
           c.group_size_m = clip_groups(q, 1, fit - spare);
           // Without the call's traits, sized for an fp32 weight; with them,
           // the instance's own shared memory decides (a 16-bit weight slab

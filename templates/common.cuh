@@ -535,7 +535,9 @@ __device__ __forceinline__ void bulk_prefetch_l2(const void* src, unsigned bytes
   asm volatile("cp.async.bulk.prefetch.L2.global.L2::cache_hint [%0], %1, %2;" ::"l"(src), "r"(bytes), "l"(policy)
                : "memory");
 }
-// Four floats from global memory (16-byte aligned) with an L2 policy.
+// Four floats from global memory (16-byte aligned) with an L2 policy. For
+// inputs the kernel never writes: without a memory clobber, the compiler may
+// move it above earlier stores.
 __device__ __forceinline__ void load4(const float* src, float (&dst)[4], unsigned long long policy) {
   asm("ld.global.L2::cache_hint.v4.f32 {%0, %1, %2, %3}, [%4], %5;"
       : "=f"(dst[0]), "=f"(dst[1]), "=f"(dst[2]), "=f"(dst[3])

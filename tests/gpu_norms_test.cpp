@@ -351,7 +351,7 @@ std::vector<VCase> variant_cases() {
     }
   // Long rows at the wide kernels' defaults (bench/results/h100_2026-11-25):
   // fp32 rows with an fp32 residual (the forward's residual slot at 256K
-  // columns; the backward's 32 warps, 2 stages at 64K), and 16-bit
+  // columns; the backward's 16 warps, 2 stages at 64K), and 16-bit
   // LayerNorm rows of 256K columns (the wide forward's full slabs, the
   // backward's 3 stages).
   for (Norm norm : {Norm::layer, Norm::rms})
@@ -553,8 +553,17 @@ std::vector<SmemCase> smem_cases() {
   c.N = 20488;  // clusters of 2: the last CTA holds 4104 of its 16384 columns
   c.pad = 8;
   add(c, "ln_bf16_zc_N20488_pad8", true);
-  // fp32 rows and residual of 256K columns: the wide forward stages x alone
-  // and reads the residual from global memory (z written over x).
+  // A cluster whose CTAs run both instantiations of the wide forward: 16-bit
+  // LayerNorm in clusters of 16, the first 15 slabs full (no bounds checks,
+  // the row kept in registers), the last holding 8 of its 16384 columns.
+  c = VCase{};
+  c.x = c.w = DType::bf16;
+  c.M = 11;
+  c.N = 245768;
+  add(c, "ln_bf16_N245768", true);
+  // fp32 rows and residual of 256K columns: at 2 stages the wide forward
+  // gives the residual a slot of its own, at 3 it reads the residual from
+  // global memory (z written over x either way).
   c = VCase{};
   c.x = c.w = DType::f32;
   c.residual = DType::f32;

@@ -436,7 +436,7 @@ __device__ __forceinline__ void layer_norm_bwd_dx_wide(const BwdParams& p) {
   const auto push = [&](i64 i, float a, float b) {
     const int q = static_cast<int>(i % kBuffers);
     if (i + 2 < rows.count) mbarrier_arrive_expect_tx(sums_bar + (i + 2) % kBuffers, 8u * S::kCluster);
-#pragma unroll 1
+#pragma unroll 1  // one thread; unrolled, the 16-bit instances of 32 warps and 4 stages spilled
     for (int r = 0; r < S::kCluster; ++r) push_pair(sums[q][rank], sums_bar + q, static_cast<unsigned>(r), a, b);
   };
   // Pass A of row i (the next whose sums come), pushed at once.

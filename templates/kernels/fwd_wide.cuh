@@ -101,19 +101,36 @@ __device__ __forceinline__ float tree_sum(const float* v) {
 
 constexpr int kPairBuffers = 4;
 
-// Whether a thread's share of the slab, and of the weight and bias, fit its
-// registers (less 40 for the rest) as floats: then LayerNorm's second pass
-// reads the row from the registers of its first.
+// Whether a thread's share of the slab (as floats) and of the weight and
+// bias (as stored) fit its registers, less 40 for the rest: then LayerNorm's
+// second pass reads the row from the registers of its first.
 template <class S>
 constexpr bool fwd_wide_keeps_row() {
   constexpr int kColumns = S::kBlockSize / S::kThreads;  // a thread's
   return !S::kRms && kColumns + 2 * kColumns * static_cast<int>(sizeof(typename S::W)) / 4 <= 65536 / S::kThreads - 40;
 }
 
+// A wide forward's static shared memory, declared once by
+// layer_norm_fwd_wide for both its instantiations (FULL or not): the pairs
+// are pushed to the same offset in every CTA of the cluster, whichever
+// instantiation each runs.
+template <class S>
+struct FwdWideShared {
+  // Row i's pairs land in pairs[i % 4], counted on pairs_bar[i % 4] (see
+  // `push` for why four buffers let a CTA push before it has gathered).
+  unsigned long long pairs_bar[kPairBuffers];
+  float pairs[kPairBuffers][S::kCluster][2];  // by row, by rank
+  // Columns of each CTA of the cluster and their reciprocals (0 for a CTA
+  // without columns), as floats, for LayerNorm's combination: in shared
+  // memory, not in registers hoisted out of the row loop.
+  float columns[S::kCluster], inv_columns[S::kCluster];
+  float scratch[S::kThreads > 32 ? S::kThreads / 32 : 1];
+};
+
 // FULL: this CTA's slab has all kSlab columns (known at compile time: no
 // bounds check, and its convergence region, around each access).
 template <class S, int STAGES, int RESIDUAL, bool FULL>
-__device__ __forceinline__ void layer_norm_fwd_wide_cta(const FwdParams& p) {
+__device__ __forceinline__ void layer_norm_fwd_wide_cta(const FwdParams& p, FwdWideShared<S>& sh) {
   static_assert(S::kRowsPerCta == 1 && S::kSingleTile, "a row's slab per CTA, in shared memory");
   static_assert(S::kCluster >= 2 && S::kCluster <= 16, "cluster: 2 to 16 CTAs");
   static_assert(STAGES >= 2 && STAGES <= 8, "stages: 2 to 8 staged rows");
@@ -143,15 +160,11 @@ __device__ __forceinline__ void layer_norm_fwd_wide_cta(const FwdParams& p) {
   extern __shared__ __align__(128) unsigned char fwd_wide_smem[];
   if (smem::dynamic_size() < L::kSmemBytes) __trap();  // launched wrongly
   const unsigned bars = smem::address(fwd_wide_smem + L::kBarrierOffset);  // slot s: bars + 8 s
-  __shared__ float scratch[S::kThreads > 32 ? S::kThreads / 32 : 1];
-  // Row i's pairs land in pairs[i % 4], counted on pairs_bar[i % 4] (see
-  // `push` for why four buffers let a CTA push before it has gathered).
-  __shared__ __align__(8) float pairs[kPairBuffers][kCluster][2];  // by row, by rank
-  __shared__ __align__(8) unsigned long long pairs_bar[kPairBuffers];
-  // Columns of each CTA of the cluster and their reciprocals (0 for a CTA
-  // without columns), as floats, for LayerNorm's combination: in shared
-  // memory, not in registers hoisted out of the row loop.
-  __shared__ float columns[kCluster], inv_columns[kCluster];
+  float* scratch = sh.scratch;
+  auto& pairs = sh.pairs;
+  auto& pairs_bar = sh.pairs_bar;
+  auto& columns = sh.columns;
+  auto& inv_columns = sh.inv_columns;
 
   const int t = static_cast<int>(threadIdx.x);
   const unsigned rank = cluster_rank();
@@ -407,16 +420,17 @@ __device__ __forceinline__ void layer_norm_fwd_wide_cta(const FwdParams& p) {
 // The forward: a CTA whose slab is full (all of them where N = cluster *
 // slab, the shapes the wide forward is for) runs the instance without bounds
 // checks, keeping LayerNorm's row in registers; a CTA with fewer columns, the
-// checked one.
+// checked one. A cluster may mix the two (N = 245768 in clusters of 16).
 template <class S, int STAGES, int RESIDUAL = kResidualStaged>
 __device__ __forceinline__ void layer_norm_fwd_wide(const FwdParams& p) {
+  __shared__ __align__(8) FwdWideShared<S> sh;
   // Only where the full slab keeps the row in registers: elsewhere the two
   // paths together took more registers than either (spills at fp32 rows
   // and residual of 256K columns, 16 warps).
   if (fwd_wide_keeps_row<S>() && p.N - static_cast<i64>(cluster_rank()) * S::kBlockSize >= S::kBlockSize) {
-    layer_norm_fwd_wide_cta<S, STAGES, RESIDUAL, true>(p);
+    layer_norm_fwd_wide_cta<S, STAGES, RESIDUAL, true>(p, sh);
   } else {
-    layer_norm_fwd_wide_cta<S, STAGES, RESIDUAL, false>(p);
+    layer_norm_fwd_wide_cta<S, STAGES, RESIDUAL, false>(p, sh);
   }
 }
 
