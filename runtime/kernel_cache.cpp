@@ -4,7 +4,8 @@
 
 namespace lntune::rt {
 
-Cubin obtain_cubin(const gen::KernelSource& src, const std::string& arch, BinaryStore* store, const Log& log) {
+Cubin obtain_cubin(const gen::KernelSource& src, const std::string& arch, BinaryStore* store, const Log& log,
+                   const CubinCompiler& compiler) {
   Cubin out;
   const std::string hash = binary_hash(src, arch, BinaryKind::cubin);
   const int nvrtc = nvrtc_version();
@@ -16,7 +17,7 @@ Cubin obtain_cubin(const gen::KernelSource& src, const std::string& arch, Binary
       return out;
     }
   }
-  out.bytes = compile(src, arch, BinaryKind::cubin).binary;
+  out.bytes = compiler ? compiler(src, arch) : compile(src, arch, BinaryKind::cubin).binary;
   if (log.debug_enabled()) log.debug("kernel " + src.kernel_name + ": compiled for " + arch + " with NVRTC");
   if (store) {
     try {

@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -37,12 +38,16 @@ class BinaryStore {
 
 // The CUBIN of a rendered kernel for `arch`: from `store` when it holds one,
 // else compiled with NVRTC and put there (a failing put is logged, not
-// thrown). Throws CompileError. Needs no CUDA context.
+// thrown). Throws CompileError. Needs no CUDA context. `compiler`, when
+// given, compiles in place of rt::compile (the tuner's worker processes);
+// it must return what rt::compile(src, arch, cubin) would.
 struct Cubin {
   std::vector<char> bytes;
   bool from_store = false;
 };
-Cubin obtain_cubin(const gen::KernelSource& src, const std::string& arch, BinaryStore* store, const Log& log);
+using CubinCompiler = std::function<std::vector<char>(const gen::KernelSource& src, const std::string& arch)>;
+Cubin obtain_cubin(const gen::KernelSource& src, const std::string& arch, BinaryStore* store, const Log& log,
+                   const CubinCompiler& compiler = nullptr);
 
 struct LoadedKernel {
   CUfunction fn = nullptr;

@@ -67,8 +67,12 @@ bool LayeredBinaryStore::in_memory(const std::string& source_hash, const std::st
   return memory_.count(Key{source_hash, arch, nvrtc_version}) > 0;
 }
 
-CompilePool::CompilePool(std::string arch, std::shared_ptr<rt::BinaryStore> store, unsigned threads)
-    : arch_(std::move(arch)), store_(std::move(store)), log_(rt::Log::from_environment()) {
+CompilePool::CompilePool(std::string arch, std::shared_ptr<rt::BinaryStore> store, unsigned threads,
+                         std::string worker_exe)
+    : arch_(std::move(arch)),
+      worker_exe_(std::move(worker_exe)),
+      store_(std::move(store)),
+      log_(rt::Log::from_environment()) {
   if (threads == 0) {
     const unsigned hw = std::thread::hardware_concurrency();
     threads = hw > 3 ? hw - 2 : 1;
@@ -141,22 +145,47 @@ CompileStats CompilePool::stats() const {
   return stats_;
 }
 
-CompileResult CompilePool::run(const InstanceKey& key) {
+CompileResult CompilePool::run(const InstanceKey& key, Worker& worker) {
   CompileResult r;
   const auto t0 = std::chrono::steady_clock::now();
+  bool in_worker = false;
+  // In the thread's worker process while it serves; a worker that cannot
+  // start or breaks is given up (a warning) and this compilation, and this
+  // thread's later ones, run in-process. Errors of the compilation itself
+  // (NVRTC's, a bad architecture) are the job's result, as in-process.
+  const rt::CubinCompiler in_process = nullptr;
+  const rt::CubinCompiler via_worker = [&](const gen::KernelSource& src, const std::string& arch) {
+    if (!worker.given_up) {
+      try {
+        if (!worker.proc) worker.proc = std::make_unique<CompileProcess>(worker_exe_);
+        std::vector<char> bin = worker.proc->compile(src, arch).binary;
+        in_worker = true;
+        return bin;
+      } catch (const CompileWorkerError& e) {
+        worker.given_up = true;
+        worker.proc.reset();
+        log_.warn(std::string(e.what()) + "; this thread compiles in-process from now on");
+      }
+    }
+    return rt::compile(src, arch, rt::BinaryKind::cubin).binary;
+  };
   try {
-    r.from_cache = rt::obtain_cubin(gen::render(key), arch_, store_.get(), log_).from_store;
+    r.from_cache =
+        rt::obtain_cubin(gen::render(key), arch_, store_.get(), log_, worker_exe_.empty() ? in_process : via_worker)
+            .from_store;
     r.ok = true;
   } catch (const std::exception& e) {
     r.ok = false;
     r.error = e.what();
   }
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  r.in_worker = in_worker;
   return r;
 }
 
 void CompilePool::work() {
   background_priority(19);
+  Worker worker;
   for (;;) {
     Job job;
     {
@@ -167,7 +196,7 @@ void CompilePool::work() {
       queue_.pop_front();
       if (urgent_ > 0) --urgent_;
     }
-    CompileResult r = run(job.key);
+    CompileResult r = run(job.key, worker);
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (!r.ok)
@@ -177,6 +206,7 @@ void CompilePool::work() {
       else
         ++stats_.compiled;
       if (!r.from_cache) stats_.compile_seconds += r.seconds;
+      if (r.in_worker) ++stats_.in_worker_processes;
     }
     job.promise.set_value(std::move(r));
   }

@@ -30,6 +30,7 @@
 #include "lntune/types.hpp"
 #include "runtime/kernel_cache.hpp"
 #include "runtime/log.hpp"
+#include "tuner/compile_process.hpp"
 
 namespace lntune::tune {
 
@@ -75,18 +76,26 @@ struct CompileResult {
   bool from_cache = false;  // found in the store, not compiled
   std::string error;        // NVRTC's message and log when !ok
   double seconds = 0;
+  bool in_worker = false;   // compiled in a worker process
 };
 
 struct CompileStats {
   std::uint64_t compiled = 0, from_cache = 0, failed = 0, cancelled = 0;
   double compile_seconds = 0;  // summed over workers
+  std::uint64_t in_worker_processes = 0;  // of `compiled`: in a worker process, not in-process
 };
 
 class CompilePool {
  public:
   // threads == 0: hardware threads - 2 (one for the benchmarking thread, one
   // for the reference), at least 1.
-  CompilePool(std::string arch, std::shared_ptr<rt::BinaryStore> store, unsigned threads = 0);
+  // worker_exe: an executable serving `_compile-worker` (the lntune CLI;
+  // see tuner/compile_process.hpp): each thread then compiles in a process
+  // of its own, started on its first compilation. A worker that cannot be
+  // started or dies is a warning on the log, and that thread compiles
+  // in-process from then on. Empty: every compilation in-process.
+  CompilePool(std::string arch, std::shared_ptr<rt::BinaryStore> store, unsigned threads = 0,
+              std::string worker_exe = {});
   ~CompilePool();  // cancels what has not started, joins the workers
   CompilePool(const CompilePool&) = delete;
   CompilePool& operator=(const CompilePool&) = delete;
@@ -107,10 +116,16 @@ class CompilePool {
     InstanceKey key;
     std::promise<CompileResult> promise;
   };
+  // One pool thread's worker process (none, until its first compilation).
+  struct Worker {
+    std::unique_ptr<CompileProcess> proc;
+    bool given_up = false;  // could not start or died: in-process from now on
+  };
   void work();
-  CompileResult run(const InstanceKey& key);
+  CompileResult run(const InstanceKey& key, Worker& worker);
 
   std::string arch_;
+  std::string worker_exe_;
   std::shared_ptr<rt::BinaryStore> store_;
   rt::Log log_;
   mutable std::mutex mu_;

@@ -195,7 +195,12 @@ void print_summary(std::ostream& os, const TuneSummary& s) {
        << " searched around a related key's winner (RMSNorm from LayerNorm, fused from unfused, fp16 from bf16;"
           " --full or --no-priors searches everything)\n";
   os << "compilations: " << s.compile.compiled << " with NVRTC (" << format("%.1f", s.compile.compile_seconds)
-     << " s on " << s.compile_threads << " threads), " << s.compile.from_cache << " CUBINs from the cache, "
+     << " s on " << s.compile_threads << " threads"
+     << (s.compile.in_worker_processes == 0 ? std::string()
+         : s.compile.in_worker_processes == s.compile.compiled
+             ? ", each in a worker process"
+             : ", " + std::to_string(s.compile.in_worker_processes) + " in worker processes")
+     << "), " << s.compile.from_cache << " CUBINs from the cache, "
      << s.compile.failed << " failed\n";
   if (s.devices.size() > 1)
     for (const DeviceStats& d : s.devices)

@@ -1252,13 +1252,14 @@ struct Session::Impl {
   Env env() { return Env{runtime.get(), ctx, &dev, pool.get(), runner.get()}; }
 };
 
-Session::Session(std::shared_ptr<rt::BinaryStore> store, RunnerOptions runner, unsigned jobs)
+Session::Session(std::shared_ptr<rt::BinaryStore> store, RunnerOptions runner, unsigned jobs,
+                 std::string compile_worker)
     : impl_(std::make_unique<Impl>()) {
   impl_->runtime = std::make_unique<rt::Runtime>();
   impl_->dev = impl_->runtime->current_device(&impl_->ctx);
   impl_->store = std::make_shared<LayeredBinaryStore>(std::move(store));
   impl_->runtime->set_binary_store(impl_->store);
-  impl_->pool = std::make_unique<CompilePool>(impl_->dev.arch(), impl_->store, jobs);
+  impl_->pool = std::make_unique<CompilePool>(impl_->dev.arch(), impl_->store, jobs, std::move(compile_worker));
   impl_->runner = std::make_unique<Runner>(impl_->dev, runner);
 }
 
@@ -1341,7 +1342,7 @@ TuneSummary run_group(const std::vector<int>& ordinals, const rt::DeviceInfo& de
     const unsigned busy = static_cast<unsigned>(workers) + 1;
     jobs = hw > busy + 1 ? hw - busy : 1;
   }
-  CompilePool pool(dev.arch(), store, jobs);
+  CompilePool pool(dev.arch(), store, jobs, options.compile_worker);
   summary.compile_threads = pool.threads();
   Shared sh(options, db, progress);
   sh.start = start;

@@ -217,6 +217,10 @@ struct TuneOptions {
   bool tune_dwdb = true;
   bool priors = true;   // search keys with a related key around its winner (prior_traits); not with `full`
   unsigned jobs = 0;    // compile threads (0: automatic)
+  // An executable serving `_compile-worker` (the lntune CLI passes itself):
+  // each compile thread compiles in a process of its own (CompilePool).
+  // Empty: in-process.
+  std::string compile_worker;
   std::uint64_t seed = 0x6c6e74756e65ULL;
   // The staged search (ignored with `full`): see tuner/search.hpp.
   int screen_reps = 5;
@@ -383,7 +387,9 @@ class Workload;
 // checks. Use from one thread.
 class Session {
  public:
-  explicit Session(std::shared_ptr<rt::BinaryStore> store, RunnerOptions runner = {}, unsigned jobs = 0);
+  // compile_worker: as TuneOptions::compile_worker.
+  explicit Session(std::shared_ptr<rt::BinaryStore> store, RunnerOptions runner = {}, unsigned jobs = 0,
+                   std::string compile_worker = {});
   ~Session();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;

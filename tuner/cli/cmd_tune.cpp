@@ -16,6 +16,7 @@
 #include "tuner/cli/common.hpp"
 #include "tuner/cli/json.hpp"
 #include "tuner/cli/tune_json.hpp"
+#include "tuner/compile_process.hpp"
 #include "tuner/grid.hpp"
 #include "tuner/report.hpp"
 #include "tuner/tuner.hpp"
@@ -31,6 +32,7 @@ struct GpuOptions {
   int min_reps = 20, max_reps = 400;
   double max_seconds = 2.0, rel_ci = 0.01;
   unsigned jobs = 0;
+  bool in_process_compile = false;
 
   void add(CLI::App& app) {
     app.add_option("--db", db, "Cache file to use (default: $LNTUNE_CACHE, else ~/.cache/lntune/lntune.db)");
@@ -41,7 +43,12 @@ struct GpuOptions {
     app.add_option("--rel-ci", rel_ci, "Stop when the median's 95% CI is within +-this fraction (default 0.01)")
         ->check(finite_number(false));
     app.add_option("--jobs", jobs, "NVRTC compile threads (default: CPUs - 2)")->check(int_range(0, 1024));
+    app.add_flag("--in-process-compile", in_process_compile,
+                 "Run NVRTC in this process's threads, not in one worker process per compile thread");
   }
+  // The worker executable for the compile pool: this very binary (so the
+  // embedded headers and NVRTC are the same), or none.
+  std::string compile_worker() const { return in_process_compile ? std::string() : tune::self_executable(); }
   tune::RunnerOptions runner() const {
     tune::RunnerOptions r;
     r.rule.min_reps = min_reps;
@@ -199,6 +206,7 @@ int run_tune(const ProblemOptions& po, const GpuOptions& go, const TuneFlags& f)
   o.tune_dwdb = !f.no_dwdb;
   o.priors = !f.no_priors;
   o.jobs = go.jobs;
+  o.compile_worker = go.compile_worker();
   o.seed = f.seed;
   o.screen_reps = f.screen_reps;
   o.screen_margin = f.screen_margin;
@@ -260,7 +268,8 @@ int run_bench(const ProblemOptions& po, const GpuOptions& go, std::uint64_t seed
   tune::use_device(go.device);
   rt::Runtime& launcher = rt::default_runtime();  // the launcher's own selection, from the same search path
   auto stack = launcher.cache_stack();
-  tune::Session session(stack ? std::make_shared<rt::CacheBinaryStore>(stack) : nullptr, go.runner(), go.jobs);
+  tune::Session session(stack ? std::make_shared<rt::CacheBinaryStore>(stack) : nullptr, go.runner(), go.jobs,
+                        go.compile_worker());
   const rt::DeviceInfo& dev = session.device();
   const double copy = session.copy_gbps();
   // --json: built in memory, printed whole at the end (an error on the way
@@ -379,7 +388,8 @@ int run_verify(const GpuOptions& go, std::uint64_t seed, bool json) {
   tune::use_device(go.device);
   auto stack = cache_stack();
   if (!stack) throw Error("lntune: verify: LNTUNE_CACHE=off: pass --db PATH");
-  tune::Session session(std::make_shared<rt::CacheBinaryStore>(stack), go.runner(), go.jobs);
+  tune::Session session(std::make_shared<rt::CacheBinaryStore>(stack), go.runner(), go.jobs,
+                        go.compile_worker());
   const rt::DeviceInfo& dev = session.device();
   const cache::GpuId gpu = rt::gpu_id(dev);
   // The records a lookup would find: first layer wins.

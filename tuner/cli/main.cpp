@@ -2,7 +2,11 @@
 // into typed values and calls the library.
 #include <CLI/CLI.hpp>
 
+#include <sys/resource.h>
+
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <optional>
@@ -15,6 +19,7 @@
 #include "runtime/nvrtc.hpp"
 #include "runtime/selector.hpp"
 #include "tuner/cli/common.hpp"
+#include "tuner/compile_process.hpp"
 #include "tuner/report.hpp"
 
 namespace {
@@ -152,9 +157,40 @@ const char* const kExitCodesHelp =
 
 }  // namespace
 
+// `lntune _compile-worker --fd N [--nice K]`: the tune command's compile
+// worker (tuner/compile_process.hpp), not for people: it answers compile
+// requests on fd N until end of file.
+int compile_worker_main(int argc, char** argv) {
+  int fd = -1, nice = 0;
+  for (int i = 2; i < argc; i += 2) {
+    const std::string a = argv[i];
+    if (i + 1 >= argc || (a != "--fd" && a != "--nice")) {
+      std::cerr << "lntune " << lntune::tune::kCompileWorkerCommand << ": usage: --fd N [--nice K] (got '" << a
+                << "')\n";
+      return lntune::cli::kExitUsage;
+    }
+    char* end = nullptr;
+    const long v = std::strtol(argv[i + 1], &end, 10);
+    if (end == argv[i + 1] || *end != '\0' || v < 0 || v > 1 << 20) {
+      std::cerr << "lntune " << lntune::tune::kCompileWorkerCommand << ": " << a << " needs a number, got '"
+                << argv[i + 1] << "'\n";
+      return lntune::cli::kExitUsage;
+    }
+    (a == "--fd" ? fd : nice) = static_cast<int>(v);
+  }
+  if (fd < 0) {
+    std::cerr << "lntune " << lntune::tune::kCompileWorkerCommand << ": --fd is required\n";
+    return lntune::cli::kExitUsage;
+  }
+  if (nice > 0) (void)::setpriority(PRIO_PROCESS, 0, nice);
+  return lntune::tune::serve_compile_requests(fd);
+}
+
 int main(int argc, char** argv) {
   using lntune::cli::kExitFailure;
   using lntune::cli::kExitUsage;
+  if (argc >= 2 && std::strcmp(argv[1], lntune::tune::kCompileWorkerCommand) == 0)
+    return compile_worker_main(argc, argv);
   CLI::App app{"lntune: LayerNorm kernels tuned for the GPU they run on"};
   app.name("lntune");
   app.footer(kExitCodesHelp);

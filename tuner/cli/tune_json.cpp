@@ -93,6 +93,7 @@ void write_summary_fields(JsonWriter& j, const tune::TuneSummary& s) {
       .begin_object()
       .field("nvrtc", s.compile.compiled)
       .field("seconds", s.compile.compile_seconds)
+      .field("in_worker_processes", s.compile.in_worker_processes)
       .field("threads", s.compile_threads)
       .field("from_cache", s.compile.from_cache)
       .field("failed", s.compile.failed)
