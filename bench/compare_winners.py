@@ -13,7 +13,10 @@ compares like with like (1.000 when both chose the same config). Where the
 exhaustive run has no careful timing of that config (it failed there, say),
 the two runs' stored medians are compared instead and the row says "x-run".
 A config the exhaustive run pruned early (> 1.5x the best after a few
-repetitions) shows the median of those repetitions.
+repetitions) shows the median of those repetitions. Where both configs were
+finalists of the exhaustive run's final (S4: close finalists of a short
+kernel timed in turn, which chose its winner), their medians there are
+compared ("final").
 
 The backward is tuned jointly (bwd_dx with the bwd_dwdb reduction of its
 partial rows: the pair with the least dx + dW/dB time wins), so where both
@@ -109,6 +112,7 @@ def read(path):
     winners = {}     # key -> (config, median)
     candidates = {}  # key -> config -> (status, median or None)
     joint = {}       # bwd_dx key -> its joint finalists
+    finals = {}      # key -> config -> its median in the final (S4: finalists timed in turn)
     with open(path) as f:
         for line_no, line in enumerate(f, 1):
             line = line.strip()
@@ -124,9 +128,10 @@ def read(path):
                     winners[k] = (config_of(ev["config"]), ev["median_us"], ev["state"])
                 if ev.get("joint"):
                     joint[k] = ev["joint"]
+                finals[k] = {config_of(f["config"]): f["median_us"] for f in ev.get("final", [])}
             elif ev["event"] == "candidate":
                 candidates.setdefault(k, {})[config_of(ev["config"])] = (ev["status"], ev["median_us"])
-    return winners, candidates, joint
+    return winners, candidates, joint, finals
 
 
 def main():
@@ -135,8 +140,8 @@ def main():
     ap.add_argument("full")
     ap.add_argument("--limit", type=float, default=0.02, help="allowed slow-down (default 0.02 = 2%%)")
     a = ap.parse_args()
-    pw, _, pj = read(a.pruned)
-    fw, fc, fj = read(a.full)
+    pw, _, pj, _ = read(a.pruned)
+    fw, fc, fj, ff = read(a.full)
     # The partial-row count each run's joint choice reduced, per bwd_dx key.
     p_rows = {dx_key(k): chosen(j)["partial_rows"] for k, j in pj.items() if chosen(j)}
     f_rows = {dx_key(k): chosen(j)["partial_rows"] for k, j in fj.items() if chosen(j)}
@@ -161,6 +166,9 @@ def main():
         elif pc == fcfg:
             ratio = 1.0
             how = "same"
+        elif pc in ff.get(k, {}) and fcfg in ff[k]:
+            ratio = ff[k][pc] / ff[k][fcfg]
+            how = "final"
         elif pc in fc.get(k, {}) and fc[k][pc][1] and fmed:
             ratio = fc[k][pc][1] / fmed
             how = fc[k][pc][0]

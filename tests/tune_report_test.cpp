@@ -8,6 +8,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 
 #include "temp_dir.hpp"
@@ -215,6 +216,41 @@ TEST(Trace, CompareWinnersReadsTwoTraces) {
   EXPECT_NE(strict.find("1.010  slower SLOWER"), std::string::npos) << strict;
 }
 
+// Where the exhaustive run's final timed both configs in turn, those
+// medians are compared (its careful medians drifted: kA looked 4% slower).
+TEST(Trace, CompareWinnersUsesTheExhaustiveRunsFinal) {
+  int code = -1;
+  run_command("python3 -c 'import json'", &code);
+  if (code != 0) GTEST_SKIP() << "no python3";
+  TempDir tmp;
+  {
+    std::ofstream pf(tmp / "pruned.trace");
+    TraceWriter p(pf, nullptr);
+    p.key_done(key_result(1024, kA, 10.0, 0));
+    std::ofstream ff(tmp / "full.trace");
+    TraceWriter f(ff, nullptr);
+    f.candidate_done(key(1024), 0, candidate(kA, Status::slower, 10.4, std::nullopt, true));
+    f.candidate_done(key(1024), 1, candidate(kB, Status::ok, 10.0, std::nullopt));
+    KeyResult kr = key_result(1024, kB, 10.0, 0);
+    CandidateResult a = candidate(kA, Status::slower, 10.4, std::nullopt, true);
+    CandidateResult b = candidate(kB, Status::ok, 10.0, std::nullopt);
+    a.final = Measurement{summarize({10.06, 10.05, 10.04, 10.05, 10.05, 10.05}), StopReason::max_reps};
+    b.final = Measurement{summarize({10.0, 10.0, 10.0, 10.0, 10.0, 10.0}), StopReason::max_reps};
+    kr.outcome.candidates = {a, b};
+    kr.outcome.winner = 1;
+    f.key_done(kr);
+  }
+  std::ifstream in(tmp / "full.trace");
+  const std::string full((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(full.find("\"final\": [{\"config\": {\"block_size\": 1024"), std::string::npos) << full;
+  EXPECT_NE(full.find("\"median_us\": 10.05, \"rounds\": 6}"), std::string::npos) << full;
+  const std::string out = run_command("python3 '" + std::string(LNTUNE_SOURCE_DIR) + "/bench/compare_winners.py' '" +
+                                          (tmp / "pruned.trace") + "' '" + (tmp / "full.trace") + "'",
+                                      &code);
+  EXPECT_EQ(code, 0) << out;
+  EXPECT_NE(out.find("1.005  final  ok"), std::string::npos) << out;
+}
+
 TEST(Progress, LinesNameTheGpuWithSeveral) {
   char* buf = nullptr;
   std::size_t size = 0;
@@ -257,6 +293,12 @@ TEST(Summary, SearchLineSaysWhatEachStageRemoved) {
             "screened, 80 of them screened out; 12 timed carefully (1 pruned early), 5 verified, 2 failed");
   c.skipped = 7;
   EXPECT_NE(search_counts_line(c).find(", 7 skipped (budget)"), std::string::npos);
+  c.finals = 3;
+  c.final_changed = 1;
+  EXPECT_NE(search_counts_line(c).find(", 7 skipped (budget); 3 finals (close finalists timed in turn), 1 of them "
+                                       "changing the winner"),
+            std::string::npos)
+      << search_counts_line(c);
 }
 
 }  // namespace

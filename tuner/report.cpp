@@ -218,6 +218,9 @@ std::string search_counts_line(const SearchCounts& c) {
      << " screened, " << c.screened_out << " of them screened out; " << c.careful << " timed carefully ("
      << c.pruned << " pruned early), " << c.verified << " verified, " << c.failed << " failed";
   if (c.skipped) os << ", " << c.skipped << " skipped (budget)";
+  if (c.finals)
+    os << "; " << c.finals << " final" << (c.finals == 1 ? "" : "s") << " (close finalists timed in turn), "
+       << c.final_changed << " of them changing the winner";
   return os.str();
 }
 
@@ -370,6 +373,18 @@ void TraceWriter::key_done(const KeyResult& r) {
        << json_number(r.phases.compare_s) << ", \"warmup_s\": " << json_number(r.phases.warmup_s)
        << ", \"rewarm_s\": " << json_number(r.phases.rewarm_s) << ", \"rewarms\": " << r.phases.rewarms
        << ", \"reps_s\": " << json_number(r.phases.reps_s) << "}";
+  {
+    // S4's finalists: their interleaved medians (what chose the winner).
+    bool first = true;
+    for (const CandidateResult& c : r.outcome.candidates) {
+      if (!c.final) continue;
+      out_ << (first ? ", \"final\": [" : ", ") << "{\"config\": " << config_json(c.config)
+           << ", \"median_us\": " << json_number(c.final->stats.median) << ", \"rounds\": " << c.final->stats.n
+           << "}";
+      first = false;
+    }
+    if (!first) out_ << "]";
+  }
   if (!r.joint.empty()) {
     out_ << ", \"joint\": [";
     for (std::size_t i = 0; i < r.joint.size(); ++i) {

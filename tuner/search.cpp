@@ -63,6 +63,8 @@ SearchCounts& SearchCounts::operator+=(const SearchCounts& o) {
   pruned += o.pruned;
   verified += o.verified;
   skipped += o.skipped;
+  finals += o.finals;
+  final_changed += o.final_changed;
   return *this;
 }
 
@@ -84,6 +86,16 @@ SearchCounts Outcome::counts() const {
       case Status::skipped: ++c.skipped; break;
       case Status::slower: break;
     }
+  }
+  // A final ran: did the careful medians rank another verified finalist
+  // first?
+  const CandidateResult* careful_best = nullptr;
+  for (const CandidateResult& r : candidates)
+    if (r.final && r.status == Status::ok && (!careful_best || r.timing->stats.median < careful_best->timing->stats.median))
+      careful_best = &r;
+  if (careful_best) {
+    ++c.finals;
+    if (best() && best() != careful_best) ++c.final_changed;
   }
   return c;
 }
@@ -181,7 +193,63 @@ bool verify_candidate(Bench& bench, CandidateResult& r) {
   return true;
 }
 
+std::vector<std::size_t> final_candidates(const Outcome& out, double margin, std::size_t most) {
+  std::vector<std::size_t> fin;
+  if (!out.winner) return fin;
+  const double w = out.candidates[*out.winner].timing->stats.median;
+  for (std::size_t i = 0; i < out.candidates.size(); ++i) {
+    const CandidateResult& r = out.candidates[i];
+    if ((r.status == Status::ok || r.status == Status::slower) && r.timing && r.timing->stop != StopReason::pruned &&
+        r.timing->stats.median <= (1.0 + margin) * w)
+      fin.push_back(i);
+  }
+  std::stable_sort(fin.begin(), fin.end(), [&](std::size_t a, std::size_t b) {
+    return out.candidates[a].timing->stats.median < out.candidates[b].timing->stats.median;
+  });
+  if (fin.size() > most) fin.resize(most);
+  return fin;
+}
+
 namespace {
+
+// S4 (SearchOptions::final_rounds): the finalists timed in turn; the least
+// median of round medians wins. A finalist whose timing throws ends the
+// final with nothing changed (its careful result stands).
+void run_final(Bench& bench, Outcome& out, const SearchOptions& o, const std::function<bool()>& spent) {
+  if (o.final_rounds <= 0 || !out.winner || spent()) return;
+  if (!(out.candidates[*out.winner].timing->stats.median < o.final_max_us)) return;
+  const std::vector<std::size_t> fin = final_candidates(out, o.final_margin, o.final_size);
+  if (fin.size() < 2) return;
+  std::vector<std::vector<double>> rounds(fin.size());
+  try {
+    for (int k = 0; k < o.final_rounds; ++k)
+      for (std::size_t j = 0; j < fin.size(); ++j) {
+        const std::size_t f = (j + static_cast<std::size_t>(k)) % fin.size();
+        rounds[f].push_back(bench.screen(out.candidates[fin[f]].config, o.final_reps).stats.median);
+      }
+  } catch (const FatalError&) {
+    throw;
+  } catch (const KeyError&) {
+    throw;
+  } catch (const std::exception&) {
+    return;
+  }
+  std::vector<std::size_t> order(fin.size());
+  for (std::size_t f = 0; f < fin.size(); ++f) {
+    out.candidates[fin[f]].final = Measurement{summarize(rounds[f]), StopReason::max_reps};
+    order[f] = f;
+  }
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return out.candidates[fin[a]].final->stats.median < out.candidates[fin[b]].final->stats.median;
+  });
+  for (std::size_t f : order) {
+    CandidateResult& r = out.candidates[fin[f]];
+    if (r.status == Status::ok || verify_candidate(bench, r)) {
+      out.winner = fin[f];
+      return;
+    }
+  }
+}
 
 Outcome initial_outcome(const Config& default_config, const std::vector<Config>& space) {
   Outcome out;
@@ -243,6 +311,7 @@ Outcome search_exhaustive(Bench& bench, const Config& default_config, const std:
     if (careful_step(bench, r, i == 0 ? std::nullopt : best, false)) out.winner = i;
     report(i);
   }
+  if (!out.partial) run_final(bench, out, options, spent);
   return out;
 }
 
@@ -382,6 +451,7 @@ Outcome search_staged(Bench& bench, const Config& default_config, const std::vec
     if (careful_step(bench, r, best_median(), true)) out.winner = i;
     report(i);
   }
+  if (!out_of_time) run_final(bench, out, options, spent);
   return out;
 }
 

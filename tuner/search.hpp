@@ -116,6 +116,9 @@ struct CandidateResult {
   std::string message;  // why it failed; empty when ok
   std::optional<Measurement> timing;  // the careful measurement (stop rule)
   std::optional<Measurement> screen;  // the screening (staged search)
+  // S4, the final (SearchOptions::final_rounds): its interleaved timing;
+  // stats are over the round medians (n: rounds).
+  std::optional<Measurement> final;
 };
 
 // What the search needs from a machine. Implementations throw:
@@ -192,7 +195,24 @@ struct SearchOptions {
   // S0: why a config need not run (its result at a neighbouring N), or
   // nothing; unset: no reuse. Never asked about the default.
   std::function<std::optional<std::string>(const Config&)> reuse;
+  // S4, the final, after either search (0 rounds: none). Medians of a
+  // short kernel drift by a few percent over seconds (clocks, power), more
+  // than the stop rule's CI, so candidates timed one after the other can
+  // swap places from one run to the next. When the winner's median is
+  // below final_max_us, the candidates timed carefully within
+  // (1 + final_margin) x its median (at most final_size, fastest first,
+  // the winner among them) are timed again in turn: final_rounds rounds,
+  // each screening every finalist with final_reps repetitions, the order
+  // rotating from round to round. The finalist with the least median of
+  // its round medians wins (verified first, when it was not; a wrong one
+  // drops out). Not run when the budget is spent.
+  int final_rounds = 0;
+  int final_reps = 5;
+  double final_margin = 0.03;
+  std::size_t final_size = 4;
+  double final_max_us = 200;
 };
+
 
 // How many candidates each stage removed (counted from the statuses).
 struct SearchCounts {
@@ -203,6 +223,9 @@ struct SearchCounts {
   std::size_t pruned = 0;      // of those, stopped early by the prune rule
   std::size_t verified = 0;    // verify ran (ok or wrong)
   std::size_t skipped = 0;     // budget
+  // S4: searches that ran a final, and of those, where it chose another
+  // winner than the careful medians had.
+  std::size_t finals = 0, final_changed = 0;
   SearchCounts& operator+=(const SearchCounts& o);
 };
 
@@ -235,6 +258,11 @@ struct Outcome {
   double speedup() const;
   SearchCounts counts() const;
 };
+
+// S4's finalists: indices of the candidates timed carefully to the end (ok
+// or slower) with medians within (1 + margin) x the winner's, fastest first
+// (ties: index), at most `most`; empty without a winner.
+std::vector<std::size_t> final_candidates(const Outcome& out, double margin, std::size_t most);
 
 // S0 as a pure rule over the outcome at a neighbouring N (prev_n): a reason
 // to skip `c` when it failed to compile or launch there, or was plainly

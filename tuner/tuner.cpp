@@ -1118,6 +1118,12 @@ class Worker {
         sh_.report([&](Progress& p) { p.candidate_done(plan.key, i, r); });
       };
     const TuneOptions& o = sh_.o;
+    // Not in a warm re-tune: it re-times the stored winner and its close
+    // rivals within its 30-second aim, and the winner had its final then.
+    so.final_rounds = warm ? 0 : o.final_rounds;
+    so.final_reps = o.final_reps;
+    so.final_margin = o.final_margin;
+    so.final_max_us = o.final_max_us;
     const HistoryKey hk = history_key(plan.key.traits, plan.m);
     const History* prev = nullptr;
     if (!o.full && o.screen_reps > 0) {
