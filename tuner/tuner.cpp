@@ -1123,6 +1123,7 @@ class Worker {
     so.final_rounds = warm ? 0 : o.final_rounds;
     so.final_reps = o.final_reps;
     so.final_margin = o.final_margin;
+    so.final_size = o.final_size;
     so.final_max_us = o.final_max_us;
     const HistoryKey hk = history_key(plan.key.traits, plan.m);
     const History* prev = nullptr;

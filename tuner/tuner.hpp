@@ -236,9 +236,10 @@ struct TuneOptions {
   // search but a warm re-tune's, --full included: finalists within
   // final_margin of the winner, kernels under final_max_us, timed in turn.
   // 0 rounds: none.
-  int final_rounds = 6;
-  int final_reps = 5;
+  int final_rounds = 8;
+  int final_reps = 8;
   double final_margin = 0.03;
+  std::size_t final_size = 6;
   double final_max_us = 200;
   // Joint bwd_dx + bwd_dwdb tuning (see dx_finalists, pick_joint).
   double joint_margin = 0.05;
