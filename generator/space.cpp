@@ -73,7 +73,8 @@ int dwdb_split_count(const SpaceQuery& q, int cols, int per_sm) {
 }
 
 // The wide-row backward (templates/kernels/bwd_dx_wide.cuh; gen::is_wide_bwd):
-// sm_90+, N > 8192. Clusters C in {2, 4, 8, 16} with slabs of
+// sm_90+, N >= 4096 (below 8192 columns it measured faster for fp32 rows:
+// see wide_bwd_default). Clusters C in {2, 4, 8, 16} with slabs of
 // next_pow2(ceil(N / C)) columns (every CTA owning some); 8 to 32 warps with
 // vec to 32 columns per thread (16 at 32 warps); rows_per_cta = rows staged
 // per CTA in {2, 3, 4}, while the stages and weight slab fit
@@ -88,7 +89,7 @@ int dwdb_split_count(const SpaceQuery& q, int cols, int per_sm) {
 // would double its time. Verified and measured on an H100 (2026-11-23); the
 // default picks one of these (wide_bwd_default).
 void add_wide_bwd(const SpaceQuery& q, std::vector<Config>& out) {
-  if (q.kernel != Kernel::bwd_dx || q.cc < 90 || q.n <= 8192) return;
+  if (q.kernel != Kernel::bwd_dx || q.cc < 90 || q.n < 4096) return;
   const int vec = max_vec(q.dtype);
   const std::size_t esize = dtype_size(q.dtype);
   for (int cluster : {2, 4, 8, 16}) {
@@ -99,6 +100,11 @@ void add_wide_bwd(const SpaceQuery& q, std::vector<Config>& out) {
       if (items < vec || items > (w >= 32 ? 16 : 32)) continue;
       for (int stages : {2, 3, 4}) {
         if (wide_stage_bytes(slab, esize, stages) > kWideSmemLimit) continue;
+        // fp32 rows with a residual in slabs of up to 4096 columns at 2
+        // stages (no lookahead) spill 4 bytes (KernelHeaders.
+        // WideSpaceCompilesWithoutSpills); 3 and 4 stages measured faster
+        // there anyway (bench/results/h200x2_2026-11-24, call 7).
+        if (q.residual && esize == 4 && slab <= 4096 && stages == 2) continue;
         Config c{static_cast<int>(slab), w, stages, 0, cluster};
         int last = -1;
         const int fit = std::max(1, q.sm_count / cluster);
@@ -324,7 +330,31 @@ std::optional<Config> smem_forward_default(const SpaceQuery& q, const ConfigFilt
 // (gen::wide_stages_dy). Not below: there (e.g. fp32, N = 20480) the
 // register kernels' default stays, as measured before that variant existed.
 std::optional<Config> wide_bwd_default(const SpaceQuery& q, const ConfigFilter& accept) {
-  if (q.kernel != Kernel::bwd_dx || q.n <= 8192) return std::nullopt;
+  if (q.kernel != Kernel::bwd_dx || q.n < 4096) return std::nullopt;
+  if (q.n <= 8192) {
+    // fp32 rows of 4097-8192 columns (4096 with a fused residual add) over
+    // many rows: split in two over a cluster, 3 stages of 4096-column (2048)
+    // slices in 32 (16) warps. On an H100 at x = 512 MiB, the best of the
+    // space, which had no wide configs below 8193 columns before: LayerNorm
+    // N = 8192 99.1% of copy against 90.3% for the register default; with
+    // the residual add 96.7% against 75.6% (84.1% the best register
+    // config); N = 4096 with it 93.6% against 88.6% (without, the register
+    // default's 96.1% stayed the best); `LNTUNE_SWEEP_WIDE=1
+    // [LNTUNE_SWEEP_RESIDUAL=1] lntune_sweep bwd fp32 8192 4096`,
+    // bench/results/h200x2_2026-11-24, call 7. 16-bit rows there measured
+    // 84-89% with it, below the register kernels: not for them.
+    if (q.dtype != DType::f32 || q.m <= 8192 || (q.n <= 4096 && !q.residual)) return std::nullopt;
+    const std::int64_t slab = cluster_slab(q.n, 2);
+    Config c{static_cast<int>(slab), slab >= 4096 ? 32 : 16, 4, 0, 2};
+    c.group_size_m = clip_groups(q, 1, std::max(1, q.sm_count / 2));
+    if (!accept) {
+      if (wide_stage_bytes(slab, dtype_size(q.dtype), c.rows_per_cta) > kWideSmemLimit) return std::nullopt;
+      return c;
+    }
+    const std::optional<InstanceKey> key = accept(c);
+    if (key && wide_stages_dy(*key)) return c;
+    return std::nullopt;
+  }
   struct Pass {
     std::int64_t min_slab, max_slab;
     std::vector<int> clusters;
@@ -530,14 +560,18 @@ Config default_config(const SpaceQuery& q, const ConfigFilter& accept) {
   // 86.1, 87.2 and 88.3% for 16 elements per thread (bench/results/
   // h100_2026-11-24c, call 12).
   const bool fp32_short_rows = bwd && q.dtype == DType::f32 && q.m > 8192 && single >= 256 && single <= 2048;
-  if (bwd && !q.residual && q.cc >= 90 && q.dtype != DType::f32 && q.m > 8192 && single == 8192 && q.n > 6144) {
+  if (bwd && !q.residual && q.norm == Norm::layer && q.cc >= 90 && q.dtype != DType::f32 && q.m > 8192 &&
+      single == 8192 && q.n > 6144) {
     // 16-bit rows of 6145 to 8192 columns over many rows: split in two over
     // a cluster, 4096-column slices in 8 warps. On an H100 at x = 512 MiB
     // (`lntune_sweep bwd bf16 7168 8192; lntune_sweep bwd fp16 8192`), the
     // best of the space: bf16 N = 8192 91.1% of copy against 85.5% for a
     // whole row in 16 warps, N = 7168 86.7 against 82.0, fp16 N = 8192 91.3
     // against 83.4; at N = 6144 the whole row stayed the best (81.8%). Not
-    // with a fused residual add (not measured).
+    // with a fused residual add (not measured), nor for RMSNorm: bf16 N =
+    // 8192 85.4% of copy this way, 93.8% for the whole row in 16 warps
+    // (`LNTUNE_SWEEP_EVERY=1 LNTUNE_SWEEP_OP=rmsnorm lntune_sweep bwd bf16
+    // 8192`, bench/results/h200x2_2026-11-24, call 6).
     c.num_warps = 8;
     c.block_size = 4096;
     c.cluster_size = 2;

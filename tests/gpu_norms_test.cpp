@@ -372,6 +372,23 @@ std::vector<VCase> variant_cases() {
     c.N = 262144;
     out.push_back(c);
   }
+  // fp32 rows of 4096-8192 columns over more than 8192 rows: the wide
+  // backward's default in clusters of two (bench/results/h200x2_2026-11-24,
+  // call 7), with and without the residual.
+  for (std::int64_t n : {4096, 8192}) {
+    VCase c;
+    c.x = c.w = DType::f32;
+    c.residual = DType::f32;
+    c.M = 8193;
+    c.N = n;
+    out.push_back(c);
+    if (n == 8192) {
+      c.residual.reset();
+      c.norm = Norm::rms;
+      c.bias = false;
+      out.push_back(c);
+    }
+  }
   return out;
 }
 

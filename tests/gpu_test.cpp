@@ -526,7 +526,10 @@ TEST(Gpu, WideBackwardConfigsAreCorrectAndDeterministic) {
   for (const Pick& k : {Pick{DType::bf16, DType::bf16, 37, 65536, 0}, Pick{DType::f16, DType::f32, 64, 20480, 8},
                         Pick{DType::f32, DType::f32, 37, 65536, 0}, Pick{DType::bf16, DType::bf16, 20, 262144, 0},
                         // x staged, dy read from L2 (gen::wide_stages_dy): fp32 rows of 256K columns, strided
-                        Pick{DType::f32, DType::f32, 23, 262144, 4}}) {
+                        Pick{DType::f32, DType::f32, 23, 262144, 4},
+                        // short rows (N >= 4096): 4096-column slabs, strided; a partial second slab; 16-bit
+                        Pick{DType::f32, DType::f32, 37, 8192, 4}, Pick{DType::f32, DType::f32, 29, 6148, 0},
+                        Pick{DType::bf16, DType::bf16, 41, 4096, 8}}) {
     Case c;
     c.x = k.x;
     c.w = k.w;

@@ -274,7 +274,7 @@ TEST(KernelHeaders, WideSpaceCompilesWithoutSpills) {
   int forward = 0;
   for (Kernel k : {Kernel::bwd_dx, Kernel::fwd})
     for (DType d : {f32, f16, bf16})
-      for (std::int64_t n : {20480, 65536, 262144}) {
+      for (std::int64_t n : {4096, 8192, 20480, 65536, 262144}) {
         std::vector<Traits> traits{Traits{k, d, d, true, true}};
         if (k == Kernel::fwd && d != f32) {
           Traits r{k, d, f32, true, false};
@@ -293,9 +293,11 @@ TEST(KernelHeaders, WideSpaceCompilesWithoutSpills) {
           r.residual = f32;
           traits.push_back(r);
         }
-        for (const Config& c : gen::search_space({k, d, n, 4096, 132, 90})) {
-          if (!gen::is_wide_bwd(k, c) && !gen::is_wide_fwd(k, c)) continue;
-          for (const Traits& t : traits) {
+        for (const Traits& t : traits) {
+          gen::SpaceQuery q{k, d, n, 4096, 132, 90};
+          q.residual = t.residual.has_value();  // (the space of the fused kernels has rules of its own)
+          for (const Config& c : gen::search_space(q)) {
+            if (!gen::is_wide_bwd(k, c) && !gen::is_wide_fwd(k, c)) continue;
             InstanceKey key;
             try {
               key = gen::make_instance(t, c, n, gen::max_vec(d));

@@ -307,7 +307,11 @@ TEST(Default, MeasuredTrainingAndResidualRules) {
   // The register backward with a residual: one 16-byte access per thread
   // and row input, 1024-thread tiles beyond.
   EXPECT_EQ(def(Kernel::bwd_dx, DType::f32, 1024, 131072, true), "block_size=1024 num_warps=8 rows_per_cta=1 group_size_m=264");
-  EXPECT_EQ(def(Kernel::bwd_dx, DType::f32, 4096, 32768, true), "block_size=4096 num_warps=32 rows_per_cta=1 group_size_m=132");
+  // (fp32 rows of 4096 columns with the residual over many rows: the wide
+  // backward, split over two; at training sizes the register rule.)
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::f32, 4096, 32768, true),
+            "block_size=2048 num_warps=16 rows_per_cta=4 group_size_m=66 cluster_size=2");
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::f32, 4096, 4096, true), "block_size=4096 num_warps=32 rows_per_cta=1 group_size_m=132");
   EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 1024, 262144, true), "block_size=1024 num_warps=4 rows_per_cta=1 group_size_m=528");
   EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 4096, 65536, true), "block_size=4096 num_warps=16 rows_per_cta=1 group_size_m=264");
   EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 8192, 32768, true), "block_size=8192 num_warps=32 rows_per_cta=1 group_size_m=132");
@@ -322,13 +326,15 @@ TEST(Default, MeasuredTrainingAndResidualRules) {
     EXPECT_EQ(to_string(default_config(q)), "block_size=1024 num_warps=8 rows_per_cta=1 group_size_m=264");
   }
   {
-    SpaceQuery q{Kernel::bwd_dx, DType::f32, 8192, 16384, 132, 90};
+    SpaceQuery q{Kernel::bwd_dx, DType::f32, 8192, 8192, 132, 90};
     q.residual = true;
     q.norm = Norm::rms;
     const Config t = default_config(q);
     EXPECT_EQ(to_string(t), "block_size=4096 num_warps=32 rows_per_cta=1 group_size_m=132");
     const std::vector<Config> cs = search_space(q);
     EXPECT_NE(std::find(cs.begin(), cs.end(), t), cs.end()) << "the tiled default is a candidate";
+    // (Over more rows, the wide backward: Space.Fp32BackwardAt8192IsWide.)
+    q.m = 16384;
     // Short rows share a CTA; few rows keep at least 8 per CTA.
     q.n = 256;
     EXPECT_EQ(to_string(default_config(q)), "block_size=256 num_warps=2 rows_per_cta=1 group_size_m=1056");
@@ -352,7 +358,7 @@ TEST(Default, PartialRowsStayFewWhenMIsSmall) {
   EXPECT_LE(c.group_size_m, 4096 / 8);
 }
 
-// The wide-row backward (is_wide_bwd): sm_90+ and N > 8192 only; the
+// The wide-row backward (is_wide_bwd): sm_90+ and N >= 4096 only; the
 // default for long rows is one of its candidates (wherever one fits: not
 // fp32 at N = 262144); every CTA owns columns, its shared memory fits, group
 // sizes fill the SMs at one CTA each (or one or two clusters fewer).
@@ -365,7 +371,9 @@ TEST(Space, WideBackwardCandidates) {
   };
   EXPECT_TRUE(wide({Kernel::bwd_dx, DType::bf16, 65536, 4096, 132, 90}).size() > 0);
   EXPECT_TRUE(wide({Kernel::bwd_dx, DType::bf16, 65536, 4096, 132, 80}).empty());
-  EXPECT_TRUE(wide({Kernel::bwd_dx, DType::bf16, 8192, 4096, 132, 90}).empty());
+  EXPECT_TRUE(wide({Kernel::bwd_dx, DType::bf16, 4000, 4096, 132, 90}).empty());
+  EXPECT_FALSE(wide({Kernel::bwd_dx, DType::bf16, 4096, 4096, 132, 90}).empty());
+  EXPECT_FALSE(wide({Kernel::bwd_dx, DType::f32, 8192, 4096, 132, 90}).empty());
   EXPECT_TRUE(wide({Kernel::fwd, DType::bf16, 65536, 4096, 132, 90}).empty());
   for (DType d : {DType::f32, DType::f16, DType::bf16})
     for (std::int64_t n : {12288, 20480, 40000, 65536, 131072, 262144}) {
@@ -422,6 +430,33 @@ TEST(Space, DefaultGridCoversTheTutorialAndModelSizes) {
 // 16-bit backward rows of 6145 to 8192 columns over many rows: 4096-column
 // slices over clusters of 2 (measured: bench/results/h100_2026-11-24c);
 // not at training sizes, fp32, without clusters, or at N = 6144.
+// fp32 rows of 4097-8192 columns (4096 with a residual) over many rows:
+// the wide backward in clusters of two, 4 stages (measured: bench/results/
+// h200x2_2026-11-24, call 7); not at training sizes, not 16-bit rows, not
+// before sm_90; a candidate of the space and a valid instance.
+TEST(Space, Fp32BackwardAt8192IsWide) {
+  for (bool residual : {false, true})
+    for (std::int64_t n : {6148, 8192}) {
+      SpaceQuery q{Kernel::bwd_dx, DType::f32, n, 16384, 132, 90};
+      q.residual = residual;
+      const Config c = default_config(q);
+      EXPECT_TRUE(is_wide_bwd(Kernel::bwd_dx, c)) << to_string(c);
+      EXPECT_EQ(to_string(c), "block_size=4096 num_warps=32 rows_per_cta=4 group_size_m=66 cluster_size=2");
+      const std::vector<Config> cs = search_space(q);
+      EXPECT_NE(std::find(cs.begin(), cs.end(), c), cs.end()) << "the default is a candidate";
+      Traits t{Kernel::bwd_dx, DType::f32, DType::f32, true, true};
+      if (residual) t.residual = DType::f32;
+      EXPECT_NO_THROW(make_instance(t, c, n, 4)) << to_string(c);
+      q.m = 4096;
+      EXPECT_FALSE(is_wide_bwd(Kernel::bwd_dx, default_config(q)));
+      q.m = 16384;
+      q.cc = 80;
+      EXPECT_FALSE(is_wide_bwd(Kernel::bwd_dx, default_config(q)));
+    }
+  EXPECT_FALSE(is_wide_bwd(Kernel::bwd_dx, default_config({Kernel::bwd_dx, DType::f32, 4096, 32768, 132, 90})));
+  EXPECT_FALSE(is_wide_bwd(Kernel::bwd_dx, default_config({Kernel::bwd_dx, DType::bf16, 8192, 32768, 132, 90})));
+}
+
 TEST(Space, SixteenBitBackwardAt8192SplitsOverTwo) {
   for (DType d : {DType::bf16, DType::f16})
     for (std::int64_t n : {7000, 8192}) {
@@ -435,8 +470,11 @@ TEST(Space, SixteenBitBackwardAt8192SplitsOverTwo) {
     }
   EXPECT_EQ(default_config({Kernel::bwd_dx, DType::bf16, 8192, 4096, 132, 90}).cluster_size, 1);
   EXPECT_EQ(default_config({Kernel::bwd_dx, DType::bf16, 6144, 32768, 132, 90}).cluster_size, 1);
-  EXPECT_EQ(default_config({Kernel::bwd_dx, DType::f32, 8192, 32768, 132, 90}).cluster_size, 1);
   EXPECT_EQ(default_config({Kernel::bwd_dx, DType::bf16, 8192, 32768, 132, 80}).cluster_size, 1);
+  // Not RMSNorm: its whole row in 16 warps measured faster.
+  SpaceQuery rms{Kernel::bwd_dx, DType::bf16, 8192, 32768, 132, 90};
+  rms.norm = Norm::rms;
+  EXPECT_EQ(to_string(default_config(rms)), "block_size=8192 num_warps=16 rows_per_cta=1 group_size_m=132");
   EXPECT_EQ(default_config({Kernel::fwd, DType::bf16, 8192, 32768, 132, 90}).cluster_size, 1);
 }
 
