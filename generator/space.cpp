@@ -287,17 +287,28 @@ std::optional<Config> wide_fwd_default(const SpaceQuery& q, const ConfigFilter& 
 // without a residual only (the whole row in one CTA's shared memory, 8
 // warps: bf16 N = 16384 99.3% of copy against 93.9% for the register
 // kernel, N = 12288 98.7%; `LNTUNE_SWEEP_EVERY=1 lntune_sweep fwd bf16 12288
-// 16384`, bench/results/h100_2026-11-24d, call 10); fp32 rows there and the
-// fused forward keep their measured register defaults.
+// 16384`, bench/results/h100_2026-11-24d, call 10); fp32 rows there keep
+// their measured register default, and so does 16-bit RMSNorm + add; the
+// other fused forwards take the whole row too (below).
 std::optional<Config> smem_forward_default(const SpaceQuery& q, const ConfigFilter& accept) {
   if (q.kernel != Kernel::fwd || q.n <= kSmemForwardMinN) return std::nullopt;
-  if (q.n <= 16384 && (q.dtype == DType::f32 || q.residual)) return std::nullopt;
   const auto esize = static_cast<std::int64_t>(dtype_size(q.dtype));
+  if (q.n <= 16384 && (q.residual ? q.norm == Norm::rms && esize == 2 : esize == 4)) return std::nullopt;
+  // The fused forward of 8193-16384 columns (a residual in x's dtype): the
+  // whole row in one CTA's shared memory, 8 warps, a CTA per row, fp32 too.
+  // On an H100 at x = 512 MiB, N = 16384, the best of the space or within
+  // 0.6% of it: LayerNorm + add bf16 100.1% of copy against 94.3% for the
+  // register default, RMSNorm + add fp32 99.7% against 93.6%, LayerNorm +
+  // add fp32 98.2% against 98.4% (`LNTUNE_SWEEP_EVERY=1
+  // LNTUNE_SWEEP_RESIDUAL=1 [LNTUNE_SWEEP_OP=rmsnorm] lntune_sweep fwd DTYPE
+  // 16384`, bench/results/h200x2_2026-11-24, call 9). Not 16-bit RMSNorm +
+  // add, whose register tiles measured 98.7% (session 24) and not this.
+  const bool fused_short = q.residual && q.n <= 16384;
   struct Pass {
     std::int64_t bytes;  // of x per CTA, at most
     bool wave;           // one persistent wave of clusters, not a cluster per row
   };
-  const bool fp32_wave = esize == 4 && q.n <= 65536;
+  const bool fp32_wave = esize == 4 && q.n <= 65536 && !fused_short;
   const std::vector<Pass> passes = fp32_wave ? std::vector<Pass>{{128 * 1024, true}, {64 * 1024, false}, {128 * 1024, false}}
                                              : std::vector<Pass>{{64 * 1024, false}, {128 * 1024, false}};
   for (const Pass& pass : passes)
@@ -307,7 +318,11 @@ std::optional<Config> smem_forward_default(const SpaceQuery& q, const ConfigFilt
       Config c{static_cast<int>(block), static_cast<int>(std::clamp<std::int64_t>(block / (32 * 64), 4, 16)), 1, 0};
       c.cluster_size = cluster;
       if (pass.wave && q.sm_count / cluster < q.m) c.group_size_m = q.sm_count / cluster;
-      if (forward_in_smem(c, q.n) && (!accept || accept(c))) return c;
+      if (!forward_in_smem(c, q.n)) continue;
+      if (!accept) return c;
+      const std::optional<InstanceKey> key = accept(c);
+      // (fused_short: measured with the residual in x's dtype only.)
+      if (key && (!fused_short || key->traits.residual == key->traits.x_dtype)) return c;
     }
   return std::nullopt;
 }
@@ -385,11 +400,22 @@ std::optional<Config> wide_bwd_default(const SpaceQuery& q, const ConfigFilter& 
         // bench/results/h100_2026-11-25, call 14: fp32 98.5% of copy, 8 warps
         // and 3 stages 78.0-78.3% in call 9; bf16 92.6%, 8 warps 88.0%).
         const bool fused_8k = q.residual && slab == 8192 && cluster == 8;
+        // 16-bit rows with a residual in two 8192-column slabs (N = 16384):
+        // 32 warps, 4 stages (bf16 LayerNorm + add 97.0% of copy, RMSNorm +
+        // add 97.1%, against 89.7 and 91.7% with 8 warps and 3 stages;
+        // `LNTUNE_SWEEP_EVERY=1 LNTUNE_SWEEP_RESIDUAL=1 [LNTUNE_SWEEP_OP=
+        // rmsnorm] lntune_sweep bwd bf16 16384`, bench/results/
+        // h200x2_2026-11-24, call 9).
+        const bool fused_16k = q.residual && esize == 2 && slab == 8192 && cluster == 2;
         int warps = static_cast<int>(std::clamp<std::int64_t>(slab / (32 * 32), 4, 16));
         if ((q.residual || x_only) && slab >= 16384) warps = 32;
         if (fused_8k) warps = 16;
+        if (fused_16k) warps = 32;
         const int fit = std::max(1, q.sm_count / cluster);
-        for (int stages : fused_8k && esize == 4 ? std::array<int, 2>{2, 3} : std::array<int, 2>{3, 2}) {
+        const std::vector<int> stage_order = fused_16k                  ? std::vector<int>{4, 3, 2}
+                                             : fused_8k && esize == 4 ? std::vector<int>{2, 3}
+                                                                      : std::vector<int>{3, 2};
+        for (int stages : stage_order) {
           Config c{static_cast<int>(slab), warps, stages, 0, cluster};
           // Clusters of 16 with 3 stages of 16384-column slabs (16-bit rows of
           // 256K columns): two clusters fewer than fit measured faster (bf16:

@@ -372,6 +372,19 @@ std::vector<VCase> variant_cases() {
     c.N = 262144;
     out.push_back(c);
   }
+  // Fused rows of 8193-16384 columns (bench/results/h200x2_2026-11-24, call
+  // 9): the forward's whole row in shared memory (LayerNorm + add, fp32
+  // RMSNorm + add), the 16-bit backward's 32 warps and 4 stages.
+  for (int k = 0; k < 3; ++k) {
+    VCase c;
+    c.x = c.w = k == 1 ? DType::f32 : DType::bf16;
+    c.residual = c.x;
+    c.norm = k == 0 ? Norm::layer : Norm::rms;
+    if (c.norm == Norm::rms) c.bias = false;
+    c.M = 33;
+    c.N = k == 2 ? 12288 : 16384;
+    out.push_back(c);
+  }
   // fp32 rows of 4096-8192 columns over more than 8192 rows: the wide
   // backward's default in clusters of two (bench/results/h200x2_2026-11-24,
   // call 7), with and without the residual.

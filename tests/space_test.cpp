@@ -163,9 +163,9 @@ TEST(Space, SmemForwardForLongRowsOnSm90Only) {
       EXPECT_FALSE(forward_in_smem(none, n) || is_wide_fwd(Kernel::fwd, none)) << to_string(none);
     }
   EXPECT_FALSE(forward_in_smem(default_config({Kernel::fwd, DType::bf16, 65536, 4096, 132, 80}), 65536));
-  // 8192 < N <= 16384: 16-bit rows without a residual take the whole row in
-  // one CTA's shared memory (8 warps); fp32 rows and the fused forward keep
-  // their register defaults.
+  // 8192 < N <= 16384: 16-bit rows take the whole row in one CTA's shared
+  // memory (8 warps), with a residual too (LayerNorm; RMSNorm + add keeps its
+  // register default); fp32 rows without a residual keep theirs.
   for (DType d : {DType::f16, DType::bf16})
     for (std::int64_t n : {8193, 12288, 16384}) {
       const Config def = default_config({Kernel::fwd, d, n, 4096, 132, 90});
@@ -174,8 +174,19 @@ TEST(Space, SmemForwardForLongRowsOnSm90Only) {
       EXPECT_EQ(def.num_warps, 8) << to_string(def);
       SpaceQuery r{Kernel::fwd, d, n, 4096, 132, 90};
       r.residual = true;
+      EXPECT_EQ(to_string(default_config(r)), to_string(def)) << to_string(d) << " N=" << n;
+      r.norm = Norm::rms;
       EXPECT_FALSE(forward_in_smem(default_config(r), n)) << to_string(d) << " N=" << n;
     }
+  {
+    SpaceQuery r{Kernel::fwd, DType::f32, 16384, 8192, 132, 90};
+    r.residual = true;
+    for (Norm norm : {Norm::layer, Norm::rms}) {
+      r.norm = norm;
+      EXPECT_EQ(to_string(default_config(r)), "block_size=16384 num_warps=8 rows_per_cta=1 group_size_m=0");
+      EXPECT_TRUE(forward_in_smem(default_config(r), 16384));
+    }
+  }
   EXPECT_FALSE(forward_in_smem(default_config({Kernel::fwd, DType::f32, 16384, 4096, 132, 90}), 16384));
   EXPECT_FALSE(forward_in_smem(default_config({Kernel::fwd, DType::bf16, 8192, 4096, 132, 90}), 8192));
 }
@@ -290,13 +301,13 @@ TEST(Default, MeasuredTrainingAndResidualRules) {
   EXPECT_EQ(def(Kernel::fwd, DType::bf16, 16384, 16384), "block_size=16384 num_warps=8 rows_per_cta=1 group_size_m=0");
   EXPECT_EQ(def(Kernel::fwd, DType::bf16, 16384, 16384, true), "block_size=8192 num_warps=32 rows_per_cta=1 group_size_m=0");
   EXPECT_EQ(def(Kernel::fwd, DType::bf16, 12288, 21845, true), "block_size=8192 num_warps=32 rows_per_cta=1 group_size_m=0");
-  EXPECT_EQ(def(Kernel::fwd, DType::f32, 12288, 16384, true), "block_size=8192 num_warps=32 rows_per_cta=1 group_size_m=0");
-  {  // LayerNorm + add: fp32 the whole row in 1024 threads, 16 bits 8192-column tiles in 512
+  EXPECT_EQ(def(Kernel::fwd, DType::f32, 12288, 16384, true), "block_size=16384 num_warps=8 rows_per_cta=1 group_size_m=0");
+  {  // LayerNorm + add: the whole row in shared memory, 8 warps (fp32 and 16 bits)
     SpaceQuery q{Kernel::fwd, DType::f32, 16384, 8192, 132, 90};
     q.residual = true;
-    EXPECT_EQ(to_string(default_config(q)), "block_size=16384 num_warps=32 rows_per_cta=1 group_size_m=0");
+    EXPECT_EQ(to_string(default_config(q)), "block_size=16384 num_warps=8 rows_per_cta=1 group_size_m=0");
     q.dtype = DType::bf16;
-    EXPECT_EQ(to_string(default_config(q)), "block_size=8192 num_warps=16 rows_per_cta=1 group_size_m=0");
+    EXPECT_EQ(to_string(default_config(q)), "block_size=16384 num_warps=8 rows_per_cta=1 group_size_m=0");
     q.n = 8192;  // (shorter rows: the plain rule)
     q.residual = false;
     const std::string plain = to_string(default_config(q));
