@@ -288,12 +288,13 @@ std::optional<Config> wide_fwd_default(const SpaceQuery& q, const ConfigFilter& 
 // warps: bf16 N = 16384 99.3% of copy against 93.9% for the register
 // kernel, N = 12288 98.7%; `LNTUNE_SWEEP_EVERY=1 lntune_sweep fwd bf16 12288
 // 16384`, bench/results/h100_2026-11-24d, call 10); fp32 rows there keep
-// their measured register default, and so does 16-bit RMSNorm + add; the
-// other fused forwards take the whole row too (below).
+// their measured register default, and so do 16-bit RMSNorm + add and fp32
+// LayerNorm + add; 16-bit LayerNorm + add and fp32 RMSNorm + add take the
+// whole row too (below).
 std::optional<Config> smem_forward_default(const SpaceQuery& q, const ConfigFilter& accept) {
   if (q.kernel != Kernel::fwd || q.n <= kSmemForwardMinN) return std::nullopt;
   const auto esize = static_cast<std::int64_t>(dtype_size(q.dtype));
-  if (q.n <= 16384 && (q.residual ? q.norm == Norm::rms && esize == 2 : esize == 4)) return std::nullopt;
+  if (q.n <= 16384 && (q.residual ? (q.norm == Norm::rms) == (esize == 2) : esize == 4)) return std::nullopt;
   // The fused forward of 8193-16384 columns (a residual in x's dtype): the
   // whole row in one CTA's shared memory, 8 warps, a CTA per row, fp32 too.
   // On an H100 at x = 512 MiB, N = 16384, the best of the space or within
@@ -302,7 +303,9 @@ std::optional<Config> smem_forward_default(const SpaceQuery& q, const ConfigFilt
   // add fp32 98.2% against 98.4% (`LNTUNE_SWEEP_EVERY=1
   // LNTUNE_SWEEP_RESIDUAL=1 [LNTUNE_SWEEP_OP=rmsnorm] lntune_sweep fwd DTYPE
   // 16384`, bench/results/h200x2_2026-11-24, call 9). Not 16-bit RMSNorm +
-  // add, whose register tiles measured 98.7% (session 24) and not this.
+  // add, whose register tiles measured 98.7% (session 24), nor fp32
+  // LayerNorm + add: 90.9% this way in bench_norms.py (call 10), its
+  // register default 97.3-98.4%.
   const bool fused_short = q.residual && q.n <= 16384;
   struct Pass {
     std::int64_t bytes;  // of x per CTA, at most
