@@ -114,6 +114,16 @@ CompileProcess::CompileProcess(const std::string& exe, int nice) : exe_(exe) {
   int sv[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
     throw CompileWorkerError("lntune: compile worker " + exe + ": socketpair: " + std::strerror(errno));
+  if (sv[1] == kChildFd) {
+    // dup2(3, 3) would keep close-on-exec set (older C libraries): move it.
+    const int moved = ::fcntl(sv[1], F_DUPFD_CLOEXEC, kChildFd + 1);
+    ::close(sv[1]);
+    if (moved < 0) {
+      ::close(sv[0]);
+      throw CompileWorkerError("lntune: compile worker " + exe + ": fcntl: " + std::strerror(errno));
+    }
+    sv[1] = moved;
+  }
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   // dup2 clears close-on-exec on the child's fd 3; every other socket of
