@@ -118,6 +118,13 @@ std::string run_command(const std::string& cmd, int* code) {
   return out;
 }
 
+// bench/compare_winners.py [extra] on tmp's pruned.trace and full.trace.
+std::string compare_winners(const TempDir& tmp, int* code, const std::string& extra = "") {
+  return run_command("python3 '" + std::string(LNTUNE_SOURCE_DIR) + "/bench/compare_winners.py' " + extra + " '" +
+                         (tmp / "pruned.trace") + "' '" + (tmp / "full.trace") + "'",
+                     code);
+}
+
 // A bwd_dx key (or its bwd_dwdb key, M bucket 2) at N, tuned to `winner`.
 KeyResult bwd_result(Kernel k, std::int64_t n, Config winner, double median) {
   KeyResult kr = key_result(n, winner, median, 0);
@@ -166,9 +173,7 @@ TEST(Trace, CompareWinnersComparesTheBackwardJointly) {
     f.key_done(fdx);
     f.key_done(bwd_result(Kernel::bwd_dwdb, 2048, r9, 9.0));
   }
-  const std::string out = run_command("python3 '" + std::string(LNTUNE_SOURCE_DIR) + "/bench/compare_winners.py' '" +
-                                          (tmp / "pruned.trace") + "' '" + (tmp / "full.trace") + "'",
-                                      &code);
+  const std::string out = compare_winners(tmp, &code);
   EXPECT_EQ(code, 0) << out;
   EXPECT_NE(out.find("b2048 w8 r2 g132       b2048 w16 r1 g264        1.008  joint  ok"), std::string::npos) << out;
   EXPECT_NE(out.find("other P (P = 132 and 264: not judged"), std::string::npos) << out;
@@ -195,9 +200,7 @@ TEST(Trace, CompareWinnersReadsTwoTraces) {
     f.candidate_done(key(2048), 0, candidate(kC, Status::ok, 19.0, std::nullopt, true));
     f.key_done(key_result(2048, kC, 19.0, 0));
   }
-  const std::string out = run_command("python3 '" + std::string(LNTUNE_SOURCE_DIR) + "/bench/compare_winners.py' '" +
-                                          (tmp / "pruned.trace") + "' '" + (tmp / "full.trace") + "'",
-                                      &code);
+  const std::string out = compare_winners(tmp, &code);
   EXPECT_EQ(code, 0) << out;
   EXPECT_NE(out.find("fwd bf16 N=1024 M-bucket 4         b1024 w4 r1            b2048 w4 r1              1.010  slower"),
             std::string::npos)
@@ -209,10 +212,7 @@ TEST(Trace, CompareWinnersReadsTwoTraces) {
                      "1.0% (fwd bf16 N=1024 M-bucket 4); FAIL (target: all of >= 30 keys)"),
             std::string::npos)
       << out;
-  const std::string strict = run_command("python3 '" + std::string(LNTUNE_SOURCE_DIR) +
-                                             "/bench/compare_winners.py' --limit 0.005 '" + (tmp / "pruned.trace") +
-                                             "' '" + (tmp / "full.trace") + "'",
-                                         &code);
+  const std::string strict = compare_winners(tmp, &code, "--limit 0.005");
   EXPECT_NE(strict.find("1.010  slower SLOWER"), std::string::npos) << strict;
 }
 
@@ -244,9 +244,7 @@ TEST(Trace, CompareWinnersUsesTheExhaustiveRunsFinal) {
   const std::string full((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_NE(full.find("\"final\": [{\"config\": {\"block_size\": 1024"), std::string::npos) << full;
   EXPECT_NE(full.find("\"median_us\": 10.05, \"rounds\": 6}"), std::string::npos) << full;
-  const std::string out = run_command("python3 '" + std::string(LNTUNE_SOURCE_DIR) + "/bench/compare_winners.py' '" +
-                                          (tmp / "pruned.trace") + "' '" + (tmp / "full.trace") + "'",
-                                      &code);
+  const std::string out = compare_winners(tmp, &code);
   EXPECT_EQ(code, 0) << out;
   EXPECT_NE(out.find("1.005  final  ok"), std::string::npos) << out;
 }
