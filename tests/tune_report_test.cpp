@@ -118,6 +118,12 @@ std::string run_command(const std::string& cmd, int* code) {
   return out;
 }
 
+bool have_python() {
+  int code = -1;
+  run_command("python3 -c 'import json'", &code);
+  return code == 0;
+}
+
 // bench/compare_winners.py [extra] on tmp's pruned.trace and full.trace.
 std::string compare_winners(const TempDir& tmp, int* code, const std::string& extra = "") {
   return run_command("python3 '" + std::string(LNTUNE_SOURCE_DIR) + "/bench/compare_winners.py' " + extra + " '" +
@@ -150,9 +156,8 @@ JointTiming finalist(Config dx, std::int64_t p, double backward, double dflt, do
 // finalists in the bwd_dx key events), and a bwd_dwdb key whose two runs
 // reduced different partial-row counts is shown but not judged.
 TEST(Trace, CompareWinnersComparesTheBackwardJointly) {
+  if (!have_python()) GTEST_SKIP() << "no python3";
   int code = -1;
-  run_command("python3 -c 'import json'", &code);
-  if (code != 0) GTEST_SKIP() << "no python3";
   const Config dx132{2048, 8, 2, 132, 1}, dx264{2048, 16, 1, 264, 1};
   const Config r9{128, 16, 1, 9, 1}, r1{32, 16, 1, 1, 1};
   TempDir tmp;
@@ -181,9 +186,8 @@ TEST(Trace, CompareWinnersComparesTheBackwardJointly) {
 }
 
 TEST(Trace, CompareWinnersReadsTwoTraces) {
+  if (!have_python()) GTEST_SKIP() << "no python3";
   int code = -1;
-  run_command("python3 -c 'import json'", &code);
-  if (code != 0) GTEST_SKIP() << "no python3";
   TempDir tmp;
   {
     // The pruned run chose kA at N=1024 (exhaustive: kB, kA measured at
@@ -219,9 +223,8 @@ TEST(Trace, CompareWinnersReadsTwoTraces) {
 // Where the exhaustive run's final timed both configs in turn, those
 // medians are compared (its careful medians drifted: kA looked 4% slower).
 TEST(Trace, CompareWinnersUsesTheExhaustiveRunsFinal) {
+  if (!have_python()) GTEST_SKIP() << "no python3";
   int code = -1;
-  run_command("python3 -c 'import json'", &code);
-  if (code != 0) GTEST_SKIP() << "no python3";
   TempDir tmp;
   {
     std::ofstream pf(tmp / "pruned.trace");
