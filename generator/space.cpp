@@ -283,30 +283,28 @@ std::optional<Config> wide_fwd_default(const SpaceQuery& q, const ConfigFilter& 
 // the space on an H100 (N = 65536: 92% of copy, against 84% for 64 KiB slabs
 // a cluster per row; N = 20000: 90% against 87%). 128 KiB a cluster per row
 // last, where no cluster splits the row into 64 KiB slabs without an empty
-// CTA (e.g. fp32, N = 40001). Rows of 8193 to 16384 columns: 16-bit rows
-// without a residual only (the whole row in one CTA's shared memory, 8
-// warps: bf16 N = 16384 99.3% of copy against 93.9% for the register
-// kernel, N = 12288 98.7%; `LNTUNE_SWEEP_EVERY=1 lntune_sweep fwd bf16 12288
-// 16384`, bench/results/h100_2026-11-24d, call 10); fp32 rows there keep
-// their measured register default, and so do 16-bit RMSNorm + add and fp32
-// LayerNorm + add; 16-bit LayerNorm + add and fp32 RMSNorm + add take the
-// whole row too (below).
+// CTA (e.g. fp32, N = 40001). Rows of 8193 to 16384 columns: some only
+// (below); 16-bit rows without a residual measured bf16 N = 16384 99.3% of
+// copy this way against 93.9% for the register kernel, N = 12288 98.7%
+// (`LNTUNE_SWEEP_EVERY=1 lntune_sweep fwd bf16 12288 16384`,
+// bench/results/h100_2026-11-24d, call 10).
 std::optional<Config> smem_forward_default(const SpaceQuery& q, const ConfigFilter& accept) {
   if (q.kernel != Kernel::fwd || q.n <= kSmemForwardMinN) return std::nullopt;
   const auto esize = static_cast<std::int64_t>(dtype_size(q.dtype));
-  if (q.n <= 16384 && (q.residual ? (q.norm == Norm::rms) == (esize == 2) : esize == 4)) return std::nullopt;
-  // The fused forward of 8193-16384 columns (a residual in x's dtype): the
-  // whole row in one CTA's shared memory, 8 warps, a CTA per row, fp32 too.
-  // On an H100 at x = 512 MiB, N = 16384, the best of the space or within
-  // 0.6% of it: LayerNorm + add bf16 100.1% of copy against 94.3% for the
-  // register default, RMSNorm + add fp32 99.7% against 93.6%, LayerNorm +
-  // add fp32 98.2% against 98.4% (`LNTUNE_SWEEP_EVERY=1
-  // LNTUNE_SWEEP_RESIDUAL=1 [LNTUNE_SWEEP_OP=rmsnorm] lntune_sweep fwd DTYPE
-  // 16384`, bench/results/h200x2_2026-11-24, call 9). Not 16-bit RMSNorm +
-  // add, whose register tiles measured 98.7% (session 24), nor fp32
-  // LayerNorm + add: 90.9% this way in bench_norms.py (call 10), its
-  // register default 97.3-98.4%.
+  // Rows of 8193-16384 columns: 16-bit rows without a residual, and with one
+  // (a residual in x's dtype) 16-bit LayerNorm + add and fp32 RMSNorm + add:
+  // the whole row in one CTA's shared memory, 8 warps, a CTA per row. On an
+  // H100 at x = 512 MiB, N = 16384: LayerNorm + add bf16 100.1% of copy
+  // against 94.3% for the register default, RMSNorm + add fp32 99.7%
+  // against 93.6% (`LNTUNE_SWEEP_EVERY=1 LNTUNE_SWEEP_RESIDUAL=1
+  // [LNTUNE_SWEEP_OP=rmsnorm] lntune_sweep fwd DTYPE 16384`,
+  // bench/results/h200x2_2026-11-24, call 9). The others keep their register
+  // defaults: fp32 rows without a residual; 16-bit RMSNorm + add (98.7%,
+  // session 24); fp32 LayerNorm + add (97.3% in bench_norms.py, call 11;
+  // 90.9% this way, call 10).
   const bool fused_short = q.residual && q.n <= 16384;
+  const bool smem_short = fused_short ? (q.norm == Norm::layer ? esize == 2 : esize == 4) : esize == 2;
+  if (q.n <= 16384 && !smem_short) return std::nullopt;
   struct Pass {
     std::int64_t bytes;  // of x per CTA, at most
     bool wave;           // one persistent wave of clusters, not a cluster per row
@@ -347,11 +345,21 @@ std::optional<Config> smem_forward_default(const SpaceQuery& q, const ConfigFilt
 // x and dy fit (fp32): the same passes again with x alone staged
 // (gen::wide_stages_dy). Not below: there (e.g. fp32, N = 20480) the
 // register kernels' default stays, as measured before that variant existed.
+// Whether a wide backward default fits: without the call's traits, its
+// stages (x and dy, or x alone) and an fp32 weight slab in kWideSmemLimit;
+// with them, the instance the traits make is valid and stages dy where
+// x_only is not asked for.
+bool wide_bwd_fits(const SpaceQuery& q, const Config& c, bool x_only, const ConfigFilter& accept) {
+  if (!accept) return wide_stage_bytes(c.block_size, dtype_size(q.dtype), c.rows_per_cta, x_only) <= kWideSmemLimit;
+  const std::optional<InstanceKey> key = accept(c);
+  return key && (x_only || wide_stages_dy(*key));
+}
+
 std::optional<Config> wide_bwd_default(const SpaceQuery& q, const ConfigFilter& accept) {
   if (q.kernel != Kernel::bwd_dx || q.n < 4096) return std::nullopt;
   if (q.n <= 8192) {
     // fp32 rows of 4097-8192 columns (4096 with a fused residual add) over
-    // many rows: split in two over a cluster, 3 stages of 4096-column (2048)
+    // many rows: split in two over a cluster, 4 stages of 4096-column (2048)
     // slices in 32 (16) warps. On an H100 at x = 512 MiB, the best of the
     // space, which had no wide configs below 8193 columns before: LayerNorm
     // N = 8192 99.1% of copy against 90.3% for the register default; with
@@ -365,12 +373,7 @@ std::optional<Config> wide_bwd_default(const SpaceQuery& q, const ConfigFilter& 
     const std::int64_t slab = cluster_slab(q.n, 2);
     Config c{static_cast<int>(slab), slab >= 4096 ? 32 : 16, 4, 0, 2};
     c.group_size_m = clip_groups(q, 1, std::max(1, q.sm_count / 2));
-    if (!accept) {
-      if (wide_stage_bytes(slab, dtype_size(q.dtype), c.rows_per_cta) > kWideSmemLimit) return std::nullopt;
-      return c;
-    }
-    const std::optional<InstanceKey> key = accept(c);
-    if (key && wide_stages_dy(*key)) return c;
+    if (wide_bwd_fits(q, c, false, accept)) return c;
     return std::nullopt;
   }
   struct Pass {
@@ -432,12 +435,7 @@ std::optional<Config> wide_bwd_default(const SpaceQuery& q, const ConfigFilter& 
           // leaves room for 3 stages of 16-bit rows of 256K columns: bf16
           // 94.6% of copy against 77.9% with 2; bench/results/h100_2026-11-25,
           // call 2).
-          if (!accept) {
-            if (wide_stage_bytes(slab, esize, stages, x_only) > kWideSmemLimit) continue;
-            return c;
-          }
-          const std::optional<InstanceKey> key = accept(c);
-          if (key && (x_only || wide_stages_dy(*key))) return c;
+          if (wide_bwd_fits(q, c, x_only, accept)) return c;
         }
       }
   }

@@ -1,4 +1,4 @@
-// S4, the final (tuner/search.hpp, SearchOptions::final_rounds): close
+// S4, the final (tuner/search.hpp, FinalOptions): close
 // finalists timed in turn decide the winner, so that a drift between
 // sequential careful timings cannot (ctest label "cpu").
 #include <gtest/gtest.h>
@@ -53,10 +53,9 @@ class DriftBench : public Bench {
 
 SearchOptions with_final(int rounds) {
   SearchOptions o;
-  o.final_rounds = rounds;
-  o.final_reps = 5;
-  o.final_margin = 0.03;
-  o.final_max_us = 200;
+  o.final.rounds = rounds;
+  o.final.reps = 5;
+  o.final.size = 4;
   return o;
 }
 
@@ -134,7 +133,7 @@ TEST(SearchFinal, NoFinalForLongKernelsOrFarRivalsOrASpentBudget) {
     DriftBench b = drifting();
     b.true_us = {{256, 1000.0}, {512, 999.0}, {1024, 1001.0}};
     const Outcome o = search(b, cfg(256), {cfg(512), cfg(1024)}, with_final(6));
-    EXPECT_TRUE(b.screens.empty());  // the winner's median is above final_max_us
+    EXPECT_TRUE(b.screens.empty());  // the winner's median is above max_us
     EXPECT_EQ(o.counts().finals, 0u);
   }
   {

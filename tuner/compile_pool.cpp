@@ -153,8 +153,8 @@ CompileResult CompilePool::run(const InstanceKey& key, Worker& worker) {
   // start or breaks is given up (a warning) and this compilation, and this
   // thread's later ones, run in-process. Errors of the compilation itself
   // (NVRTC's, a bad architecture) are the job's result, as in-process.
-  const rt::CubinCompiler in_process = nullptr;
-  const rt::CubinCompiler via_worker = [&](const gen::KernelSource& src, const std::string& arch) {
+  rt::CubinCompiler via_worker;  // none: rt::compile
+  if (!worker_exe_.empty()) via_worker = [&](const gen::KernelSource& src, const std::string& arch) {
     if (!worker.given_up) {
       try {
         if (!worker.proc) worker.proc = std::make_unique<CompileProcess>(worker_exe_);
@@ -170,9 +170,7 @@ CompileResult CompilePool::run(const InstanceKey& key, Worker& worker) {
     return rt::compile(src, arch, rt::BinaryKind::cubin).binary;
   };
   try {
-    r.from_cache =
-        rt::obtain_cubin(gen::render(key), arch_, store_.get(), log_, worker_exe_.empty() ? in_process : via_worker)
-            .from_store;
+    r.from_cache = rt::obtain_cubin(gen::render(key), arch_, store_.get(), log_, via_worker).from_store;
     r.ok = true;
   } catch (const std::exception& e) {
     r.ok = false;

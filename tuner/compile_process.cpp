@@ -82,11 +82,13 @@ struct Reader {
     read_all(fd, &v, sizeof v);
     return v;
   }
-  std::string str() {
+  // A length-prefixed run of bytes, into a std::string or std::vector<char>.
+  template <class Bytes = std::string>
+  Bytes str() {
     std::uint64_t n = 0;
     read_all(fd, &n, sizeof n);
     if (n > kMaxString) throw Broken{"a string of " + std::to_string(n) + " bytes"};
-    std::string s(static_cast<std::size_t>(n), '\0');
+    Bytes s(static_cast<std::size_t>(n), '\0');
     if (n > 0) read_all(fd, s.data(), s.size());
     return s;
   }
@@ -160,7 +162,6 @@ void CompileProcess::shut() {
 
 rt::CompiledKernel CompileProcess::compile(const gen::KernelSource& src, const std::string& arch) {
   if (fd_ < 0) throw CompileWorkerError("lntune: compile worker " + exe_ + " is not running");
-  std::uint32_t status = 0;
   rt::CompiledKernel out;
   try {
     Writer w;
@@ -172,10 +173,9 @@ rt::CompiledKernel CompileProcess::compile(const gen::KernelSource& src, const s
     w.send(fd_);
     Reader r{fd_};
     r.header(false);
-    status = r.u32();
+    const std::uint32_t status = r.u32();
     if (status == kOk) {
-      const std::string bin = r.str();
-      out.binary.assign(bin.begin(), bin.end());
+      out.binary = r.str<std::vector<char>>();
       out.log = r.str();
     } else if (status == kCompileError) {
       std::string what = r.str(), log = r.str();

@@ -212,20 +212,20 @@ std::vector<std::size_t> final_candidates(const Outcome& out, double margin, std
 
 namespace {
 
-// S4 (SearchOptions::final_rounds): the finalists timed in turn; the least
+// S4 (FinalOptions): the finalists timed in turn; the least
 // median of round medians wins. A finalist whose timing throws ends the
 // final with nothing changed (its careful result stands).
-void run_final(Bench& bench, Outcome& out, const SearchOptions& o, const std::function<bool()>& spent) {
-  if (o.final_rounds <= 0 || !out.winner || spent()) return;
-  if (!(out.candidates[*out.winner].timing->stats.median < o.final_max_us)) return;
-  const std::vector<std::size_t> fin = final_candidates(out, o.final_margin, o.final_size);
+void run_final(Bench& bench, Outcome& out, const FinalOptions& o, const std::function<bool()>& spent) {
+  if (o.rounds <= 0 || !out.winner || spent()) return;
+  if (!(out.candidates[*out.winner].timing->stats.median < o.max_us)) return;
+  const std::vector<std::size_t> fin = final_candidates(out, o.margin, o.size);
   if (fin.size() < 2) return;
   std::vector<std::vector<double>> rounds(fin.size());
   try {
-    for (int k = 0; k < o.final_rounds; ++k)
+    for (int k = 0; k < o.rounds; ++k)
       for (std::size_t j = 0; j < fin.size(); ++j) {
         const std::size_t f = (j + static_cast<std::size_t>(k)) % fin.size();
-        rounds[f].push_back(bench.screen(out.candidates[fin[f]].config, o.final_reps).stats.median);
+        rounds[f].push_back(bench.screen(out.candidates[fin[f]].config, o.reps).stats.median);
       }
   } catch (const FatalError&) {
     throw;
@@ -311,7 +311,7 @@ Outcome search_exhaustive(Bench& bench, const Config& default_config, const std:
     if (careful_step(bench, r, i == 0 ? std::nullopt : best, false)) out.winner = i;
     report(i);
   }
-  if (!out.partial) run_final(bench, out, options, spent);
+  if (!out.partial) run_final(bench, out, options.final, spent);
   return out;
 }
 
@@ -451,7 +451,7 @@ Outcome search_staged(Bench& bench, const Config& default_config, const std::vec
     if (careful_step(bench, r, best_median(), true)) out.winner = i;
     report(i);
   }
-  if (!out_of_time) run_final(bench, out, options, spent);
+  if (!out_of_time) run_final(bench, out, options.final, spent);
   return out;
 }
 

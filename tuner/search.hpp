@@ -116,7 +116,7 @@ struct CandidateResult {
   std::string message;  // why it failed; empty when ok
   std::optional<Measurement> timing;  // the careful measurement (stop rule)
   std::optional<Measurement> screen;  // the screening (staged search)
-  // S4, the final (SearchOptions::final_rounds): its interleaved timing;
+  // S4, the final (FinalOptions): its interleaved timing;
   // stats are over the round medians (n: rounds).
   std::optional<Measurement> final;
 };
@@ -173,6 +173,24 @@ class CandidateError : public Error {
   Status status_;
 };
 
+// S4, the final, after either search. Medians of a short kernel drift by a
+// few percent over seconds (clocks, power), more than the stop rule's CI, so
+// candidates timed one after the other can swap places from one run to the
+// next. When the winner's median is below max_us, the candidates timed
+// carefully within (1 + margin) x its median (at most `size`, fastest
+// first, the winner among them) are timed again in turn: `rounds` rounds,
+// each screening every finalist with `reps` repetitions, the order rotating
+// from round to round. The finalist with the least median of its round
+// medians wins (verified first, when it was not; a wrong one drops out).
+// Not run when the budget is spent, nor with rounds = 0.
+struct FinalOptions {
+  int rounds = 0;
+  int reps = 8;
+  double margin = 0.03;
+  std::size_t size = 6;
+  double max_us = 200;
+};
+
 struct SearchOptions {
   // Called before each candidate; true means the budget is spent.
   std::function<bool()> out_of_time;
@@ -195,24 +213,9 @@ struct SearchOptions {
   // S0: why a config need not run (its result at a neighbouring N), or
   // nothing; unset: no reuse. Never asked about the default.
   std::function<std::optional<std::string>(const Config&)> reuse;
-  // S4, the final, after either search (0 rounds: none). Medians of a
-  // short kernel drift by a few percent over seconds (clocks, power), more
-  // than the stop rule's CI, so candidates timed one after the other can
-  // swap places from one run to the next. When the winner's median is
-  // below final_max_us, the candidates timed carefully within
-  // (1 + final_margin) x its median (at most final_size, fastest first,
-  // the winner among them) are timed again in turn: final_rounds rounds,
-  // each screening every finalist with final_reps repetitions, the order
-  // rotating from round to round. The finalist with the least median of
-  // its round medians wins (verified first, when it was not; a wrong one
-  // drops out). Not run when the budget is spent.
-  int final_rounds = 0;
-  int final_reps = 5;
-  double final_margin = 0.03;
-  std::size_t final_size = 4;
-  double final_max_us = 200;
+  // S4, the final (FinalOptions); none unless final.rounds > 0.
+  FinalOptions final;
 };
-
 
 // How many candidates each stage removed (counted from the statuses).
 struct SearchCounts {

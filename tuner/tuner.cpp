@@ -1120,11 +1120,8 @@ class Worker {
     const TuneOptions& o = sh_.o;
     // Not in a warm re-tune: it re-times the stored winner and its close
     // rivals within its 30-second aim, and the winner had its final then.
-    so.final_rounds = warm ? 0 : o.final_rounds;
-    so.final_reps = o.final_reps;
-    so.final_margin = o.final_margin;
-    so.final_size = o.final_size;
-    so.final_max_us = o.final_max_us;
+    so.final = o.final;
+    if (warm) so.final.rounds = 0;
     const HistoryKey hk = history_key(plan.key.traits, plan.m);
     const History* prev = nullptr;
     if (!o.full && o.screen_reps > 0) {

@@ -232,15 +232,9 @@ struct TuneOptions {
   double screen_cut = 1.5;          // a screening stops after 2 repetitions beyond 1.5x the fastest
   double roofline_headroom = 1.15;  // floor = bytes / (headroom x copy bandwidth)
   double dominated_ratio = 2.0;     // reuse from the previous N; 0: no reuse
-  // S4, the final (tuner/search.hpp, SearchOptions::final_rounds), in every
-  // search but a warm re-tune's, --full included: finalists within
-  // final_margin of the winner, kernels under final_max_us, timed in turn.
-  // 0 rounds: none.
-  int final_rounds = 8;
-  int final_reps = 8;
-  double final_margin = 0.03;
-  std::size_t final_size = 6;
-  double final_max_us = 200;
+  // S4, the final (tuner/search.hpp, FinalOptions), in every search but a
+  // warm re-tune's, --full included: 8 rounds of 8 repetitions (0: none).
+  FinalOptions final = {8};
   // Joint bwd_dx + bwd_dwdb tuning (see dx_finalists, pick_joint).
   double joint_margin = 0.05;
   // Targets whose workloads are prepared ahead of the GPU, per worker
