@@ -4,7 +4,8 @@
 // before every repetition, median of 15. Prints one line per shape: default
 // and best config, GB/s and % of copy.
 //   lntune_sweep [fwd|bwd|train] [dtype] [N...]   (LNTUNE_SWEEP_EVERY=1: every config's time;
-//   LNTUNE_SWEEP_CONFIG="<config as printed>": that config alone)
+//   LNTUNE_SWEEP_CONFIG="<config as printed>": that config alone;
+//   LNTUNE_SWEEP_CONFIG=default: the default alone, e.g. to compare builds)
 // train: the backward at M = 4096 (training sizes), dx and dW/dB together:
 // the default pair, the best bwd_dx (default dwdb after it) and then the best
 // bwd_dwdb for that bwd_dx; also bwd_dwdb alone (default, one split, best).
@@ -180,6 +181,7 @@ int main(int argc, char** argv) {
       Config best = def;
       int n = 0;
       for (const Config& c : space) {
+        if (only_config == "default") break;
         if (only_wide && !gen::is_wide_bwd(k, c) && !gen::is_wide_fwd(k, c)) continue;
         if (!only_config.empty() && to_string(c) != only_config) continue;
         double t = 0;

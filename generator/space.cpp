@@ -475,6 +475,43 @@ Config fused_bwd_default(const SpaceQuery& q) {
   return c;
 }
 
+// The register backward of a fused residual add in 16 bits (the residual in
+// x's dtype), rows of 256 to 8192 columns, where the kernel loads dz with x
+// and dy (bwd_dx.cuh, early_dz) and asks for 512 threads' worth of CTAs per
+// SM, over more than 8192 rows (as measured): one CTA per SM,
+//   LayerNorm: 16 columns a thread in 512 threads (as many rows as fill them);
+//     rows of 6145-8192 columns split over a cluster of two, 4096-column
+//     slices in 8 warps, as the plain backward's;
+//   RMSNorm: 8 columns a thread in 1024 threads.
+// On an H100 at x = 512 MiB (`LNTUNE_SWEEP_EVERY=1 LNTUNE_SWEEP_RESIDUAL=1
+// [LNTUNE_SWEEP_OP=rmsnorm] lntune_sweep bwd bf16 N`, bench/results/
+// h100_2026-11-25, calls 2 and 3; % of copy, against the rule before):
+// LayerNorm + add N = 256 98.6 (95.8), 512 98.7 (95.0), 1024 96.6 (93.9),
+// 2048 96.1 (92.9), 4096 96.4 (92.8), 8192 95.1 (92.4); RMSNorm + add
+// N = 256 101.7 (96.8), 512 97.7 (96.8), 1024 98.4 (96.0), 2048 98.1
+// (95.9), 4096 98.4 (84.7: 512 threads, two CTAs per SM, which dz's
+// registers no longer let fit), 8192 96.6 (the same config).
+std::optional<Config> fused_half_bwd_default(const SpaceQuery& q, const ConfigFilter& accept) {
+  const std::int64_t single = next_pow2(q.n);
+  if (dtype_size(q.dtype) != 2 || q.m <= 8192 || single < 256 || single > 8192) return std::nullopt;
+  Config c{static_cast<int>(single), 16, 1, 0};
+  if (q.norm == Norm::layer && q.cc >= 90 && single == 8192 && q.n > 6144) {
+    c = Config{4096, 8, 1, 0};
+    c.cluster_size = 2;
+  } else {
+    const std::int64_t items = q.norm == Norm::rms ? 8 : 16;
+    const std::int64_t threads = q.norm == Norm::rms ? 1024 : 512;
+    const std::int64_t tpr = single / items;
+    c.num_warps = static_cast<int>(threads / 32);
+    c.rows_per_cta = static_cast<int>(threads / tpr);
+  }
+  c.group_size_m = persistent_groups(q, c.rows_per_cta, q.sm_count);
+  if (!accept) return c;
+  const std::optional<InstanceKey> key = accept(c);
+  if (key && key->traits.residual == key->traits.x_dtype) return c;
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::int64_t max_dwdb_splits(std::int64_t n) {
@@ -565,10 +602,13 @@ Config default_config(const SpaceQuery& q, const ConfigFilter& accept) {
       if (const std::optional<Config> c = wide_fwd_default(q, accept)) return *c;
     if (const std::optional<Config> c = bwd ? wide_bwd_default(q, accept) : smem_forward_default(q, accept)) return *c;
   }
-  // (LayerNorm + add in 16 bits keeps the rule below: there the fused rule's
-  // configs measured 77.4 and 87.1% of copy at N = 4096 and 8192, bf16,
-  // against 91.0 and 89.5 for the plain rule's; `LNTUNE_SWEEP_EVERY=1
-  // LNTUNE_SWEEP_RESIDUAL=1 lntune_sweep bwd bf16 1024 4096 8192`.)
+  if (bwd && q.residual)
+    if (const std::optional<Config> c = fused_half_bwd_default(q, accept)) return *c;
+  // (LayerNorm + add in 16 bits otherwise keeps the rule below: there the
+  // fused rule's configs measured 77.4 and 87.1% of copy at N = 4096 and
+  // 8192, bf16, against 91.0 and 89.5 for the plain rule's;
+  // `LNTUNE_SWEEP_EVERY=1 LNTUNE_SWEEP_RESIDUAL=1 lntune_sweep bwd bf16 1024
+  // 4096 8192`, before dz was loaded early.)
   if (bwd && q.residual && (q.norm == Norm::rms || q.dtype == DType::f32)) return fused_bwd_default(q);
   // A thread holds 16 elements of a row, in CTAs of at least 64 threads
   // (short rows share a CTA; the backward at M <= 8192: two rows per CTA up

@@ -121,6 +121,55 @@ template <> struct is_void_t<void> { static constexpr bool value = true; };
 // v rounded to T's precision and widened back (what storing and reloading it gives).
 template <class T> __device__ __forceinline__ float round_to(float v) { return to_float(from_float<T>(v)); }
 
+// VEC elements of T held in registers as loaded, for a value that waits
+// there before its one use: 16-bit types two to a register, half the
+// registers of floats; other types as floats.
+template <class T, int VEC>
+struct Held {
+  static constexpr bool kPacked = sizeof(T) == 2 && VEC % 2 == 0;
+  static constexpr int kWords = kPacked ? VEC / 2 : VEC;
+  typename pick<kPacked, unsigned, float>::type w[kWords];
+};
+
+template <int VEC, class T>
+__device__ __forceinline__ void load_held(const T* src, Held<T, VEC>& dst) {
+  if constexpr (Held<T, VEC>::kPacked) {
+    constexpr int kPiece = piece<T, VEC>();
+#pragma unroll
+    for (int k = 0; k < VEC; k += kPiece) {
+      const Pack<unsigned, kPiece / 2> p = *reinterpret_cast<const Pack<unsigned, kPiece / 2>*>(src + k);
+#pragma unroll
+      for (int q = 0; q < kPiece / 2; ++q) dst.w[k / 2 + q] = p.v[q];
+    }
+  } else {
+    load<VEC>(src, dst.w);
+  }
+}
+
+template <int VEC, class T>
+__device__ __forceinline__ void zero_held(Held<T, VEC>& dst) {
+#pragma unroll
+  for (int q = 0; q < Held<T, VEC>::kWords; ++q) dst.w[q] = 0;  // +0 in every type
+}
+
+// out[k] += the held values, widened to float.
+template <int VEC, class T>
+__device__ __forceinline__ void add_held(const Held<T, VEC>& h, float (&out)[VEC]) {
+  if constexpr (Held<T, VEC>::kPacked) {
+#pragma unroll
+    for (int q = 0; q < VEC / 2; ++q) {
+      T lo, hi;
+      lo.bits = static_cast<unsigned short>(h.w[q] & 0xffffu);
+      hi.bits = static_cast<unsigned short>(h.w[q] >> 16);
+      out[2 * q] += to_float(lo);
+      out[2 * q + 1] += to_float(hi);
+    }
+  } else {
+#pragma unroll
+    for (int k = 0; k < VEC; ++k) out[k] += h.w[k];
+  }
+}
+
 // The compile-time shape of a row kernel (forward, forward over a cluster,
 // backward dx): element types, CTA and tile geometry, and which optional terms
 // the kernel has. The kernel headers read it with `if constexpr`, so a new

@@ -21,11 +21,27 @@
 
 namespace lntune {
 
+// Whether the single-tile backward loads the fused form's dz with x and dy
+// (the row, then, in registers from the start), so that its latency hides
+// behind theirs and the row's reductions: read after them, the whole CTA
+// waited on it once a row (add + LayerNorm bf16 at N = 2048 and 8192: 89.9
+// and 88.0% of copy, against 92.7 and 91.4% loaded early; fp32 N = 2048 91.4
+// against 96.6; bench/results/h100_2026-11-25, call 2). Not for a residual
+// wider than x (fp32 beside 16-bit x): its row already takes twice x's
+// registers, and dz beside it spilled in 128 registers at 16 columns a thread.
+template <class S>
+constexpr bool early_dz() {
+  return S::kResidual && sizeof(typename S::R) <= sizeof(typename S::T);
+}
+
 // One row's x, dy (from column c0 on), mean and rstd; zeros past the end.
+// With early_dz, the row's dz too, held as loaded (16-bit values two to a
+// register) until dx adds it.
 template <class S>
 struct BwdRow {
   float x[S::kVecsPerThread][S::kVec];
   float dy[S::kVecsPerThread][S::kVec];
+  Held<typename S::R, S::kVec> dz[early_dz<S>() ? S::kVecsPerThread : 1];
   float mean, rstd;
 };
 
@@ -37,14 +53,29 @@ __device__ __forceinline__ void load_bwd_row(const BwdParams& p, i64 row, i64 c0
   const R* x = static_cast<const R*>(p.x) + (valid ? row : 0) * p.x_stride + c0;
   const Y* dy = static_cast<const Y*>(p.dy) + (valid ? row : 0) * p.dy_stride + c0;
   load_row_part<S>(valid, n, t, r.x, x, r.dy, dy);
+  if constexpr (early_dz<S>()) {
+    if (p.dz) {
+      const R* dz = static_cast<const R*>(p.dz) + (valid ? row : 0) * p.dz_stride + c0;
+#pragma unroll
+      for (int j = 0; j < S::kVecsPerThread; ++j) {
+        const i64 col = static_cast<i64>(j * S::kThreadsPerRow + t) * S::kVec;
+        if (valid && col < n) {
+          load_held<S::kVec>(dz + col, r.dz[j]);
+        } else {
+          zero_held<S::kVec>(r.dz[j]);
+        }
+      }
+    }
+  }
   r.mean = valid && !S::kRms ? p.mean[row] : 0.f;
   r.rstd = valid ? p.rstd[row] : 0.f;
 }
 
 // The fused backward's dz for `row` (this thread's accesses: `accesses` of
 // kVec columns, `stride` threads apart) into L2, where the shape has a
-// residual and dz was given: add_dz reads it after the row's reductions,
-// where nothing else hides its latency. A hint only: no value depends on it.
+// residual and dz was given (with the next row's x and dy in the single-tile
+// kernel; where dz is read after the row's reductions, as add_dz does,
+// nothing else hides its latency). A hint only: no value depends on it.
 template <class S>
 __device__ __forceinline__ void prefetch_dz_row(const BwdParams& p, i64 row, i64 c0, i64 n, int t, int stride,
                                                 int accesses) {
@@ -177,8 +208,10 @@ __device__ __forceinline__ void layer_norm_bwd_dx_single_tile(const BwdParams& p
   const i64 first_row = kClustered ? static_cast<i64>(cluster_index()) : static_cast<i64>(blockIdx.x) * S::kRowsPerCta;
   const i64 step = kClustered ? static_cast<i64>(cluster_count()) : static_cast<i64>(gridDim.x) * S::kRowsPerCta;
   const i64 c0 = slab;
-  // The first row's dz (prefetch_bwd_row takes each next row's).
-  prefetch_dz_row<S>(p, first_row + slot, c0, n, t, S::kThreadsPerRow, S::kVecsPerThread);
+  // The first row's dz, where it is read late (prefetch_bwd_row takes each
+  // next row's).
+  if constexpr (!early_dz<S>())
+    prefetch_dz_row<S>(p, first_row + slot, c0, n, t, S::kThreadsPerRow, S::kVecsPerThread);
   for (i64 first = first_row; first < p.M; first += step) {
     const i64 row = first + slot;
     const bool active = row < p.M;
@@ -187,7 +220,6 @@ __device__ __forceinline__ void layer_norm_bwd_dx_single_tile(const BwdParams& p
     prefetch_bwd_row<S>(p, row + step, c0, n, t);
     float (&xhat)[S::kVecsPerThread][S::kVec] = cur.x;
     float (&g)[S::kVecsPerThread][S::kVec] = cur.dy;
-    float wdy[S::kVecsPerThread][S::kVec];
     // At N = 1 (inv_n == 1 exactly then, and only then), dx and dW are
     // exactly 0: a zero rstd makes xhat, c1r and c2r 0 (rstd = 1/sqrt(eps)
     // would magnify the rounding of the FMA form into dx of about 3e-5); NaN
@@ -210,9 +242,9 @@ __device__ __forceinline__ void layer_norm_bwd_dx_single_tile(const BwdParams& p
         } else {
           xhat[j][k] = valid ? (xhat[j][k] - mean) * rstd : 0.f;
         }
-        wdy[j][k] = S::kHasWeight ? w[j][k] * g[j][k] : g[j][k];
-        s_xw += xhat[j][k] * wdy[j][k];
-        s_w += wdy[j][k];
+        const float wdy = S::kHasWeight ? w[j][k] * g[j][k] : g[j][k];
+        s_xw += xhat[j][k] * wdy;
+        s_w += wdy;
       }
     }
     row_sum2<S::kThreadsPerRow, S::kRowsPerCta>(s_xw, s_w, scratch);
@@ -221,6 +253,8 @@ __device__ __forceinline__ void layer_norm_bwd_dx_single_tile(const BwdParams& p
       parity ^= 1;
     }
     // dx = rstd * (w dy - (xhat c1 + c2)) = w dy rstd + xhat c1r + c2r
+    // (w dy formed again, not held across the reductions: 16 registers for
+    // a thread's 16 columns, which the fused form's dz needs).
     const float c1r = -s_xw * inv_n * rstd;
     const float c2r = S::kRms ? 0.f : -s_w * inv_n * rstd;
 
@@ -232,11 +266,16 @@ __device__ __forceinline__ void layer_norm_bwd_dx_single_tile(const BwdParams& p
       float out[S::kVec];
 #pragma unroll
       for (int k = 0; k < S::kVec; ++k) {
-        out[k] = fmaf(wdy[j][k], rstd, fmaf(xhat[j][k], c1r, c2r));
+        const float wdy = S::kHasWeight ? w[j][k] * g[j][k] : g[j][k];
+        out[k] = fmaf(wdy, rstd, fmaf(xhat[j][k], c1r, c2r));
         if constexpr (S::kHasWeight) dw[j][k] += g[j][k] * xhat[j][k];
         if constexpr (S::kHasBias) db[j][k] += g[j][k];
       }
-      add_dz<S>(p, row, c0 + col, out);
+      if constexpr (early_dz<S>()) {
+        if (p.dz) add_held<S::kVec>(cur.dz[j], out);
+      } else {
+        add_dz<S>(p, row, c0 + col, out);
+      }
       store<S::kVec>(dx + col, out);
       store_dresidual<S>(p, row, c0 + col, out);
     }
