@@ -405,7 +405,14 @@ std::optional<Config> wide_bwd_default(const SpaceQuery& q, const ConfigFilter& 
         // LNTUNE_SWEEP_RESIDUAL=1 lntune_sweep bwd DTYPE 65536`,
         // bench/results/h100_2026-11-25, call 14: fp32 98.5% of copy, 8 warps
         // and 3 stages 78.0-78.3% in call 9; bf16 92.6%, 8 warps 88.0%).
+        // fp32 rows with a residual in 8192-column slabs in clusters of 2
+        // (N = 16384) take 2 stages too: LayerNorm + add 98.6% of copy,
+        // RMSNorm + add 99.1%, against 91.0 and 91.9% with 3
+        // (`LNTUNE_SWEEP_WIDE=1 LNTUNE_SWEEP_RESIDUAL=1 [LNTUNE_SWEEP_OP=
+        // rmsnorm] lntune_sweep bwd fp32 16384`, bench/results/
+        // h100_2026-11-25b, call 6).
         const bool fused_8k = q.residual && slab == 8192 && cluster == 8;
+        const bool fp32_fused_8k = q.residual && esize == 4 && slab == 8192;
         // 16-bit rows with a residual in two 8192-column slabs (N = 16384):
         // 32 warps, 4 stages (bf16 LayerNorm + add 97.0% of copy, RMSNorm +
         // add 97.1%, against 89.7 and 91.7% with 8 warps and 3 stages;
@@ -419,7 +426,7 @@ std::optional<Config> wide_bwd_default(const SpaceQuery& q, const ConfigFilter& 
         if (fused_16k) warps = 32;
         const int fit = std::max(1, q.sm_count / cluster);
         const std::vector<int> stage_order = fused_16k                  ? std::vector<int>{4, 3, 2}
-                                             : fused_8k && esize == 4 ? std::vector<int>{2, 3}
+                                             : fp32_fused_8k          ? std::vector<int>{2, 3}
                                                                       : std::vector<int>{3, 2};
         for (int stages : stage_order) {
           Config c{static_cast<int>(slab), warps, stages, 0, cluster};
@@ -485,7 +492,7 @@ Config fused_bwd_default(const SpaceQuery& q) {
 //   RMSNorm: 8 columns a thread in 1024 threads.
 // On an H100 at x = 512 MiB (`LNTUNE_SWEEP_EVERY=1 LNTUNE_SWEEP_RESIDUAL=1
 // [LNTUNE_SWEEP_OP=rmsnorm] lntune_sweep bwd bf16 N`, bench/results/
-// h100_2026-11-25, calls 2 and 3; % of copy, against the rule before):
+// h100_2026-11-25b, calls 2 and 3; % of copy, against the rule before):
 // LayerNorm + add N = 256 98.6 (95.8), 512 98.7 (95.0), 1024 96.6 (93.9),
 // 2048 96.1 (92.9), 4096 96.4 (92.8), 8192 95.1 (92.4); RMSNorm + add
 // N = 256 101.7 (96.8), 512 97.7 (96.8), 1024 98.4 (96.0), 2048 98.1

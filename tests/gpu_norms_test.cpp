@@ -402,6 +402,23 @@ std::vector<VCase> variant_cases() {
       out.push_back(c);
     }
   }
+  // The fused 16-bit backward over more than 8192 rows, with dz loaded
+  // beside x and dy (bench/results/h100_2026-11-25b, calls 2-5): LayerNorm's
+  // 16 columns a thread in 512 threads (rows of 1000 columns, 8 a CTA, the
+  // last CTA's slots partly past M; without dz too), 8000 columns over a
+  // cluster of two; RMSNorm's 1024 threads (200 and 4096 columns, strided).
+  for (int k = 0; k < 5; ++k) {
+    VCase c;
+    c.x = c.w = k == 3 ? DType::f16 : DType::bf16;
+    c.residual = c.x;
+    c.norm = k >= 3 ? Norm::rms : Norm::layer;
+    if (c.norm == Norm::rms) c.bias = false;
+    c.M = k == 4 ? 9001 : 8193;
+    c.N = k == 2 ? 8000 : k == 3 ? 4096 : k == 4 ? 200 : 1000;
+    c.pad = k == 3 ? 8 : 0;
+    c.dz = k != 1;
+    out.push_back(c);
+  }
   return out;
 }
 

@@ -351,7 +351,7 @@ TEST(KernelHeaders, WideSpaceCompilesWithoutSpills) {
 // that each fused shape runs untuned must still fit its registers, up to a
 // few bytes: ptxas spilled 4-8 bytes in RMSNorm + add's 1024-thread CTAs (64
 // registers, 8 columns a thread; 96.6-101.7% of copy, bench/results/
-// h100_2026-11-25, calls 2-4) and beside an fp32 residual at N = 8192. (Parts of the space spilled before dz moved, e.g.
+// h100_2026-11-25b, calls 2-4) and beside an fp32 residual at N = 8192. (Parts of the space spilled before dz moved, e.g.
 // 1024-thread CTAs holding 16 columns of an fp32 residual's row; the tuner
 // times those like any other config.)
 TEST(KernelHeaders, FusedBackwardDefaultsCompileWithoutSpills) {

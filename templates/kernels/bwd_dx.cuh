@@ -26,7 +26,7 @@ namespace lntune {
 // behind theirs and the row's reductions: read after them, the whole CTA
 // waited on it once a row (add + LayerNorm bf16 at N = 2048 and 8192: 89.9
 // and 88.0% of copy, against 92.7 and 91.4% loaded early; fp32 N = 2048 91.4
-// against 96.6; bench/results/h100_2026-11-25, call 2). Not for a residual
+// against 96.6; bench/results/h100_2026-11-25b, call 2). Not for a residual
 // wider than x (fp32 beside 16-bit x): its row already takes twice x's
 // registers, and dz beside it spilled in 128 registers at 16 columns a thread.
 template <class S>

@@ -1,43 +1,26 @@
 #!/usr/bin/env bash
-# Session 26, GPU call 5 (issues 10, 11): __launch_bounds__ names a minimum
-# only for CTAs under 512 threads (new) against the session-25 build (base),
-# default configs; then bench_norms.py's and bench_layernorm.py's bandwidth
-# tables (bf16, fp32) through lntune.torch, against PyTorch and the copy.
+# Session 24, GPU call 5 (issues 10 and 11): the fp32 backward at 256K
+# columns (dy not staged): each row's x and dy asked into L2 a row before
+# its copy is issued. Sweeps of LayerNorm, RMSNorm and the fused form, then
+# ncu of the default (stall reasons, DRAM throughput); the wide backward test.
 set -uo pipefail
-D=$PWD/.devbuild/s26
+D=$PWD/.devbuild/s24
 O=${OUT:-/tmp}
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:$D
-export LNTUNE_CACHE=off
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 s() { echo "=== $1 ($(date +%T))"; }
-ab() {  # label, "VAR=value ...", sweep arguments...
-  local label=$1 vars=$2; shift 2
-  for round in 1 2; do
-    for b in base new; do
-      echo "--- $label $b round $round"
-      env LNTUNE_SWEEP_CONFIG=default $vars timeout 120 $D/$b/lntune_sweep "$@" 2>&1 | grep -v "^ "
-    done
-  done
-}
-ab1() {  # one round  # label, "VAR=value ...", sweep arguments...
-  local label=$1 vars=$2; shift 2
-  for round in 1; do
-    for b in base new; do
-      echo "--- $label $b round $round"
-      env LNTUNE_SWEEP_CONFIG=default $vars timeout 120 $D/$b/lntune_sweep "$@" 2>&1 | grep -v "^ "
-    done
-  done
-}
-s "A/B"
-ab1 "LN fp32 (no residual)" "" bwd fp32 1024 2048 4096
-ab1 "LN bf16 (no residual)" "" bwd bf16 256 1024 2048
-ab1 "add+LN bf16" "LNTUNE_SWEEP_RESIDUAL=1" bwd bf16 1024 4096 8192
-ab1 "add+RMS bf16" "LNTUNE_SWEEP_RESIDUAL=1 LNTUNE_SWEEP_OP=rmsnorm" bwd bf16 1024 4096
-s norms
-export LNTUNE_LIBRARY=$D/liblntune.so PYTHONPATH=$PWD/python:$D/pylib TORCH_EXTENSIONS_DIR=/tmp/te
-timeout 280 python3 bench/bench_norms.py --section bandwidth --dtypes bf16,fp32 --out /tmp/nb > $O/norms_bandwidth.log 2>&1; echo "norms rc=$?"
-cp /tmp/nb/norms.md $O/ 2>/dev/null
-s layernorm
-timeout 200 python3 bench/bench_layernorm.py --no-plots --section bandwidth --dtypes bf16,fp32 --providers lntune-default,torch --out /tmp/bw > $O/bandwidth.log 2>&1; echo "bandwidth rc=$?"
-cp /tmp/bw/*.md $O/ 2>/dev/null
+s sweeps
+for v in "X=1" "LNTUNE_SWEEP_OP=rmsnorm" "LNTUNE_SWEEP_RESIDUAL=1"; do
+  f=$O/sweep_bwd_fp32_$(echo $v | tr -c 'a-zA-Z0-9\n' '_').txt
+  env LNTUNE_CACHE=off LNTUNE_SWEEP_WIDE=1 $v timeout 100 $D/lntune_sweep bwd fp32 262144 131072 > $f 2>&1
+  grep -E "^bwd" $f | sed "s/^/[$v] /" | cut -c1-250; grep "262144" -B8 $f | grep "cluster_size=16" | cut -c1-120
+done
+s ncu
+C="block_size=16384 num_warps=32 rows_per_cta=2 group_size_m=7 cluster_size=16"
+env LNTUNE_CACHE=off LNTUNE_SWEEP_CONFIG="$C" timeout 120 ncu --kernel-name regex:'bwd_dx.*b16384_w32_r2' --launch-skip 3 --launch-count 1 \
+  --metrics regex:'smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio',smsp__inst_executed.sum,smsp__issue_active.avg.pct_of_peak_sustained_active,gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,lts__t_sector_hit_rate.pct,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_bytes.sum \
+  $D/lntune_sweep bwd fp32 262144 > $O/ncu_bwd_fp32.txt 2>&1
+grep -E "stalled|inst_executed|issue_active|duration|dram__|lts__" $O/ncu_bwd_fp32.txt | awk '$NF+0 > 0.05 || /inst_executed|duration|issue_active|dram|lts/' | sed 's/smsp__average_warps_issue_stalled_//' | head -30
+s tests
+LNTUNE_CACHE=off timeout 250 $D/gpu_test --gtest_brief=1 --gtest_filter='Gpu.WideBackward*' > $O/wide_bwd.log 2>&1
+grep -hE "PASSED|FAILED|Failure|wide" $O/wide_bwd.log | head
 s done
