@@ -434,8 +434,13 @@ std::optional<Config> wide_bwd_default(const SpaceQuery& q, const ConfigFilter& 
           // 256K columns): two clusters fewer than fit measured faster (bf16:
           // 90.1-94.6% of copy against 84.1-88.5% with one fewer;
           // bench/results/h100_2026-11-25, calls 2-4).
+          // So did fp32 rows with a residual of 256K columns (16384-column
+          // slabs in clusters of 16, 2 stages): LayerNorm + add 69.4% of
+          // copy against 68.0%, RMSNorm + add 72.2 against 69.7 (`LNTUNE_SWEEP_WIDE=1
+          // LNTUNE_SWEEP_RESIDUAL=1 [LNTUNE_SWEEP_OP=rmsnorm] lntune_sweep bwd
+          // fp32 262144`, bench/results/h100_2026-11-25b, call 10).
           int spare = cluster >= 8 && fit > 1 ? 1 : 0;
-          if (cluster == 16 && stages == 3 && slab == 16384 && fit > 2) spare = 2;
+          if (cluster == 16 && slab == 16384 && fit > 2 && (stages == 3 || (q.residual && esize == 4))) spare = 2;
           c.group_size_m = clip_groups(q, 1, fit - spare);
           // Without the call's traits, sized for an fp32 weight; with them,
           // the instance's own shared memory decides (a 16-bit weight slab
