@@ -253,8 +253,8 @@ __device__ __forceinline__ void layer_norm_bwd_dx_single_tile(const BwdParams& p
       parity ^= 1;
     }
     // dx = rstd * (w dy - (xhat c1 + c2)) = w dy rstd + xhat c1r + c2r
-    // (w dy formed again, not held across the reductions: 16 registers for
-    // a thread's 16 columns, which the fused form's dz needs).
+    // (w dy is formed again where dx needs it: no array of it lives across
+    // the reductions; the same product, so the same dx.)
     const float c1r = -s_xw * inv_n * rstd;
     const float c2r = S::kRms ? 0.f : -s_w * inv_n * rstd;
 
