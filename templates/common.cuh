@@ -252,7 +252,7 @@ __device__ __forceinline__ float* row_scratch() {
 }
 
 // This thread's part of a row held in registers, from one or more streams
-// given as (dst, src) pairs: access j holds the kVec columns from
+// given as (dst, src) pairs (dst: floats, or Held values as loaded): access j holds the kVec columns from
 // (j * kThreadsPerRow + t) * kVec on; zeros where the row is not valid or has
 // ended. A row's streams are read access by access, side by side.
 template <class S>
@@ -263,12 +263,24 @@ __device__ __forceinline__ void load_access(int j, i64 col, float (&dst)[S::kVec
   load<S::kVec>(src + col, dst[j]);
   load_access<S>(j, col, more...);
 }
+template <class S, class T, class... More>
+__device__ __forceinline__ void load_access(int j, i64 col, Held<T, S::kVec> (&dst)[S::kVecsPerThread], const T* src,
+                                            More&&... more) {
+  load_held<S::kVec>(src + col, dst[j]);
+  load_access<S>(j, col, more...);
+}
 template <class S>
 __device__ __forceinline__ void zero_access(int) {}
 template <class S, class T, class... More>
 __device__ __forceinline__ void zero_access(int j, float (&dst)[S::kVecsPerThread][S::kVec], const T*, More&&... more) {
 #pragma unroll
   for (int k = 0; k < S::kVec; ++k) dst[j][k] = 0.f;
+  zero_access<S>(j, more...);
+}
+template <class S, class T, class... More>
+__device__ __forceinline__ void zero_access(int j, Held<T, S::kVec> (&dst)[S::kVecsPerThread], const T*,
+                                            More&&... more) {
+  zero_held<S::kVec>(dst[j]);
   zero_access<S>(j, more...);
 }
 template <class S, class... Streams>

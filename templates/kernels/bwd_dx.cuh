@@ -54,18 +54,7 @@ __device__ __forceinline__ void load_bwd_row(const BwdParams& p, i64 row, i64 c0
   const Y* dy = static_cast<const Y*>(p.dy) + (valid ? row : 0) * p.dy_stride + c0;
   load_row_part<S>(valid, n, t, r.x, x, r.dy, dy);
   if constexpr (early_dz<S>()) {
-    if (p.dz) {
-      const R* dz = static_cast<const R*>(p.dz) + (valid ? row : 0) * p.dz_stride + c0;
-#pragma unroll
-      for (int j = 0; j < S::kVecsPerThread; ++j) {
-        const i64 col = static_cast<i64>(j * S::kThreadsPerRow + t) * S::kVec;
-        if (valid && col < n) {
-          load_held<S::kVec>(dz + col, r.dz[j]);
-        } else {
-          zero_held<S::kVec>(r.dz[j]);
-        }
-      }
-    }
+    if (p.dz) load_row_part<S>(valid, n, t, r.dz, static_cast<const R*>(p.dz) + (valid ? row : 0) * p.dz_stride + c0);
   }
   r.mean = valid && !S::kRms ? p.mean[row] : 0.f;
   r.rstd = valid ? p.rstd[row] : 0.f;
