@@ -487,13 +487,31 @@ Config fused_bwd_default(const SpaceQuery& q) {
   return c;
 }
 
+// 16-bit LayerNorm rows of 6145 to 8192 columns over many rows (sm_90+):
+// split in two over a cluster, 4096-column slices in 8 warps. On an H100 at
+// x = 512 MiB (`lntune_sweep bwd bf16 7168 8192; lntune_sweep bwd fp16
+// 8192`), the best of the space: bf16 N = 8192 91.1% of copy against 85.5%
+// for a whole row in 16 warps, N = 7168 86.7 against 82.0, fp16 N = 8192
+// 91.3 against 83.4; at N = 6144 the whole row stayed the best (81.8%). With
+// a fused residual add in x's dtype too (fused_half_bwd_default): bf16 N =
+// 8192 95.1% against 92.6% for the whole row (`LNTUNE_SWEEP_EVERY=1
+// LNTUNE_SWEEP_RESIDUAL=1 lntune_sweep bwd bf16 8192`, bench/results/
+// h100_2026-11-25b, call 3). Not for RMSNorm: bf16 N = 8192 85.4% of copy
+// this way, 93.8% for the whole row in 16 warps (`LNTUNE_SWEEP_EVERY=1
+// LNTUNE_SWEEP_OP=rmsnorm lntune_sweep bwd bf16 8192`, bench/results/
+// h200x2_2026-11-24, call 6). The caller sets the grid.
+bool half_layer_norm_split_in_two(const SpaceQuery& q) {
+  return q.kernel == Kernel::bwd_dx && q.norm == Norm::layer && q.cc >= 90 && dtype_size(q.dtype) == 2 &&
+         q.m > 8192 && next_pow2(q.n) == 8192 && q.n > 6144;
+}
+constexpr Config kHalfSplitInTwo{4096, 8, 1, 0, 2};
+
 // The register backward of a fused residual add in 16 bits (the residual in
 // x's dtype), rows of 256 to 8192 columns, where the kernel loads dz with x
 // and dy (bwd_dx.cuh, early_dz) and asks for 512 threads' worth of CTAs per
 // SM, over more than 8192 rows (as measured): one CTA per SM,
 //   LayerNorm: 16 columns a thread in 512 threads (as many rows as fill them);
-//     rows of 6145-8192 columns split over a cluster of two, 4096-column
-//     slices in 8 warps, as the plain backward's;
+//     rows of 6145-8192 columns split in two (half_layer_norm_split_in_two);
 //   RMSNorm: 8 columns a thread in 1024 threads.
 // On an H100 at x = 512 MiB (`LNTUNE_SWEEP_EVERY=1 LNTUNE_SWEEP_RESIDUAL=1
 // [LNTUNE_SWEEP_OP=rmsnorm] lntune_sweep bwd bf16 N`, bench/results/
@@ -507,9 +525,8 @@ std::optional<Config> fused_half_bwd_default(const SpaceQuery& q, const ConfigFi
   const std::int64_t single = next_pow2(q.n);
   if (dtype_size(q.dtype) != 2 || q.m <= 8192 || single < 256 || single > 8192) return std::nullopt;
   Config c{static_cast<int>(single), 16, 1, 0};
-  if (q.norm == Norm::layer && q.cc >= 90 && single == 8192 && q.n > 6144) {
-    c = Config{4096, 8, 1, 0};
-    c.cluster_size = 2;
+  if (half_layer_norm_split_in_two(q)) {
+    c = kHalfSplitInTwo;
   } else {
     const std::int64_t items = q.norm == Norm::rms ? 8 : 16;
     const std::int64_t threads = q.norm == Norm::rms ? 1024 : 512;
@@ -639,21 +656,8 @@ Config default_config(const SpaceQuery& q, const ConfigFilter& accept) {
   // 86.1, 87.2 and 88.3% for 16 elements per thread (bench/results/
   // h100_2026-11-24c, call 12).
   const bool fp32_short_rows = bwd && q.dtype == DType::f32 && q.m > 8192 && single >= 256 && single <= 2048;
-  if (bwd && !q.residual && q.norm == Norm::layer && q.cc >= 90 && q.dtype != DType::f32 && q.m > 8192 &&
-      single == 8192 && q.n > 6144) {
-    // 16-bit rows of 6145 to 8192 columns over many rows: split in two over
-    // a cluster, 4096-column slices in 8 warps. On an H100 at x = 512 MiB
-    // (`lntune_sweep bwd bf16 7168 8192; lntune_sweep bwd fp16 8192`), the
-    // best of the space: bf16 N = 8192 91.1% of copy against 85.5% for a
-    // whole row in 16 warps, N = 7168 86.7 against 82.0, fp16 N = 8192 91.3
-    // against 83.4; at N = 6144 the whole row stayed the best (81.8%). Not
-    // with a fused residual add (not measured), nor for RMSNorm: bf16 N =
-    // 8192 85.4% of copy this way, 93.8% for the whole row in 16 warps
-    // (`LNTUNE_SWEEP_EVERY=1 LNTUNE_SWEEP_OP=rmsnorm lntune_sweep bwd bf16
-    // 8192`, bench/results/h200x2_2026-11-24, call 6).
-    c.num_warps = 8;
-    c.block_size = 4096;
-    c.cluster_size = 2;
+  if (!q.residual && half_layer_norm_split_in_two(q)) {
+    c = kHalfSplitInTwo;
   } else if (tpr_needed <= 512) {
     // The backward at training sizes (M <= 8192: few rows per CTA, so the
     // partial rows weigh): two rows per CTA for rows of up to 128 threads
