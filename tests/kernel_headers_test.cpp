@@ -263,12 +263,6 @@ TEST(KernelHeaders, BackwardDxWideInstantiations) {
   EXPECT_FALSE(nvrtc(unit({cases.back()}), "sm_80").ok) << "clusters and bulk copies need sm_90";
 }
 
-// Every wide-row backward and wide-row forward config of the search space,
-// rendered by the generator, compiles for sm_90 with no spills (ptxas -v
-// through NVRTC), for each dtype at N = 20480 (a partial last slab), 65536
-// and 262144; the forward also with an fp32 residual (with RMSNorm's
-// zero-centred fp32 weight for 16-bit rows; fp32 rows at 256K columns read it
-// unstaged).
 // Compiles each instance for sm_90 (eight at a time) and fails for any that
 // does not compile or spills more than `most` bytes of registers.
 void expect_no_spills(const std::vector<InstanceKey>& keys, long most = 0) {
@@ -295,6 +289,13 @@ void expect_no_spills(const std::vector<InstanceKey>& keys, long most = 0) {
   }
 }
 
+// Every wide-row backward and wide-row forward config of the search space,
+// rendered by the generator, compiles for sm_90 with no spills (ptxas -v
+// through NVRTC), for each dtype at N = 4096, 8192, 20480 (a partial last
+// slab), 65536 and 262144; the backward also with a residual in x's dtype
+// (the fused kernels' own space); the forward also with an fp32 residual
+// (with RMSNorm's zero-centred fp32 weight for 16-bit rows; fp32 rows at 256K
+// columns read it unstaged).
 TEST(KernelHeaders, WideSpaceCompilesWithoutSpills) {
   std::vector<InstanceKey> keys;
   int forward = 0;
@@ -351,9 +352,10 @@ TEST(KernelHeaders, WideSpaceCompilesWithoutSpills) {
 // that each fused shape runs untuned must still fit its registers, up to a
 // few bytes: ptxas spilled 4-8 bytes in RMSNorm + add's 1024-thread CTAs (64
 // registers, 8 columns a thread; 96.6-101.7% of copy, bench/results/
-// h100_2026-11-25b, calls 2-4) and beside an fp32 residual at N = 8192. (Parts of the space spilled before dz moved, e.g.
-// 1024-thread CTAs holding 16 columns of an fp32 residual's row; the tuner
-// times those like any other config.)
+// h100_2026-11-25b, calls 2-4) and beside an fp32 residual at N = 8192.
+// (Parts of the space spilled before dz moved, e.g. 1024-thread CTAs holding
+// 16 columns of an fp32 residual's row; the tuner times those like any other
+// config.)
 TEST(KernelHeaders, FusedBackwardDefaultsCompileWithoutSpills) {
   std::vector<InstanceKey> keys;
   int single_tile = 0;
@@ -374,7 +376,8 @@ TEST(KernelHeaders, FusedBackwardDefaultsCompileWithoutSpills) {
             }
           };
           // Training rows, and the bandwidth regime's (512 MiB of x).
-          for (std::int64_t m : {std::int64_t{4096}, (std::int64_t{512} << 20) / (n * static_cast<std::int64_t>(dtype_size(d)))}) {
+          const std::int64_t bandwidth_m = (std::int64_t{512} << 20) / (n * static_cast<std::int64_t>(dtype_size(d)));
+          for (std::int64_t m : {std::int64_t{4096}, bandwidth_m}) {
             gen::SpaceQuery q{Kernel::bwd_dx, d, n, m, 132, 90};
             q.residual = true;
             q.norm = norm;
@@ -388,8 +391,8 @@ TEST(KernelHeaders, FusedBackwardDefaultsCompileWithoutSpills) {
     }
   ASSERT_GE(single_tile, 40);
   expect_no_spills(keys, 8);
-  std::printf("[ fused    ] %zu default fused backward instances (%d single-tile) compiled, none spilling more than 8 bytes\n", keys.size(),
-              single_tile);
+  std::printf("[ fused    ] %zu default fused backward instances (%d single-tile) compiled, none spilling more than 8 bytes\n",
+              keys.size(), single_tile);
 }
 
 TEST(KernelHeaders, BackwardDwdbInstantiations) {

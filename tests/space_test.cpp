@@ -342,7 +342,6 @@ TEST(Default, MeasuredTrainingAndResidualRules) {
     EXPECT_EQ(to_string(default_config(q)), "block_size=256 num_warps=16 rows_per_cta=32 group_size_m=132");
     q.m = 4096;  // (training sizes: the plain rule)
     EXPECT_EQ(to_string(default_config(q)), "block_size=256 num_warps=2 rows_per_cta=4 group_size_m=512");
-    q.n = 4096;
     q.dtype = DType::f32;
     q.m = 131072;
     q.n = 1024;
