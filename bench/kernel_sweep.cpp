@@ -14,6 +14,10 @@
 // Variants: LNTUNE_SWEEP_OP=rmsnorm (no bias; the default is layernorm) and
 // LNTUNE_SWEEP_RESIDUAL=1 (the fused residual add in the row dtype: the
 // forward also reads the residual and writes z, the backward also reads dz).
+// LNTUNE_SWEEP_M=<rows>: that M (e.g. decode sizes) instead of x = 512 MiB
+// or train's 4096. LNTUNE_SWEEP_FLUSH=memset: the L2 flush up to session 26
+// (overwriting twice the L2; it charges the next kernel the write-back of
+// the dirty lines it leaves), not the tuner's read of twice the L2.
 // Bytes counted: what must move, as bench/bench_norms.py counts them.
 #include <algorithm>
 #include <cstdio>
@@ -27,16 +31,23 @@
 #include "generator/space.hpp"
 #include "lntune/lntune.hpp"
 #include "runtime/runtime.hpp"
+#include "tuner/l2_flush.hpp"
 
 using namespace lntune;
 
 namespace {
 
+// L2 flush before every repetition: the tuner's (a read of twice the L2,
+// tuner/l2_flush.hpp), or with memset_flush the one used up to session 26
+// (overwriting twice the L2, which leaves it dirty), for comparisons.
 struct Timer {
   CUstream s = nullptr;
   CUevent a = nullptr, b = nullptr;
+  tune::L2Flush read_flush;
   rt::DeviceBuffer flush;
-  explicit Timer(std::size_t l2) : flush(2 * l2) {
+  bool memset_flush;
+  Timer(const std::string& arch, std::size_t l2, bool memset)
+      : read_flush(arch, l2), flush(2 * l2), memset_flush(memset) {
     const auto& d = rt::driver();
     rt::check(d.StreamCreate(&s, CU_STREAM_NON_BLOCKING), "stream");
     rt::check(d.EventCreate(&a, CU_EVENT_DEFAULT), "event");
@@ -47,7 +58,10 @@ struct Timer {
     for (int i = 0; i < 3; ++i) f(s);
     std::vector<double> t;
     for (int i = 0; i < reps; ++i) {
-      rt::check(d.MemsetD32Async(flush.get(), static_cast<unsigned>(i), flush.size() / 4, s), "flush");
+      if (memset_flush)
+        rt::check(d.MemsetD32Async(flush.get(), static_cast<unsigned>(i), flush.size() / 4, s), "flush");
+      else
+        read_flush.enqueue(s);
       rt::check(d.EventRecord(a, s), "record");
       f(s);
       rt::check(d.EventRecord(b, s), "record");
@@ -84,6 +98,16 @@ int main(int argc, char** argv) {
     return 2;
   }
   const bool rms = op == "rmsnorm";
+  // LNTUNE_SWEEP_FLUSH=memset: the L2 flush by overwriting (see Timer).
+  const char* flush_env = std::getenv("LNTUNE_SWEEP_FLUSH");
+  const bool memset_flush = flush_env && std::string(flush_env) == "memset";
+  // LNTUNE_SWEEP_M=<rows>: that M instead of x = 512 MiB (or 4096 for train).
+  const char* m_env = std::getenv("LNTUNE_SWEEP_M");
+  const std::int64_t m_rows = m_env ? std::atoll(m_env) : 0;
+  if (m_env && m_rows < 1) {
+    std::fprintf(stderr, "lntune_sweep: LNTUNE_SWEEP_M must be a row count >= 1, got '%s'\n", m_env);
+    return 2;
+  }
   const char* res_env = std::getenv("LNTUNE_SWEEP_RESIDUAL");
   const bool residual = res_env && std::string(res_env) == "1";
   try {
@@ -92,7 +116,7 @@ int main(int argc, char** argv) {
     const rt::DeviceInfo& dev = runtime.current_device(&ctx);
     const auto& d = rt::driver();
     const std::size_t es = dtype_size(dt), bytes = std::size_t{512} << 20;
-    Timer timer(static_cast<std::size_t>(dev.l2_bytes));
+    Timer timer(dev.arch(), static_cast<std::size_t>(dev.l2_bytes), memset_flush);
     rt::DeviceBuffer cs(bytes), cd(bytes);
     const double copy_us = timer.median_us([&](CUstream s) { rt::check(d.MemcpyDtoDAsync(cd.get(), cs.get(), bytes, s), "copy"); });
     const double copy_gbps = 2.0 * static_cast<double>(bytes) / copy_us / 1e3;
@@ -100,7 +124,7 @@ int main(int argc, char** argv) {
                 rms ? "  RMSNorm" : "", residual ? "  fused residual add" : "");
     for (std::int64_t N : Ns) {
       const bool train = which == "train";
-      const std::int64_t M = train ? 4096 : static_cast<std::int64_t>(bytes / es) / N;
+      const std::int64_t M = m_rows ? m_rows : train ? 4096 : static_cast<std::int64_t>(bytes / es) / N;
       rt::DeviceBuffer x(M * N * es), y(M * N * es), dy(M * N * es), w(N * es), b(N * es), dw(N * es), db(N * es),
           mean(M * 4), rstd(M * 4);
       rt::check(d.MemsetD8(x.get(), 0x3e, M * N * es), "init");

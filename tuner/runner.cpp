@@ -26,7 +26,8 @@ float elapsed_ms(CUevent a, CUevent b) {
 
 }  // namespace
 
-Runner::Runner(const rt::DeviceInfo& dev, RunnerOptions options) : options_(options) {
+Runner::Runner(const rt::DeviceInfo& dev, RunnerOptions options)
+    : options_(options), flush_(dev.arch(), dev.l2_bytes > 0 ? static_cast<std::size_t>(dev.l2_bytes) : 0) {
   if (options_.batch < 1) options_.batch = 1;
   if (options_.rule.max_reps < 1) options_.rule.max_reps = 1;
   const rt::DriverApi& d = rt::driver();
@@ -38,9 +39,6 @@ Runner::Runner(const rt::DeviceInfo& dev, RunnerOptions options) : options_(opti
     rt::check(d.EventCreate(&start_[static_cast<std::size_t>(i)], CU_EVENT_DEFAULT), "cuEventCreate");
     rt::check(d.EventCreate(&end_[static_cast<std::size_t>(i)], CU_EVENT_DEFAULT), "cuEventCreate");
   }
-  // Twice the L2 (at least 8 MiB when the driver reports none), whole words.
-  const std::size_t l2 = dev.l2_bytes > 0 ? static_cast<std::size_t>(dev.l2_bytes) : (std::size_t{4} << 20);
-  flush_ = rt::DeviceBuffer((2 * l2 + 3) / 4 * 4);
   const std::size_t reserve = static_cast<std::size_t>(options_.rule.max_reps + events);
   samples_.reserve(reserve);
   scratch_.reserve(reserve);
@@ -58,10 +56,6 @@ Runner::~Runner() {
     if (stream_) d.StreamDestroy(stream_);
   } catch (...) {
   }
-}
-
-void Runner::flush(unsigned value) {
-  check(rt::driver().MemsetD32Async(flush_.get(), value, flush_.size() / 4, stream_), "cuMemsetD32Async (L2 flush)");
 }
 
 void Runner::mark_busy() { last_busy_ = Clock::now(); }
@@ -115,7 +109,7 @@ void Runner::repeat(const std::function<void(CUstream)>& launch, int count) {
   const rt::DriverApi& d = rt::driver();
   for (int i = 0; i < count; ++i) {
     const auto k = static_cast<std::size_t>(i);
-    flush(++flush_value_);
+    flush_.enqueue(stream_);
     check(d.EventRecord(start_[k], stream_), "cuEventRecord (start)");
     launch(stream_);
     check(d.EventRecord(end_[k], stream_), "cuEventRecord (end)");

@@ -1,11 +1,12 @@
 // lntune::tune — the benchmark runner: how one launch sequence is timed on
 // the GPU so that the numbers can be trusted.
 //
-//   * A stream of its own, event pairs created once, and an L2-flush buffer
-//     of twice the device's L2: before every repetition the buffer is
-//     overwritten (cuMemsetD32Async, outside the timed events), so every
-//     repetition reads its inputs from DRAM, as a real call after other work
-//     does.
+//   * A stream of its own, event pairs created once, and an L2 flush
+//     (tuner/l2_flush.hpp): before every repetition, outside the timed
+//     events, a buffer of twice the device's L2 is read, so every repetition
+//     reads its inputs from DRAM, as a real call after other work does, and
+//     finds the L2 clean (an overwritten buffer left it dirty, and charged
+//     the write-back of the flush's data to the timed kernel).
 //   * Warm-up: `warmup_launches` untimed launches; when the GPU has been idle
 //     (first use, or more than `idle_rewarm_ms` since this runner's last
 //     work, e.g. while waiting for compilations) launches continue until
@@ -33,6 +34,7 @@
 #include <vector>
 
 #include "runtime/driver.hpp"
+#include "tuner/l2_flush.hpp"
 #include "tuner/search.hpp"
 
 namespace lntune::tune {
@@ -85,7 +87,6 @@ class Runner {
 
  private:
   void warm_up(const std::function<void(CUstream)>& launch);
-  void flush(unsigned value);
   void mark_busy();
   // Enqueues `count` flushed, timed repetitions (count <= events) and
   // appends their times to samples_.
@@ -94,10 +95,9 @@ class Runner {
   RunnerOptions options_;
   CUstream stream_ = nullptr;
   std::vector<CUevent> start_, end_;
-  rt::DeviceBuffer flush_;
+  L2Flush flush_;
   std::vector<double> samples_, scratch_;
   std::optional<std::chrono::steady_clock::time_point> last_busy_;
-  unsigned flush_value_ = 0;
   Times times_;
 };
 
