@@ -21,9 +21,18 @@ int clip_groups(const SpaceQuery& q, int rows_per_cta, std::int64_t g) {
 
 // The persistent backward's grid: `wanted` CTAs (or clusters), but at least
 // 8 rows per CTA, so that the fp32 partial rows (one per CTA) stay a small
-// part of the traffic when M is small; clipped to the row groups.
+// part of the traffic; clipped to the row groups. That minimum never leaves
+// fewer CTAs than SMs (or row groups, when fewer): below about 1000 rows it
+// made each CTA walk its 8 rows one after another, a DRAM round trip each,
+// on a few SMs. On an H100 (dx and dW/dB, `LNTUNE_SWEEP_M=M lntune_sweep bwd
+// DTYPE N`, bench/results/h100_s27, calls 2-3), bf16 M = 32 took 19.2 and
+// 24.1 us at N = 4096 and 8192 with 4 CTAs, against 11.7 and 14.4 us with a
+// CTA per row; M = 8 N = 4096 19.3 against 10.0; fp32 M = 32 N = 4096 17.5
+// against 9.9 (the best of the space, a CTA per row).
 int persistent_groups(const SpaceQuery& q, int rows_per_cta, std::int64_t wanted) {
-  const std::int64_t most = std::max<std::int64_t>(1, row_groups(q, rows_per_cta) * rows_per_cta / 8);
+  const std::int64_t groups = row_groups(q, rows_per_cta);
+  const std::int64_t most =
+      std::max({std::int64_t{1}, groups * rows_per_cta / 8, std::min<std::int64_t>(groups, q.sm_count)});
   return clip_groups(q, rows_per_cta, std::min(wanted, most));
 }
 

@@ -357,13 +357,24 @@ TEST(Default, MeasuredTrainingAndResidualRules) {
     EXPECT_NE(std::find(cs.begin(), cs.end(), t), cs.end()) << "the tiled default is a candidate";
     // (Over more rows, the wide backward: Space.Fp32BackwardAt8192IsWide.)
     q.m = 16384;
-    // Short rows share a CTA; few rows keep at least 8 per CTA.
+    // Short rows share a CTA; few rows (fewer than 8 a CTA would fill the
+    // SMs) get a CTA per row group, not 8 rows a CTA walked in turn.
     q.n = 256;
     EXPECT_EQ(to_string(default_config(q)), "block_size=256 num_warps=2 rows_per_cta=1 group_size_m=1056");
     q.dtype = DType::bf16;
     q.m = 64;
-    EXPECT_EQ(to_string(default_config(q)), "block_size=256 num_warps=2 rows_per_cta=2 group_size_m=8");
+    EXPECT_EQ(to_string(default_config(q)), "block_size=256 num_warps=2 rows_per_cta=2 group_size_m=32");
   }
+  // The backward's grid at small and middling M: at least one CTA per SM
+  // (or per row group, when fewer), 8 rows per CTA only beyond that.
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 4096, 8), "block_size=4096 num_warps=8 rows_per_cta=1 group_size_m=8");
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 4096, 32), "block_size=4096 num_warps=8 rows_per_cta=1 group_size_m=32");
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 8192, 32), "block_size=8192 num_warps=16 rows_per_cta=1 group_size_m=32");
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 1024, 32), "block_size=1024 num_warps=4 rows_per_cta=2 group_size_m=16");
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 8192, 512), "block_size=8192 num_warps=16 rows_per_cta=1 group_size_m=132");
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::f32, 4096, 32), "block_size=4096 num_warps=8 rows_per_cta=1 group_size_m=32");
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 8192, 2048), "block_size=8192 num_warps=16 rows_per_cta=1 group_size_m=132");
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 1024, 1), "block_size=1024 num_warps=4 rows_per_cta=2 group_size_m=1");
   // The wide backward with a residual: 32 warps on 16384-column slices, 16
   // on 8192-column slices in clusters of 8 (8 without a residual).
   EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 32768, 8192, true),
