@@ -47,7 +47,7 @@ struct Timer {
   rt::DeviceBuffer flush;
   bool memset_flush;
   Timer(const std::string& arch, std::size_t l2, bool memset)
-      : read_flush(arch, l2), flush(2 * l2), memset_flush(memset) {
+      : read_flush(arch, l2), flush(memset ? rt::DeviceBuffer(2 * l2) : rt::DeviceBuffer()), memset_flush(memset) {
     const auto& d = rt::driver();
     rt::check(d.StreamCreate(&s, CU_STREAM_NON_BLOCKING), "stream");
     rt::check(d.EventCreate(&a, CU_EVENT_DEFAULT), "event");
@@ -103,8 +103,9 @@ int main(int argc, char** argv) {
   const bool memset_flush = flush_env && std::string(flush_env) == "memset";
   // LNTUNE_SWEEP_M=<rows>: that M instead of x = 512 MiB (or 4096 for train).
   const char* m_env = std::getenv("LNTUNE_SWEEP_M");
-  const std::int64_t m_rows = m_env ? std::atoll(m_env) : 0;
-  if (m_env && m_rows < 1) {
+  char* m_end = nullptr;
+  const std::int64_t m_rows = m_env ? std::strtoll(m_env, &m_end, 10) : 0;
+  if (m_env && (m_rows < 1 || m_end == m_env || *m_end != '\0')) {
     std::fprintf(stderr, "lntune_sweep: LNTUNE_SWEEP_M must be a row count >= 1, got '%s'\n", m_env);
     return 2;
   }
