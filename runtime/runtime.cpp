@@ -60,6 +60,11 @@ void Runtime::set_tuned(bool enabled) {
   log_.debug(enabled ? "tuned configs enabled" : "tuned configs disabled: the default heuristic everywhere");
 }
 
+bool Runtime::tuned() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return tuned_;
+}
+
 Selection Runtime::select(const DeviceInfo& dev, const Traits& traits, std::int64_t n, std::int64_t m,
                           int vec) const {
   return rt::select(dev, traits, n, m, vec, config_source().get(), log_);

@@ -72,6 +72,7 @@ class Runtime {
   // enabled = false: no tuned configs (the binary store stays); true: the
   // installed cache stack's configs again (nothing if none is installed).
   void set_tuned(bool enabled);
+  bool tuned() const;
 
   // The selection for a problem, with this runtime's source.
   Selection select(const DeviceInfo& dev, const Traits& traits, std::int64_t n, std::int64_t m, int vec) const;

@@ -372,9 +372,6 @@ std::vector<VCase> variant_cases() {
     c.N = 262144;
     out.push_back(c);
   }
-  // Fused rows of 8193-16384 columns (bench/results/h200x2_2026-11-24, call
-  // 9): the forward's whole row in shared memory (LayerNorm + add, fp32
-  // RMSNorm + add), the 16-bit backward's 32 warps and 4 stages.
   // A fused residual add in x's dtype (RMSNorm without a bias).
   const auto fused = [](DType d, Norm norm, std::int64_t M, std::int64_t N) {
     VCase c;
@@ -386,6 +383,9 @@ std::vector<VCase> variant_cases() {
     c.N = N;
     return c;
   };
+  // Fused rows of 8193-16384 columns (bench/results/h200x2_2026-11-24, call
+  // 9): the forward's whole row in shared memory (LayerNorm + add, fp32
+  // RMSNorm + add), the 16-bit backward's 32 warps and 4 stages.
   out.push_back(fused(DType::bf16, Norm::layer, 33, 16384));
   out.push_back(fused(DType::f32, Norm::rms, 33, 16384));
   out.push_back(fused(DType::bf16, Norm::rms, 33, 12288));
@@ -429,8 +429,14 @@ TEST_P(Variants, ForwardAndBackwardMatchReference) {
   LNTUNE_REQUIRE_GPU();
   // The default heuristic's configs, whatever the user cache holds: the
   // variants above name the defaults they cover (`lntune verify` checks
-  // tuned records).
-  rt::default_runtime().set_tuned(false);
+  // tuned records). Restored on the way out, so no other test inherits it.
+  rt::Runtime& runtime = rt::default_runtime();
+  struct RestoreTuned {
+    rt::Runtime& r;
+    bool was;
+    ~RestoreTuned() { r.set_tuned(was); }
+  } restore{runtime, runtime.tuned()};
+  runtime.set_tuned(false);
   Rng rng;
   SCOPED_TRACE("seed " + std::to_string(rng.seed()));
   NormRun run(GetParam(), rng);
