@@ -24,11 +24,12 @@ int clip_groups(const SpaceQuery& q, int rows_per_cta, std::int64_t g) {
 // part of the traffic; clipped to the row groups. That minimum never leaves
 // fewer CTAs than SMs (or row groups, when fewer): below about 1000 rows it
 // made each CTA walk its 8 rows one after another, a DRAM round trip each,
-// on a few SMs. On an H100 (dx and dW/dB, `LNTUNE_SWEEP_M=M lntune_sweep bwd
-// DTYPE N`, bench/results/h100_s27, calls 2-3), bf16 M = 32 took 19.2 and
-// 24.1 us at N = 4096 and 8192 with 4 CTAs, against 11.7 and 14.4 us with a
-// CTA per row; M = 8 N = 4096 19.3 against 10.0; fp32 M = 32 N = 4096 17.5
-// against 9.9 (the best of the space, a CTA per row).
+// on a few SMs. On an H100, the default's dx and dW/dB, this rule against
+// the 8-rows minimum alone in one call (`LNTUNE_SWEEP_M=M
+// LNTUNE_SWEEP_CONFIG=default lntune_sweep bwd DTYPE N`, bench/results/
+// h100_s27, call 4): bf16 M = 32 N = 4096 11.3 against 19.6 us, N = 8192
+// 13.8 against 24.1; M = 8 N = 4096 11.1 against 19.3; fp32 M = 32 N = 4096
+// 10.1 against 18.1; M >= 1056 unchanged (8 rows a CTA fill the SMs there).
 int persistent_groups(const SpaceQuery& q, int rows_per_cta, std::int64_t wanted) {
   const std::int64_t groups = row_groups(q, rows_per_cta);
   const std::int64_t most =
