@@ -18,6 +18,9 @@
 // or train's 4096. LNTUNE_SWEEP_FLUSH=memset: the L2 flush up to session 26
 // (overwriting twice the L2; it charges the next kernel the write-back of
 // the dirty lines it leaves), not the tuner's read of twice the L2.
+// LNTUNE_SWEEP_FINISH=separate: the backward's dW/dB always in the bwd_dwdb
+// kernel (rt::Finish::separate), not in the dx kernel where it can be;
+// LNTUNE_SWEEP_FINISH=both: the default also timed that way, on its line.
 // Bytes counted: what must move, as bench/bench_norms.py counts them.
 #include <algorithm>
 #include <cstdio>
@@ -109,6 +112,13 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "lntune_sweep: LNTUNE_SWEEP_M must be a row count >= 1, got '%s'\n", m_env);
     return 2;
   }
+  const char* finish_env = std::getenv("LNTUNE_SWEEP_FINISH");
+  const std::string finish_mode = finish_env ? finish_env : "";
+  if (!finish_mode.empty() && finish_mode != "separate" && finish_mode != "both") {
+    std::fprintf(stderr, "lntune_sweep: LNTUNE_SWEEP_FINISH must be separate or both, got '%s'\n", finish_env);
+    return 2;
+  }
+  const rt::Finish finish = finish_mode == "separate" ? rt::Finish::separate : rt::Finish::automatic;
   const char* res_env = std::getenv("LNTUNE_SWEEP_RESIDUAL");
   const bool residual = res_env && std::string(res_env) == "1";
   try {
@@ -191,13 +201,13 @@ int main(int argc, char** argv) {
       rt::DeviceBuffer ws(ws_bytes);
       g.workspace = ws.ptr();
       g.workspace_bytes = ws.size();
-      auto time_pair = [&](const Config& c, const Config& rc) {
+      auto time_pair = [&](const Config& c, const Config& rc, rt::Finish how) {
         const auto& kern = runtime.kernel(ctx, dev.arch(), gen::make_instance(fwd ? fp.traits : bp.traits, c, N, fp.vec));
         if (fwd) return timer.median_us([&](CUstream s) { f.stream = s; rt::launch_forward(kern, c, f, fp); });
         const auto& rk = dwdb_kernel(rc);
-        return timer.median_us([&](CUstream s) { g.stream = s; rt::launch_backward(kern, &rk, c, rc, g, bp); });
+        return timer.median_us([&](CUstream s) { g.stream = s; rt::launch_backward(kern, &rk, c, rc, g, bp, how); });
       };
-      auto time_cfg = [&](const Config& c) { return time_pair(c, fwd ? Config{} : dwdb_default(c)); };
+      auto time_cfg = [&](const Config& c) { return time_pair(c, fwd ? Config{} : dwdb_default(c), finish); };
       // x (and residual) read, y (and z) written; backward: x (z), dy (and dz) read, dx written.
       const double moved = static_cast<double>(M * N * es) * (fwd ? (residual ? 4 : 2) : (residual ? 4 : 3));
       auto gbps = [&](double us) { return moved / us / 1e3; };
@@ -250,12 +260,20 @@ int main(int argc, char** argv) {
             rbest = rc;
           }
         }
-        const double t_pair = time_pair(best, rbest);
+        const double t_pair = time_pair(best, rbest, finish);
         std::printf("train  %-4s N=%-6lld P=%-5lld dwdb alone: default %6.1f us (%s) | 32x16 one split %6.1f us | best %6.1f us (%s) | "
                     "dx+dwdb best pair %7.1f us %5.1f%% of copy\n",
                     std::string(to_string(dt)).c_str(), static_cast<long long>(N), static_cast<long long>(P), r_def,
                     to_string(rdef).c_str(), r_one, r_best, to_string(rbest).c_str(), t_pair,
                     100 * gbps(t_pair) / copy_gbps);
+      }
+      if (!fwd && finish_mode == "both") {
+        const double t_sep = time_pair(def, dwdb_default(def), rt::Finish::separate);
+        const auto& kd = runtime.kernel(ctx, dev.arch(), gen::make_instance(bp.traits, def, N, fp.vec));
+        std::printf("finish %-4s N=%-7lld M=%-8lld default: dW/dB %s %8.1f us %5.1f%% | bwd_dwdb after it %8.1f us %5.1f%%  (%s)\n",
+                    std::string(to_string(dt)).c_str(), static_cast<long long>(N), static_cast<long long>(M),
+                    rt::finishes_in_kernel(kd, def, bp) ? "in the dx kernel" : "in bwd_dwdb (not eligible)", t_def,
+                    100 * gbps(t_def) / copy_gbps, t_sep, 100 * gbps(t_sep) / copy_gbps, to_string(def).c_str());
       }
       std::printf("%-6s %-4s N=%-7lld M=%-8lld default %8.1f us %5.0f GB/s %5.1f%% | best of %3d %8.1f us %5.0f GB/s %5.1f%%  %s\n",
                   which.c_str(), std::string(to_string(dt)).c_str(), static_cast<long long>(N), static_cast<long long>(M),

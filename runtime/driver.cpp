@@ -53,6 +53,8 @@ const Loaded& loaded() {
     resolve(lib, "cuFuncGetAttribute", a.FuncGetAttribute, err);
     resolve(lib, "cuFuncSetAttribute", a.FuncSetAttribute, err);
     resolve(lib, "cuLaunchKernel", a.LaunchKernel, err);
+    resolve(lib, "cuLaunchCooperativeKernel", a.LaunchCooperativeKernel, err);
+    resolve(lib, "cuOccupancyMaxActiveBlocksPerMultiprocessor", a.OccupancyMaxActiveBlocksPerMultiprocessor, err);
     resolve(lib, "cuMemAlloc_v2", a.MemAlloc, err);
     resolve(lib, "cuMemFree_v2", a.MemFree, err);
     resolve(lib, "cuMemAllocHost_v2", a.MemAllocHost, err);

@@ -51,6 +51,8 @@ struct DriverApi {
   decltype(&::cuFuncGetAttribute) FuncGetAttribute;
   decltype(&::cuFuncSetAttribute) FuncSetAttribute;
   decltype(&::cuLaunchKernel) LaunchKernel;
+  decltype(&::cuLaunchCooperativeKernel) LaunchCooperativeKernel;
+  decltype(&::cuOccupancyMaxActiveBlocksPerMultiprocessor) OccupancyMaxActiveBlocksPerMultiprocessor;
   decltype(&::cuMemAlloc) MemAlloc;
   decltype(&::cuMemFree) MemFree;
   decltype(&::cuMemAllocHost) MemAllocHost;

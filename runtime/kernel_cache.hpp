@@ -54,6 +54,11 @@ struct LoadedKernel {
   std::string name;
   int max_threads = 0;  // cuFuncGetAttribute(MAX_THREADS_PER_BLOCK)
   unsigned dynamic_smem = 0;  // bytes each launch passes (gen::dynamic_smem_bytes)
+  // bwd_dx without a cluster: the most CTAs of one cooperative launch (the
+  // CTAs an SM holds at once times the SMs), which may finish dW/dB in the
+  // kernel (rt::launch_backward); 0 for the other kernels.
+  std::int64_t cooperative_ctas = 0;
+  int sm_count = 0;  // bwd_dx without a cluster: the device's SMs
 };
 
 struct KernelCacheStats {

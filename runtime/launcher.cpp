@@ -170,8 +170,37 @@ void launch_forward(const LoadedKernel& k, const Config& c, const ForwardArgs& a
   launch(k, grid_size(ctas, "forward"), static_cast<unsigned>(c.threads()), static_cast<CUstream>(a.stream), &params);
 }
 
+int finish_row_groups(std::int64_t rows, int ft, int unroll) {
+  int rg = 1;
+  while (rg * 2 <= ft / 8 && rg * 2 * unroll <= rows) rg *= 2;
+  return rg;
+}
+
+bool finish_fits(std::int64_t ctas, int threads, std::int64_t P, std::int64_t N) {
+  const int ft = std::min(threads, 256);
+  const int unroll = threads >= 512 ? 2 : 4;
+  const int rg = finish_row_groups(P, ft, unroll);
+  const std::int64_t width = 4 * (ft / rg);
+  return (P + rg - 1) / rg <= unroll && (N + width - 1) / width <= ctas;
+}
+
+bool finishes_alone(const Config& dc, const BwdProblem& p) {
+  // Not for a residual wider than x (bwd_dx.cuh, can_finish_alone).
+  const bool wide_residual =
+      p.traits.residual && dtype_size(*p.traits.residual) > dtype_size(p.traits.x_dtype);
+  return p.M > 0 && (p.want_dw || p.want_db) && p.grads_aligned && !wide_residual && dc.cluster_size == 1 &&
+         partial_rows(dc, p.M) == 1 && p.N <= dc.block_size;
+}
+
+bool finishes_in_kernel(const LoadedKernel& dx, const Config& dc, const BwdProblem& p) {
+  if (p.M == 0 || (!p.want_dw && !p.want_db) || dc.cluster_size != 1) return false;
+  if (finishes_alone(dc, p)) return true;
+  const std::int64_t ctas = partial_rows(dc, p.M);
+  return ctas <= dx.cooperative_ctas && finish_fits(ctas, dc.threads(), ctas, p.N);
+}
+
 void launch_backward(const LoadedKernel& dx, const LoadedKernel* dwdb, const Config& dc, const Config& rc,
-                     const BackwardArgs& a, const BwdProblem& p) {
+                     const BackwardArgs& a, const BwdProblem& p, Finish finish) {
   const std::int64_t P = partial_rows(dc, p.M);
   const std::size_t need = workspace_bytes(p, dc);
   CUstream stream = static_cast<CUstream>(a.stream);
@@ -183,9 +212,33 @@ void launch_backward(const LoadedKernel& dx, const LoadedKernel* dwdb, const Con
   BwdParams params{a.dy,       a.x,   a.weight, a.mean,        a.rstd,        a.dx,
                    w.dw_partial, w.db_partial, w.counters, w.num_counters, p.M, p.N,
                    p.dy_stride, p.x_stride, p.dx_stride, a.dresidual_out, p.dz_stride,
-                   a.dresidual, p.dresidual_stride};
-  launch(dx, grid_size(P * dc.cluster_size, "backward"), static_cast<unsigned>(dc.threads()), stream,
-         &params);
+                   a.dresidual, p.dresidual_stride,
+                   nullptr,    nullptr, P};
+  const unsigned grid = grid_size(P * dc.cluster_size, "backward");
+  if (finish == Finish::automatic && (w.dw_partial || w.db_partial) && finishes_in_kernel(dx, dc, p)) {
+    // dW/dB in the same kernel: every CTA resident at once (a cooperative
+    // launch), a grid barrier, then the grid sums the partials; no counters.
+    BwdParams in = params;
+    in.dw = p.want_dw ? a.dweight : nullptr;
+    in.db = p.want_db ? a.dbias : nullptr;
+    in.counters = nullptr;
+    in.num_counters = 0;
+    if (finishes_alone(dc, p)) {
+      // One CTA: its sums are dW/dB (bwd_dx.cuh, finishes_alone); no barrier.
+      launch(dx, grid, static_cast<unsigned>(dc.threads()), stream, &in);
+      return;
+    }
+    void* args[] = {&in};
+    const CUresult r = driver().LaunchCooperativeKernel(dx.fn, grid, 1, 1, static_cast<unsigned>(dc.threads()), 1, 1,
+                                                        dx.dynamic_smem, stream, args);
+    if (r == CUDA_SUCCESS) return;
+    // Fewer CTAs fit than the kernel's occupancy promised (a context limited
+    // to part of the GPU, e.g. by MPS): the two-kernel backward below.
+    if (r != CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE)
+      check(r, "cuLaunchCooperativeKernel(" + dx.name + ", grid " + std::to_string(grid) + ", block " +
+                   std::to_string(dc.threads()) + ")");
+  }
+  launch(dx, grid, static_cast<unsigned>(dc.threads()), stream, &params);
   if (dwdb && (p.want_dw || p.want_db)) launch_dwdb(*dwdb, rc, w, P, p.N, a.dweight, a.dbias, stream);
 }
 

@@ -215,6 +215,8 @@ BwdProblem check_backward(const BackwardArgs& a) {
   if (a.dresidual_out) p.vec = widest_vec(rd, a.N, {p.dz_stride}, {a.dresidual_out}, p.vec);
   if (a.dresidual) p.vec = widest_vec(rd, a.N, {p.dresidual_stride}, {a.dresidual}, p.vec);
   if (a.weight) p.vec = widest_vec(a.w_dtype, a.N, {}, {a.weight}, p.vec);
+  const auto aligned = [](const void* ptr) { return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0; };
+  p.grads_aligned = (!p.want_dw || aligned(a.dweight)) && (!p.want_db || aligned(a.dbias));
   return p;
 }
 

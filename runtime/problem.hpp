@@ -22,6 +22,9 @@ struct BwdProblem {
   std::int64_t dresidual_stride = 0;  // with a residual and a dresidual
   int vec = 1;
   bool want_dw = false, want_db = false;
+  // dW and dB (those wanted) 16-byte aligned: written with vec-wide stores
+  // where the dx kernel writes them itself (launcher: finishes_alone).
+  bool grads_aligned = false;
 };
 
 // Throw lntune::Error("lntune: forward: <what is wrong>") on invalid input.

@@ -679,3 +679,41 @@ __device__ __forceinline__ Welford cluster_welford(Welford w, float* slots) {
 }
 
 }  // namespace lntune
+
+// ---------------------------------------------------------------- grid barrier
+
+namespace lntune {
+
+// A barrier across every CTA of the grid, for kernels launched with
+// cuLaunchCooperativeKernel (which guarantees that all CTAs are resident at
+// once). The barrier word is the driver's: a cooperative launch passes its
+// grid workspace in %envreg1 (high half) and %envreg2 (low half), as
+// cooperative_groups' grid.sync() reads it (cooperative_groups/details/
+// driver_abi.h and sync.h; this file carries no toolkit header, see the top).
+// Each CTA adds 1 and CTA 0 adds 2^31 - (G - 1): all G arrivals add 2^31,
+// which flips the word's top bit and leaves the rest as it was, so the word
+// needs no reset between barriers or launches. Release on arrival, acquire
+// on the poll: what a CTA wrote before the barrier is visible to every CTA
+// after it (read it through L2: __ldcg). Every thread of every CTA calls it.
+__device__ __forceinline__ void grid_barrier() {
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    unsigned hi, lo;
+    asm volatile("mov.u32 %0, %%envreg1;" : "=r"(hi));
+    asm volatile("mov.u32 %0, %%envreg2;" : "=r"(lo));
+    // The workspace is {unsigned size; unsigned barrier;}.
+    unsigned* const word =
+        reinterpret_cast<unsigned*>((static_cast<unsigned long long>(hi) << 32 | lo) + sizeof(unsigned));
+    if ((static_cast<unsigned long long>(hi) << 32 | lo) == 0) __trap();  // not a cooperative launch
+    const unsigned expected = gridDim.x * gridDim.y * gridDim.z;
+    const unsigned add = blockIdx.x + blockIdx.y + blockIdx.z == 0 ? 0x80000000u - (expected - 1) : 1u;
+    unsigned old, now;
+    asm volatile("atom.add.release.gpu.u32 %0, [%1], %2;" : "=r"(old) : "l"(word), "r"(add) : "memory");
+    do {
+      asm volatile("ld.acquire.gpu.u32 %0, [%1];" : "=r"(now) : "l"(word) : "memory");
+    } while (((old ^ now) & 0x80000000u) == 0);
+  }
+  __syncthreads();
+}
+
+}  // namespace lntune

@@ -48,6 +48,12 @@ struct BwdParams {
   // residual dtype), or null: not wanted.
   void* dresidual;  // [M, dresidual_stride] residual dtype
   long long dresidual_stride;
+  // dW/dB finished in this kernel (a cooperative launch: rt::launch_backward,
+  // bwd_dwdb.cuh's finish_dwdb) into dw/db (w_dtype), or both null: a
+  // bwd_dwdb kernel reduces the partials afterwards.
+  void* dw;     // [N] or null
+  void* db;     // [N] or null
+  long long P;  // partial rows the kernel writes (finish: rows summed)
 };
 
 struct DwdbParams {

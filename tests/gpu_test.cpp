@@ -339,7 +339,10 @@ struct BwdOut {
 };
 // garbage_ws: the workspace starts as all-ones bytes (counters included),
 // as a caller's own workspace may.
-BwdOut backward_with(Problem& p, const Config& dc, const Config& rc, bool garbage_ws = false) {
+// finish: where dW/dB are reduced (rt::Finish; automatic: in the dx kernel
+// where rt::finishes_in_kernel, so rc is then unused).
+BwdOut backward_with(Problem& p, const Config& dc, const Config& rc, bool garbage_ws = false,
+                     rt::Finish finish = rt::Finish::automatic) {
   const Case& c = p.c;
   BackwardArgs a;
   DeviceTensor ddx(c.x, c.M * p.ys), ddw(c.w, c.N), ddb(c.w, c.N);
@@ -372,8 +375,89 @@ BwdOut backward_with(Problem& p, const Config& dc, const Config& rc, bool garbag
   if (garbage_ws) rt::check(rt::driver().MemsetD8(ws.get(), 0xff, ws.size()), "cuMemsetD8 (garbage workspace)");
   a.workspace = ws.ptr();
   a.workspace_bytes = ws.size();
-  rt::launch_backward(kdx, &kr, dc, rc, a, bp);
+  rt::launch_backward(kdx, &kr, dc, rc, a, bp, finish);
   return BwdOut{ddx.download(), ddw.download(), ddb.download()};
+}
+
+// Whether the backward with dx config dc finishes dW/dB in the dx kernel.
+bool finishes_in_kernel(Problem& p, const Config& dc) {
+  BackwardArgs a;
+  a.dy = p.ddy.ptr();
+  a.x = p.dx_in.ptr();
+  a.weight = p.dw_in.ptr();
+  a.mean = static_cast<const float*>(p.dmean.ptr());
+  a.rstd = static_cast<const float*>(p.drstd.ptr());
+  a.dx = p.dy_out.ptr();
+  a.dweight = p.dw_in.ptr();
+  a.dbias = p.db_in.ptr();
+  a.M = p.c.M;
+  a.N = p.c.N;
+  a.dy_row_stride = p.xs;
+  a.x_row_stride = p.xs;
+  a.dx_row_stride = p.ys;
+  a.x_dtype = p.c.x;
+  a.w_dtype = p.c.w;
+  const rt::BwdProblem bp = rt::check_backward(a);
+  rt::Runtime& runtime = rt::default_runtime();
+  CUcontext ctx = nullptr;
+  const rt::DeviceInfo& dev = runtime.current_device(&ctx);
+  const auto& kdx = runtime.kernel(ctx, dev.arch(), gen::make_instance(bp.traits, dc, p.c.N, bp.vec));
+  return rt::finishes_in_kernel(kdx, dc, bp);
+}
+
+// dW/dB finished inside the dx kernel (a cooperative launch, a grid barrier,
+// then the grid sums the partial rows, a block of columns per CTA): correct
+// against the reference at odd N (scalar loads, partial blocks), for grids of
+// 1 to 528 CTAs and M from 1 row (where it does not fit, the two-kernel path
+// runs and is checked the same way); bitwise the same from a garbage
+// workspace and a clean one; and the two-kernel path (Finish::separate)
+// correct beside it.
+TEST(Gpu, InKernelDwdbFinishIsCorrectAndDeterministic) {
+  LNTUNE_REQUIRE_GPU();
+  Rng rng;
+  SCOPED_TRACE("seed " + std::to_string(rng.seed()));
+  int fused = 0;
+  for (std::int64_t N : {1, 3, 37, 512, 1000, 1027, 2048, 4096, 12288})
+    for (std::int64_t M : {1, 5, 32, 100, 256, 4096}) {
+      if (N >= 4096 && M == 5) continue;
+      Case c;
+      c.x = N % 2 ? DType::f16 : DType::bf16;
+      c.w = N % 2 ? DType::f32 : c.x;
+      c.M = M;
+      c.N = N;
+      Problem p(c, rng);
+      p.run_forward();
+      const Config rc = gen::default_config({Kernel::bwd_dwdb, c.w, N, M, 132});
+      Config dc = gen::default_config({Kernel::bwd_dx, c.x, N, M, 132});
+      for (int g : {0, 1, 7, 32, 64, 528}) {
+        if (g) dc.group_size_m = g;
+        if (dc.cluster_size != 1) continue;
+        SCOPED_TRACE("N=" + std::to_string(N) + " M=" + std::to_string(M) + " " + to_string(dc));
+        // The decode-size defaults of the common widths finish in the dx
+        // kernel (rt::finish_fits: call 5).
+        if (g == 0 && M == 32 && (N == 1000 || N == 1027 || N == 2048)) {
+          EXPECT_TRUE(finishes_in_kernel(p, dc)) << "this backward should finish dW/dB in the dx kernel";
+        }
+        fused += finishes_in_kernel(p, dc) ? 1 : 0;
+        const BwdOut a = backward_with(p, dc, rc, true);
+        const BwdOut b = backward_with(p, dc, rc, false);
+        EXPECT_EQ(a.dw.bytes, b.dw.bytes) << "dW differs between two identical runs";
+        EXPECT_EQ(a.db.bytes, b.db.bytes) << "dB differs between two identical runs";
+        EXPECT_EQ(a.dx.bytes, b.dx.bytes) << "dx differs between two identical runs";
+        const BwdOut sep = backward_with(p, dc, rc, true, rt::Finish::separate);
+        for (const BwdOut* o : {&a, &sep}) {
+          const BwdOut& r = *o;
+          SCOPED_TRACE(o == &a ? "automatic (in the dx kernel where it can)" : "bwd_dwdb after it");
+          DeviceTensor ddx(c.x, c.M * p.ys), ddw(c.w, N), ddb(c.w, N);
+          ddx.upload(r.dx);
+          ddw.upload(r.dw);
+          ddb.upload(r.db);
+          p.check_backward_outputs(ddx, &ddw, &ddb);
+        }
+      }
+    }
+  std::printf("[ finish   ] %d backwards with dW/dB finished in the dx kernel checked\n", fused);
+  EXPECT_GE(fused, 30) << "too few of these backwards took the in-kernel reduction to test it";
 }
 
 TEST(Gpu, BackwardIsBitwiseDeterministicAndGroupSizeOnlyChangesRounding) {
@@ -430,8 +514,8 @@ TEST(Gpu, DwdbRowSplitsAreCorrectAndDeterministic) {
       for (int splits : {1, 2, 3, 7, 32}) {
         const Config rc{cols, cols >= 256 ? 8 : 4, 1, splits};
         SCOPED_TRACE("N=" + std::to_string(N) + " dwdb " + to_string(rc));
-        const BwdOut a = backward_with(p, dc, rc, true);
-        const BwdOut b = backward_with(p, dc, rc, false);
+        const BwdOut a = backward_with(p, dc, rc, true, rt::Finish::separate);
+        const BwdOut b = backward_with(p, dc, rc, false, rt::Finish::separate);
         EXPECT_EQ(a.dw.bytes, b.dw.bytes) << "dW differs between two identical runs";
         EXPECT_EQ(a.db.bytes, b.db.bytes) << "dB differs between two identical runs";
         DeviceTensor ddx(c.x, c.M * p.ys), ddw(c.w, N), ddb(c.w, N);
@@ -487,7 +571,7 @@ TEST(Gpu, EverySearchSpaceConfigIsCorrect) {
     const Config dc = gen::default_config({Kernel::bwd_dx, c.x, N, c.M, dev.sm_count});
     for (const Config& cfg : gen::search_space({Kernel::bwd_dwdb, c.w, N, c.M, dev.sm_count})) {
       SCOPED_TRACE("bwd_dwdb N=" + std::to_string(N) + " " + to_string(cfg));
-      const BwdOut o = backward_with(p, dc, cfg);
+      const BwdOut o = backward_with(p, dc, cfg, false, rt::Finish::separate);
       DeviceTensor ddx(c.x, c.M * p.ys), ddw(c.w, N), ddb(c.w, N);
       ddx.upload(o.dx);
       ddw.upload(o.dw);

@@ -613,6 +613,11 @@ class BwdDxBench : public Bench {
       });
     });
   }
+  // Whether the launcher finishes dW/dB inside dx config `c`'s kernel (then
+  // no bwd_dwdb runs after it: rt::finishes_in_kernel).
+  bool finishes_in_kernel(const Config& c) {
+    return rt::finishes_in_kernel(dx_.load(c), c, w_.bwd_problem());
+  }
   // The bwd_dwdb config timed after dx config `c`.
   Config dwdb_for(const Config& c) const {
     if (fixed_) return *fixed_;
@@ -1022,6 +1027,10 @@ class Worker {
           jt.dwdb_best_us = best->timing->stats.median;
           jt.dwdb = best->config;
         }
+        // dW/dB finished in the dx kernel: the backward's time is the pair's,
+        // whatever bwd_dwdb config is stored (used only if the cooperative
+        // launch is refused).
+        if (dx_bench.finishes_in_kernel(dc) && jt.dwdb_default_us) jt.dwdb_best_us = jt.dwdb_default_us;
         timings.push_back(jt);
         picks.push_back(DwdbPick{dp, std::move(r)});
       } catch (const CandidateError&) {

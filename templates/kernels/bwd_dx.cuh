@@ -18,6 +18,7 @@
 #pragma once
 
 #include "lntune/common.cuh"
+#include "lntune/kernels/bwd_dwdb.cuh"
 
 namespace lntune {
 
@@ -148,6 +149,21 @@ __device__ __forceinline__ void sum_row_slots(float (&v)[S::kVecsPerThread][S::k
   __syncthreads();  // the buffer is free again
 }
 
+// dW/dB asked of the dx kernel (BwdParams::dw/db) by a single-tile grid of one
+// CTA and no cluster: its own sums are the result, written directly; no
+// partial row, no grid barrier (rt::launch_backward: M = 1 and the like).
+// Not for a residual wider than x (fp32 beside 16-bit x): those kernels sit
+// at their register limit, and the second store path spilled 16 bytes.
+// rt::finishes_alone holds the same rule.
+template <class S>
+constexpr bool can_finish_alone() {
+  return S::kSingleTile && S::kCluster == 1 && !(S::kResidual && sizeof(typename S::R) > sizeof(typename S::T));
+}
+template <class S>
+__device__ __forceinline__ bool finishes_alone(const BwdParams& p) {
+  return can_finish_alone<S>() && gridDim.x == 1 && (p.dw || p.db);
+}
+
 // A row of N <= kBlockSize * kCluster in registers; dW/dB partials accumulate
 // in registers across rows. With a cluster, each CTA holds a slab of
 // kBlockSize columns and the row sums cross the cluster.
@@ -276,16 +292,28 @@ __device__ __forceinline__ void layer_norm_bwd_dx_single_tile(const BwdParams& p
     if constexpr (S::kHasBias) sum_row_slots<S>(db, slot, t);
   }
 
+  // A grid of one CTA asked for dW/dB (finishes_alone): its sums are dW/dB,
+  // written in w_dtype (16-byte aligned: rt::finishes_alone), not as a
+  // partial row.
+  const bool alone = finishes_alone<S>(p);
   if (kClustered || slot == 0) {
 #pragma unroll
     for (int j = 0; j < S::kVecsPerThread; ++j) {
       const i64 col = static_cast<i64>(j * S::kThreadsPerRow + t) * S::kVec;
       if (col >= n) continue;
       if constexpr (S::kHasWeight) {
-        if (p.dw_partial) store<S::kVec>(p.dw_partial + partial_row * p.N + slab + col, dw[j]);
+        if (can_finish_alone<S>() && alone) {
+          if (p.dw) store<S::kVec>(static_cast<W*>(p.dw) + col, dw[j]);
+        } else if (p.dw_partial) {
+          store<S::kVec>(p.dw_partial + partial_row * p.N + slab + col, dw[j]);
+        }
       }
       if constexpr (S::kHasBias) {
-        if (p.db_partial) store<S::kVec>(p.db_partial + partial_row * p.N + slab + col, db[j]);
+        if (can_finish_alone<S>() && alone) {
+          if (p.db) store<S::kVec>(static_cast<W*>(p.db) + col, db[j]);
+        } else if (p.db_partial) {
+          store<S::kVec>(p.db_partial + partial_row * p.N + slab + col, db[j]);
+        }
       }
     }
   }
@@ -412,6 +440,12 @@ __device__ __forceinline__ void layer_norm_bwd_dx(const BwdParams& p) {
     layer_norm_bwd_dx_single_tile<S>(p);
   } else {
     layer_norm_bwd_dx_tiled<S>(p);
+  }
+  // dW/dB in this kernel (cooperative launches of CTAs without a cluster).
+  if constexpr (S::kCluster == 1) {
+    if ((p.dw || p.db) && !finishes_alone<S>(p))
+      finish_dwdb<FinishShape<typename S::W, S::kThreads, S::kHasWeight, S::kHasBias>, typename S::W>(
+          S::kHasWeight ? p.dw_partial : nullptr, S::kHasBias ? p.db_partial : nullptr, p.dw, p.db, p.P, p.N);
   }
 }
 
