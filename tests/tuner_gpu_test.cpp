@@ -295,6 +295,10 @@ TEST(Uploader, CopiesEveryByteFromSeveralThreads) {
           for (std::size_t i = 0; i < bytes; ++i) src[i] = static_cast<unsigned char>((i * 131 + t * 7 + bytes) >> 3);
           rt::DeviceBuffer dst(bytes);
           rt::check(rt::driver().MemsetD8(dst.get(), 0xA5, bytes), "cuMemsetD8");
+          // The memset may still be running (it returns early for device
+          // memory) and the upload lanes are non-blocking streams: without
+          // this, the poison can land on top of the upload.
+          rt::check(rt::driver().CtxSynchronize(), "cuCtxSynchronize");
           up.upload(dst.get(), src.data(), bytes);
           rt::check(rt::driver().MemcpyDtoH(back.data(), dst.get(), bytes), "cuMemcpyDtoH");
           if (back != src) {
@@ -330,6 +334,10 @@ TEST(DeviceFill, DrawsTheHostsBitsAndMagnitude) {
           const double hm = tune::rnd::fill(host.data(), d, count, offset, scale, seed);
           rt::DeviceBuffer buf(bytes);
           ASSERT_EQ(rt::driver().MemsetD8(buf.get(), 0xA5, bytes), CUDA_SUCCESS);
+          // The runner's stream does not wait for the legacy stream's memset
+          // (call 7: with other processes on the GPU, 2 MB of poison landed
+          // on top of the fill).
+          ASSERT_EQ(rt::driver().CtxSynchronize(), CUDA_SUCCESS);
           const double gm = gpu.fill(buf.get(), d, count, offset, scale, seed, runner.stream());
           ASSERT_EQ(rt::driver().MemcpyDtoH(back.data(), buf.get(), bytes), CUDA_SUCCESS);
           EXPECT_EQ(std::memcmp(host.data(), back.data(), bytes), 0)
