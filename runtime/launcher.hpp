@@ -161,23 +161,25 @@ void launch_dwdb(const LoadedKernel& k, const Config& dwdb_config, const BwdWork
 void launch_forward(const LoadedKernel& k, const Config& c, const ForwardArgs& a, const FwdProblem& p);
 
 // Where the backward's dW/dB reduction runs. automatic: inside the bwd_dx
-// kernel when finishes_in_kernel() (one cooperative launch; the bwd_dwdb
-// kernel and its config are then unused), else in bwd_dwdb after it.
+// kernel when finishes_in_kernel() (one launch; the bwd_dwdb kernel and its
+// config are then unused), else in bwd_dwdb after it.
 // separate: always in bwd_dwdb (comparisons: lntune_sweep's
 // LNTUNE_SWEEP_FINISH=separate).
 enum class Finish { automatic, separate };
 
 // Whether an automatic backward with bwd_dx config `dx_config` finishes dW/dB
-// in the dx kernel: dW or dB wanted over M > 0 rows, no cluster, every CTA of
-// the persistent grid resident at once (LoadedKernel::cooperative_ctas), and
-// finish_fits; or finishes_alone. The cooperative launch can still be refused (a context limited
-// to part of the GPU): launch_backward then runs bwd_dwdb after all.
+// in the dx kernel: finishes_alone, or dW or dB wanted over M > 0 rows, no
+// cluster, every CTA of the persistent grid resident at once
+// (LoadedKernel::cooperative_ctas) and finish_fits. The cooperative launch can
+// still be refused (a context limited to part of the GPU): launch_backward
+// then runs bwd_dwdb after all.
 bool finishes_in_kernel(const LoadedKernel& dx, const Config& dx_config, const BwdProblem& p);
 
 // The case of finishes_in_kernel with one CTA over rows held whole (single
-// tile, no cluster: M = 1 and the like) and dW/dB 16-byte aligned: the CTA's
-// own sums are dW/dB, so a plain launch with no barrier and no partial row (call 6: M = 1 ran two
-// kernels, 0.4-0.9 us behind PyTorch's backward at N <= 2048).
+// tile, no cluster: M = 1 and the like), dW/dB 16-byte aligned and no
+// residual wider than x (bwd_dx.cuh, can_finish_alone): the CTA's own sums
+// are dW/dB, so a plain launch with no barrier and no partial row (M = 1 ran
+// two kernels, 0.4-0.9 us behind PyTorch's backward at N <= 2048: call 6).
 bool finishes_alone(const Config& dx_config, const BwdProblem& p);
 
 // The in-kernel reduction (bwd_dwdb.cuh, finish_dwdb) of P partial rows by
