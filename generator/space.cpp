@@ -729,6 +729,23 @@ Config default_config(const SpaceQuery& q, const ConfigFilter& accept) {
     if (q.dtype == DType::f32 && tpr_needed == 256 && c.rows_per_cta == 1) per_sm = 1;
     if (fp32_short_rows) per_sm = 2;
     c.group_size_m = persistent_groups(q, c.rows_per_cta, c.cluster_size > 1 ? q.sm_count : q.sm_count * per_sm);
+    // Decode sizes, M = 2 to 4 rows held whole: one CTA holds them all side by
+    // side (the same threads per row, next_pow2(M) row slots), so the grid is
+    // one CTA and it writes dW/dB itself (rt::finishes_alone; no bwd_dwdb
+    // launch). On an H100 (`LNTUNE_SWEEP_EVERY=1 LNTUNE_SWEEP_M=M lntune_sweep
+    // bwd`, bench/results/h100_s28, call 10), against the rule above: bf16
+    // M = 2 N = 4096 6.9 us against 11.0, fp32 6.8 against 9.7; M = 4
+    // N = 1024 6.9 against 8.3, N = 2048 8.6 against 9.3. Not where a thread
+    // would hold more elements than its registers allow at that CTA size.
+    const std::int64_t slots = next_pow2(q.m);
+    const std::int64_t tpr = c.threads() / c.rows_per_cta;
+    if (q.m >= 2 && q.m <= 4 && c.cluster_size == 1 && c.block_size >= q.n && c.rows_per_cta < slots &&
+        tpr * slots >= 32 && tpr * slots <= 1024 &&
+        single / tpr <= max_items_per_thread(q.kernel, static_cast<int>(tpr * slots / 32))) {
+      c.rows_per_cta = static_cast<int>(slots);
+      c.num_warps = static_cast<int>(tpr * slots / 32);
+      c.group_size_m = 1;
+    }
   }
   return c;
 }

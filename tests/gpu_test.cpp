@@ -418,7 +418,7 @@ TEST(Gpu, InKernelDwdbFinishIsCorrectAndDeterministic) {
   SCOPED_TRACE("seed " + std::to_string(rng.seed()));
   int fused = 0;
   for (std::int64_t N : {1, 3, 37, 512, 1000, 1027, 2048, 4096, 12288})
-    for (std::int64_t M : {1, 5, 32, 100, 256, 4096}) {
+    for (std::int64_t M : {1, 3, 4, 5, 32, 100, 256, 4096}) {
       if (N >= 4096 && M == 5) continue;
       Case c;
       c.x = N % 2 ? DType::f16 : DType::bf16;

@@ -375,6 +375,14 @@ TEST(Default, MeasuredTrainingAndResidualRules) {
   EXPECT_EQ(def(Kernel::bwd_dx, DType::f32, 4096, 32), "block_size=4096 num_warps=8 rows_per_cta=1 group_size_m=32");
   EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 8192, 2048), "block_size=8192 num_warps=16 rows_per_cta=1 group_size_m=132");
   EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 1024, 1), "block_size=1024 num_warps=4 rows_per_cta=2 group_size_m=1");
+  // Decode sizes, M = 2 to 4: one CTA holds the rows side by side (the same
+  // threads per row), where a thread's elements fit its registers.
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 4096, 2), "block_size=4096 num_warps=16 rows_per_cta=2 group_size_m=1");
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::f32, 4096, 2), "block_size=4096 num_warps=16 rows_per_cta=2 group_size_m=1");
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 1024, 3), "block_size=1024 num_warps=8 rows_per_cta=4 group_size_m=1");
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 2048, 4), "block_size=2048 num_warps=16 rows_per_cta=4 group_size_m=1");
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 4096, 4), "block_size=4096 num_warps=8 rows_per_cta=1 group_size_m=4");
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 8192, 2), "block_size=8192 num_warps=16 rows_per_cta=1 group_size_m=2");
   // The wide backward with a residual: 32 warps on 16384-column slices, 16
   // on 8192-column slices in clusters of 8 (8 without a residual).
   EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 32768, 8192, true),
@@ -383,6 +391,24 @@ TEST(Default, MeasuredTrainingAndResidualRules) {
             "block_size=8192 num_warps=16 rows_per_cta=3 group_size_m=15 cluster_size=8");
   EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 65536, 4096),
             "block_size=8192 num_warps=8 rows_per_cta=3 group_size_m=15 cluster_size=8");
+}
+
+// Every default at decode sizes is a valid instance (the M = 2-4 rule once
+// gave rows of one column 0 warps: gpu_test caught it, call 11).
+TEST(Default, SmallMDefaultsAreValidInstances) {
+  for (Kernel k : {Kernel::fwd, Kernel::bwd_dx})
+    for (DType d : {DType::f32, DType::f16, DType::bf16})
+      for (std::int64_t m = 1; m <= 9; ++m)
+        for (std::int64_t n : {1, 2, 3, 7, 37, 64, 100, 512, 1000, 1027, 2048, 4096, 8192}) {
+          const Config c = default_config({k, d, n, m, 132, 90});
+          Traits t;
+          t.kernel = k;
+          t.x_dtype = t.w_dtype = d;
+          SCOPED_TRACE(std::string(to_string(k)) + " " + std::string(to_string(d)) + " M=" + std::to_string(m) +
+                       " N=" + std::to_string(n) + " " + to_string(c));
+          EXPECT_NO_THROW(make_instance(t, c, n, 1));
+          EXPECT_GE(c.num_warps, 1);
+        }
 }
 
 TEST(Default, PartialRowsStayFewWhenMIsSmall) {
