@@ -211,9 +211,12 @@ TEST(InKernelFinish, FitsOnlyOneRoundAndOneBlockPerCta) {
   // M = 256, N = 1024 (128 CTAs of 128 threads): 16 groups of 8 rows, two
   // rounds of loads.
   EXPECT_FALSE(rt::finish_fits(128, 128, 128, 1024));
-  // CTAs of 512 threads load 2 rows at once: 64 rows in 32 groups fit, 65 not.
-  EXPECT_TRUE(rt::finish_fits(64, 512, 64, 256));
-  EXPECT_FALSE(rt::finish_fits(65, 512, 65, 256));
+  // CTAs of 512 threads and more: not taken (no GPU test has run their finish).
+  EXPECT_FALSE(rt::finish_fits(64, 512, 64, 256));
+  EXPECT_FALSE(rt::finish_fits(2, 1024, 2, 256));
+  // 256 threads: 32 groups of 4 rows.
+  EXPECT_TRUE(rt::finish_fits(128, 256, 128, 1024));
+  EXPECT_FALSE(rt::finish_fits(129, 256, 129, 1024));
   // M = 4096, N = 1024 (512 CTAs): never.
   EXPECT_FALSE(rt::finish_fits(512, 128, 512, 1024));
 }
