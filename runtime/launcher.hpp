@@ -188,8 +188,8 @@ bool finishes_alone(const Config& dx_config, const BwdProblem& p);
 // finish_row_groups), and whether it fits, i.e. CTAs of fewer than 512
 // threads, each taking at most one block of columns, each thread loading all
 // its rows (4) at once. So only grids of up to 64 (128 threads) or 128
-// (256 threads) partial rows:
-// small M, where bwd_dwdb's launch costs more than the reduction (call 5:
+// (256 threads) partial rows: small M, where bwd_dwdb's launch costs more
+// than the reduction (call 5:
 // M = 32 and N = 1024-2048, 1.4-2.0 us less; a second round of loads at
 // M = 256, N = 1024, or M = 4096, 1-14 us more).
 int finish_row_groups(std::int64_t rows, int ft, int unroll);
