@@ -58,7 +58,6 @@ struct LoadedKernel {
   // CTAs an SM holds at once times the SMs), which may finish dW/dB in the
   // kernel (rt::launch_backward); 0 for the other kernels.
   std::int64_t cooperative_ctas = 0;
-  int sm_count = 0;  // bwd_dx without a cluster: the device's SMs
 };
 
 struct KernelCacheStats {
