@@ -272,7 +272,7 @@ int main(int argc, char** argv) {
         const auto& kd = runtime.kernel(ctx, dev.arch(), gen::make_instance(bp.traits, def, N, fp.vec));
         std::printf("finish %-4s N=%-7lld M=%-8lld default: dW/dB %s %8.1f us %5.1f%% | bwd_dwdb after it %8.1f us %5.1f%%  (%s)\n",
                     std::string(to_string(dt)).c_str(), static_cast<long long>(N), static_cast<long long>(M),
-                    rt::finishes_in_kernel(kd, def, bp) ? "in the dx kernel" : "in bwd_dwdb (not eligible)", t_def,
+                    rt::finish_path(kd, def, bp) != rt::FinishPath::separate ? "in the dx kernel" : "in bwd_dwdb (not eligible)", t_def,
                     100 * gbps(t_def) / copy_gbps, t_sep, 100 * gbps(t_sep) / copy_gbps, to_string(def).c_str());
       }
       std::printf("%-6s %-4s N=%-7lld M=%-8lld default %8.1f us %5.0f GB/s %5.1f%% | best of %3d %8.1f us %5.0f GB/s %5.1f%%  %s\n",

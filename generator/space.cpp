@@ -731,7 +731,7 @@ Config default_config(const SpaceQuery& q, const ConfigFilter& accept) {
     c.group_size_m = persistent_groups(q, c.rows_per_cta, c.cluster_size > 1 ? q.sm_count : q.sm_count * per_sm);
     // Decode sizes, M = 2 to 4 rows held whole: one CTA holds them all side by
     // side (the same threads per row, next_pow2(M) row slots), so the grid is
-    // one CTA and it writes dW/dB itself (rt::finishes_alone; no bwd_dwdb
+    // one CTA and it writes dW/dB itself (rt::finish_path: alone; no bwd_dwdb
     // launch). On an H100 (`LNTUNE_SWEEP_EVERY=1 LNTUNE_SWEEP_M=M lntune_sweep
     // bwd`, bench/results/h100_s28, call 10), against the rule above: bf16
     // M = 2 N = 4096 6.9 us against 11.0, fp32 6.8 against 9.7; M = 4

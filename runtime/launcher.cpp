@@ -170,37 +170,27 @@ void launch_forward(const LoadedKernel& k, const Config& c, const ForwardArgs& a
   launch(k, grid_size(ctas, "forward"), static_cast<unsigned>(c.threads()), static_cast<CUstream>(a.stream), &params);
 }
 
-int finish_row_groups(std::int64_t rows, int ft, int unroll) {
+int finish_row_groups(std::int64_t rows, int threads) {
   int rg = 1;
-  while (rg * 2 <= ft / 8 && rg * 2 * unroll <= rows) rg *= 2;
+  while (rg * 2 <= threads / 8 && rg * 2 * 4 <= rows) rg *= 2;
   return rg;
 }
 
 bool finish_fits(std::int64_t ctas, int threads, std::int64_t P, std::int64_t N) {
-  // CTAs of 512 threads and more (their finish loads 2 rows at once): no
-  // default takes this path at small M, so no GPU test has run it; left to
-  // bwd_dwdb until one does.
   if (threads >= 512) return false;
-  const int ft = std::min(threads, 256);
-  const int unroll = threads >= 512 ? 2 : 4;
-  const int rg = finish_row_groups(P, ft, unroll);
-  const std::int64_t width = 4 * (ft / rg);
-  return (P + rg - 1) / rg <= unroll && (N + width - 1) / width <= ctas;
+  const int rg = finish_row_groups(P, threads);
+  const std::int64_t width = 4 * (threads / rg);
+  return (P + rg - 1) / rg <= 4 && (N + width - 1) / width <= ctas;
 }
 
-bool finishes_alone(const Config& dc, const BwdProblem& p) {
-  // Not for a residual wider than x (bwd_dx.cuh, can_finish_alone).
-  const bool wide_residual =
-      p.traits.residual && dtype_size(*p.traits.residual) > dtype_size(p.traits.x_dtype);
-  return p.M > 0 && (p.want_dw || p.want_db) && p.grads_aligned && !wide_residual && dc.cluster_size == 1 &&
-         partial_rows(dc, p.M) == 1 && p.N <= dc.block_size;
-}
-
-bool finishes_in_kernel(const LoadedKernel& dx, const Config& dc, const BwdProblem& p) {
-  if (p.M == 0 || (!p.want_dw && !p.want_db) || dc.cluster_size != 1) return false;
-  if (finishes_alone(dc, p)) return true;
+FinishPath finish_path(const LoadedKernel& dx, const Config& dc, const BwdProblem& p) {
+  if (p.M == 0 || (!p.want_dw && !p.want_db) || dc.cluster_size != 1) return FinishPath::separate;
   const std::int64_t ctas = partial_rows(dc, p.M);
-  return ctas <= dx.cooperative_ctas && finish_fits(ctas, dc.threads(), ctas, p.N);
+  // Not for a residual wider than x (bwd_dx.cuh, can_finish_alone).
+  const bool wide_residual = p.traits.residual && dtype_size(*p.traits.residual) > dtype_size(p.traits.x_dtype);
+  if (ctas == 1 && p.N <= dc.block_size && p.grads_aligned && !wide_residual) return FinishPath::alone;
+  if (ctas <= dx.cooperative_ctas && finish_fits(ctas, dc.threads(), ctas, p.N)) return FinishPath::cooperative;
+  return FinishPath::separate;
 }
 
 void launch_backward(const LoadedKernel& dx, const LoadedKernel* dwdb, const Config& dc, const Config& rc,
@@ -219,16 +209,15 @@ void launch_backward(const LoadedKernel& dx, const LoadedKernel* dwdb, const Con
                    a.dresidual, p.dresidual_stride,
                    nullptr,    nullptr, P};
   const unsigned grid = grid_size(P * dc.cluster_size, "backward");
-  if (finish == Finish::automatic && (w.dw_partial || w.db_partial) && finishes_in_kernel(dx, dc, p)) {
-    // dW/dB in the same kernel: every CTA resident at once (a cooperative
-    // launch), a grid barrier, then the grid sums the partials; no counters.
+  const FinishPath path = finish == Finish::automatic ? finish_path(dx, dc, p) : FinishPath::separate;
+  if (path != FinishPath::separate) {
+    // dW/dB in the dx kernel (finish_path): no counters, no bwd_dwdb.
     BwdParams in = params;
     in.dw = p.want_dw ? a.dweight : nullptr;
     in.db = p.want_db ? a.dbias : nullptr;
     in.counters = nullptr;
     in.num_counters = 0;
-    if (finishes_alone(dc, p)) {
-      // One CTA: its sums are dW/dB (bwd_dx.cuh, finishes_alone); no barrier.
+    if (path == FinishPath::alone) {
       launch(dx, grid, static_cast<unsigned>(dc.threads()), stream, &in);
       return;
     }

@@ -160,39 +160,40 @@ void launch_dwdb(const LoadedKernel& k, const Config& dwdb_config, const BwdWork
 // Runtime::launch_backward for a managed one).
 void launch_forward(const LoadedKernel& k, const Config& c, const ForwardArgs& a, const FwdProblem& p);
 
-// Where the backward's dW/dB reduction runs. automatic: inside the bwd_dx
-// kernel when finishes_in_kernel() (one launch; the bwd_dwdb kernel and its
-// config are then unused), else in bwd_dwdb after it.
-// separate: always in bwd_dwdb (comparisons: lntune_sweep's
+// Where the backward's dW/dB reduction runs. automatic: as finish_path says;
+// separate: always in bwd_dwdb after bwd_dx (comparisons: lntune_sweep's
 // LNTUNE_SWEEP_FINISH=separate).
 enum class Finish { automatic, separate };
 
-// Whether an automatic backward with bwd_dx config `dx_config` finishes dW/dB
-// in the dx kernel: finishes_alone, or dW or dB wanted over M > 0 rows, no
-// cluster, every CTA of the persistent grid resident at once
-// (LoadedKernel::cooperative_ctas) and finish_fits. The cooperative launch can
-// still be refused (a context limited to part of the GPU): launch_backward
-// then runs bwd_dwdb after all.
-bool finishes_in_kernel(const LoadedKernel& dx, const Config& dx_config, const BwdProblem& p);
+// How an automatic backward with bwd_dx config `dx_config` finishes dW/dB
+// (dW or dB wanted over M > 0 rows, no cluster; else separate):
+//   alone        one CTA over rows held whole (single tile: M = 1 and the
+//                like), dW/dB 16-byte aligned, no residual wider than x
+//                (bwd_dx.cuh, can_finish_alone): the CTA's own sums are
+//                dW/dB; a plain launch, no barrier, no partial row (M = 1 ran
+//                two kernels, 0.4-0.9 us behind PyTorch's backward at
+//                N <= 2048: call 6);
+//   cooperative  every CTA of the persistent grid resident at once
+//                (LoadedKernel::cooperative_ctas) and finish_fits: a
+//                cooperative launch, a grid barrier, then the grid sums the
+//                partial rows (bwd_dwdb.cuh, finish_dwdb). If the launch is
+//                refused (a context limited to part of the GPU),
+//                launch_backward runs bwd_dwdb after all;
+//   separate     bwd_dwdb after bwd_dx.
+enum class FinishPath { separate, alone, cooperative };
+FinishPath finish_path(const LoadedKernel& dx, const Config& dx_config, const BwdProblem& p);
 
-// The case of finishes_in_kernel with one CTA over rows held whole (single
-// tile, no cluster: M = 1 and the like), dW/dB 16-byte aligned and no
-// residual wider than x (bwd_dx.cuh, can_finish_alone): the CTA's own sums
-// are dW/dB, so a plain launch with no barrier and no partial row (M = 1 ran
-// two kernels, 0.4-0.9 us behind PyTorch's backward at N <= 2048: call 6).
-bool finishes_alone(const Config& dx_config, const BwdProblem& p);
-
-// The in-kernel reduction (bwd_dwdb.cuh, finish_dwdb) of P partial rows by
-// `ctas` CTAs of `threads` threads: the row groups of ft = min(threads, 256)
-// summing threads loading `unroll` rows at once (the device's
-// finish_row_groups), and whether it fits, i.e. CTAs of fewer than 512
-// threads, each taking at most one block of columns, each thread loading all
-// its rows (4) at once. So only grids of up to 64 (128 threads) or 128
-// (256 threads) partial rows: small M, where bwd_dwdb's launch costs more
-// than the reduction (call 5:
-// M = 32 and N = 1024-2048, 1.4-2.0 us less; a second round of loads at
-// M = 256, N = 1024, or M = 4096, 1-14 us more).
-int finish_row_groups(std::int64_t rows, int ft, int unroll);
+// The in-kernel reduction of P partial rows by `ctas` CTAs of `threads`
+// threads: the row groups (the device's finish_row_groups: about 4 rows
+// each, at most threads / 8), and whether it fits: CTAs of fewer than 512
+// threads (the larger ones have 64 registers a thread, and no GPU test has
+// run their finish), each taking at most one block of columns, each thread
+// loading its rows (at most 4) at once. So only grids of up to 64 (128
+// threads) or 128 (256 threads) partial rows: small M, where bwd_dwdb's
+// launch costs more than the reduction (call 5: M = 32 and N = 1024-2048,
+// 1.4-2.0 us less; a second round of loads at M = 256, N = 1024, or
+// M = 4096, 1-14 us more).
+int finish_row_groups(std::int64_t rows, int threads);
 bool finish_fits(std::int64_t ctas, int threads, std::int64_t P, std::int64_t N);
 
 void launch_backward(const LoadedKernel& dx, const LoadedKernel* dwdb, const Config& dx_config,

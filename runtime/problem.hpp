@@ -23,7 +23,7 @@ struct BwdProblem {
   int vec = 1;
   bool want_dw = false, want_db = false;
   // dW and dB (those wanted) 16-byte aligned: written with vec-wide stores
-  // where the dx kernel writes them itself (launcher: finishes_alone).
+  // where the dx kernel writes them itself (rt::finish_path: alone).
   bool grads_aligned = false;
 };
 

@@ -333,14 +333,16 @@ TEST(Gpu, NanAndInfPropagateAsPyTorch) {
   }
 }
 
-// Launch one backward with explicit configs; returns dx, dW, dB on the host.
+// Launch one backward with explicit configs; returns dx, dW, dB on the host
+// and how dW/dB were finished (rt::finish_path for an automatic launch).
 struct BwdOut {
   HostTensor dx, dw, db;
+  rt::FinishPath path = rt::FinishPath::separate;
 };
 // garbage_ws: the workspace starts as all-ones bytes (counters included),
 // as a caller's own workspace may.
 // finish: where dW/dB are reduced (rt::Finish; automatic: in the dx kernel
-// where rt::finishes_in_kernel, so rc is then unused).
+// where rt::finish_path says so, rc then unused).
 BwdOut backward_with(Problem& p, const Config& dc, const Config& rc, bool garbage_ws = false,
                      rt::Finish finish = rt::Finish::automatic) {
   const Case& c = p.c;
@@ -376,33 +378,8 @@ BwdOut backward_with(Problem& p, const Config& dc, const Config& rc, bool garbag
   a.workspace = ws.ptr();
   a.workspace_bytes = ws.size();
   rt::launch_backward(kdx, &kr, dc, rc, a, bp, finish);
-  return BwdOut{ddx.download(), ddw.download(), ddb.download()};
-}
-
-// Whether the backward with dx config dc finishes dW/dB in the dx kernel.
-bool finishes_in_kernel(Problem& p, const Config& dc) {
-  BackwardArgs a;
-  a.dy = p.ddy.ptr();
-  a.x = p.dx_in.ptr();
-  a.weight = p.dw_in.ptr();
-  a.mean = static_cast<const float*>(p.dmean.ptr());
-  a.rstd = static_cast<const float*>(p.drstd.ptr());
-  a.dx = p.dy_out.ptr();
-  a.dweight = p.dw_in.ptr();
-  a.dbias = p.db_in.ptr();
-  a.M = p.c.M;
-  a.N = p.c.N;
-  a.dy_row_stride = p.xs;
-  a.x_row_stride = p.xs;
-  a.dx_row_stride = p.ys;
-  a.x_dtype = p.c.x;
-  a.w_dtype = p.c.w;
-  const rt::BwdProblem bp = rt::check_backward(a);
-  rt::Runtime& runtime = rt::default_runtime();
-  CUcontext ctx = nullptr;
-  const rt::DeviceInfo& dev = runtime.current_device(&ctx);
-  const auto& kdx = runtime.kernel(ctx, dev.arch(), gen::make_instance(bp.traits, dc, p.c.N, bp.vec));
-  return rt::finishes_in_kernel(kdx, dc, bp);
+  const rt::FinishPath path = finish == rt::Finish::automatic ? rt::finish_path(kdx, dc, bp) : rt::FinishPath::separate;
+  return BwdOut{ddx.download(), ddw.download(), ddb.download(), path};
 }
 
 // dW/dB finished inside the dx kernel (a cooperative launch, a grid barrier,
@@ -416,7 +393,7 @@ TEST(Gpu, InKernelDwdbFinishIsCorrectAndDeterministic) {
   LNTUNE_REQUIRE_GPU();
   Rng rng;
   SCOPED_TRACE("seed " + std::to_string(rng.seed()));
-  int fused = 0;
+  int alone = 0, cooperative = 0;
   for (std::int64_t N : {1, 3, 37, 512, 1000, 1027, 2048, 4096, 12288})
     for (std::int64_t M : {1, 3, 4, 5, 32, 100, 256, 4096}) {
       if (N >= 4096 && M == 5) continue;
@@ -433,14 +410,18 @@ TEST(Gpu, InKernelDwdbFinishIsCorrectAndDeterministic) {
         if (g) dc.group_size_m = g;
         if (dc.cluster_size != 1) continue;
         SCOPED_TRACE("N=" + std::to_string(N) + " M=" + std::to_string(M) + " " + to_string(dc));
-        // The decode-size defaults of the common widths finish in the dx
-        // kernel (rt::finish_fits: call 5).
-        if (g == 0 && M == 32 && (N == 1000 || N == 1027 || N == 2048)) {
-          EXPECT_TRUE(finishes_in_kernel(p, dc)) << "this backward should finish dW/dB in the dx kernel";
-        }
-        fused += finishes_in_kernel(p, dc) ? 1 : 0;
         const BwdOut a = backward_with(p, dc, rc, true);
         const BwdOut b = backward_with(p, dc, rc, false);
+        // The defaults at M = 1 and the decode-size defaults of the common
+        // widths finish in the dx kernel (calls 5 and 8).
+        if (g == 0 && M == 1) {
+          EXPECT_EQ(a.path, rt::FinishPath::alone);
+        }
+        if (g == 0 && M == 32 && (N == 1000 || N == 1027 || N == 2048)) {
+          EXPECT_EQ(a.path, rt::FinishPath::cooperative);
+        }
+        alone += a.path == rt::FinishPath::alone ? 1 : 0;
+        cooperative += a.path == rt::FinishPath::cooperative ? 1 : 0;
         EXPECT_EQ(a.dw.bytes, b.dw.bytes) << "dW differs between two identical runs";
         EXPECT_EQ(a.db.bytes, b.db.bytes) << "dB differs between two identical runs";
         EXPECT_EQ(a.dx.bytes, b.dx.bytes) << "dx differs between two identical runs";
@@ -456,8 +437,11 @@ TEST(Gpu, InKernelDwdbFinishIsCorrectAndDeterministic) {
         }
       }
     }
-  std::printf("[ finish   ] %d backwards with dW/dB finished in the dx kernel checked\n", fused);
-  EXPECT_GE(fused, 30) << "too few of these backwards took the in-kernel reduction to test it";
+  std::printf("[ finish   ] backwards with dW/dB finished in the dx kernel checked: %d by one CTA alone, %d by a "
+              "cooperative grid\n",
+              alone, cooperative);
+  EXPECT_GE(alone, 10) << "too few of these backwards took the one-CTA path to test it";
+  EXPECT_GE(cooperative, 20) << "too few of these backwards took the cooperative path to test it";
 }
 
 TEST(Gpu, BackwardIsBitwiseDeterministicAndGroupSizeOnlyChangesRounding) {

@@ -186,18 +186,16 @@ TEST(ConfigHash, EqualConfigsHashEqualAndFieldsMatter) {
 }  // namespace
 
 // Where the in-kernel dW/dB reduction applies (rt::finish_fits): the row
-// groups follow the device function (about as many rows a group as a thread
-// loads at once, 1 .. FT / 8), and
-// it fits only where every thread loads its rows at once and no CTA takes
-// two blocks of columns (bwd_dwdb runs otherwise).
+// groups follow the device function (about 4 rows a group, at most
+// threads / 8), and it fits only where every thread loads its rows at once
+// and no CTA takes two blocks of columns (bwd_dwdb runs otherwise).
 TEST(InKernelFinish, FitsOnlyOneRoundAndOneBlockPerCta) {
-  EXPECT_EQ(rt::finish_row_groups(1, 128, 4), 1);
-  EXPECT_EQ(rt::finish_row_groups(7, 128, 4), 1);
-  EXPECT_EQ(rt::finish_row_groups(8, 128, 4), 2);
-  EXPECT_EQ(rt::finish_row_groups(32, 256, 4), 8);
-  EXPECT_EQ(rt::finish_row_groups(32, 256, 2), 16);
-  EXPECT_EQ(rt::finish_row_groups(512, 128, 4), 16);  // FT / 8: lanes stay >= 8
-  EXPECT_EQ(rt::finish_row_groups(512, 256, 4), 32);
+  EXPECT_EQ(rt::finish_row_groups(1, 128), 1);
+  EXPECT_EQ(rt::finish_row_groups(7, 128), 1);
+  EXPECT_EQ(rt::finish_row_groups(8, 128), 2);
+  EXPECT_EQ(rt::finish_row_groups(32, 256), 8);
+  EXPECT_EQ(rt::finish_row_groups(512, 128), 16);  // threads / 8: lanes stay >= 8
+  EXPECT_EQ(rt::finish_row_groups(512, 256), 32);
   // M = 32 (16 CTAs of 128 threads, 16 partial rows): 4 groups of 4 rows,
   // blocks of 128 columns: N = 1024 is 8 blocks.
   EXPECT_TRUE(rt::finish_fits(16, 128, 16, 1024));
@@ -206,52 +204,60 @@ TEST(InKernelFinish, FitsOnlyOneRoundAndOneBlockPerCta) {
   // M = 1: one CTA of 128 threads takes 512 columns at once.
   EXPECT_TRUE(rt::finish_fits(1, 128, 1, 512));
   EXPECT_FALSE(rt::finish_fits(1, 128, 1, 513));
-  // M = 256, N = 2048 (128 CTAs of 256 threads): 32 groups of 4 rows.
+  // 128 CTAs of 256 threads: 32 groups of 4 rows; 129 rows would take 5.
   EXPECT_TRUE(rt::finish_fits(128, 256, 128, 2048));
+  EXPECT_TRUE(rt::finish_fits(128, 256, 128, 1024));
+  EXPECT_FALSE(rt::finish_fits(129, 256, 129, 1024));
   // M = 256, N = 1024 (128 CTAs of 128 threads): 16 groups of 8 rows, two
   // rounds of loads.
   EXPECT_FALSE(rt::finish_fits(128, 128, 128, 1024));
-  // CTAs of 512 threads and more: not taken (no GPU test has run their finish).
+  // CTAs of 512 threads and more: not taken (bwd_dx.cuh compiles no finish).
   EXPECT_FALSE(rt::finish_fits(64, 512, 64, 256));
   EXPECT_FALSE(rt::finish_fits(2, 1024, 2, 256));
-  // 256 threads: 32 groups of 4 rows.
-  EXPECT_TRUE(rt::finish_fits(128, 256, 128, 1024));
-  EXPECT_FALSE(rt::finish_fits(129, 256, 129, 1024));
   // M = 4096, N = 1024 (512 CTAs): never.
   EXPECT_FALSE(rt::finish_fits(512, 128, 512, 1024));
 }
 
-// One CTA over rows held whole writes dW/dB itself (rt::finishes_alone): a
-// single-tile config without a cluster whose grid is one CTA, dW or dB wanted.
-TEST(InKernelFinish, OneCtaOverWholeRowsFinishesAlone) {
+// The three paths of rt::finish_path. One CTA over rows held whole writes
+// dW/dB itself (alone); a grid that fits finish_fits and the kernel's
+// cooperative capacity reduces in the kernel; everything else runs bwd_dwdb.
+TEST(InKernelFinish, FinishPathPicksAloneCooperativeOrSeparate) {
+  using rt::FinishPath;
+  rt::LoadedKernel k;  // no cooperative capacity yet: alone or separate
   rt::BwdProblem p;
   p.M = 1;
   p.N = 4096;
   p.want_dw = true;
   Config c{4096, 8, 1, 1};
-  EXPECT_FALSE(rt::finishes_alone(c, p)) << "dW not 16-byte aligned";
+  EXPECT_EQ(rt::finish_path(k, c, p), FinishPath::separate) << "dW not 16-byte aligned";
   p.grads_aligned = true;
-  EXPECT_TRUE(rt::finishes_alone(c, p));
+  EXPECT_EQ(rt::finish_path(k, c, p), FinishPath::alone);
   p.want_dw = false;
-  EXPECT_FALSE(rt::finishes_alone(c, p)) << "neither dW nor dB wanted";
+  EXPECT_EQ(rt::finish_path(k, c, p), FinishPath::separate) << "neither dW nor dB wanted";
   p.want_db = true;
-  EXPECT_TRUE(rt::finishes_alone(c, p));
+  EXPECT_EQ(rt::finish_path(k, c, p), FinishPath::alone);
   p.N = 4097;
-  EXPECT_FALSE(rt::finishes_alone(c, p)) << "rows in tiles";
+  EXPECT_EQ(rt::finish_path(k, c, p), FinishPath::separate) << "rows in tiles";
   p.N = 4096;
   p.M = 3;
-  c.group_size_m = 2;
-  EXPECT_FALSE(rt::finishes_alone(c, p)) << "two CTAs";
   c.group_size_m = 1;
-  EXPECT_TRUE(rt::finishes_alone(c, p)) << "one CTA walks the 3 rows";
+  EXPECT_EQ(rt::finish_path(k, c, p), FinishPath::alone) << "one CTA walks the 3 rows";
   c.cluster_size = 2;
-  EXPECT_FALSE(rt::finishes_alone(c, p)) << "a cluster";
+  EXPECT_EQ(rt::finish_path(k, c, p), FinishPath::separate) << "a cluster";
   c.cluster_size = 1;
   p.traits.x_dtype = DType::bf16;
   p.traits.residual = DType::f32;
-  EXPECT_FALSE(rt::finishes_alone(c, p)) << "an fp32 residual beside bf16 x (bwd_dx.cuh, can_finish_alone)";
+  EXPECT_EQ(rt::finish_path(k, c, p), FinishPath::separate)
+      << "an fp32 residual beside bf16 x (bwd_dx.cuh, can_finish_alone), and no cooperative capacity";
   p.traits.residual = DType::bf16;
-  EXPECT_TRUE(rt::finishes_alone(c, p));
+  EXPECT_EQ(rt::finish_path(k, c, p), FinishPath::alone);
+  // Two CTAs of 256 threads over 2 partial rows of 1024 columns: cooperative
+  // where the kernel's capacity holds them.
+  c = Config{1024, 8, 1, 2};
+  p.N = 1024;
+  EXPECT_EQ(rt::finish_path(k, c, p), FinishPath::separate) << "no cooperative capacity";
+  k.cooperative_ctas = 264;
+  EXPECT_EQ(rt::finish_path(k, c, p), FinishPath::cooperative);
   p.M = 0;
-  EXPECT_FALSE(rt::finishes_alone(c, p)) << "no rows";
+  EXPECT_EQ(rt::finish_path(k, c, p), FinishPath::separate) << "no rows";
 }

@@ -614,9 +614,9 @@ class BwdDxBench : public Bench {
     });
   }
   // Whether the launcher finishes dW/dB inside dx config `c`'s kernel (then
-  // no bwd_dwdb runs after it: rt::finishes_in_kernel).
+  // no bwd_dwdb runs after it: rt::finish_path).
   bool finishes_in_kernel(const Config& c) {
-    return rt::finishes_in_kernel(dx_.load(c), c, w_.bwd_problem());
+    return rt::finish_path(dx_.load(c), c, w_.bwd_problem()) != rt::FinishPath::separate;
   }
   // The bwd_dwdb config timed after dx config `c`.
   Config dwdb_for(const Config& c) const {

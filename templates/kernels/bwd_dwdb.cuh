@@ -173,35 +173,30 @@ __device__ __forceinline__ void layer_norm_bwd_dwdb(const DwdbParams& p) {
 // grids of small M, where that launch costs more than the reduction. After a
 // grid barrier (every partial row written) the grid sums the P partial rows.
 //
-// The first FT = min(threads, 256) threads sum; the others keep the
-// barriers. They stand as `lanes` lanes of 4 columns by RG row groups
-// (lanes * RG = FT), RG = finish_row_groups(P, FT, U): about U rows per
-// group (the rows a thread loads at once), so that a few rows take the whole
-// CTA across many columns. An item is a
-// block of 4 * lanes columns over all P rows; CTA c takes items c, c + G, ...
+// The CTA's threads (fewer than 512: rt::finish_fits) stand as `lanes` lanes
+// of 4 columns by RG row groups, RG = finish_row_groups(P, THREADS): about 4
+// rows per group, the rows a thread loads at once, so that a few rows take
+// the whole CTA across many columns. An item is a block of 4 * lanes columns
+// over all P rows; CTA c takes items c, c + G, ...
 // Thread (lane, r) adds rows r, r + RG, ... in order, and a fixed tree then
 // sums the row groups into group 0, which writes dW/dB. Nothing depends on
 // timing: dW/dB are bitwise reproducible. The launcher takes this path only
 // where every item has its own CTA and every thread loads its rows at once
 // (rt::finish_fits; call 5: a second round of loads, or a second level of
 // row splits behind another grid barrier, made it slower than bwd_dwdb).
-template <class W, int THREADS, bool HAS_WEIGHT, bool HAS_BIAS>
+template <int THREADS>
 struct FinishShape {
-  static constexpr int kThreads = THREADS;
-  static constexpr int kSumThreads = THREADS < 256 ? THREADS : 256;  // FT
-  // Rows loaded at once per thread: 4, or 2 in CTAs of 512 threads and more,
-  // which have 64 registers a thread (rt::finish_fits does not send those
-  // CTAs here yet: no GPU test has run them).
-  static constexpr int kUnroll = THREADS >= 512 ? 2 : 4;
-  static_assert(THREADS % 32 == 0, "whole warps");
+  static constexpr int kSumThreads = THREADS;  // FT: every thread sums
+  static constexpr int kUnroll = 4;            // rows loaded at once per thread
+  static_assert(THREADS % 32 == 0 && THREADS < 512, "whole warps, fewer than 512 threads (rt::finish_fits)");
 };
 
-// Row groups for `rows` rows with ft summing threads that load `unroll` rows
-// at once: the largest power of two <= rows / unroll, within [1, ft / 8].
+// Row groups for `rows` rows with `threads` summing threads: the largest
+// power of two <= rows / 4, within [1, threads / 8] (lanes stay >= 8).
 // rt::finish_row_groups is the same function on the host.
-__device__ __forceinline__ int finish_row_groups(i64 rows, int ft, int unroll) {
+__device__ __forceinline__ int finish_row_groups(i64 rows, int threads) {
   int rg = 1;
-  while (rg * 2 <= ft / 8 && rg * 2 * unroll <= rows) rg *= 2;
+  while (rg * 2 <= threads / 8 && rg * 2 * 4 <= rows) rg *= 2;
   return rg;
 }
 
@@ -209,8 +204,8 @@ __device__ __forceinline__ int finish_row_groups(i64 rows, int ft, int unroll) {
 // the 4 * lanes columns from c0, written to dW/dB (out_w/out_b, W). Every
 // thread of the CTA calls it, with the same rg.
 template <class W, class F>
-__device__ __forceinline__ void finish_item(const float* buf_w, const float* buf_b, i64 lo, i64 hi, i64 n, i64 c0,
-                                            int rg, bool vec_ok, void* out_w, void* out_b) {
+__device__ __forceinline__ void finish_item(const float* buf_w, const float* buf_b, i64 P, i64 n, i64 c0, int rg,
+                                            bool vec_ok, void* out_w, void* out_b) {
   __shared__ float4 part[2][F::kSumThreads];
   const int tid = static_cast<int>(threadIdx.x);
   const int lanes = F::kSumThreads / rg;
@@ -222,11 +217,11 @@ __device__ __forceinline__ void finish_item(const float* buf_w, const float* buf
   for (int g = 0; g < 2; ++g)
 #pragma unroll
     for (int k = 0; k < 4; ++k) acc[g][k] = 0.f;
-  if (tid < F::kSumThreads && col < n) {
+  if (col < n) {
     constexpr int U = F::kUnroll;
-    i64 i = lo + r;
+    i64 i = r;
     // U rows' loads in flight; the additions keep the serial order.
-    for (; i + (U - 1) * rg < hi; i += U * rg) {
+    for (; i + (U - 1) * rg < P; i += U * rg) {
       float a[U][2][4];
 #pragma unroll
       for (int u = 0; u < U; ++u)
@@ -243,16 +238,15 @@ __device__ __forceinline__ void finish_item(const float* buf_w, const float* buf
 #pragma unroll
           for (int k = 0; k < 4; ++k) acc[g][k] += a[u][g][k];
     }
-    for (; i < hi; i += rg)
+    for (; i < P; i += rg)
 #pragma unroll
       for (int g = 0; g < 2; ++g)
         if (buf[g]) add4(buf[g] + i * n, col, n, vec_ok, acc[g]);
   }
   if (rg > 1) {
     // A fixed tree over the row groups: group r adds group r + h, h = RG/2 .. 1.
-    if (tid < F::kSumThreads)
 #pragma unroll
-      for (int g = 0; g < 2; ++g) part[g][tid] = make_float4(acc[g][0], acc[g][1], acc[g][2], acc[g][3]);
+    for (int g = 0; g < 2; ++g) part[g][tid] = make_float4(acc[g][0], acc[g][1], acc[g][2], acc[g][3]);
     __syncthreads();
     for (int h = rg / 2; h >= 1; h /= 2) {
       if (r < h) {
@@ -284,16 +278,17 @@ __device__ __forceinline__ void finish_item(const float* buf_w, const float* buf
 // barrier). dw_partial/db_partial: the P partial rows (null: that gradient is
 // not wanted); dw/db: the outputs. Not inlined: a call after the backward's
 // row loop leaves that loop's register allocation as it was (inlined, the
-// 64-register kernels of 1024 threads spilled 20-84 bytes).
+// 64-register kernels of 1024 threads spilled 20-84 bytes, before those
+// kernels were left out).
 template <class F, class W>
 __device__ __noinline__ void finish_dwdb(const float* dw_partial, const float* db_partial, void* dw, void* db, i64 P,
                                          i64 n) {
   grid_barrier();
   const bool vec_ok = n % 4 == 0;  // rows 16-byte aligned (the workspace is)
-  const int rg = finish_row_groups(P, F::kSumThreads, F::kUnroll);
+  const int rg = finish_row_groups(P, F::kSumThreads);
   const i64 width = 4 * (F::kSumThreads / rg);
   for (i64 b = blockIdx.x; b * width < n; b += gridDim.x)
-    finish_item<W, F>(dw_partial, db_partial, 0, P, n, b * width, rg, vec_ok, dw, db);
+    finish_item<W, F>(dw_partial, db_partial, P, n, b * width, rg, vec_ok, dw, db);
 }
 
 }  // namespace lntune

@@ -154,7 +154,7 @@ __device__ __forceinline__ void sum_row_slots(float (&v)[S::kVecsPerThread][S::k
 // partial row, no grid barrier (rt::launch_backward: M = 1 and the like).
 // Not for a residual wider than x (fp32 beside 16-bit x): those kernels sit
 // at their register limit, and the second store path spilled 16 bytes.
-// rt::finishes_alone holds the same rule.
+// rt::finish_path holds the same rule.
 template <class S>
 constexpr bool can_finish_alone() {
   return S::kSingleTile && S::kCluster == 1 && !(S::kResidual && sizeof(typename S::R) > sizeof(typename S::T));
@@ -293,7 +293,7 @@ __device__ __forceinline__ void layer_norm_bwd_dx_single_tile(const BwdParams& p
   }
 
   // A grid of one CTA asked for dW/dB (finishes_alone): its sums are dW/dB,
-  // written in w_dtype (16-byte aligned: rt::finishes_alone), not as a
+  // written in w_dtype (16-byte aligned: rt::finish_path), not as a
   // partial row.
   const bool alone = finishes_alone<S>(p);
   if (kClustered || slot == 0) {
@@ -302,14 +302,14 @@ __device__ __forceinline__ void layer_norm_bwd_dx_single_tile(const BwdParams& p
       const i64 col = static_cast<i64>(j * S::kThreadsPerRow + t) * S::kVec;
       if (col >= n) continue;
       if constexpr (S::kHasWeight) {
-        if (can_finish_alone<S>() && alone) {
+        if (alone) {
           if (p.dw) store<S::kVec>(static_cast<W*>(p.dw) + col, dw[j]);
         } else if (p.dw_partial) {
           store<S::kVec>(p.dw_partial + partial_row * p.N + slab + col, dw[j]);
         }
       }
       if constexpr (S::kHasBias) {
-        if (can_finish_alone<S>() && alone) {
+        if (alone) {
           if (p.db) store<S::kVec>(static_cast<W*>(p.db) + col, db[j]);
         } else if (p.db_partial) {
           store<S::kVec>(p.db_partial + partial_row * p.N + slab + col, db[j]);
@@ -441,11 +441,12 @@ __device__ __forceinline__ void layer_norm_bwd_dx(const BwdParams& p) {
   } else {
     layer_norm_bwd_dx_tiled<S>(p);
   }
-  // dW/dB in this kernel (cooperative launches of CTAs without a cluster).
-  if constexpr (S::kCluster == 1) {
+  // dW/dB in this kernel: cooperative launches of CTAs under 512 threads
+  // without a cluster (rt::finish_fits).
+  if constexpr (S::kCluster == 1 && S::kThreads < 512) {
     if ((p.dw || p.db) && !finishes_alone<S>(p))
-      finish_dwdb<FinishShape<typename S::W, S::kThreads, S::kHasWeight, S::kHasBias>, typename S::W>(
-          S::kHasWeight ? p.dw_partial : nullptr, S::kHasBias ? p.db_partial : nullptr, p.dw, p.db, p.P, p.N);
+      finish_dwdb<FinishShape<S::kThreads>, typename S::W>(S::kHasWeight ? p.dw_partial : nullptr,
+                                                           S::kHasBias ? p.db_partial : nullptr, p.dw, p.db, p.P, p.N);
   }
 }
 
