@@ -28,7 +28,6 @@ class L2Flush {
 
   // Enqueues the flush on `stream`. Throws rt::CudaError.
   void enqueue(CUstream stream) const;
-  std::size_t bytes() const { return buffer_.size(); }
 
  private:
   ToolModule module_;  // first: the buffers below go before it is unloaded
