@@ -152,6 +152,10 @@ bool is_wide_bwd(const InstanceKey& key) {
   return key.traits.kernel == Kernel::bwd_dx && key.cluster_size > 1 && key.rows_per_cta > 1;
 }
 
+bool has_finish_entry(const InstanceKey& key) {
+  return key.traits.kernel == Kernel::bwd_dx && key.cluster_size == 1 && 32 * key.num_warps < 512;
+}
+
 int rows_per_group(Kernel kernel, const Config& config) {
   return is_wide_bwd(kernel, config) || is_wide_fwd(kernel, config) ? 1 : config.rows_per_cta;
 }
@@ -273,10 +277,12 @@ KernelSource render(const InstanceKey& key) {
   KernelSource out;
   out.key = key;
   out.kernel_name = "lntune_" + key.name();
+  if (has_finish_entry(key)) out.finish_kernel_name = out.kernel_name + "_finish";
 
   tmpl::Dict d;
   d["instance"] = key.name();
   d["kernel_name"] = out.kernel_name;
+  d["finish_kernel_name"] = out.finish_kernel_name;
   d["x_type"] = device_type(t.x_dtype);
   d["w_type"] = device_type(t.w_dtype);
   d["x_name"] = std::string(to_string(t.x_dtype));

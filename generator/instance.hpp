@@ -51,6 +51,10 @@ void validate(const InstanceKey& key);
 // time), and cluster_size may be 16 (non-portable; the loader opts in).
 bool is_wide_bwd(Kernel kernel, const Config& config);
 bool is_wide_bwd(const InstanceKey& key);
+// Whether a bwd_dx instance has the second entry that finishes dW/dB itself
+// (KernelSource::finish_kernel_name): no cluster, CTAs under 512 threads (the
+// finish's shape, FinishShape in bwd_dwdb.cuh).
+bool has_finish_entry(const InstanceKey& key);
 // Whether such an instance stages dy with x (bwd_dx_wide.cuh's STAGE_DY):
 // exactly when all its stages of both and the weight slab fit
 // kWideSmemLimit. Otherwise only x's stages and the weight slab are kept,
@@ -90,6 +94,12 @@ inline constexpr std::size_t kWideSmemLimit = 227 * 1024 - 1024;
 struct KernelSource {
   InstanceKey key;
   std::string kernel_name;  // the extern "C" symbol
+  // bwd_dx without a cluster in CTAs under 512 threads: a second entry, the
+  // same backward that then finishes dW/dB itself behind a grid barrier
+  // (cooperative launches at small M, rt::finish_path). Its own entry, so the
+  // finish's registers never count against the plain kernel's occupancy.
+  // Empty for the other instances.
+  std::string finish_kernel_name;
   std::string source;       // CUDA; #includes only the embedded lntune/ headers
   std::uint64_t hash = 0;   // of the source and every embedded header
 };

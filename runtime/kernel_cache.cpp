@@ -58,11 +58,14 @@ void KernelCache::build(Entry& e, CUcontext ctx, const std::string& arch, const 
   if (key.cluster_size > 8)
     check(d.FuncSetAttribute(e.kernel.fn, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1),
           "cuFuncSetAttribute(" + src.kernel_name + ", NON_PORTABLE_CLUSTER_SIZE_ALLOWED)");
-  if (key.traits.kernel == Kernel::bwd_dx && key.cluster_size == 1) {
+  if (!src.finish_kernel_name.empty()) {
+    check(d.ModuleGetFunction(&e.kernel.finish_fn, mod, src.finish_kernel_name.c_str()),
+          "cuModuleGetFunction(" + src.finish_kernel_name + ")");
     int per_sm = 0, sms = 0;
     CUdevice dev = 0;
-    check(d.OccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, e.kernel.fn, 32 * key.num_warps, e.kernel.dynamic_smem),
-          "cuOccupancyMaxActiveBlocksPerMultiprocessor(" + src.kernel_name + ")");
+    check(d.OccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, e.kernel.finish_fn, 32 * key.num_warps,
+                                                      e.kernel.dynamic_smem),
+          "cuOccupancyMaxActiveBlocksPerMultiprocessor(" + src.finish_kernel_name + ")");
     check(d.CtxGetDevice(&dev), "cuCtxGetDevice");
     check(d.DeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev),
           "cuDeviceGetAttribute(MULTIPROCESSOR_COUNT)");

@@ -54,9 +54,12 @@ struct LoadedKernel {
   std::string name;
   int max_threads = 0;  // cuFuncGetAttribute(MAX_THREADS_PER_BLOCK)
   unsigned dynamic_smem = 0;  // bytes each launch passes (gen::dynamic_smem_bytes)
-  // bwd_dx without a cluster: the most CTAs of one cooperative launch (the
-  // CTAs an SM holds at once times the SMs), which may finish dW/dB in the
-  // kernel (rt::launch_backward); 0 for the other kernels.
+  // bwd_dx without a cluster in CTAs under 512 threads: the entry that also
+  // finishes dW/dB (gen::KernelSource::finish_kernel_name), launched
+  // cooperatively (rt::launch_backward), and the most CTAs of such a launch
+  // (the CTAs of it an SM holds at once times the SMs). Null and 0 for the
+  // other kernels.
+  CUfunction finish_fn = nullptr;
   std::int64_t cooperative_ctas = 0;
 };
 

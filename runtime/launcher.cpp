@@ -189,7 +189,8 @@ FinishPath finish_path(const LoadedKernel& dx, const Config& dc, const BwdProble
   // Not for a residual wider than x (bwd_dx.cuh, can_finish_alone).
   const bool wide_residual = p.traits.residual && dtype_size(*p.traits.residual) > dtype_size(p.traits.x_dtype);
   if (ctas == 1 && p.N <= dc.block_size && p.grads_aligned && !wide_residual) return FinishPath::alone;
-  if (ctas <= dx.cooperative_ctas && finish_fits(ctas, dc.threads(), ctas, p.N)) return FinishPath::cooperative;
+  if (dx.finish_fn && ctas <= dx.cooperative_ctas && finish_fits(ctas, dc.threads(), ctas, p.N))
+    return FinishPath::cooperative;
   return FinishPath::separate;
 }
 
@@ -222,13 +223,13 @@ void launch_backward(const LoadedKernel& dx, const LoadedKernel* dwdb, const Con
       return;
     }
     void* args[] = {&in};
-    const CUresult r = driver().LaunchCooperativeKernel(dx.fn, grid, 1, 1, static_cast<unsigned>(dc.threads()), 1, 1,
-                                                        dx.dynamic_smem, stream, args);
+    const CUresult r = driver().LaunchCooperativeKernel(dx.finish_fn, grid, 1, 1, static_cast<unsigned>(dc.threads()),
+                                                        1, 1, dx.dynamic_smem, stream, args);
     if (r == CUDA_SUCCESS) return;
     // Fewer CTAs fit than the kernel's occupancy promised (a context limited
     // to part of the GPU, e.g. by MPS): the two-kernel backward below.
     if (r != CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE)
-      check(r, "cuLaunchCooperativeKernel(" + dx.name + ", grid " + std::to_string(grid) + ", block " +
+      check(r, "cuLaunchCooperativeKernel(" + dx.name + "_finish, grid " + std::to_string(grid) + ", block " +
                    std::to_string(dc.threads()) + ")");
   }
   launch(dx, grid, static_cast<unsigned>(dc.threads()), stream, &params);

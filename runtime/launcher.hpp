@@ -173,10 +173,12 @@ enum class Finish { automatic, separate };
 //                dW/dB; a plain launch, no barrier, no partial row (M = 1 ran
 //                two kernels, 0.4-0.9 us behind PyTorch's backward at
 //                N <= 2048: call 6);
-//   cooperative  every CTA of the persistent grid resident at once
-//                (LoadedKernel::cooperative_ctas) and finish_fits: a
-//                cooperative launch, a grid barrier, then the grid sums the
-//                partial rows (bwd_dwdb.cuh, finish_dwdb). If the launch is
+//   cooperative  the kernel has the entry that finishes dW/dB
+//                (LoadedKernel::finish_fn), every CTA of the persistent
+//                grid resident at once (LoadedKernel::cooperative_ctas) and
+//                finish_fits: a cooperative launch of that entry, a grid
+//                barrier, then the grid sums the partial rows (bwd_dwdb.cuh,
+//                finish_dwdb). If the launch is
 //                refused (a context limited to part of the GPU),
 //                launch_backward runs bwd_dwdb after all;
 //   separate     bwd_dwdb after bwd_dx.

@@ -444,6 +444,33 @@ TEST(Gpu, InKernelDwdbFinishIsCorrectAndDeterministic) {
   EXPECT_GE(cooperative, 20) << "too few of these backwards took the cooperative path to test it";
 }
 
+// The finish has its own entry, so its registers never bound the plain
+// backward's occupancy: bf16 N = 1024 in CTAs of 8 warps, one row each,
+// takes 64 registers alone and 120 with the finish (ptxas, session 29). The
+// plain entry must stay below the finishing one, and that one must exist
+// exactly where rt::finish_fits can take it (no cluster, under 512 threads).
+TEST(Gpu, FinishEntryLeavesThePlainBackwardsRegistersAlone) {
+  LNTUNE_REQUIRE_GPU();
+  rt::Runtime& runtime = rt::default_runtime();
+  CUcontext ctx = nullptr;
+  const rt::DeviceInfo& dev = runtime.current_device(&ctx);
+  const auto regs = [](CUfunction f) {
+    int n = 0;
+    rt::check(rt::driver().FuncGetAttribute(&n, CU_FUNC_ATTRIBUTE_NUM_REGS, f), "cuFuncGetAttribute(NUM_REGS)");
+    return n;
+  };
+  const Traits t{Kernel::bwd_dx, DType::bf16, DType::bf16, true, true};
+  const auto& k = runtime.kernel(ctx, dev.arch(), gen::make_instance(t, Config{1024, 8, 1, 132}, 1024, 4));
+  ASSERT_NE(k.finish_fn, nullptr);
+  EXPECT_GT(k.cooperative_ctas, 0);
+  const int plain = regs(k.fn), finishing = regs(k.finish_fn);
+  std::printf("[ regs     ] %s: %d registers, %d with the finish\n", k.name.c_str(), plain, finishing);
+  EXPECT_LT(plain, finishing) << "the plain entry pays for the finish's registers";
+  const auto& big = runtime.kernel(ctx, dev.arch(), gen::make_instance(t, Config{1024, 16, 2, 132}, 1024, 4));
+  EXPECT_EQ(big.finish_fn, nullptr) << "CTAs of 512 threads have no finish";
+  EXPECT_EQ(big.cooperative_ctas, 0);
+}
+
 TEST(Gpu, BackwardIsBitwiseDeterministicAndGroupSizeOnlyChangesRounding) {
   LNTUNE_REQUIRE_GPU();
   Rng rng;

@@ -132,15 +132,16 @@ std::vector<RowCase> variants_of(const RowCase& base) {
 }
 
 // A translation unit: the header, then one extern "C" kernel per case.
+// `more_targs`: template arguments after the shape (e.g. ", false").
 std::string row_unit(const std::string& header, const std::string& function, const std::string& params,
-                     const std::vector<RowCase>& cases) {
+                     const std::vector<RowCase>& cases, const std::string& more_targs = "") {
   std::string s = "#include \"lntune/kernels/" + header + "\"\n";
   for (std::size_t i = 0; i < cases.size(); ++i) {
     const std::string shape = "S" + std::to_string(i);
     s += "using " + shape + " = " + row_shape(cases[i]) + ";\n";
     s += "extern \"C\" __global__ void __launch_bounds__(" + shape + "::kThreads)";
     if (cases[i].cluster > 1) s += " __cluster_dims__(" + std::to_string(cases[i].cluster) + ", 1, 1)";
-    s += " k" + std::to_string(i) + "(const lntune::" + params + " p) { lntune::" + function + "<" + shape + ">(p); }\n";
+    s += " k" + std::to_string(i) + "(const lntune::" + params + " p) { lntune::" + function + "<" + shape + more_targs + ">(p); }\n";
   }
   return s;
 }
@@ -220,14 +221,22 @@ TEST(KernelHeaders, BackwardDxInstantiations) {
       {f32, f32, false, false, 4096, 8, 1, 4, false, 1},  {f16, f32, true, false, 8192, 16, 1, 1, false, 1},
       {bf16, bf16, false, false, 64, 1, 2, 2, true, 1},
   };
-  expect_compiles("bwd_dx.cuh", row_unit("bwd_dx.cuh", "layer_norm_bwd_dx", "BwdParams", cases), cases.size(),
+  expect_compiles("bwd_dx.cuh", row_unit("bwd_dx.cuh", "layer_norm_bwd_dx", "BwdParams", cases, ", false"),
+                  cases.size(), {"sm_80", "sm_90"});
+  // The entry that also finishes dW/dB: CTAs under 512 threads, no cluster.
+  std::vector<RowCase> finishing;
+  for (const RowCase& c : cases)
+    if (32 * c.warps < 512) finishing.push_back(c);
+  ASSERT_EQ(finishing.size(), 5u);
+  expect_compiles("bwd_dx.cuh (finishing dW/dB)",
+                  row_unit("bwd_dx.cuh", "layer_norm_bwd_dx", "BwdParams", finishing, ", true"), finishing.size(),
                   {"sm_80", "sm_90"});
   const std::vector<RowCase> clusters = {
       {bf16, bf16, true, true, 8192, 16, 1, 8, true, 8},
       {f32, f32, false, true, 4096, 8, 1, 4, true, 2},
       {f16, f32, true, false, 2048, 4, 1, 8, true, 4},
   };
-  expect_compiles("bwd_dx.cuh (clusters)", row_unit("bwd_dx.cuh", "layer_norm_bwd_dx", "BwdParams", clusters),
+  expect_compiles("bwd_dx.cuh (clusters)", row_unit("bwd_dx.cuh", "layer_norm_bwd_dx", "BwdParams", clusters, ", false"),
                   clusters.size(), {"sm_90"});
 }
 
@@ -436,7 +445,7 @@ TEST(KernelHeaders, VariantInstantiations) {
   const RowCase bwd_cluster{f16, f16, true, false, 4096, 8, 1, 8, true, 4};
   for (const RowCase& base : {bwd_single, bwd_tiled, bwd_cluster}) {
     const auto cases = variants_of(base);
-    expect_compiles("bwd_dx.cuh variants", row_unit("bwd_dx.cuh", "layer_norm_bwd_dx", "BwdParams", cases),
+    expect_compiles("bwd_dx.cuh variants", row_unit("bwd_dx.cuh", "layer_norm_bwd_dx", "BwdParams", cases, ", false"),
                     cases.size(), {"sm_90"});
   }
   // sm_80 too, for one form each.
@@ -444,7 +453,7 @@ TEST(KernelHeaders, VariantInstantiations) {
   expect_compiles("fwd.cuh variants", row_unit("fwd.cuh", "layer_norm_fwd", "FwdParams", fwd80), fwd80.size(),
                   {"sm_80"});
   const auto bwd80 = variants_of(bwd_tiled);
-  expect_compiles("bwd_dx.cuh variants", row_unit("bwd_dx.cuh", "layer_norm_bwd_dx", "BwdParams", bwd80), bwd80.size(),
+  expect_compiles("bwd_dx.cuh variants", row_unit("bwd_dx.cuh", "layer_norm_bwd_dx", "BwdParams", bwd80, ", false"), bwd80.size(),
                   {"sm_80"});
 }
 

@@ -117,6 +117,40 @@ TEST(Nvrtc, PtxOfEachKernel) {
   }
 }
 
+// bwd_dx instances without a cluster in CTAs under 512 threads have a second
+// entry, `<name>_finish`, and only it calls the dW/dB finish (its registers
+// would bound the plain entry's occupancy, gpu_test checks the counts); the
+// others have one entry.
+TEST(Nvrtc, FinishHasItsOwnEntry) {
+  const Traits t{Kernel::bwd_dx, DType::bf16, DType::bf16, true, true};
+  struct Want {
+    Config c;
+    bool finish;
+  };
+  for (const Want& w : {Want{Config{1024, 8, 1, 132}, true}, Want{Config{1024, 4, 2, 132}, true},
+                        Want{Config{1024, 16, 2, 132}, false}, Want{Config{512, 4, 1, 132, 2}, false}}) {
+    const auto src = gen::render(gen::make_instance(t, w.c, 1024, 8));
+    SCOPED_TRACE(src.kernel_name);
+    EXPECT_EQ(gen::has_finish_entry(src.key), w.finish);
+    EXPECT_EQ(src.finish_kernel_name, w.finish ? src.kernel_name + "_finish" : "");
+    const auto ptx = rt::compile(src, "sm_90", rt::BinaryKind::ptx);
+    const std::string text(ptx.binary.data());
+    const std::size_t plain = text.find(".entry " + src.kernel_name + "(");
+    ASSERT_NE(plain, std::string::npos);
+    const std::size_t fin = text.find(".entry " + src.kernel_name + "_finish(");
+    EXPECT_EQ(fin != std::string::npos, w.finish);
+    // The plain entry's body (up to the next entry or the end) calls nothing.
+    const std::size_t next = text.find(".entry ", plain + 1);
+    const std::string body = text.substr(plain, next == std::string::npos ? std::string::npos : next - plain);
+    EXPECT_EQ(body.find("finish_dwdb"), std::string::npos) << "the plain entry calls the finish";
+    if (w.finish) {
+      const std::string fbody = text.substr(fin, text.find(".entry ", fin + 1) - fin);
+      EXPECT_NE(fbody.find("call"), std::string::npos) << "the finishing entry calls no finish";
+      EXPECT_NE(text.find("finish_dwdb"), std::string::npos);
+    }
+  }
+}
+
 TEST(Nvrtc, DefaultSpaceCompilesForSm80AndSm90) {
   const auto keys = default_space_instances();
   std::map<Kernel, int> per_kernel;

@@ -257,6 +257,9 @@ TEST(InKernelFinish, FinishPathPicksAloneCooperativeOrSeparate) {
   p.N = 1024;
   EXPECT_EQ(rt::finish_path(k, c, p), FinishPath::separate) << "no cooperative capacity";
   k.cooperative_ctas = 264;
+  EXPECT_EQ(rt::finish_path(k, c, p), FinishPath::separate) << "no entry that finishes";
+  int stand_in = 0;  // never called: finish_path only asks whether the entry exists
+  k.finish_fn = reinterpret_cast<CUfunction>(&stand_in);
   EXPECT_EQ(rt::finish_path(k, c, p), FinishPath::cooperative);
   p.M = 0;
   EXPECT_EQ(rt::finish_path(k, c, p), FinishPath::separate) << "no rows";

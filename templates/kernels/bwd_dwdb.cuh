@@ -279,7 +279,9 @@ __device__ __forceinline__ void finish_item(const float* buf_w, const float* buf
 // not wanted); dw/db: the outputs. Not inlined: a call after the backward's
 // row loop leaves that loop's register allocation as it was (inlined, the
 // 64-register kernels of 1024 threads spilled 20-84 bytes, before those
-// kernels were left out).
+// kernels were left out). The entry's register count is still the larger of
+// the two (120 for the finish of 8 warps), which is why only the backward's
+// second entry calls it (bwd_dx.cu.j2).
 template <class F, class W>
 __device__ __noinline__ void finish_dwdb(const float* dw_partial, const float* db_partial, void* dw, void* db, i64 P,
                                          i64 n) {

@@ -431,7 +431,10 @@ __device__ __forceinline__ void layer_norm_bwd_dx_tiled(const BwdParams& p) {
   }
 }
 
-template <class S>
+// FINISH: the entry that also finishes dW/dB (cooperative launches; CTAs
+// under 512 threads without a cluster, rt::finish_fits). The one-CTA case
+// (finishes_alone) needs no finish and runs in either entry.
+template <class S, bool FINISH>
 __device__ __forceinline__ void layer_norm_bwd_dx(const BwdParams& p) {
   // The dW/dB reduction that follows counts its arrivals from zero.
   if (p.counters && blockIdx.x == 0)
@@ -443,7 +446,8 @@ __device__ __forceinline__ void layer_norm_bwd_dx(const BwdParams& p) {
   }
   // dW/dB in this kernel: cooperative launches of CTAs under 512 threads
   // without a cluster (rt::finish_fits).
-  if constexpr (S::kCluster == 1 && S::kThreads < 512) {
+  if constexpr (FINISH) {
+    static_assert(S::kCluster == 1 && S::kThreads < 512, "the finish takes CTAs under 512 threads, no cluster");
     if ((p.dw || p.db) && !finishes_alone<S>(p))
       finish_dwdb<FinishShape<S::kThreads>, typename S::W>(S::kHasWeight ? p.dw_partial : nullptr,
                                                            S::kHasBias ? p.db_partial : nullptr, p.dw, p.db, p.P, p.N);
