@@ -54,6 +54,7 @@ const Loaded& loaded() {
     resolve(lib, "cuFuncSetAttribute", a.FuncSetAttribute, err);
     resolve(lib, "cuLaunchKernel", a.LaunchKernel, err);
     resolve(lib, "cuLaunchCooperativeKernel", a.LaunchCooperativeKernel, err);
+    resolve(lib, "cuLaunchKernelEx", a.LaunchKernelEx, err);
     resolve(lib, "cuOccupancyMaxActiveBlocksPerMultiprocessor", a.OccupancyMaxActiveBlocksPerMultiprocessor, err);
     resolve(lib, "cuMemAlloc_v2", a.MemAlloc, err);
     resolve(lib, "cuMemFree_v2", a.MemFree, err);

@@ -52,6 +52,7 @@ struct DriverApi {
   decltype(&::cuFuncSetAttribute) FuncSetAttribute;
   decltype(&::cuLaunchKernel) LaunchKernel;
   decltype(&::cuLaunchCooperativeKernel) LaunchCooperativeKernel;
+  decltype(&::cuLaunchKernelEx) LaunchKernelEx;
   decltype(&::cuOccupancyMaxActiveBlocksPerMultiprocessor) OccupancyMaxActiveBlocksPerMultiprocessor;
   decltype(&::cuMemAlloc) MemAlloc;
   decltype(&::cuMemFree) MemFree;

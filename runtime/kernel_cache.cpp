@@ -1,5 +1,7 @@
 #include "runtime/kernel_cache.hpp"
 
+#include <cstdlib>
+
 #include "runtime/nvrtc.hpp"
 
 namespace lntune::rt {
@@ -32,6 +34,11 @@ Cubin obtain_cubin(const gen::KernelSource& src, const std::string& arch, Binary
 std::size_t KernelCache::KeyHash::operator()(const Key& k) const noexcept {
   return std::hash<InstanceKey>{}(k.inst) ^ (std::hash<const void*>{}(k.ctx) << 1);
 }
+
+namespace {
+// "sm_90" -> 90 (nvrtc.cpp has checked the form).
+int arch_number(const std::string& arch) { return arch.size() > 3 ? std::atoi(arch.c_str() + 3) : 0; }
+}  // namespace
 
 void KernelCache::build(Entry& e, CUcontext ctx, const std::string& arch, const InstanceKey& key, BinaryStore* store,
                         const Log& log) {
@@ -71,6 +78,7 @@ void KernelCache::build(Entry& e, CUcontext ctx, const std::string& arch, const 
           "cuDeviceGetAttribute(MULTIPROCESSOR_COUNT)");
     e.kernel.cooperative_ctas = static_cast<std::int64_t>(per_sm) * sms;
   }
+  e.kernel.programmatic = key.traits.kernel == Kernel::bwd_dwdb && arch_number(arch) >= 90;
   e.kernel.name = src.kernel_name;
   ++loaded_;
 }

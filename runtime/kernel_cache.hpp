@@ -61,6 +61,9 @@ struct LoadedKernel {
   // other kernels.
   CUfunction finish_fn = nullptr;
   std::int64_t cooperative_ctas = 0;
+  // bwd_dwdb on sm_90+: launched as a programmatic dependent of the bwd_dx
+  // before it (rt::launch_dwdb; common.cuh, wait_for_prior_grids).
+  bool programmatic = false;
 };
 
 struct KernelCacheStats {

@@ -695,6 +695,27 @@ namespace lntune {
 // needs no reset between barriers or launches. Release on arrival, acquire
 // on the poll: what a CTA wrote before the barrier is visible to every CTA
 // after it (read it through L2: __ldcg). Every thread of every CTA calls it.
+__device__ __forceinline__ void grid_barrier();
+
+// Programmatic dependent launch (sm_90+; no-ops before). A kernel launched
+// with CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION (bwd_dwdb after
+// bwd_dx, rt::launch_dwdb) may start while the kernel before it in the
+// stream still runs; wait_for_prior_grids returns once that kernel has
+// completed and its writes are visible, so it comes before anything the
+// kernel reads of them. allow_dependent_grids, in the kernel before, lets
+// the dependent start early (its CTAs take SMs as this kernel's CTAs leave;
+// without it, only when this kernel ends). Neither changes what is computed.
+__device__ __forceinline__ void wait_for_prior_grids() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void allow_dependent_grids() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" :::);
+#endif
+}
+
 __device__ __forceinline__ void grid_barrier() {
   __syncthreads();
   if (threadIdx.x == 0) {

@@ -117,6 +117,9 @@ __device__ __forceinline__ void sum_rows(const float* const (&buf)[2], i64 lo, i
 
 template <class S>
 __device__ __forceinline__ void layer_norm_bwd_dwdb(const DwdbParams& p) {
+  // Launched as bwd_dx's programmatic dependent (rt::launch_dwdb): the
+  // partial rows and the zeroed counters are bwd_dx's writes.
+  wait_for_prior_grids();
   using W = typename S::W;
   const int lane = static_cast<int>(threadIdx.x) % S::kLanes;
   const int r = static_cast<int>(threadIdx.x) / S::kLanes;

@@ -436,6 +436,7 @@ __device__ __forceinline__ void layer_norm_bwd_dx_tiled(const BwdParams& p) {
 // (finishes_alone) needs no finish and runs in either entry.
 template <class S, bool FINISH>
 __device__ __forceinline__ void layer_norm_bwd_dx(const BwdParams& p) {
+  allow_dependent_grids();  // bwd_dwdb may take SMs as this grid's CTAs leave (it waits for the whole grid)
   // The dW/dB reduction that follows counts its arrivals from zero.
   if (p.counters && blockIdx.x == 0)
     for (i64 i = threadIdx.x; i < p.num_counters; i += S::kThreads) p.counters[i] = 0;

@@ -341,6 +341,7 @@ __device__ __forceinline__ void wide_row_sums(const unsigned char* smem, int s, 
 
 template <class S>
 __device__ __forceinline__ void layer_norm_bwd_dx_wide(const BwdParams& p) {
+  allow_dependent_grids();  // bwd_dwdb may take SMs as this grid's CTAs leave (it waits for the whole grid)
   using T = typename S::T;
   using W = typename S::W;
   // The dW/dB reduction that follows counts its arrivals from zero.
