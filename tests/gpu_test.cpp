@@ -471,6 +471,22 @@ TEST(Gpu, FinishEntryLeavesThePlainBackwardsRegistersAlone) {
   EXPECT_EQ(big.cooperative_ctas, 0);
 }
 
+// bwd_dwdb runs as a programmatic dependent of bwd_dx on sm_90+ (its launch
+// overlaps bwd_dx's tail; it waits for bwd_dx's writes before reading), a
+// plain launch before. The backward tests above and below check what it
+// computes either way.
+TEST(Gpu, DwdbIsAProgrammaticDependentFromSm90) {
+  LNTUNE_REQUIRE_GPU();
+  rt::Runtime& runtime = rt::default_runtime();
+  CUcontext ctx = nullptr;
+  const rt::DeviceInfo& dev = runtime.current_device(&ctx);
+  const Traits t{Kernel::bwd_dwdb, DType::bf16, DType::bf16, true, true};
+  const auto& k = runtime.kernel(ctx, dev.arch(), gen::make_instance(t, Config{128, 16, 1, 1}, 1024, 1));
+  EXPECT_EQ(k.programmatic, dev.cc_major >= 9) << dev.arch();
+  const Traits tx{Kernel::bwd_dx, DType::bf16, DType::bf16, true, true};
+  EXPECT_FALSE(runtime.kernel(ctx, dev.arch(), gen::make_instance(tx, Config{1024, 4, 2, 512}, 1024, 8)).programmatic);
+}
+
 TEST(Gpu, BackwardIsBitwiseDeterministicAndGroupSizeOnlyChangesRounding) {
   LNTUNE_REQUIRE_GPU();
   Rng rng;
