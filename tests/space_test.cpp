@@ -370,11 +370,24 @@ TEST(Default, MeasuredTrainingAndResidualRules) {
   EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 4096, 8), "block_size=4096 num_warps=8 rows_per_cta=1 group_size_m=8");
   EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 4096, 32), "block_size=4096 num_warps=8 rows_per_cta=1 group_size_m=32");
   EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 8192, 32), "block_size=8192 num_warps=16 rows_per_cta=1 group_size_m=32");
-  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 1024, 32), "block_size=1024 num_warps=4 rows_per_cta=2 group_size_m=16");
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 1024, 256), "block_size=1024 num_warps=4 rows_per_cta=2 group_size_m=128");
   EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 8192, 512), "block_size=8192 num_warps=16 rows_per_cta=1 group_size_m=132");
   EXPECT_EQ(def(Kernel::bwd_dx, DType::f32, 4096, 32), "block_size=4096 num_warps=8 rows_per_cta=1 group_size_m=32");
   EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 8192, 2048), "block_size=8192 num_warps=16 rows_per_cta=1 group_size_m=132");
-  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 1024, 1), "block_size=1024 num_warps=4 rows_per_cta=2 group_size_m=1");
+  // Small M, rows of 513-2048 columns: M = 1, one 16-byte access a thread;
+  // M = 5 to 16384 / N, 4 elements a thread in CTAs of 512 threads, a CTA
+  // per row group. Not beyond, nor for rows of 4096.
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 1024, 1), "block_size=1024 num_warps=4 rows_per_cta=1 group_size_m=1");
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 2048, 1), "block_size=2048 num_warps=8 rows_per_cta=1 group_size_m=1");
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::f32, 1000, 1), "block_size=1024 num_warps=8 rows_per_cta=1 group_size_m=1");
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 4096, 1), "block_size=4096 num_warps=8 rows_per_cta=1 group_size_m=1");
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 1024, 5), "block_size=1024 num_warps=16 rows_per_cta=2 group_size_m=3");
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::f32, 1024, 16), "block_size=1024 num_warps=16 rows_per_cta=2 group_size_m=8");
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 1024, 17), "block_size=1024 num_warps=4 rows_per_cta=2 group_size_m=9");
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 1024, 32), "block_size=1024 num_warps=4 rows_per_cta=2 group_size_m=16");
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 2048, 8), "block_size=2048 num_warps=16 rows_per_cta=1 group_size_m=8");
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 2048, 16), "block_size=2048 num_warps=8 rows_per_cta=2 group_size_m=8");
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 2048, 256), "block_size=2048 num_warps=8 rows_per_cta=2 group_size_m=128");
   // Decode sizes, M = 2 to 4: one CTA holds the rows side by side (the same
   // threads per row), where a thread's elements fit its registers.
   EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 4096, 2), "block_size=4096 num_warps=16 rows_per_cta=2 group_size_m=1");
