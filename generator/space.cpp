@@ -729,14 +729,6 @@ Config default_config(const SpaceQuery& q, const ConfigFilter& accept) {
     if (q.dtype == DType::f32 && tpr_needed == 256 && c.rows_per_cta == 1) per_sm = 1;
     if (fp32_short_rows) per_sm = 2;
     c.group_size_m = persistent_groups(q, c.rows_per_cta, c.cluster_size > 1 ? q.sm_count : q.sm_count * per_sm);
-    // Decode sizes, M = 2 to 4 rows held whole: one CTA holds them all side by
-    // side (the same threads per row, next_pow2(M) row slots), so the grid is
-    // one CTA and it writes dW/dB itself (rt::finish_path: alone; no bwd_dwdb
-    // launch). On an H100 (`LNTUNE_SWEEP_EVERY=1 LNTUNE_SWEEP_M=M lntune_sweep
-    // bwd`, bench/results/h100_s28, call 10), against the rule above: bf16
-    // M = 2 N = 4096 6.9 us against 11.0, fp32 6.8 against 9.7; M = 4
-    // N = 1024 6.9 against 8.3, N = 2048 8.6 against 9.3. Not where a thread
-    // would hold more elements than its registers allow at that CTA size.
     // Small M, rows of 513-2048 columns held whole (no residual: those
     // variants took their own rules above): fewer elements a thread, so that
     // the short grid's one pass over its rows waits less on each row.
@@ -747,14 +739,14 @@ Config default_config(const SpaceQuery& q, const ConfigFilter& accept) {
     //     after it.
     // On an H100, the default before and with this rule, each in its own
     // process (`LNTUNE_SWEEP_CONFIG=default LNTUNE_SWEEP_M=M lntune_sweep
-    // bwd`, bench/results/h100_s29, call 7), us:
-    //   M = 1: bf16 N = 1024 5.7 / 5.2, 2048 6.0 / 5.1; fp32 1024 5.5 / 4.5,
-    //     2048 5.6 / 4.8; RMSNorm bf16 1024 5.6 / 4.9;
-    //   M = 8: bf16 1024 9.0 / 8.0, 2048 10.6 / 8.8; fp32 1024 8.8 / 7.2,
-    //     2048 10.0 / 8.1; RMSNorm bf16 1024 7.9 / 6.9, 2048 8.8 / 7.7;
-    //   M = 16, N = 1024: bf16 9.4 / 7.8, fp32 8.8 / 7.5, RMSNorm 8.2 / 7.2.
+    // bwd`, bench/results/h100_s29, call 8, first round), us:
+    //   M = 1: bf16 N = 1024 5.7 / 5.2, 2048 5.9 / 5.1; fp32 1024 5.3 / 4.4,
+    //     2048 5.8 / 4.8; RMSNorm bf16 1024 5.6 / 4.8;
+    //   M = 8: bf16 1024 9.0 / 7.7, 2048 10.5 / 8.7; fp32 1024 8.8 / 7.4,
+    //     2048 10.0 / 8.0; RMSNorm bf16 1024 8.0 / 6.9, 2048 8.7 / 7.8;
+    //   M = 16, N = 1024: bf16 9.4 / 8.4, fp32 8.8 / 7.3, RMSNorm 8.4 / 7.2.
     // Not further: at M = 16, N = 2048 and from M = 32 (16 CTAs and more) it
-    // was 0.1-1.1 us slower (bf16 N = 1024, M = 32: 9.6 / 10.7).
+    // was 0.1-1.1 us slower (call 7; bf16 N = 1024, M = 32: 9.6 / 10.7).
     const bool short_grid = q.m == 1 || (q.m >= 5 && q.m * single <= 16384);
     if (short_grid && c.cluster_size == 1 && c.block_size == single && single >= 1024 && single <= 2048) {
       const std::int64_t tpr_small = q.m == 1 ? single * static_cast<std::int64_t>(dtype_size(q.dtype)) / 16 : single / 4;
@@ -762,6 +754,14 @@ Config default_config(const SpaceQuery& q, const ConfigFilter& accept) {
       c.num_warps = static_cast<int>(tpr_small * c.rows_per_cta / 32);
       c.group_size_m = static_cast<int>((q.m + c.rows_per_cta - 1) / c.rows_per_cta);
     }
+    // Decode sizes, M = 2 to 4 rows held whole: one CTA holds them all side by
+    // side (the same threads per row, next_pow2(M) row slots), so the grid is
+    // one CTA and it writes dW/dB itself (rt::finish_path: alone; no bwd_dwdb
+    // launch). On an H100 (`LNTUNE_SWEEP_EVERY=1 LNTUNE_SWEEP_M=M lntune_sweep
+    // bwd`, bench/results/h100_s28, call 10), against the rule above: bf16
+    // M = 2 N = 4096 6.9 us against 11.0, fp32 6.8 against 9.7; M = 4
+    // N = 1024 6.9 against 8.3, N = 2048 8.6 against 9.3. Not where a thread
+    // would hold more elements than its registers allow at that CTA size.
     const std::int64_t slots = next_pow2(q.m);
     const std::int64_t tpr = c.threads() / c.rows_per_cta;
     if (q.m >= 2 && q.m <= 4 && c.cluster_size == 1 && c.block_size >= q.n && c.rows_per_cta < slots &&

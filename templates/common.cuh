@@ -680,22 +680,9 @@ __device__ __forceinline__ Welford cluster_welford(Welford w, float* slots) {
 
 }  // namespace lntune
 
-// ---------------------------------------------------------------- grid barrier
+// ------------------------------------- dependent launches and the grid barrier
 
 namespace lntune {
-
-// A barrier across every CTA of the grid, for kernels launched with
-// cuLaunchCooperativeKernel (which guarantees that all CTAs are resident at
-// once). The barrier word is the driver's: a cooperative launch passes its
-// grid workspace in %envreg1 (high half) and %envreg2 (low half), as
-// cooperative_groups' grid.sync() reads it (cooperative_groups/details/
-// driver_abi.h and sync.h; this file carries no toolkit header, see the top).
-// Each CTA adds 1 and CTA 0 adds 2^31 - (G - 1): all G arrivals add 2^31,
-// which flips the word's top bit and leaves the rest as it was, so the word
-// needs no reset between barriers or launches. Release on arrival, acquire
-// on the poll: what a CTA wrote before the barrier is visible to every CTA
-// after it (read it through L2: __ldcg). Every thread of every CTA calls it.
-__device__ __forceinline__ void grid_barrier();
 
 // Programmatic dependent launch (sm_90+; no-ops before). A kernel launched
 // with CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION (bwd_dwdb after
@@ -716,6 +703,17 @@ __device__ __forceinline__ void allow_dependent_grids() {
 #endif
 }
 
+// A barrier across every CTA of the grid, for kernels launched with
+// cuLaunchCooperativeKernel (which guarantees that all CTAs are resident at
+// once). The barrier word is the driver's: a cooperative launch passes its
+// grid workspace in %envreg1 (high half) and %envreg2 (low half), as
+// cooperative_groups' grid.sync() reads it (cooperative_groups/details/
+// driver_abi.h and sync.h; this file carries no toolkit header, see the top).
+// Each CTA adds 1 and CTA 0 adds 2^31 - (G - 1): all G arrivals add 2^31,
+// which flips the word's top bit and leaves the rest as it was, so the word
+// needs no reset between barriers or launches. Release on arrival, acquire
+// on the poll: what a CTA wrote before the barrier is visible to every CTA
+// after it (read it through L2: __ldcg). Every thread of every CTA calls it.
 __device__ __forceinline__ void grid_barrier() {
   __syncthreads();
   if (threadIdx.x == 0) {
