@@ -143,33 +143,27 @@ void launch_dwdb(const LoadedKernel& k, const Config& rc, const BwdWorkspace& w,
   // No counters (no workspace: M = 0): one split, which needs none.
   const auto splits = static_cast<unsigned>(w.counters ? dwdb_splits(rc, P, N) : 1);
   void* args[] = {&r};
-  CUresult res = CUDA_SUCCESS;
-  if (k.programmatic) {
-    // A programmatic dependent of the bwd_dx before it: its launch and its
-    // CTAs' start overlap bwd_dx's last CTAs; the kernel waits for bwd_dx's
-    // writes before it reads (wait_for_prior_grids).
-    CUlaunchAttribute attr{};
-    attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
-    attr.value.programmaticStreamSerializationAllowed = 1;
-    CUlaunchConfig cfg{};
-    cfg.gridDimX = blocks;
-    cfg.gridDimY = splits;
-    cfg.gridDimZ = 1;
-    cfg.blockDimX = static_cast<unsigned>(rc.threads());
-    cfg.blockDimY = 1;
-    cfg.blockDimZ = 1;
-    cfg.hStream = stream;
-    cfg.attrs = &attr;
-    cfg.numAttrs = 1;
-    res = driver().LaunchKernelEx(&cfg, k.fn, args, nullptr);
-  } else {
-    res = driver().LaunchKernel(k.fn, blocks, splits, 1, static_cast<unsigned>(rc.threads()), 1, 1, 0, stream, args,
-                                nullptr);
-  }
+  // sm_90+ (LoadedKernel::programmatic): a programmatic dependent of the
+  // bwd_dx before it, so its launch and its CTAs' start overlap bwd_dx's last
+  // CTAs; the kernel waits for bwd_dx's writes before it reads
+  // (wait_for_prior_grids). Without the attribute, a plain launch.
+  CUlaunchAttribute attr{};
+  attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+  attr.value.programmaticStreamSerializationAllowed = 1;
+  CUlaunchConfig cfg{};
+  cfg.gridDimX = blocks;
+  cfg.gridDimY = splits;
+  cfg.gridDimZ = 1;
+  cfg.blockDimX = static_cast<unsigned>(rc.threads());
+  cfg.blockDimY = 1;
+  cfg.blockDimZ = 1;
+  cfg.hStream = stream;
+  cfg.attrs = &attr;
+  cfg.numAttrs = k.programmatic ? 1 : 0;
+  const CUresult res = driver().LaunchKernelEx(&cfg, k.fn, args, nullptr);
   if (res != CUDA_SUCCESS)
-    check(res, std::string(k.programmatic ? "cuLaunchKernelEx(" : "cuLaunchKernel(") + k.name + ", grid " +
-                   std::to_string(blocks) + " x " + std::to_string(splits) + ", block " +
-                   std::to_string(rc.threads()) + ")");
+    check(res, "cuLaunchKernelEx(" + k.name + ", grid " + std::to_string(blocks) + " x " + std::to_string(splits) +
+                   ", block " + std::to_string(rc.threads()) + ")");
 }
 
 void launch_forward(const LoadedKernel& k, const Config& c, const ForwardArgs& a, const FwdProblem& p) {

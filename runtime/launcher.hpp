@@ -178,7 +178,8 @@ enum class Finish { automatic, separate };
 //                grid resident at once (LoadedKernel::cooperative_ctas) and
 //                finish_fits: a cooperative launch of that entry, a grid
 //                barrier, then the grid sums the partial rows (bwd_dwdb.cuh,
-//                finish_dwdb). If the launch is
+//                finish_dwdb); also a grid of one CTA that cannot finish
+//                alone (unaligned dW/dB, rows in tiles). If the launch is
 //                refused (a context limited to part of the GPU),
 //                launch_backward runs bwd_dwdb after all;
 //   separate     bwd_dwdb after bwd_dx.
@@ -188,8 +189,8 @@ FinishPath finish_path(const LoadedKernel& dx, const Config& dx_config, const Bw
 // The in-kernel reduction of P partial rows by `ctas` CTAs of `threads`
 // threads: the row groups (the device's finish_row_groups: about 4 rows
 // each, at most threads / 8), and whether it fits: CTAs of fewer than 512
-// threads (the larger ones have 64 registers a thread, and no GPU test has
-// run their finish), each taking at most one block of columns, each thread
+// threads (the larger ones have no finishing entry: gen::has_finish_entry),
+// each taking at most one block of columns, each thread
 // loading its rows (at most 4) at once. So only grids of up to 64 (128
 // threads) or 128 (256 threads) partial rows: small M, where bwd_dwdb's
 // launch costs more than the reduction (call 5: M = 32 and N = 1024-2048,

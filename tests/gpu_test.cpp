@@ -343,8 +343,10 @@ struct BwdOut {
 // as a caller's own workspace may.
 // finish: where dW/dB are reduced (rt::Finish; automatic: in the dx kernel
 // where rt::finish_path says so, rc then unused).
+// grad_offset: dW and dB start that many bytes into their buffers (within the
+// DeviceTensor's 64 bytes of slack), e.g. 2 for bf16 not 16-byte aligned.
 BwdOut backward_with(Problem& p, const Config& dc, const Config& rc, bool garbage_ws = false,
-                     rt::Finish finish = rt::Finish::automatic) {
+                     rt::Finish finish = rt::Finish::automatic, std::size_t grad_offset = 0) {
   const Case& c = p.c;
   BackwardArgs a;
   DeviceTensor ddx(c.x, c.M * p.ys), ddw(c.w, c.N), ddb(c.w, c.N);
@@ -357,8 +359,8 @@ BwdOut backward_with(Problem& p, const Config& dc, const Config& rc, bool garbag
   a.mean = static_cast<const float*>(p.dmean.ptr());
   a.rstd = static_cast<const float*>(p.drstd.ptr());
   a.dx = ddx.ptr();
-  a.dweight = ddw.ptr();
-  a.dbias = ddb.ptr();
+  a.dweight = static_cast<char*>(ddw.ptr()) + grad_offset;
+  a.dbias = static_cast<char*>(ddb.ptr()) + grad_offset;
   a.M = c.M;
   a.N = c.N;
   a.dy_row_stride = p.xs;
@@ -379,7 +381,13 @@ BwdOut backward_with(Problem& p, const Config& dc, const Config& rc, bool garbag
   a.workspace_bytes = ws.size();
   rt::launch_backward(kdx, &kr, dc, rc, a, bp, finish);
   const rt::FinishPath path = finish == rt::Finish::automatic ? rt::finish_path(kdx, dc, bp) : rt::FinishPath::separate;
-  return BwdOut{ddx.download(), ddw.download(), ddb.download(), path};
+  const auto grads = [&](const DeviceTensor& t) {
+    HostTensor h(c.w, c.N);
+    rt::check(rt::driver().CtxSynchronize(), "synchronize before download");
+    rt::check(rt::driver().MemcpyDtoH(h.data(), t.buf.get() + grad_offset, h.bytes.size()), "download");
+    return h;
+  };
+  return BwdOut{ddx.download(), grads(ddw), grads(ddb), path};
 }
 
 // dW/dB finished inside the dx kernel (a cooperative launch, a grid barrier,
@@ -448,6 +456,43 @@ TEST(Gpu, InKernelDwdbFinishIsCorrectAndDeterministic) {
               alone, cooperative);
   EXPECT_GE(alone, 10) << "too few of these backwards took the one-CTA path to test it";
   EXPECT_GE(cooperative, 20) << "too few of these backwards took the cooperative path to test it";
+}
+
+// dW/dB not 16-byte aligned, one CTA over whole rows: not the one-CTA path
+// (its vector stores need the alignment) but a cooperative launch of one CTA
+// that writes its partial row and sums it. The kernel must take the
+// launcher's path, not infer "alone" from a grid of one CTA (it did, and its
+// vector stores would have faulted). The results equal the aligned run's.
+TEST(Gpu, UnalignedGradsOfOneCtaFinishCooperatively) {
+  LNTUNE_REQUIRE_GPU();
+  Rng rng;
+  SCOPED_TRACE("seed " + std::to_string(rng.seed()));
+  for (DType x : {DType::bf16, DType::f32})
+    for (std::int64_t N : {1000, 1024}) {
+      Case c;
+      c.x = c.w = x;
+      c.M = 1;
+      c.N = N;
+      SCOPED_TRACE(std::string(to_string(x)) + " N=" + std::to_string(N));
+      Problem p(c, rng);
+      p.run_forward();
+      const Config rc = gen::default_config({Kernel::bwd_dwdb, c.w, N, 1, 132});
+      const Config dc = gen::default_config({Kernel::bwd_dx, c.x, N, 1, 132});
+      const BwdOut aligned = backward_with(p, dc, rc);
+      const BwdOut shifted = backward_with(p, dc, rc, false, rt::Finish::automatic, dtype_size(c.w));
+      EXPECT_EQ(aligned.path, rt::FinishPath::alone);
+      // fp32 rows in 256 threads: one CTA finishes them (finish_fits); bf16
+      // in 128 threads would need two, so bwd_dwdb runs after it.
+      EXPECT_EQ(shifted.path, x == DType::f32 ? rt::FinishPath::cooperative : rt::FinishPath::separate);
+      EXPECT_EQ(aligned.dw.bytes, shifted.dw.bytes);
+      EXPECT_EQ(aligned.db.bytes, shifted.db.bytes);
+      EXPECT_EQ(aligned.dx.bytes, shifted.dx.bytes);
+      DeviceTensor ddx(c.x, c.M * p.ys), ddw(c.w, N), ddb(c.w, N);
+      ddx.upload(shifted.dx);
+      ddw.upload(shifted.dw);
+      ddb.upload(shifted.db);
+      p.check_backward_outputs(ddx, &ddw, &ddb);
+    }
 }
 
 // The finish has its own entry, so its registers never bound the plain

@@ -145,8 +145,7 @@ TEST(Nvrtc, FinishHasItsOwnEntry) {
     EXPECT_EQ(body.find("finish_dwdb"), std::string::npos) << "the plain entry calls the finish";
     if (w.finish) {
       const std::string fbody = text.substr(fin, text.find(".entry ", fin + 1) - fin);
-      EXPECT_NE(fbody.find("call"), std::string::npos) << "the finishing entry calls no finish";
-      EXPECT_NE(text.find("finish_dwdb"), std::string::npos);
+      EXPECT_NE(fbody.find("finish_dwdb"), std::string::npos) << "the finishing entry calls no finish";
     }
   }
 }

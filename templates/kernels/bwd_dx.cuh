@@ -149,9 +149,12 @@ __device__ __forceinline__ void sum_row_slots(float (&v)[S::kVecsPerThread][S::k
   __syncthreads();  // the buffer is free again
 }
 
-// dW/dB asked of the dx kernel (BwdParams::dw/db) by a single-tile grid of one
-// CTA and no cluster: its own sums are the result, written directly; no
-// partial row, no grid barrier (rt::launch_backward: M = 1 and the like).
+// dW/dB asked of the plain entry (BwdParams::dw/db; the finishing entry
+// always finishes by its grid): the launcher's one-CTA path (rt::finish_path:
+// alone; a grid of one CTA, rows held whole, dW/dB 16-byte aligned). The
+// CTA's own sums are the result, written directly: no partial row, no grid
+// barrier. The launcher decides; the kernel does not guess it from its grid
+// (a one-CTA cooperative launch with unaligned dW/dB must not take it).
 // Not for a residual wider than x (fp32 beside 16-bit x): those kernels sit
 // at their register limit, and the second store path spilled 16 bytes.
 // rt::finish_path holds the same rule.
@@ -159,15 +162,15 @@ template <class S>
 constexpr bool can_finish_alone() {
   return S::kSingleTile && S::kCluster == 1 && !(S::kResidual && sizeof(typename S::R) > sizeof(typename S::T));
 }
-template <class S>
+template <class S, bool FINISH>
 __device__ __forceinline__ bool finishes_alone(const BwdParams& p) {
-  return can_finish_alone<S>() && gridDim.x == 1 && (p.dw || p.db);
+  return !FINISH && can_finish_alone<S>() && (p.dw || p.db);
 }
 
 // A row of N <= kBlockSize * kCluster in registers; dW/dB partials accumulate
 // in registers across rows. With a cluster, each CTA holds a slab of
 // kBlockSize columns and the row sums cross the cluster.
-template <class S>
+template <class S, bool FINISH>
 __device__ __forceinline__ void layer_norm_bwd_dx_single_tile(const BwdParams& p) {
   using T = typename S::T;
   using W = typename S::W;
@@ -295,7 +298,7 @@ __device__ __forceinline__ void layer_norm_bwd_dx_single_tile(const BwdParams& p
   // A grid of one CTA asked for dW/dB (finishes_alone): its sums are dW/dB,
   // written in w_dtype (16-byte aligned: rt::finish_path), not as a
   // partial row.
-  const bool alone = finishes_alone<S>(p);
+  const bool alone = finishes_alone<S, FINISH>(p);
   if (kClustered || slot == 0) {
 #pragma unroll
     for (int j = 0; j < S::kVecsPerThread; ++j) {
@@ -433,7 +436,7 @@ __device__ __forceinline__ void layer_norm_bwd_dx_tiled(const BwdParams& p) {
 
 // FINISH: the entry that also finishes dW/dB (cooperative launches; CTAs
 // under 512 threads without a cluster, rt::finish_fits). The one-CTA case
-// (finishes_alone) needs no finish and runs in either entry.
+// (finishes_alone) needs no finish and runs in the plain entry.
 template <class S, bool FINISH>
 __device__ __forceinline__ void layer_norm_bwd_dx(const BwdParams& p) {
   allow_dependent_grids();  // bwd_dwdb may take SMs as this grid's CTAs leave (it waits for the whole grid)
@@ -441,7 +444,7 @@ __device__ __forceinline__ void layer_norm_bwd_dx(const BwdParams& p) {
   if (p.counters && blockIdx.x == 0)
     for (i64 i = threadIdx.x; i < p.num_counters; i += S::kThreads) p.counters[i] = 0;
   if constexpr (S::kSingleTile) {
-    layer_norm_bwd_dx_single_tile<S>(p);
+    layer_norm_bwd_dx_single_tile<S, FINISH>(p);
   } else {
     layer_norm_bwd_dx_tiled<S>(p);
   }
@@ -449,7 +452,7 @@ __device__ __forceinline__ void layer_norm_bwd_dx(const BwdParams& p) {
   // without a cluster (rt::finish_fits).
   if constexpr (FINISH) {
     static_assert(S::kCluster == 1 && S::kThreads < 512, "the finish takes CTAs under 512 threads, no cluster");
-    if ((p.dw || p.db) && !finishes_alone<S>(p))
+    if (p.dw || p.db)
       finish_dwdb<FinishShape<S::kThreads>, typename S::W>(S::kHasWeight ? p.dw_partial : nullptr,
                                                            S::kHasBias ? p.db_partial : nullptr, p.dw, p.db, p.P, p.N);
   }
