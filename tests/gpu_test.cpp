@@ -418,36 +418,37 @@ TEST(Gpu, InKernelDwdbFinishIsCorrectAndDeterministic) {
       std::vector<Config> dcs{gen::default_config({Kernel::bwd_dx, c.x, N, M, 132})};
       if (dcs[0].cluster_size == 1 && dcs[0].threads() >= 512 && N <= dcs[0].block_size)
         dcs.push_back(Config{dcs[0].block_size, 8, 1, dcs[0].group_size_m});
-      for (std::size_t v = 0; v < dcs.size(); ++v)
-      for (int g : {0, 1, 7, 32, 64, 528}) {
-        Config dc = dcs[v];
-        if (g) dc.group_size_m = g;
-        if (dc.cluster_size != 1) continue;
-        SCOPED_TRACE("N=" + std::to_string(N) + " M=" + std::to_string(M) + " " + to_string(dc));
-        const BwdOut a = backward_with(p, dc, rc, true);
-        const BwdOut b = backward_with(p, dc, rc, false);
-        // The defaults at M = 1 finish alone; four rows of 4096 in CTAs of
-        // 256 threads, cooperatively (space.cpp's decode rule).
-        if (g == 0 && v == 0 && M == 1) {
-          EXPECT_EQ(a.path, rt::FinishPath::alone);
-        }
-        if (g == 0 && v == 0 && M == 4 && N == 4096) {
-          EXPECT_EQ(a.path, rt::FinishPath::cooperative);
-        }
-        alone += a.path == rt::FinishPath::alone ? 1 : 0;
-        cooperative += a.path == rt::FinishPath::cooperative ? 1 : 0;
-        EXPECT_EQ(a.dw.bytes, b.dw.bytes) << "dW differs between two identical runs";
-        EXPECT_EQ(a.db.bytes, b.db.bytes) << "dB differs between two identical runs";
-        EXPECT_EQ(a.dx.bytes, b.dx.bytes) << "dx differs between two identical runs";
-        const BwdOut sep = backward_with(p, dc, rc, true, rt::Finish::separate);
-        for (const BwdOut* o : {&a, &sep}) {
-          const BwdOut& r = *o;
-          SCOPED_TRACE(o == &a ? "automatic (in the dx kernel where it can)" : "bwd_dwdb after it");
-          DeviceTensor ddx(c.x, c.M * p.ys), ddw(c.w, N), ddb(c.w, N);
-          ddx.upload(r.dx);
-          ddw.upload(r.dw);
-          ddb.upload(r.db);
-          p.check_backward_outputs(ddx, &ddw, &ddb);
+      for (std::size_t v = 0; v < dcs.size(); ++v) {
+        for (int g : {0, 1, 7, 32, 64, 528}) {
+          Config dc = dcs[v];
+          if (g) dc.group_size_m = g;
+          if (dc.cluster_size != 1) continue;
+          SCOPED_TRACE("N=" + std::to_string(N) + " M=" + std::to_string(M) + " " + to_string(dc));
+          const BwdOut a = backward_with(p, dc, rc, true);
+          const BwdOut b = backward_with(p, dc, rc, false);
+          // The defaults at M = 1 finish alone; four rows of 4096 in CTAs of
+          // 256 threads, cooperatively (space.cpp's decode rule).
+          if (g == 0 && v == 0 && M == 1) {
+            EXPECT_EQ(a.path, rt::FinishPath::alone);
+          }
+          if (g == 0 && v == 0 && M == 4 && N == 4096) {
+            EXPECT_EQ(a.path, rt::FinishPath::cooperative);
+          }
+          alone += a.path == rt::FinishPath::alone ? 1 : 0;
+          cooperative += a.path == rt::FinishPath::cooperative ? 1 : 0;
+          EXPECT_EQ(a.dw.bytes, b.dw.bytes) << "dW differs between two identical runs";
+          EXPECT_EQ(a.db.bytes, b.db.bytes) << "dB differs between two identical runs";
+          EXPECT_EQ(a.dx.bytes, b.dx.bytes) << "dx differs between two identical runs";
+          const BwdOut sep = backward_with(p, dc, rc, true, rt::Finish::separate);
+          for (const BwdOut* o : {&a, &sep}) {
+            const BwdOut& r = *o;
+            SCOPED_TRACE(o == &a ? "automatic (in the dx kernel where it can)" : "bwd_dwdb after it");
+            DeviceTensor ddx(c.x, c.M * p.ys), ddw(c.w, N), ddb(c.w, N);
+            ddx.upload(r.dx);
+            ddw.upload(r.dw);
+            ddb.upload(r.db);
+            p.check_backward_outputs(ddx, &ddw, &ddb);
+          }
         }
       }
     }
@@ -459,8 +460,9 @@ TEST(Gpu, InKernelDwdbFinishIsCorrectAndDeterministic) {
 }
 
 // dW/dB not 16-byte aligned, one CTA over whole rows: not the one-CTA path
-// (its vector stores need the alignment) but a cooperative launch of one CTA
-// that writes its partial row and sums it. The kernel must take the
+// (its vector stores need the alignment) but, where one CTA can sum the row
+// (finish_fits), a cooperative launch of one CTA that writes its partial row
+// and sums it; else bwd_dwdb after it. The kernel must take the
 // launcher's path, not infer "alone" from a grid of one CTA (it did, and its
 // vector stores would have faulted). The results equal the aligned run's.
 TEST(Gpu, UnalignedGradsOfOneCtaFinishCooperatively) {

@@ -189,7 +189,7 @@ __device__ __forceinline__ void layer_norm_bwd_dwdb(const DwdbParams& p) {
 // row splits behind another grid barrier, made it slower than bwd_dwdb).
 template <int THREADS>
 struct FinishShape {
-  static constexpr int kSumThreads = THREADS;  // FT: every thread sums
+  static constexpr int kSumThreads = THREADS;  // every thread sums
   static constexpr int kUnroll = 4;            // rows loaded at once per thread
   static_assert(THREADS % 32 == 0 && THREADS < 512, "whole warps, fewer than 512 threads (rt::finish_fits)");
 };
