@@ -728,6 +728,25 @@ Config default_config(const SpaceQuery& q, const ConfigFilter& accept) {
     std::int64_t per_sm = std::min<std::int64_t>(8, std::max<std::int64_t>(1, 512 / c.threads()));
     if (q.dtype == DType::f32 && tpr_needed == 256 && c.rows_per_cta == 1) per_sm = 1;
     if (fp32_short_rows) per_sm = 2;
+    // Training sizes (M <= 8192), rows of 513-2048 columns held whole, no
+    // residual, sm_80+, where the kernel stages each next row in shared
+    // memory (bwd_dx.cuh, staged_bwd): fewer, larger row groups than the
+    // pair rule above, so fewer partial rows for bwd_dwdb, the staging
+    // keeping each CTA's loads ahead. One row a CTA (16 bits, N = 1024: two)
+    // in 4 warps, 2 CTAs per SM (fp32, N = 1024: 4; N = 2048: 8 warps). On
+    // an H100 at M = 4096 these were the best of every config with dW/dB, or
+    // within 0.3 points of it (`LNTUNE_SWEEP_EVERY=1 lntune_sweep train DTYPE
+    // N`, bench/results/h100_s30, calls 2 and 3), % of copy against the rule
+    // above: bf16 N = 1024 46.4 (45.1), 2048 63.5 (57.3); fp32 N = 1024
+    // 72.6 (66.9), 2048 86.6 (81.3).
+    const bool staged_rows = q.m <= 8192 && !q.residual && q.cc >= 80 && c.cluster_size == 1 &&
+                             c.block_size == single && (single == 1024 || single == 2048);
+    if (staged_rows) {
+      const bool fp32 = q.dtype == DType::f32;
+      c.num_warps = fp32 && single == 2048 ? 8 : 4;
+      c.rows_per_cta = !fp32 && single == 1024 ? 2 : 1;
+      per_sm = fp32 && single == 1024 ? 4 : 2;
+    }
     c.group_size_m = persistent_groups(q, c.rows_per_cta, c.cluster_size > 1 ? q.sm_count : q.sm_count * per_sm);
     // Small M, rows of 513-2048 columns held whole (no residual: those
     // variants took their own rules above): fewer elements a thread, so that

@@ -450,7 +450,13 @@ INSTANTIATE_TEST_SUITE_P(Norms, Variants, ::testing::ValuesIn(variant_cases()),
 // Every config of the search space (single tile, rows per CTA, tiled,
 // clusters), not only the default, is correct for the variants.
 struct SpaceCase {
-  int variant;  // 0: RMSNorm, fp32 residual, zero-centred, fp32 out; 1: LayerNorm, bf16 residual, zero-centred
+  // 0: RMSNorm, fp32 residual, zero-centred, fp32 out; 1: LayerNorm, bf16
+  // residual, zero-centred; without a residual, where the backward stages
+  // rows in shared memory (bwd_dx.cuh, staged_bwd): 2: LayerNorm,
+  // zero-centred, fp32 out (dy's accesses twice x's bytes: 32-byte copies
+  // split in two at N = 1000; 4- and 8-byte copies at N = 2002); 3: RMSNorm,
+  // fp32 x, bf16 out (N = 2001: 4- and 2-byte accesses, the latter not staged).
+  int variant;
   std::int64_t N;
   Kernel kernel;
 };
@@ -474,8 +480,16 @@ TEST_P(VariantSpace, EveryConfigIsCorrect) {
     c.residual = DType::f32;
     c.y = DType::f32;
     c.bias = false;
-  } else {
+  } else if (sc.variant == 1) {
     c.residual = DType::bf16;
+  } else if (sc.variant == 2) {
+    c.y = DType::f32;
+  } else {
+    c.norm = Norm::rms;
+    c.x = c.w = DType::f32;
+    c.y = DType::bf16;
+    c.zc = false;
+    c.bias = false;
   }
   c.M = 300;
   c.N = sc.N;
@@ -513,7 +527,9 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(SpaceCase{0, 1000, Kernel::fwd}, SpaceCase{0, 1000, Kernel::bwd_dx},
                       SpaceCase{0, 12288, Kernel::fwd}, SpaceCase{0, 12288, Kernel::bwd_dx},
                       SpaceCase{1, 1000, Kernel::fwd}, SpaceCase{1, 1000, Kernel::bwd_dx},
-                      SpaceCase{1, 12288, Kernel::fwd}, SpaceCase{1, 12288, Kernel::bwd_dx}),
+                      SpaceCase{1, 12288, Kernel::fwd}, SpaceCase{1, 12288, Kernel::bwd_dx},
+                      SpaceCase{2, 1000, Kernel::bwd_dx}, SpaceCase{2, 2002, Kernel::bwd_dx},
+                      SpaceCase{3, 1000, Kernel::bwd_dx}, SpaceCase{3, 2001, Kernel::bwd_dx}),
     [](const ::testing::TestParamInfo<SpaceCase>& i) {
       return "v" + std::to_string(i.param.variant) + "_N" + std::to_string(i.param.N) + "_" +
              std::string(to_string(i.param.kernel));

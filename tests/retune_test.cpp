@@ -118,12 +118,12 @@ TEST(WarmRetuneRoundTrip, ProvenanceSurvivesTheCacheFileAndTheKeyFindsIt) {
 
 TEST(WarmRetunePlan, TheDefaultWinnerOutsideTheSpaceStaysWarm) {
   const rt::DeviceInfo dev = h100();
-  // bwd_dx bf16 N=1024 M=4096: the default (b1024 w4 r2) has group_size_m
-  // 512, the space 132, 264, 528 and 1056 (the H100 run's winner).
-  const auto q = rt::space_query(dev, Kernel::bwd_dx, DType::bf16, 1024, 4096);
+  // bwd_dx fp32 N=1024 M=4096: the default (b1024 w4 r1) has group_size_m
+  // 512 (at least 8 rows a CTA), the space 132, 264, 528 and 1056.
+  const auto q = rt::space_query(dev, Kernel::bwd_dx, DType::f32, 1024, 4096);
   const Config def = gen::default_config(q);
   const std::vector<Config> space = gen::search_space(q);
-  ASSERT_EQ(def, (Config{1024, 4, 2, 512, 1}));
+  ASSERT_EQ(def, (Config{1024, 4, 1, 512, 1}));
   ASSERT_EQ(std::find(space.begin(), space.end(), def), space.end()) << "the case this test is about";
   cache::TuneRecord rec;
   rec.config = def;
@@ -136,8 +136,8 @@ TEST(WarmRetunePlan, TheDefaultWinnerOutsideTheSpaceStaysWarm) {
   // The default itself is the search's baseline, not listed again; its
   // neighbours in group_size_m are.
   EXPECT_EQ(std::count(p.space.begin(), p.space.end(), def), 0);
-  EXPECT_NE(std::find(p.space.begin(), p.space.end(), Config{1024, 4, 2, 528, 1}), p.space.end());
-  EXPECT_NE(std::find(p.space.begin(), p.space.end(), Config{1024, 4, 2, 264, 1}), p.space.end());
+  EXPECT_NE(std::find(p.space.begin(), p.space.end(), Config{1024, 4, 1, 528, 1}), p.space.end());
+  EXPECT_NE(std::find(p.space.begin(), p.space.end(), Config{1024, 4, 1, 264, 1}), p.space.end());
   // --full: the whole space; resume without --force: nothing to search.
   EXPECT_EQ(plan_retune(rec, now, true, true, def, space).space, space);
   EXPECT_EQ(plan_retune(rec, now, false, false, def, space).mode, Retune::skip);

@@ -263,7 +263,9 @@ TEST(Default, LongRowsAreTiledOrClustered) {
 
 // The fp32 backward over many rows of 256 to 2048 columns: one 16-byte
 // access per thread and row, 512 threads, two CTAs per SM (H100, 2026-11-24,
-// 97.6-100.3% of copy at x = 512 MiB); training sizes keep their rule.
+// 97.6-100.3% of copy at x = 512 MiB); training sizes keep their rule (N =
+// 1024 and 2048: one row a CTA of 4 and 8 warps, where the backward stages
+// rows in shared memory; H100, session 30).
 TEST(Default, Fp32BackwardOverManyShortRows) {
   auto def = [](std::int64_t n, std::int64_t m) {
     return to_string(default_config({Kernel::bwd_dx, DType::f32, n, m, 132, 90}));
@@ -272,7 +274,8 @@ TEST(Default, Fp32BackwardOverManyShortRows) {
   EXPECT_EQ(def(512, 262144), "block_size=512 num_warps=16 rows_per_cta=4 group_size_m=264");
   EXPECT_EQ(def(1024, 131072), "block_size=1024 num_warps=16 rows_per_cta=2 group_size_m=264");
   EXPECT_EQ(def(2048, 65536), "block_size=2048 num_warps=16 rows_per_cta=1 group_size_m=264");
-  EXPECT_EQ(def(1024, 4096), "block_size=1024 num_warps=4 rows_per_cta=2 group_size_m=512");
+  EXPECT_EQ(def(1024, 4096), "block_size=1024 num_warps=4 rows_per_cta=1 group_size_m=512");
+  EXPECT_EQ(def(2048, 4096), "block_size=2048 num_warps=8 rows_per_cta=1 group_size_m=264");
   for (std::int64_t n : {256, 1000, 2048}) {
     const Config c = default_config({Kernel::bwd_dx, DType::f32, n, 1 << 20, 132, 90});
     const auto cs = search_space({Kernel::bwd_dx, DType::f32, n, 1 << 20, 132, 90});
@@ -290,9 +293,14 @@ TEST(Default, MeasuredTrainingAndResidualRules) {
     q.norm = Norm::rms;  // (the sweeps' variant: RMSNorm + add)
     return to_string(default_config(q));
   };
-  // Two rows per CTA up to 128 threads a row; one row of 256 threads per
-  // CTA, two CTAs per SM (16-bit) or one (fp32).
-  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 2048, 4096), "block_size=2048 num_warps=8 rows_per_cta=2 group_size_m=264");
+  // Rows staged in shared memory (16 bits, N = 1024 and 2048): 4 warps, two
+  // CTAs per SM; one row of 256 threads per CTA, two CTAs per SM (16-bit) or
+  // one (fp32).
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 1024, 4096), "block_size=1024 num_warps=4 rows_per_cta=2 group_size_m=264");
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 2048, 4096), "block_size=2048 num_warps=4 rows_per_cta=1 group_size_m=264");
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::f16, 1500, 8192), "block_size=2048 num_warps=4 rows_per_cta=1 group_size_m=264");
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 2048, 4096, true), "block_size=2048 num_warps=8 rows_per_cta=1 group_size_m=264")
+      << "not with a residual (not staged)";
   EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 2560, 4096), "block_size=4096 num_warps=8 rows_per_cta=1 group_size_m=264");
   EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 4096, 4096), "block_size=4096 num_warps=8 rows_per_cta=1 group_size_m=264");
   EXPECT_EQ(def(Kernel::bwd_dx, DType::f32, 4096, 4096), "block_size=4096 num_warps=8 rows_per_cta=1 group_size_m=132");
@@ -386,8 +394,8 @@ TEST(Default, MeasuredTrainingAndResidualRules) {
   EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 1024, 17), "block_size=1024 num_warps=4 rows_per_cta=2 group_size_m=9");
   EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 1024, 32), "block_size=1024 num_warps=4 rows_per_cta=2 group_size_m=16");
   EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 2048, 8), "block_size=2048 num_warps=16 rows_per_cta=1 group_size_m=8");
-  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 2048, 16), "block_size=2048 num_warps=8 rows_per_cta=2 group_size_m=8");
-  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 2048, 256), "block_size=2048 num_warps=8 rows_per_cta=2 group_size_m=128");
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 2048, 16), "block_size=2048 num_warps=4 rows_per_cta=1 group_size_m=16");
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 2048, 256), "block_size=2048 num_warps=4 rows_per_cta=1 group_size_m=132");
   // Decode sizes, M = 2 to 4: one CTA holds the rows side by side (the same
   // threads per row), where a thread's elements fit its registers.
   EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 4096, 2), "block_size=4096 num_warps=16 rows_per_cta=2 group_size_m=1");

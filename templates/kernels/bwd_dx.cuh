@@ -102,6 +102,79 @@ __device__ __forceinline__ void store_dresidual(const BwdParams& p, i64 row, i64
   }
 }
 
+// ---- Staged rows. The single-tile backward without a cluster or residual
+// copies the next row's x and dy into shared memory with cp.async (sm_80+)
+// while it reduces the current one, so that a pass waits on shared memory,
+// not on L2 or DRAM. Each thread copies exactly the pieces it later reads,
+// so cp.async.wait_group is the only synchronisation. Two stages of
+// rows_per_cta rows, within the 48 KB of static shared memory beside the row
+// slots' sums and the finish's tree. On an H100 at M = 4096 (default
+// configs, each build against its own copy, bench/results/h100_s30, call 1),
+// % of copy without / with: bf16 N = 1024 41.2 / 44.8, 4096 69.2 / 81.3;
+// fp32 N = 1024 61.7 / 66.7; RMSNorm bf16 N = 1024 46.0 / 51.2, 4096
+// 76.5 / 89.4. At x = 512 MiB it costs at most 1.2 points (bf16 N = 1024:
+// 97.2 / 96.0).
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+inline constexpr bool kHasCpAsync = false;
+#else
+inline constexpr bool kHasCpAsync = true;
+#endif
+template <class S>
+constexpr bool staged_bwd() {
+  using R = typename S::R;
+  using Y = typename S::Y;
+  return kHasCpAsync && S::kSingleTile && S::kCluster == 1 && !S::kResidual && S::kVec * sizeof(R) >= 4 &&
+         S::kVec * sizeof(Y) >= 4 &&
+         2 * S::kRowsPerCta * S::kBlockSize * (sizeof(R) + sizeof(Y)) +
+                 (S::kRowsPerCta > 1 ? S::kBlockSize * sizeof(float) : 0) + 8192 <= 48 * 1024 - 1024;
+}
+
+__device__ __forceinline__ unsigned stage_address(const void* p) {
+  unsigned long long a;
+  asm("cvta.to.shared.u64 %0, %1;" : "=l"(a) : "l"(p));
+  return static_cast<unsigned>(a);
+}
+
+// cp.async of BYTES, or BYTES zeros where !valid (src-size 0: nothing read);
+// more than 16 bytes (an fp32 dy beside 16-bit x, 8 to an access) as 16-byte
+// copies.
+template <int BYTES>
+__device__ __forceinline__ void copy_async_or_zero(unsigned dst, const void* src, bool valid) {
+  if constexpr (BYTES > 16) {
+    static_assert(BYTES % 16 == 0, "cp.async copies 4, 8 or 16 bytes");
+#pragma unroll
+    for (int b = 0; b < BYTES; b += 16)
+      copy_async_or_zero<16>(dst + b, static_cast<const char*>(src) + b, valid);
+  } else if constexpr (BYTES == 16) {
+    const unsigned bytes = valid ? BYTES : 0;
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst), "l"(src), "r"(bytes) : "memory");
+  } else {
+    const unsigned bytes = valid ? BYTES : 0;
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;" ::"r"(dst), "l"(src), "n"(BYTES), "r"(bytes)
+                 : "memory");
+  }
+}
+
+// This thread's pieces of `row` (zeros past M or N) into stage buffers sx/sdy
+// (this slot's kBlockSize elements each), as one cp.async group.
+template <class S>
+__device__ __forceinline__ void stage_bwd_row(const BwdParams& p, i64 row, i64 c0, i64 n, int t,
+                                              typename S::R* sx, typename S::Y* sdy) {
+  using R = typename S::R;
+  using Y = typename S::Y;
+  const bool valid = row < p.M;
+  const R* x = static_cast<const R*>(p.x) + (valid ? row : 0) * p.x_stride + c0;
+  const Y* dy = static_cast<const Y*>(p.dy) + (valid ? row : 0) * p.dy_stride + c0;
+#pragma unroll
+  for (int j = 0; j < S::kVecsPerThread; ++j) {
+    const int col = (j * S::kThreadsPerRow + t) * S::kVec;
+    const bool ok = valid && col < n;
+    copy_async_or_zero<S::kVec * sizeof(R)>(stage_address(sx + col), x + (ok ? col : 0), ok);
+    copy_async_or_zero<S::kVec * sizeof(Y)>(stage_address(sdy + col), dy + (ok ? col : 0), ok);
+  }
+  asm volatile("cp.async.commit_group;" ::: "memory");
+}
+
 // Starts bringing a row into L2, so that loading it later waits less.
 template <class S>
 __device__ __forceinline__ void prefetch_bwd_row(const BwdParams& p, i64 row, i64 c0, i64 n, int t) {
@@ -220,12 +293,43 @@ __device__ __forceinline__ void layer_norm_bwd_dx_single_tile(const BwdParams& p
   // next row's).
   if constexpr (!early_dz<S>())
     prefetch_dz_row<S>(p, first_row + slot, c0, n, t, S::kThreadsPerRow, S::kVecsPerThread);
+  constexpr bool kStaged = staged_bwd<S>();
+  using R = typename S::R;
+  using Y = typename S::Y;
+  // Staged rows: [stage][slot][column] (a dummy of one element otherwise).
+  __shared__ alignas(16) R stage_x[kStaged ? 2 : 1][kStaged ? S::kRowsPerCta : 1][kStaged ? S::kBlockSize : 1];
+  __shared__ alignas(16) Y stage_dy[kStaged ? 2 : 1][kStaged ? S::kRowsPerCta : 1][kStaged ? S::kBlockSize : 1];
+  int stage = 0;
+  float next_mean = 0.f, next_rstd = 0.f;  // the staged row's statistics, loaded a row ahead
+  if constexpr (kStaged) {
+    const i64 row0 = first_row + slot;
+    stage_bwd_row<S>(p, row0, c0, n, t, stage_x[0][slot], stage_dy[0][slot]);
+    next_mean = row0 < p.M && !S::kRms ? p.mean[row0] : 0.f;
+    next_rstd = row0 < p.M ? p.rstd[row0] : 0.f;
+  }
   for (i64 first = first_row; first < p.M; first += step) {
     const i64 row = first + slot;
     const bool active = row < p.M;
     BwdRow<S> cur;
-    load_bwd_row<S>(p, row, c0, n, t, cur);
-    prefetch_bwd_row<S>(p, row + step, c0, n, t);
+    if constexpr (kStaged) {
+      // The next row's copies, then wait for this row's (issued a row ago).
+      stage_bwd_row<S>(p, row + step, c0, n, t, stage_x[stage ^ 1][slot], stage_dy[stage ^ 1][slot]);
+      asm volatile("cp.async.wait_group 1;" ::: "memory");
+#pragma unroll
+      for (int j = 0; j < S::kVecsPerThread; ++j) {
+        const int col = (j * S::kThreadsPerRow + t) * S::kVec;
+        load<S::kVec>(&stage_x[stage][slot][col], cur.x[j]);
+        load<S::kVec>(&stage_dy[stage][slot][col], cur.dy[j]);
+      }
+      cur.mean = next_mean;
+      cur.rstd = next_rstd;
+      next_mean = row + step < p.M && !S::kRms ? p.mean[row + step] : 0.f;
+      next_rstd = row + step < p.M ? p.rstd[row + step] : 0.f;
+      stage ^= 1;
+    } else {
+      load_bwd_row<S>(p, row, c0, n, t, cur);
+      prefetch_bwd_row<S>(p, row + step, c0, n, t);
+    }
     float (&xhat)[S::kVecsPerThread][S::kVec] = cur.x;
     float (&g)[S::kVecsPerThread][S::kVec] = cur.dy;
     // At N = 1 (inv_n == 1 exactly then, and only then), dx and dW are
@@ -288,6 +392,7 @@ __device__ __forceinline__ void layer_norm_bwd_dx_single_tile(const BwdParams& p
       store_dresidual<S>(p, row, c0 + col, out);
     }
   }
+  if constexpr (kStaged) asm volatile("cp.async.wait_group 0;" ::: "memory");  // the last (empty) row's copies
   if constexpr (kClustered) cluster_arrive();  // done reading the other CTAs' slots
 
   if constexpr (S::kRowsPerCta > 1) {
