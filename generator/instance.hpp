@@ -30,10 +30,20 @@ bool stages_in_smem(const InstanceKey& key);
 // Dynamic shared memory an instance's kernel needs at launch, in bytes: 0 but
 // for fwd_smem.cuh's (the x slab, 128-byte aligned, then the residual's slab
 // when there is one; mirrors fwd_smem_bytes<S>() there; at most
-// kMaxDynamicSmem), the wide-row forward's (its stages: FwdWideLayout) and the wide-row backward's (its stages and weight slab;
-// its instantiation checks the same figure at compile time; at most
-// kWideSmemLimit).
+// kMaxDynamicSmem), the wide-row forward's (its stages: FwdWideLayout), the
+// wide-row backward's (its stages and weight slab; at most kWideSmemLimit)
+// and the register backward's staged rows (bwd_stage_bytes). Each
+// instantiation checks the same figure at compile time.
 std::int64_t dynamic_smem_bytes(const InstanceKey& key);
+
+// The register backward's staged rows in dynamic shared memory (bwd_dx.cuh,
+// staged_bwd): two stages of rows_per_cta rows of x and of dy, for a row held
+// whole by one CTA without a residual, accesses of x and dy of at least 4
+// bytes, at most kMaxBwdStageBytes; 0 where it does not stage, or where the
+// stages fit static shared memory (47 KB with the row slots' sums and the
+// finish's 8 KB: bwd_stage_static there).
+std::int64_t bwd_stage_bytes(const InstanceKey& key);
+inline constexpr std::int64_t kMaxBwdStageBytes = 96 * 1024;
 inline constexpr std::int64_t kMaxDynamicSmem = 227 * 1024;  // per CTA, sm_90 (sm_80: 163 KB)
 
 // The instance that runs `config` on rows of `n` elements with accesses of

@@ -54,7 +54,8 @@ void KernelCache::build(Entry& e, CUcontext ctx, const std::string& arch, const 
   check(d.FuncGetAttribute(&e.kernel.max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, e.kernel.fn),
         "cuFuncGetAttribute(" + src.kernel_name + ")");
   // Kernels with a slab or staged rows in shared memory (fwd_smem, the wide-row
-  // backward): allow their dynamic shared memory (above the 48 KB default) and
+  // backward, the register backward's staged rows): allow their dynamic shared
+  // memory (above the 48 KB default; both entries of the backward) and
   // clusters of 16 CTAs (non-portable).
   const std::int64_t smem = gen::dynamic_smem_bytes(key);
   if (smem > 0) {
@@ -68,6 +69,10 @@ void KernelCache::build(Entry& e, CUcontext ctx, const std::string& arch, const 
   if (!src.finish_kernel_name.empty()) {
     check(d.ModuleGetFunction(&e.kernel.finish_fn, mod, src.finish_kernel_name.c_str()),
           "cuModuleGetFunction(" + src.finish_kernel_name + ")");
+    if (smem > 0)
+      check(d.FuncSetAttribute(e.kernel.finish_fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(smem)),
+            "cuFuncSetAttribute(" + src.finish_kernel_name + ", MAX_DYNAMIC_SHARED_SIZE_BYTES, " + std::to_string(smem) +
+                ")");
     int per_sm = 0, sms = 0;
     CUdevice dev = 0;
     check(d.OccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, e.kernel.finish_fn, 32 * key.num_warps,

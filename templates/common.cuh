@@ -684,6 +684,22 @@ __device__ __forceinline__ Welford cluster_welford(Welford w, float* slots) {
 
 namespace lntune {
 
+// A generic pointer into shared memory as a shared-window address (cp.async,
+// mbarriers, bulk copies take those).
+__device__ __forceinline__ unsigned shared_address(const void* p) {
+  unsigned long long a;
+  asm volatile("cvta.to.shared.u64 %0, %1;" : "=l"(a) : "l"(p));
+  return static_cast<unsigned>(a);
+}
+
+// The dynamic shared memory this launch was given, in bytes: kernels that
+// need some check it (a launch with less is the launcher's bug: __trap).
+__device__ __forceinline__ unsigned dynamic_smem_size() {
+  unsigned r;
+  asm volatile("mov.u32 %0, %%dynamic_smem_size;" : "=r"(r));
+  return r;
+}
+
 // Programmatic dependent launch (sm_90+; no-ops before). A kernel launched
 // with CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION (bwd_dwdb after
 // bwd_dx, rt::launch_dwdb) may start while the kernel before it in the

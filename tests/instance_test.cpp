@@ -103,6 +103,47 @@ TEST(Instance, WideBackwardRulesAndSharedMemory) {
 
 // The wide-row forward: a fwd config with cluster_size > 1 and rows_per_cta
 // (rows staged) > 1; its own rules and shared memory, pinned.
+// The register backward stages each next row in shared memory (bwd_dx.cuh,
+// staged_bwd): two stages of rows_per_cta rows of x and dy, where a row is
+// held whole, without a residual, with accesses of at least 4 bytes, up to
+// kMaxBwdStageBytes; dynamic shared memory where the stages do not fit the
+// static 47 KB beside the row sums and the finish's tree. The instance
+// checks the figure.
+TEST(Instance, BackwardStagedRowsSharedMemory) {
+  const Traits b = traits(Kernel::bwd_dx);
+  // bf16 N = 4096 in two rows: 64 KB, dynamic.
+  const InstanceKey two = make_instance(b, Config{4096, 16, 2, 132}, 4096, 8);
+  EXPECT_EQ(bwd_stage_bytes(two), 2 * 2 * 4096 * (2 + 2));
+  EXPECT_EQ(dynamic_smem_bytes(two), bwd_stage_bytes(two));
+  EXPECT_NE(render(two).source.find("bwd_stage_bytes<Shape>() == 65536,"), std::string::npos);
+  // 16 KB + 4 KB of sums + 8 KB: static.
+  const InstanceKey pair = make_instance(b, Config{1024, 4, 2, 264}, 1024, 8);
+  EXPECT_EQ(bwd_stage_bytes(pair), 0);
+  EXPECT_NE(render(pair).source.find("bwd_stage_bytes<Shape>() == 0,"), std::string::npos);
+  // The edge, 32 KB of stages: with 8 KB of finish, static; with 8 KB of row
+  // sums too, dynamic.
+  EXPECT_EQ(bwd_stage_bytes(make_instance(b, Config{4096, 8, 1, 132}, 4096, 8)), 0);
+  EXPECT_EQ(bwd_stage_bytes(make_instance(b, Config{2048, 8, 2, 132}, 2048, 8)), 32768);
+  Traits out32 = b;
+  out32.y_dtype = DType::f32;  // dy twice x's bytes
+  EXPECT_EQ(bwd_stage_bytes(make_instance(out32, Config{4096, 8, 1, 132}, 4096, 8)), 2 * 4096 * (2 + 4));
+  EXPECT_EQ(bwd_stage_bytes(make_instance(out32, Config{2048, 8, 1, 132}, 2048, 8)), 0) << "24 KB: static";
+  Traits f = b;
+  f.x_dtype = f.w_dtype = DType::f32;
+  EXPECT_EQ(bwd_stage_bytes(make_instance(f, Config{4096, 8, 1, 132}, 4096, 4)), kMaxBwdStageBytes * 2 / 3);
+  EXPECT_EQ(bwd_stage_bytes(make_instance(f, Config{4096, 8, 1, 132}, 4095, 1)), kMaxBwdStageBytes * 2 / 3)
+      << "4-byte copies";
+  EXPECT_EQ(bwd_stage_bytes(make_instance(f, Config{8192, 16, 1, 132}, 8192, 4)), 0) << "128 KB: not staged";
+  EXPECT_EQ(bwd_stage_bytes(make_instance(b, Config{8192, 16, 1, 132}, 8191, 1)), 0) << "2-byte accesses";
+  EXPECT_EQ(bwd_stage_bytes(make_instance(b, Config{8192, 16, 1, 132}, 8190, 2)), 2 * 8192 * (2 + 2));
+  EXPECT_EQ(bwd_stage_bytes(make_instance(b, Config{8192, 16, 1, 132, 2}, 16000, 8)), 0) << "a cluster";
+  EXPECT_EQ(bwd_stage_bytes(make_instance(b, Config{8192, 16, 1, 132}, 12000, 8)), 0) << "tiled rows";
+  Traits r = b;
+  r.residual = DType::bf16;
+  EXPECT_EQ(bwd_stage_bytes(make_instance(r, Config{8192, 16, 1, 132}, 8192, 8)), 0) << "a residual";
+  EXPECT_EQ(bwd_stage_bytes(make_instance(traits(Kernel::fwd), Config{1024, 4, 2, 0}, 1024, 8)), 0);
+}
+
 TEST(Instance, WideForwardRulesAndSharedMemory) {
   const Traits f = traits(Kernel::fwd);
   Config c{16384, 16, 3, 7, 16};

@@ -103,36 +103,49 @@ __device__ __forceinline__ void store_dresidual(const BwdParams& p, i64 row, i64
 }
 
 // ---- Staged rows. The single-tile backward without a cluster or residual
-// copies the next row's x and dy into shared memory with cp.async (sm_80+)
-// while it reduces the current one, so that a pass waits on shared memory,
-// not on L2 or DRAM. Each thread copies exactly the pieces it later reads,
-// so cp.async.wait_group is the only synchronisation. Two stages of
-// rows_per_cta rows, within the 48 KB of static shared memory beside the row
-// slots' sums and the finish's tree. On an H100 at M = 4096 (default
-// configs, each build against its own copy, bench/results/h100_s30, call 1),
-// % of copy without / with: bf16 N = 1024 41.2 / 44.8, 4096 69.2 / 81.3;
-// fp32 N = 1024 61.7 / 66.7; RMSNorm bf16 N = 1024 46.0 / 51.2, 4096
-// 76.5 / 89.4. At x = 512 MiB it costs at most 1.2 points (bf16 N = 1024:
-// 97.2 / 96.0).
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
-inline constexpr bool kHasCpAsync = false;
-#else
-inline constexpr bool kHasCpAsync = true;
-#endif
+// copies the next row's x and dy into shared memory with cp.async while it
+// reduces the current one, so that a pass waits on shared memory, not on L2
+// or DRAM. Each thread copies exactly the pieces it later reads, so
+// cp.async.wait_group is the only synchronisation. Two stages of
+// rows_per_cta rows (x's, then dy's), at most kMaxBwdStageBytes, so that two
+// CTAs fit an SM. Accesses of x or dy narrower than 4 bytes are not staged
+// (cp.async copies 4, 8 or 16). The stages are static shared memory where
+// they fit its 48 KB beside the row slots' sums and the finish's tree, and
+// dynamic shared memory beyond (gen::dynamic_smem_bytes sizes the launch
+// alike; each instance checks the figure at compile time): the same rows in
+// dynamic shared memory measured up to 2 points slower (bf16 N = 4096,
+// M = 4096: 81.3 / 79.2% of copy; H100, bench/results/h100_s30, call 5).
+// On an H100 at M = 4096 (default configs, each build against its own copy,
+// bench/results/h100_s30), % of copy without / with the staging: bf16
+// N = 1024 41.2 / 44.8, 4096 69.2 / 81.3, fp32 N = 1024 61.7 / 66.7,
+// RMSNorm bf16 N = 1024 46.0 / 51.2, 4096 76.5 / 89.4 (call 1, static);
+// bf16 N = 8192 75.7 / 91.0, fp32 N = 4096 90.4 / 97.0 (call 5, dynamic).
+// At x = 512 MiB it cost at most 1.2 points (bf16 N = 1024: 97.2 / 96.0).
+inline constexpr int kMaxBwdStageBytes = 96 * 1024;
+
+template <class S>
+constexpr int bwd_stage_x_bytes() {
+  return 2 * S::kRowsPerCta * S::kBlockSize * static_cast<int>(sizeof(typename S::R));
+}
+template <class S>
+constexpr int bwd_stage_raw_bytes() {
+  return bwd_stage_x_bytes<S>() + 2 * S::kRowsPerCta * S::kBlockSize * static_cast<int>(sizeof(typename S::Y));
+}
 template <class S>
 constexpr bool staged_bwd() {
-  using R = typename S::R;
-  using Y = typename S::Y;
-  return kHasCpAsync && S::kSingleTile && S::kCluster == 1 && !S::kResidual && S::kVec * sizeof(R) >= 4 &&
-         S::kVec * sizeof(Y) >= 4 &&
-         2 * S::kRowsPerCta * S::kBlockSize * (sizeof(R) + sizeof(Y)) +
-                 (S::kRowsPerCta > 1 ? S::kBlockSize * sizeof(float) : 0) + 8192 <= 48 * 1024 - 1024;
+  return S::kSingleTile && S::kCluster == 1 && !S::kResidual && S::kVec * sizeof(typename S::R) >= 4 &&
+         S::kVec * sizeof(typename S::Y) >= 4 && bwd_stage_raw_bytes<S>() <= kMaxBwdStageBytes;
 }
-
-__device__ __forceinline__ unsigned stage_address(const void* p) {
-  unsigned long long a;
-  asm("cvta.to.shared.u64 %0, %1;" : "=l"(a) : "l"(p));
-  return static_cast<unsigned>(a);
+// Whether the stages fit static shared memory: 47 KB with the row slots'
+// sums (rows_per_cta > 1) and 8 KB for the finish's tree.
+template <class S>
+constexpr bool bwd_stage_static() {
+  return bwd_stage_raw_bytes<S>() + (S::kRowsPerCta > 1 ? S::kBlockSize * 4 : 0) + 8192 <= 47 * 1024;
+}
+// The dynamic shared memory the backward's launch needs (0: none).
+template <class S>
+constexpr int bwd_stage_bytes() {
+  return staged_bwd<S>() && !bwd_stage_static<S>() ? bwd_stage_raw_bytes<S>() : 0;
 }
 
 // cp.async of BYTES, or BYTES zeros where !valid (src-size 0: nothing read);
@@ -169,8 +182,8 @@ __device__ __forceinline__ void stage_bwd_row(const BwdParams& p, i64 row, i64 c
   for (int j = 0; j < S::kVecsPerThread; ++j) {
     const int col = (j * S::kThreadsPerRow + t) * S::kVec;
     const bool ok = valid && col < n;
-    copy_async_or_zero<S::kVec * sizeof(R)>(stage_address(sx + col), x + (ok ? col : 0), ok);
-    copy_async_or_zero<S::kVec * sizeof(Y)>(stage_address(sdy + col), dy + (ok ? col : 0), ok);
+    copy_async_or_zero<S::kVec * sizeof(R)>(shared_address(sx + col), x + (ok ? col : 0), ok);
+    copy_async_or_zero<S::kVec * sizeof(Y)>(shared_address(sdy + col), dy + (ok ? col : 0), ok);
   }
   asm volatile("cp.async.commit_group;" ::: "memory");
 }
@@ -296,14 +309,21 @@ __device__ __forceinline__ void layer_norm_bwd_dx_single_tile(const BwdParams& p
   constexpr bool kStaged = staged_bwd<S>();
   using R = typename S::R;
   using Y = typename S::Y;
-  // Staged rows: [stage][slot][column] (a dummy of one element otherwise).
-  __shared__ alignas(16) R stage_x[kStaged ? 2 : 1][kStaged ? S::kRowsPerCta : 1][kStaged ? S::kBlockSize : 1];
-  __shared__ alignas(16) Y stage_dy[kStaged ? 2 : 1][kStaged ? S::kRowsPerCta : 1][kStaged ? S::kBlockSize : 1];
+  // Staged rows: x's [stage][slot][column], then dy's, in static shared
+  // memory where they fit, else dynamic.
+  constexpr bool kStatic = kStaged && bwd_stage_static<S>();
+  __shared__ __align__(16) unsigned char stage_static[kStatic ? bwd_stage_raw_bytes<S>() : 16];
+  extern __shared__ __align__(128) unsigned char bwd_stage_smem[];
+  unsigned char* const stage_base = kStatic ? stage_static : bwd_stage_smem;
+  R* const stage_x = reinterpret_cast<R*>(stage_base);
+  Y* const stage_dy = reinterpret_cast<Y*>(stage_base + bwd_stage_x_bytes<S>());
+  const auto stage_at = [&](auto* base, int stage) { return base + (stage * S::kRowsPerCta + slot) * S::kBlockSize; };
   int stage = 0;
   float next_mean = 0.f, next_rstd = 0.f;  // the staged row's statistics, loaded a row ahead
   if constexpr (kStaged) {
+    if (!kStatic && dynamic_smem_size() < static_cast<unsigned>(bwd_stage_bytes<S>())) __trap();  // launched wrongly
     const i64 row0 = first_row + slot;
-    stage_bwd_row<S>(p, row0, c0, n, t, stage_x[0][slot], stage_dy[0][slot]);
+    stage_bwd_row<S>(p, row0, c0, n, t, stage_at(stage_x, 0), stage_at(stage_dy, 0));
     next_mean = row0 < p.M && !S::kRms ? p.mean[row0] : 0.f;
     next_rstd = row0 < p.M ? p.rstd[row0] : 0.f;
   }
@@ -313,13 +333,15 @@ __device__ __forceinline__ void layer_norm_bwd_dx_single_tile(const BwdParams& p
     BwdRow<S> cur;
     if constexpr (kStaged) {
       // The next row's copies, then wait for this row's (issued a row ago).
-      stage_bwd_row<S>(p, row + step, c0, n, t, stage_x[stage ^ 1][slot], stage_dy[stage ^ 1][slot]);
+      stage_bwd_row<S>(p, row + step, c0, n, t, stage_at(stage_x, stage ^ 1), stage_at(stage_dy, stage ^ 1));
       asm volatile("cp.async.wait_group 1;" ::: "memory");
+      const R* const sx = stage_at(stage_x, stage);
+      const Y* const sdy = stage_at(stage_dy, stage);
 #pragma unroll
       for (int j = 0; j < S::kVecsPerThread; ++j) {
         const int col = (j * S::kThreadsPerRow + t) * S::kVec;
-        load<S::kVec>(&stage_x[stage][slot][col], cur.x[j]);
-        load<S::kVec>(&stage_dy[stage][slot][col], cur.dy[j]);
+        load<S::kVec>(sx + col, cur.x[j]);
+        load<S::kVec>(sdy + col, cur.dy[j]);
       }
       cur.mean = next_mean;
       cur.rstd = next_rstd;

@@ -108,18 +108,6 @@ struct WideShape {
 // ---------------------------------------------- mbarriers and bulk copies
 // (PTX ISA 8.0, sm_90: mbarrier with transaction counts, cp.async.bulk.)
 
-__device__ __forceinline__ unsigned shared_address(const void* p) {
-  unsigned long long a;
-  asm("cvta.to.shared.u64 %0, %1;" : "=l"(a) : "l"(p));
-  return static_cast<unsigned>(a);
-}
-
-__device__ __forceinline__ unsigned dynamic_smem_size() {
-  unsigned r;
-  asm volatile("mov.u32 %0, %%dynamic_smem_size;" : "=r"(r));
-  return r;
-}
-
 __device__ __forceinline__ void mbarrier_init(unsigned long long* bar, unsigned count) {
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(shared_address(bar)), "r"(count) : "memory");
 }

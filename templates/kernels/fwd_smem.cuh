@@ -81,17 +81,9 @@ constexpr int fwd_smem_ctas_per_sm() {
 
 namespace smem {
 
-__device__ __forceinline__ unsigned address(const void* p) {
-  unsigned long long a;
-  asm volatile("cvta.to.shared.u64 %0, %1;" : "=l"(a) : "l"(p));
-  return static_cast<unsigned>(a);
-}
+__device__ __forceinline__ unsigned address(const void* p) { return shared_address(p); }
 
-__device__ __forceinline__ unsigned dynamic_size() {
-  unsigned r;
-  asm volatile("mov.u32 %0, %%dynamic_smem_size;" : "=r"(r));
-  return r;
-}
+__device__ __forceinline__ unsigned dynamic_size() { return dynamic_smem_size(); }
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 constexpr bool kHasBulk = true;
