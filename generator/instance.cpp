@@ -188,17 +188,30 @@ bool stages_in_smem(const InstanceKey& key) {
          key.block_size / (32 * key.num_warps) > max_items_per_thread(Kernel::fwd, key.num_warps);
 }
 
-std::int64_t bwd_stage_bytes(const InstanceKey& key) {
+namespace {
+// Two stages of rows_per_cta rows of x and of dy, in bytes.
+std::int64_t bwd_stage_raw_bytes(const InstanceKey& key) {
+  const Traits& t = key.traits;
+  return 2 * static_cast<std::int64_t>(key.rows_per_cta) * key.block_size *
+         static_cast<std::int64_t>(dtype_size(t.x_dtype) + dtype_size(t.out_dtype()));
+}
+}  // namespace
+
+bool stages_bwd_rows(const InstanceKey& key) {
   const Traits& t = key.traits;
   if (t.kernel != Kernel::bwd_dx || is_wide_bwd(key) || !key.single_tile || key.cluster_size != 1 || t.residual)
-    return 0;
+    return false;
   const std::int64_t xs = static_cast<std::int64_t>(dtype_size(t.x_dtype));
   const std::int64_t ys = static_cast<std::int64_t>(dtype_size(t.out_dtype()));
-  if (key.vec * xs < 4 || key.vec * ys < 4) return 0;
-  const std::int64_t bytes = 2 * static_cast<std::int64_t>(key.rows_per_cta) * key.block_size * (xs + ys);
+  return key.vec * xs >= 4 && key.vec * ys >= 4 && bwd_stage_raw_bytes(key) <= kMaxBwdStageBytes;
+}
+
+std::int64_t bwd_stage_bytes(const InstanceKey& key) {
+  if (!stages_bwd_rows(key)) return 0;
+  const std::int64_t bytes = bwd_stage_raw_bytes(key);
   const std::int64_t sums = key.rows_per_cta > 1 ? 4 * std::int64_t{key.block_size} : 0;
   const bool fits_static = bytes + sums + 8192 <= 47 * 1024;
-  return bytes <= kMaxBwdStageBytes && !fits_static ? bytes : 0;
+  return fits_static ? 0 : bytes;
 }
 
 std::int64_t dynamic_smem_bytes(const InstanceKey& key) {

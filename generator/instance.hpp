@@ -36,12 +36,14 @@ bool stages_in_smem(const InstanceKey& key);
 // instantiation checks the same figure at compile time.
 std::int64_t dynamic_smem_bytes(const InstanceKey& key);
 
-// The register backward's staged rows in dynamic shared memory (bwd_dx.cuh,
-// staged_bwd): two stages of rows_per_cta rows of x and of dy, for a row held
-// whole by one CTA without a residual, accesses of x and dy of at least 4
-// bytes, at most kMaxBwdStageBytes; 0 where it does not stage, or where the
-// stages fit static shared memory (47 KB with the row slots' sums and the
-// finish's 8 KB: bwd_stage_static there).
+// Whether the register backward stages each next row in shared memory
+// (bwd_dx.cuh, staged_bwd): two stages of rows_per_cta rows of x and of dy,
+// for a row held whole by one CTA without a residual, accesses of x and dy of
+// at least 4 bytes, at most kMaxBwdStageBytes.
+bool stages_bwd_rows(const InstanceKey& key);
+// The dynamic shared memory those stages take: 0 where the backward does not
+// stage, or where the stages fit static shared memory (47 KB with the row
+// slots' sums and the finish's 8 KB: bwd_stage_static there).
 std::int64_t bwd_stage_bytes(const InstanceKey& key);
 inline constexpr std::int64_t kMaxBwdStageBytes = 96 * 1024;
 inline constexpr std::int64_t kMaxDynamicSmem = 227 * 1024;  // per CTA, sm_90 (sm_80: 163 KB)

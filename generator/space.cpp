@@ -732,7 +732,9 @@ Config default_config(const SpaceQuery& q, const ConfigFilter& accept) {
     // residual, sm_80+, where the kernel stages each next row in shared
     // memory (bwd_dx.cuh, staged_bwd): fewer, larger row groups than the
     // pair rule above, so fewer partial rows for bwd_dwdb, the staging
-    // keeping each CTA's loads ahead. One row a CTA (16 bits, N = 1024: two)
+    // keeping each CTA's loads ahead (where the call's instance stages them:
+    // not with accesses under 4 bytes, odd 16-bit N). One row a CTA (16 bits,
+    // N = 1024: two)
     // in 4 warps, 2 CTAs per SM (fp32, N = 1024: 4; N = 2048: 8 warps). On
     // an H100 at M = 4096 these were the best of every config with dW/dB, or
     // within 0.3 points of it (`LNTUNE_SWEEP_EVERY=1 lntune_sweep train DTYPE
@@ -743,9 +745,14 @@ Config default_config(const SpaceQuery& q, const ConfigFilter& accept) {
                              c.block_size == single && (single == 1024 || single == 2048);
     if (staged_rows) {
       const bool fp32 = q.dtype == DType::f32;
-      c.num_warps = fp32 && single == 2048 ? 8 : 4;
-      c.rows_per_cta = !fp32 && single == 1024 ? 2 : 1;
-      per_sm = fp32 && single == 1024 ? 4 : 2;
+      Config s = c;
+      s.num_warps = fp32 && single == 2048 ? 8 : 4;
+      s.rows_per_cta = !fp32 && single == 1024 ? 2 : 1;
+      const std::optional<InstanceKey> key = accept ? accept(s) : std::nullopt;
+      if (!accept || (key && stages_bwd_rows(*key))) {
+        c = s;
+        per_sm = fp32 && single == 1024 ? 4 : 2;
+      }
     }
     c.group_size_m = persistent_groups(q, c.rows_per_cta, c.cluster_size > 1 ? q.sm_count : q.sm_count * per_sm);
     // Small M, rows of 513-2048 columns held whole (no residual: those

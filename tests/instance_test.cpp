@@ -113,12 +113,15 @@ TEST(Instance, BackwardStagedRowsSharedMemory) {
   const Traits b = traits(Kernel::bwd_dx);
   // bf16 N = 4096 in two rows: 64 KB, dynamic.
   const InstanceKey two = make_instance(b, Config{4096, 16, 2, 132}, 4096, 8);
+  EXPECT_TRUE(stages_bwd_rows(two));
   EXPECT_EQ(bwd_stage_bytes(two), 2 * 2 * 4096 * (2 + 2));
   EXPECT_EQ(dynamic_smem_bytes(two), bwd_stage_bytes(two));
   EXPECT_NE(render(two).source.find("bwd_stage_bytes<Shape>() == 65536,"), std::string::npos);
   // 16 KB + 4 KB of sums + 8 KB: static.
   const InstanceKey pair = make_instance(b, Config{1024, 4, 2, 264}, 1024, 8);
   EXPECT_EQ(bwd_stage_bytes(pair), 0);
+  EXPECT_TRUE(stages_bwd_rows(pair));
+  EXPECT_FALSE(stages_bwd_rows(make_instance(b, Config{1024, 4, 2, 264}, 1023, 1))) << "2-byte accesses";
   EXPECT_NE(render(pair).source.find("bwd_stage_bytes<Shape>() == 0,"), std::string::npos);
   // The edge, 32 KB of stages: with 8 KB of finish, static; with 8 KB of row
   // sums too, dynamic.

@@ -301,6 +301,19 @@ TEST(Default, MeasuredTrainingAndResidualRules) {
   EXPECT_EQ(def(Kernel::bwd_dx, DType::f16, 1500, 8192), "block_size=2048 num_warps=4 rows_per_cta=1 group_size_m=264");
   EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 2048, 4096, true), "block_size=2048 num_warps=8 rows_per_cta=1 group_size_m=264")
       << "not with a residual (not staged)";
+  // Not where the call's instance would not stage the rows: 2-byte accesses
+  // (odd 16-bit N), or no shared-memory config allowed.
+  const auto staged_default = [](DType d, std::int64_t n, int vec, const ConfigFilter& accept) {
+    const Traits t{Kernel::bwd_dx, d, d, true, true};
+    ConfigFilter make = [&](const Config& c) -> std::optional<InstanceKey> { return make_instance(t, c, n, vec); };
+    return to_string(default_config({Kernel::bwd_dx, d, n, 4096, 132, 90}, accept ? accept : make));
+  };
+  EXPECT_EQ(staged_default(DType::bf16, 2046, 2, nullptr), "block_size=2048 num_warps=4 rows_per_cta=1 group_size_m=264");
+  EXPECT_EQ(staged_default(DType::bf16, 2047, 1, nullptr), "block_size=2048 num_warps=8 rows_per_cta=2 group_size_m=264");
+  EXPECT_EQ(staged_default(DType::f32, 1023, 1, nullptr), "block_size=1024 num_warps=4 rows_per_cta=1 group_size_m=512")
+      << "fp32: 4-byte copies stage";
+  EXPECT_EQ(staged_default(DType::bf16, 1024, 8, kNoSharedMemoryConfig),
+            "block_size=1024 num_warps=4 rows_per_cta=2 group_size_m=512");
   EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 2560, 4096), "block_size=4096 num_warps=8 rows_per_cta=1 group_size_m=264");
   EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 4096, 4096), "block_size=4096 num_warps=8 rows_per_cta=1 group_size_m=264");
   EXPECT_EQ(def(Kernel::bwd_dx, DType::f32, 4096, 4096), "block_size=4096 num_warps=8 rows_per_cta=1 group_size_m=132");
