@@ -518,6 +518,22 @@ __device__ __forceinline__ Welford row_welford(Welford w, float* scratch) {
   }
 }
 
+// A generic pointer into shared memory as a shared-window address (cp.async,
+// mbarriers, bulk copies take those).
+__device__ __forceinline__ unsigned shared_address(const void* p) {
+  unsigned long long a;
+  asm volatile("cvta.to.shared.u64 %0, %1;" : "=l"(a) : "l"(p));
+  return static_cast<unsigned>(a);
+}
+
+// The dynamic shared memory this launch was given, in bytes: kernels that
+// need some check it (a launch with less is the launcher's bug: __trap).
+__device__ __forceinline__ unsigned dynamic_smem_size() {
+  unsigned r;
+  asm volatile("mov.u32 %0, %%dynamic_smem_size;" : "=r"(r));
+  return r;
+}
+
 // cp.async (sm_80+) of BYTES (4, 8 or 16) from global memory to the shared
 // address `dst`: no register holds the data, and the issuing thread goes on.
 template <int BYTES>
@@ -528,10 +544,36 @@ __device__ __forceinline__ void copy_async(unsigned dst, const void* src) {
     asm volatile("cp.async.ca.shared.global [%0], [%1], %2;" ::"r"(dst), "l"(src), "n"(BYTES) : "memory");
   }
 }
+// The same, or BYTES zeros where !valid (src-size 0: nothing is read);
+// BYTES over 16 (an fp32 dy beside 16-bit x, 8 to an access) as 16-byte
+// copies.
+template <int BYTES>
+__device__ __forceinline__ void copy_async(unsigned dst, const void* src, bool valid) {
+  if constexpr (BYTES > 16) {
+    static_assert(BYTES % 16 == 0, "cp.async copies 4, 8 or 16 bytes");
+#pragma unroll
+    for (int b = 0; b < BYTES; b += 16) copy_async<16>(dst + b, static_cast<const char*>(src) + b, valid);
+  } else if constexpr (BYTES == 16) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst), "l"(src), "r"(valid ? 16u : 0u)
+                 : "memory");
+  } else {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;" ::"r"(dst), "l"(src), "n"(BYTES),
+                 "r"(valid ? static_cast<unsigned>(BYTES) : 0u)
+                 : "memory");
+  }
+}
+// Closes this thread's cp.async copies issued since the last group.
+__device__ __forceinline__ void copy_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+// Waits until at most PENDING of this thread's groups are still in flight.
+template <int PENDING>
+__device__ __forceinline__ void copy_async_wait() {
+  asm volatile("cp.async.wait_group %0;" ::"n"(PENDING) : "memory");
+}
 // Waits for this thread's cp.async copies (visible to the CTA after a
 // __syncthreads).
 __device__ __forceinline__ void copy_async_wait_all() {
-  asm volatile("cp.async.commit_group;\n\tcp.async.wait_group 0;" ::: "memory");
+  copy_async_commit();
+  copy_async_wait<0>();
 }
 
 }  // namespace lntune
@@ -607,12 +649,8 @@ __device__ __forceinline__ void load4(const float* src, float (&dst)[4], unsigne
 
 // Reads a float at the same shared-memory offset in CTA `rank` of the cluster.
 __device__ __forceinline__ float load_remote(const float* local, unsigned rank) {
-  unsigned long long shared_addr;
-  asm volatile("cvta.to.shared.u64 %0, %1;" : "=l"(shared_addr) : "l"(local));
   unsigned remote;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;"
-               : "=r"(remote)
-               : "r"(static_cast<unsigned>(shared_addr)), "r"(rank));
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(shared_address(local)), "r"(rank));
   float v;
   asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(remote) : "memory");
   return v;
@@ -683,22 +721,6 @@ __device__ __forceinline__ Welford cluster_welford(Welford w, float* slots) {
 // ------------------------------------- dependent launches and the grid barrier
 
 namespace lntune {
-
-// A generic pointer into shared memory as a shared-window address (cp.async,
-// mbarriers, bulk copies take those).
-__device__ __forceinline__ unsigned shared_address(const void* p) {
-  unsigned long long a;
-  asm volatile("cvta.to.shared.u64 %0, %1;" : "=l"(a) : "l"(p));
-  return static_cast<unsigned>(a);
-}
-
-// The dynamic shared memory this launch was given, in bytes: kernels that
-// need some check it (a launch with less is the launcher's bug: __trap).
-__device__ __forceinline__ unsigned dynamic_smem_size() {
-  unsigned r;
-  asm volatile("mov.u32 %0, %%dynamic_smem_size;" : "=r"(r));
-  return r;
-}
 
 // Programmatic dependent launch (sm_90+; no-ops before). A kernel launched
 // with CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION (bwd_dwdb after

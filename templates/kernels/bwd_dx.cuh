@@ -148,26 +148,6 @@ constexpr int bwd_stage_bytes() {
   return staged_bwd<S>() && !bwd_stage_static<S>() ? bwd_stage_raw_bytes<S>() : 0;
 }
 
-// cp.async of BYTES, or BYTES zeros where !valid (src-size 0: nothing read);
-// more than 16 bytes (an fp32 dy beside 16-bit x, 8 to an access) as 16-byte
-// copies.
-template <int BYTES>
-__device__ __forceinline__ void copy_async_or_zero(unsigned dst, const void* src, bool valid) {
-  if constexpr (BYTES > 16) {
-    static_assert(BYTES % 16 == 0, "cp.async copies 4, 8 or 16 bytes");
-#pragma unroll
-    for (int b = 0; b < BYTES; b += 16)
-      copy_async_or_zero<16>(dst + b, static_cast<const char*>(src) + b, valid);
-  } else if constexpr (BYTES == 16) {
-    const unsigned bytes = valid ? BYTES : 0;
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst), "l"(src), "r"(bytes) : "memory");
-  } else {
-    const unsigned bytes = valid ? BYTES : 0;
-    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;" ::"r"(dst), "l"(src), "n"(BYTES), "r"(bytes)
-                 : "memory");
-  }
-}
-
 // This thread's pieces of `row` (zeros past M or N) into stage buffers sx/sdy
 // (this slot's kBlockSize elements each), as one cp.async group.
 template <class S>
@@ -182,10 +162,10 @@ __device__ __forceinline__ void stage_bwd_row(const BwdParams& p, i64 row, i64 c
   for (int j = 0; j < S::kVecsPerThread; ++j) {
     const int col = (j * S::kThreadsPerRow + t) * S::kVec;
     const bool ok = valid && col < n;
-    copy_async_or_zero<S::kVec * sizeof(R)>(shared_address(sx + col), x + (ok ? col : 0), ok);
-    copy_async_or_zero<S::kVec * sizeof(Y)>(shared_address(sdy + col), dy + (ok ? col : 0), ok);
+    copy_async<S::kVec * sizeof(R)>(shared_address(sx + col), x + (ok ? col : 0), ok);
+    copy_async<S::kVec * sizeof(Y)>(shared_address(sdy + col), dy + (ok ? col : 0), ok);
   }
-  asm volatile("cp.async.commit_group;" ::: "memory");
+  copy_async_commit();
 }
 
 // Starts bringing a row into L2, so that loading it later waits less.
@@ -334,7 +314,7 @@ __device__ __forceinline__ void layer_norm_bwd_dx_single_tile(const BwdParams& p
     if constexpr (kStaged) {
       // The next row's copies, then wait for this row's (issued a row ago).
       stage_bwd_row<S>(p, row + step, c0, n, t, stage_at(stage_x, stage ^ 1), stage_at(stage_dy, stage ^ 1));
-      asm volatile("cp.async.wait_group 1;" ::: "memory");
+      copy_async_wait<1>();
       const R* const sx = stage_at(stage_x, stage);
       const Y* const sdy = stage_at(stage_dy, stage);
 #pragma unroll
@@ -414,7 +394,7 @@ __device__ __forceinline__ void layer_norm_bwd_dx_single_tile(const BwdParams& p
       store_dresidual<S>(p, row, c0 + col, out);
     }
   }
-  if constexpr (kStaged) asm volatile("cp.async.wait_group 0;" ::: "memory");  // the last (empty) row's copies
+  if constexpr (kStaged) copy_async_wait<0>();  // the last (empty) row's copies
   if constexpr (kClustered) cluster_arrive();  // done reading the other CTAs' slots
 
   if constexpr (S::kRowsPerCta > 1) {
