@@ -734,8 +734,8 @@ Config default_config(const SpaceQuery& q, const ConfigFilter& accept) {
     // pair rule above, so fewer partial rows for bwd_dwdb, the staging
     // keeping each CTA's loads ahead (where the call's instance stages them:
     // not with accesses under 4 bytes, odd 16-bit N). One row a CTA (16 bits,
-    // N = 1024: two)
-    // in 4 warps, 2 CTAs per SM (fp32, N = 1024: 4; N = 2048: 8 warps). On
+    // N = 1024: two) in 4 warps, 2 CTAs per SM (fp32, N = 1024: 4; N = 2048:
+    // 8 warps). On
     // an H100 at M = 4096 these were the best of every config with dW/dB, or
     // within 0.3 points of it (`LNTUNE_SWEEP_EVERY=1 lntune_sweep train DTYPE
     // N`, bench/results/h100_s30, calls 2 and 3), % of copy against the rule

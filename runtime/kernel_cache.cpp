@@ -58,21 +58,20 @@ void KernelCache::build(Entry& e, CUcontext ctx, const std::string& arch, const 
   // memory (above the 48 KB default; both entries of the backward) and
   // clusters of 16 CTAs (non-portable).
   const std::int64_t smem = gen::dynamic_smem_bytes(key);
-  if (smem > 0) {
-    check(d.FuncSetAttribute(e.kernel.fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(smem)),
-          "cuFuncSetAttribute(" + src.kernel_name + ", MAX_DYNAMIC_SHARED_SIZE_BYTES, " + std::to_string(smem) + ")");
-    e.kernel.dynamic_smem = static_cast<unsigned>(smem);
-  }
+  const auto allow_smem = [&](CUfunction f, const std::string& name) {
+    if (smem > 0)
+      check(d.FuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(smem)),
+            "cuFuncSetAttribute(" + name + ", MAX_DYNAMIC_SHARED_SIZE_BYTES, " + std::to_string(smem) + ")");
+  };
+  allow_smem(e.kernel.fn, src.kernel_name);
+  e.kernel.dynamic_smem = static_cast<unsigned>(smem);
   if (key.cluster_size > 8)
     check(d.FuncSetAttribute(e.kernel.fn, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1),
           "cuFuncSetAttribute(" + src.kernel_name + ", NON_PORTABLE_CLUSTER_SIZE_ALLOWED)");
   if (!src.finish_kernel_name.empty()) {
     check(d.ModuleGetFunction(&e.kernel.finish_fn, mod, src.finish_kernel_name.c_str()),
           "cuModuleGetFunction(" + src.finish_kernel_name + ")");
-    if (smem > 0)
-      check(d.FuncSetAttribute(e.kernel.finish_fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(smem)),
-            "cuFuncSetAttribute(" + src.finish_kernel_name + ", MAX_DYNAMIC_SHARED_SIZE_BYTES, " + std::to_string(smem) +
-                ")");
+    allow_smem(e.kernel.finish_fn, src.finish_kernel_name);
     int per_sm = 0, sms = 0;
     CUdevice dev = 0;
     check(d.OccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, e.kernel.finish_fn, 32 * key.num_warps,
