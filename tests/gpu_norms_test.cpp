@@ -457,7 +457,9 @@ struct SpaceCase {
   // split in two at N = 1000; 4- and 8-byte copies at N = 2002); 3: RMSNorm,
   // fp32 x, bf16 out (N = 2001: 4- and 2-byte accesses, the latter not staged);
   // 4: LayerNorm fp32, N = 4095 (4-byte copies; one row of 4096 columns
-  // stages 64 KB, above the 48 KB a launch gets unasked, in both entries).
+  // stages 64 KB, above the 48 KB a launch gets unasked; at M = 300 these
+  // configs take the two-kernel path: gpu_test's
+  // FinishingEntryStagesRowsInDynamicSharedMemory runs the finishing entry).
   int variant;
   std::int64_t N;
   Kernel kernel;

@@ -497,6 +497,45 @@ TEST(Gpu, UnalignedGradsOfOneCtaFinishCooperatively) {
     }
 }
 
+// The finishing entry with its rows staged in dynamic shared memory above the
+// 48 KB a launch gets unasked (KernelCache::build allows the size on both
+// entries): fp32 N = 4096 in CTAs of 8 warps (64 KB of stages), 32 CTAs at
+// M = 64, launched cooperatively (finish_fits), against the reference, its
+// dx bitwise that of the two-kernel path. No other GPU test launches that
+// entry with stages in dynamic shared memory.
+TEST(Gpu, FinishingEntryStagesRowsInDynamicSharedMemory) {
+  LNTUNE_REQUIRE_GPU();
+  Rng rng;
+  SCOPED_TRACE("seed " + std::to_string(rng.seed()));
+  Case c;
+  c.x = c.w = DType::f32;
+  c.M = 64;
+  c.N = 4096;
+  Problem p(c, rng);
+  p.run_forward();
+  const Config dc{4096, 8, 1, 32};
+  const Config rc = gen::default_config({Kernel::bwd_dwdb, c.w, c.N, 32, 132});
+  rt::Runtime& runtime = rt::default_runtime();
+  CUcontext ctx = nullptr;
+  const rt::DeviceInfo& dev = runtime.current_device(&ctx);
+  const Traits t{Kernel::bwd_dx, DType::f32, DType::f32, true, true};
+  const auto& k = runtime.kernel(ctx, dev.arch(), gen::make_instance(t, dc, c.N, 4));
+  ASSERT_NE(k.finish_fn, nullptr);
+  EXPECT_GT(k.dynamic_smem, 48u * 1024) << "the case this test is about";
+  const BwdOut in = backward_with(p, dc, rc);
+  const BwdOut sep = backward_with(p, dc, rc, false, rt::Finish::separate);
+  EXPECT_EQ(in.path, rt::FinishPath::cooperative);
+  EXPECT_EQ(in.dx.bytes, sep.dx.bytes);
+  for (const BwdOut* o : {&in, &sep}) {
+    SCOPED_TRACE(o == &in ? "finished in the dx kernel" : "bwd_dwdb after it");
+    DeviceTensor ddx(c.x, c.M * p.ys), ddw(c.w, c.N), ddb(c.w, c.N);
+    ddx.upload(o->dx);
+    ddw.upload(o->dw);
+    ddb.upload(o->db);
+    p.check_backward_outputs(ddx, &ddw, &ddb);
+  }
+}
+
 // The finish has its own entry, so its registers never bound the plain
 // backward's occupancy: bf16 N = 1024 in CTAs of 8 warps, one row each,
 // takes 64 registers alone and 120 with the finish (ptxas, session 29). The
