@@ -647,6 +647,15 @@ __device__ __forceinline__ void load4(const float* src, float (&dst)[4], unsigne
       : "l"(src), "l"(policy));
 }
 
+// load4 for inputs that a store of this thread may alias (a gradient written
+// in place): ordered against the thread's other memory accesses.
+__device__ __forceinline__ void load4_ordered(const float* src, float (&dst)[4], unsigned long long policy) {
+  asm volatile("ld.global.L2::cache_hint.v4.f32 {%0, %1, %2, %3}, [%4], %5;"
+               : "=f"(dst[0]), "=f"(dst[1]), "=f"(dst[2]), "=f"(dst[3])
+               : "l"(src), "l"(policy)
+               : "memory");
+}
+
 // Reads a float at the same shared-memory offset in CTA `rank` of the cluster.
 __device__ __forceinline__ float load_remote(const float* local, unsigned rank) {
   unsigned remote;

@@ -220,6 +220,23 @@ constexpr int split_columns() {
   return S::kAccesses / 2 * S::kThreads * S::kVec;
 }
 
+// The fused backward's dz where dy is not staged and dz is fp32 (fp32 rows
+// of 256K columns): the copy engine prefetches the row's dz slab into L2
+// beside dy (evict_last), and pass B reads it with evict_first. The
+// threads' own prefetch a row earlier, without a policy, was evicted before
+// pass B read it (fp32 add + LayerNorm at N = 262144: 2.19 GB of DRAM reads
+// against 1.6 GB of z, dy and dz). At x = 512 MiB, % of copy, main against
+// this (bench/results/s32): H100, with the row's dz pointer held across
+// pass B (call 1), add + LayerNorm 68.7 -> 74.2, add + RMSNorm 72.1 ->
+// 77.8; H200, this form (the pointer formed per access: held, it spilled
+// at 32 warps; call 2), 65.5 -> 68.9 and 68.2 -> 70.3. Elsewhere (16-bit
+// dz) the threads prefetch dz as before: there the copy engine's prefetch
+// cost a spill at 16 warps, and it was not measured.
+template <class S>
+constexpr bool bulk_dz() {
+  return S::kResidual && !S::kStageDy && sizeof(typename S::R) == 4 && S::kVec == 4;
+}
+
 // Thread 0: row i's slab of x and dy into stage i % kStages (x only, and
 // dy's into L2, where dy is not staged). PART: 0 the first half of x (and
 // every expected byte, and dy's prefetch), 1 the second half (split_copy),
@@ -247,6 +264,8 @@ __device__ __forceinline__ void issue_row(const BwdParams& p, unsigned char* sme
       mbarrier_arrive_expect_tx(bars + s, x_bytes);
       bulk_copy_g2s(stage_x<S>(smem, s), x, first, bars + s, l2_evict_first());
       bulk_prefetch_l2(dy, dy_bytes, l2_evict_last());
+      if constexpr (bulk_dz<S>())  // the fused backward's dz, read once, in pass B
+        if (p.dz) bulk_prefetch_l2(static_cast<const typename S::R*>(p.dz) + row * p.dz_stride + c0, x_bytes, l2_evict_last());
     } else if (x_bytes > first) {
       bulk_copy_g2s(stage_x<S>(smem, s) + half, x + half, x_bytes - first, bars + s, l2_evict_first());
     }
@@ -277,6 +296,18 @@ __device__ __forceinline__ void read_access(const unsigned char* smem, int s, co
   } else {
 #pragma unroll
     for (int k = 0; k < S::kVec; ++k) w[k] = 1.f;
+  }
+}
+
+// The fused backward's dz, access `col` of this CTA's slab of the row, in
+// pass B (its only read): with evict_first where the copy engine prefetched
+// it into L2 (bulk_dz).
+template <class S>
+__device__ __forceinline__ void wide_load_dz(const typename S::R* dz, int col, float (&d)[S::kVec]) {
+  if constexpr (bulk_dz<S>()) {
+    load4_ordered(reinterpret_cast<const float*>(dz + col), d, l2_evict_first());
+  } else {
+    load<S::kVec>(dz + col, d);
   }
 }
 
@@ -432,8 +463,9 @@ __device__ __forceinline__ void layer_norm_bwd_dx_wide(const BwdParams& p) {
   const auto sums_push = [&](i64 i) {
     const float mean = row_stats[i % kBuffers][0], rstd = row_stats[i % kBuffers][1];
     // The fused backward's dz is read in pass B, straight from global memory:
-    // prefetched into L2 here (a hint; no value depends on it).
-    prefetch_dz_row<S>(p, rows.row(i), c0, n, t, S::kThreads, S::kAccesses);
+    // prefetched into L2 here (a hint; no value depends on it), or by the
+    // copy engine in issue_row (bulk_dz).
+    if constexpr (!bulk_dz<S>()) prefetch_dz_row<S>(p, rows.row(i), c0, n, t, S::kThreads, S::kAccesses);
     const int s = static_cast<int>(i % S::kStages);
     if (n > 0) mbarrier_wait(bars + s, static_cast<unsigned>((i / S::kStages) & 1));
     float a, b;
@@ -497,7 +529,7 @@ __device__ __forceinline__ void layer_norm_bwd_dx_wide(const BwdParams& p) {
 #pragma unroll
         for (int j = 0; j < S::kAccesses; ++j) {
           const int col = (j * S::kThreads + t) * S::kVec;
-          if (col < n) load<S::kVec>(dz + col, dzv[j]);
+          if (col < n) wide_load_dz<S>(dz, col, dzv[j]);
         }
       }
     }
@@ -524,6 +556,13 @@ __device__ __forceinline__ void layer_norm_bwd_dx_wide(const BwdParams& p) {
         if (p.dz) {
 #pragma unroll
           for (int k = 0; k < S::kVec; ++k) out[k] += dzv[j][k];
+        }
+      } else if constexpr (bulk_dz<S>()) {
+        if (p.dz) {
+          float d[S::kVec];
+          wide_load_dz<S>(static_cast<const typename S::R*>(p.dz) + row * p.dz_stride + c0, col, d);
+#pragma unroll
+          for (int k = 0; k < S::kVec; ++k) out[k] += d[k];
         }
       } else {
         add_dz<S>(p, row, c0 + col, out);
