@@ -509,7 +509,10 @@ Config fused_bwd_default(const SpaceQuery& q) {
 // h100_2026-11-25b, call 3). Not for RMSNorm: bf16 N = 8192 85.4% of copy
 // this way, 93.8% for the whole row in 16 warps (`LNTUNE_SWEEP_EVERY=1
 // LNTUNE_SWEEP_OP=rmsnorm lntune_sweep bwd bf16 8192`, bench/results/
-// h200x2_2026-11-24, call 6). The caller sets the grid.
+// h200x2_2026-11-24, call 6). The caller sets the grid. Since the register
+// backward stages each next row in shared memory (bwd_dx.cuh, staged_bwd),
+// the whole row in 16 warps is faster where its instance stages the rows:
+// the plain rule keeps it (default_config, whole_row_stages).
 bool half_layer_norm_split_in_two(const SpaceQuery& q) {
   return q.kernel == Kernel::bwd_dx && q.norm == Norm::layer && q.cc >= 90 && dtype_size(q.dtype) == 2 &&
          q.m > 8192 && next_pow2(q.n) == 8192 && q.n > 6144;
@@ -666,7 +669,21 @@ Config default_config(const SpaceQuery& q, const ConfigFilter& accept) {
   // 86.1, 87.2 and 88.3% for 16 elements per thread (bench/results/
   // h100_2026-11-24c, call 12).
   const bool fp32_short_rows = bwd && q.dtype == DType::f32 && q.m > 8192 && single >= 256 && single <= 2048;
-  if (!q.residual && half_layer_norm_split_in_two(q)) {
+  // 16-bit LayerNorm rows of 6145-8192 columns over many rows: split in two
+  // over a cluster only where the whole row in 16 warps would not stage its
+  // rows (odd N: accesses under 4 bytes). Staged, the whole row (one CTA of
+  // 512 threads per SM) was the best of the space on an H100 at x = 512 MiB
+  // (`LNTUNE_SWEEP_EVERY=1 lntune_sweep bwd bf16 8192`, bench/results/s32,
+  // call 1): bf16 N = 8192 95.9% of copy, fp16 96.5%, against 90.3% and
+  // 90.2% for the split; as the default on an H200 (call 2), main against
+  // this: bf16 N = 8192 76.4 -> 96.2%, 7168 69.7 -> 93.9%, fp16 8192
+  // 76.4 -> 99.0%.
+  const auto whole_row_stages = [&] {
+    if (!accept) return true;
+    const std::optional<InstanceKey> key = accept(Config{static_cast<int>(single), 16, 1, 0});
+    return key && stages_bwd_rows(*key);
+  };
+  if (!q.residual && half_layer_norm_split_in_two(q) && !whole_row_stages()) {
     c = kHalfSplitInTwo;
   } else if (tpr_needed <= 512) {
     // The backward at training sizes (M <= 8192: few rows per CTA, so the
