@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The GPU-call helpers (bench/gpu_ab.sh, bench/gpu_suites.sh) against
+# The GPU-call helpers (bench/gpu_ab.sh, bench/gpu_suites.sh, bench/gpu_tables.sh)
+# against
 # stand-in binaries, so that a broken helper shows here, not in a GPU call
 # whose device time is then spent. ctest label cpu.
 #   bash tests/bench_scripts.sh REPO_ROOT
@@ -74,6 +75,49 @@ check "gpu_suites.sh runs 4 shards" test "$(grep -c '^shard [0-3]/4$' "$T/out/gp
 check "gpu_suites.sh keeps gpu_test's log" grep -q "2 tests" "$T/out/gpu_test_t.log"
 (cd "$root" && FAIL_GPU_TEST=1 OUT="$T/out" bash bench/gpu_suites.sh "$T/s" t2 > "$T/suites.txt" 2>&1)
 check "gpu_suites.sh exits 1 when a suite fails" test $? = 1
+
+# gpu_tables.sh: a stand-in python3 (the benchmark scripts: it writes the
+# markdown table into --out, and fails for the script named in FAIL_SCRIPT)
+# and the stand-in lntune_sweep; every step logged under $OUT with the tag,
+# the tables copied, a failed step named while the rest run on.
+mkdir -p "$T/bin" "$T/tab"
+cat > "$T/bin/python3" <<'STANDIN'
+#!/usr/bin/env bash
+out=""
+prev=""
+for a in "$@"; do [ "$prev" = --out ] && out=$a; prev=$a; done
+echo "python3 $*"
+case "$*" in *"${FAIL_SCRIPT:-none}"*) exit 4 ;; esac
+if [ -n "$out" ]; then
+  mkdir -p "$out"
+  case "$*" in *bench_norms.py*) echo "| norms |" > "$out/norms.md" ;; *) echo "| table |" > "$out/results.md" ;; esac
+fi
+case "$*" in *--grid*) echo "grid-e2e bf16: 32 N, geomean x1.50, min x1.01; below 1.0: none" ;; esac
+exit 0
+STANDIN
+chmod +x "$T/bin/python3"
+(cd "$T" && PATH="$T/bin:$PATH" OUT="$T/tab" bash "$root/bench/gpu_tables.sh" "$T/a" s1 > "$T/tables.txt" 2> "$T/err.txt")
+check "gpu_tables.sh exits 0" test $? = 0
+for f in ext train bandwidth norms grid e2e; do
+  check "gpu_tables.sh logs step $f" test -s "$T/tab/${f}_s1.log"
+done
+check "gpu_tables.sh times fp16, bf16 and fp32 at M = 4096" test "$(grep -c '^train ' "$T/tab/train_s1.log")" = 15
+check "gpu_tables.sh copies the tables" test -s "$T/tab/bandwidth_s1.md" -a -s "$T/tab/norms_s1.md" -a -s "$T/tab/grid_s1.md"
+check "gpu_tables.sh runs the bandwidth regime against PyTorch" \
+  grep -q "bench_layernorm.py --no-plots --section bandwidth --dtypes fp16,bf16,fp32 --providers lntune-default,torch" "$T/tab/bandwidth_s1.log"
+check "gpu_tables.sh prints the e2e summary" grep -q "geomean x1.50" "$T/tables.txt"
+(cd "$T" && PATH="$T/bin:$PATH" FAIL_SCRIPT=bench_norms.py TABLES="norms grid" OUT="$T/tab" bash "$root/bench/gpu_tables.sh" "$T/a" s2 > "$T/tables.txt" 2> "$T/err.txt")
+check "gpu_tables.sh exits 1 when a step fails" test $? = 1
+check "gpu_tables.sh names the failed step" grep -q "failed: norms (exit 4)" "$T/err.txt"
+check "gpu_tables.sh runs the steps after a failed one" test -s "$T/tab/grid_s2.md"
+check "gpu_tables.sh runs only the steps asked for" test ! -e "$T/tab/train_s2.log"
+for args in "$T/a" "$T/missing t" "$T/a bad/tag" "$T/s t"; do
+  # shellcheck disable=SC2086  # the arguments are a word list
+  (PATH="$T/bin:$PATH" OUT="$T/tab" bash "$root/bench/gpu_tables.sh" $args > /dev/null 2> "$T/err.txt")
+  check "gpu_tables.sh refuses '$args' with exit 2 and a reason" test $? = 2 -a -s "$T/err.txt"
+done
+(PATH="$T/bin:$PATH" OUT="$T/tab" TABLES="train plots" bash "$root/bench/gpu_tables.sh" "$T/a" t > /dev/null 2> "$T/err.txt")
+check "gpu_tables.sh refuses an unknown step" grep -q "unknown step 'plots'" "$T/err.txt"
 
 [ "$fails" = 0 ] && echo "all checks passed" || echo "$fails check(s) failed"
 exit $((fails > 0))
