@@ -512,7 +512,7 @@ Config fused_bwd_default(const SpaceQuery& q) {
 // h200x2_2026-11-24, call 6). The caller sets the grid. Since the register
 // backward stages each next row in shared memory (bwd_dx.cuh, staged_bwd),
 // the whole row in 16 warps is faster where its instance stages the rows:
-// the plain rule keeps it (default_config, whole_row_stages).
+// the plain rule keeps it (default_config, backward_stages_rows).
 bool half_layer_norm_split_in_two(const SpaceQuery& q) {
   return q.kernel == Kernel::bwd_dx && q.norm == Norm::layer && q.cc >= 90 && dtype_size(q.dtype) == 2 &&
          q.m > 8192 && next_pow2(q.n) == 8192 && q.n > 6144;
@@ -554,6 +554,16 @@ std::optional<Config> fused_half_bwd_default(const SpaceQuery& q, const ConfigFi
   return std::nullopt;
 }
 
+
+// Whether the register backward of config `c` stages its rows in shared
+// memory for the call `accept` describes (gen::stages_bwd_rows of its
+// instance: not with accesses under 4 bytes, odd 16-bit N). Without a
+// filter (no call known), as staging.
+bool backward_stages_rows(const Config& c, const ConfigFilter& accept) {
+  if (!accept) return true;
+  const std::optional<InstanceKey> key = accept(c);
+  return key && stages_bwd_rows(*key);
+}
 }  // namespace
 
 std::int64_t max_dwdb_splits(std::int64_t n) {
@@ -678,12 +688,8 @@ Config default_config(const SpaceQuery& q, const ConfigFilter& accept) {
   // 90.2% for the split; as the default on an H200 (call 2), main against
   // this: bf16 N = 8192 76.4 -> 96.2%, 7168 69.7 -> 93.9%, fp16 8192
   // 76.4 -> 99.0%.
-  const auto whole_row_stages = [&] {
-    if (!accept) return true;
-    const std::optional<InstanceKey> key = accept(Config{static_cast<int>(single), 16, 1, 0});
-    return key && stages_bwd_rows(*key);
-  };
-  if (!q.residual && half_layer_norm_split_in_two(q) && !whole_row_stages()) {
+  if (!q.residual && half_layer_norm_split_in_two(q) &&
+      !backward_stages_rows(Config{static_cast<int>(single), 16, 1, 0}, accept)) {
     c = kHalfSplitInTwo;
   } else if (tpr_needed <= 512) {
     // The backward at training sizes (M <= 8192: few rows per CTA, so the
@@ -765,8 +771,7 @@ Config default_config(const SpaceQuery& q, const ConfigFilter& accept) {
       Config s = c;
       s.num_warps = fp32 && single == 2048 ? 8 : 4;
       s.rows_per_cta = !fp32 && single == 1024 ? 2 : 1;
-      const std::optional<InstanceKey> key = accept ? accept(s) : std::nullopt;
-      if (!accept || (key && stages_bwd_rows(*key))) {
+      if (backward_stages_rows(s, accept)) {
         c = s;
         per_sm = fp32 && single == 1024 ? 4 : 2;
       }
