@@ -640,20 +640,21 @@ __device__ __forceinline__ void bulk_prefetch_l2(const void* src, unsigned bytes
 }
 // Four floats from global memory (16-byte aligned) with an L2 policy. For
 // inputs the kernel never writes: without a memory clobber, the compiler may
-// move it above earlier stores.
+// move it above earlier stores. ORDERED: for inputs a store of this thread
+// may alias (a gradient written in place), ordered against the thread's
+// other memory accesses.
+template <bool ORDERED = false>
 __device__ __forceinline__ void load4(const float* src, float (&dst)[4], unsigned long long policy) {
-  asm("ld.global.L2::cache_hint.v4.f32 {%0, %1, %2, %3}, [%4], %5;"
-      : "=f"(dst[0]), "=f"(dst[1]), "=f"(dst[2]), "=f"(dst[3])
-      : "l"(src), "l"(policy));
-}
-
-// load4 for inputs that a store of this thread may alias (a gradient written
-// in place): ordered against the thread's other memory accesses.
-__device__ __forceinline__ void load4_ordered(const float* src, float (&dst)[4], unsigned long long policy) {
-  asm volatile("ld.global.L2::cache_hint.v4.f32 {%0, %1, %2, %3}, [%4], %5;"
-               : "=f"(dst[0]), "=f"(dst[1]), "=f"(dst[2]), "=f"(dst[3])
-               : "l"(src), "l"(policy)
-               : "memory");
+  if constexpr (ORDERED) {
+    asm volatile("ld.global.L2::cache_hint.v4.f32 {%0, %1, %2, %3}, [%4], %5;"
+                 : "=f"(dst[0]), "=f"(dst[1]), "=f"(dst[2]), "=f"(dst[3])
+                 : "l"(src), "l"(policy)
+                 : "memory");
+  } else {
+    asm("ld.global.L2::cache_hint.v4.f32 {%0, %1, %2, %3}, [%4], %5;"
+        : "=f"(dst[0]), "=f"(dst[1]), "=f"(dst[2]), "=f"(dst[3])
+        : "l"(src), "l"(policy));
+  }
 }
 
 // Reads a float at the same shared-memory offset in CTA `rank` of the cluster.

@@ -299,15 +299,29 @@ __device__ __forceinline__ void read_access(const unsigned char* smem, int s, co
   }
 }
 
-// The fused backward's dz, access `col` of this CTA's slab of the row, in
-// pass B (its only read): with evict_first where the copy engine prefetched
-// it into L2 (bulk_dz).
+// One access of the fused backward's dz, in pass B (its only read): with
+// evict_first where the copy engine prefetched it into L2 (bulk_dz), ordered
+// against the thread's stores (dx or dresidual may be written over dz).
 template <class S>
-__device__ __forceinline__ void wide_load_dz(const typename S::R* dz, int col, float (&d)[S::kVec]) {
+__device__ __forceinline__ void wide_load_dz(const typename S::R* src, float (&d)[S::kVec]) {
   if constexpr (bulk_dz<S>()) {
-    load4_ordered(reinterpret_cast<const float*>(dz + col), d, l2_evict_first());
+    load4<true>(reinterpret_cast<const float*>(src), d, l2_evict_first());
   } else {
-    load<S::kVec>(dz + col, d);
+    load<S::kVec>(src, d);
+  }
+}
+
+// dx += dz for the access at column `col` of row `row`: add_dz
+// (bwd_dx.cuh), or with wide_load_dz's read where bulk_dz.
+template <class S>
+__device__ __forceinline__ void wide_add_dz(const BwdParams& p, i64 row, i64 col, float (&out)[S::kVec]) {
+  if constexpr (!bulk_dz<S>()) {
+    add_dz<S>(p, row, col, out);
+  } else if (p.dz) {
+    float d[S::kVec];
+    wide_load_dz<S>(static_cast<const typename S::R*>(p.dz) + row * p.dz_stride + col, d);
+#pragma unroll
+    for (int k = 0; k < S::kVec; ++k) out[k] += d[k];
   }
 }
 
@@ -529,7 +543,7 @@ __device__ __forceinline__ void layer_norm_bwd_dx_wide(const BwdParams& p) {
 #pragma unroll
         for (int j = 0; j < S::kAccesses; ++j) {
           const int col = (j * S::kThreads + t) * S::kVec;
-          if (col < n) wide_load_dz<S>(dz, col, dzv[j]);
+          if (col < n) wide_load_dz<S>(dz + col, dzv[j]);
         }
       }
     }
@@ -557,15 +571,8 @@ __device__ __forceinline__ void layer_norm_bwd_dx_wide(const BwdParams& p) {
 #pragma unroll
           for (int k = 0; k < S::kVec; ++k) out[k] += dzv[j][k];
         }
-      } else if constexpr (bulk_dz<S>()) {
-        if (p.dz) {
-          float d[S::kVec];
-          wide_load_dz<S>(static_cast<const typename S::R*>(p.dz) + row * p.dz_stride + c0, col, d);
-#pragma unroll
-          for (int k = 0; k < S::kVec; ++k) out[k] += d[k];
-        }
       } else {
-        add_dz<S>(p, row, c0 + col, out);
+        wide_add_dz<S>(p, row, c0 + col, out);
       }
       store<S::kVec>(dx + col, out);
       store_dresidual<S>(p, row, c0 + col, out);
