@@ -54,6 +54,14 @@ step() {
   [ $rc = 0 ] || { failed+=("$name (exit $rc)"); echo "gpu_tables.sh: step $name failed (exit $rc)" >&2; }
   return $rc
 }
+# table NAME FILE: a step's markdown table into $OUT as NAME_TAG.md; a step
+# that ran to the end without writing it failed too.
+table() {
+  cp "$2" "$O/$1_$tag.md" 2>/dev/null && return 0
+  failed+=("$1 (no table)")
+  echo "gpu_tables.sh: step $1 wrote no table ($2)" >&2
+  return 1
+}
 for s in $steps; do
   case $s in
     ext)
@@ -65,21 +73,20 @@ print('extension', 'built' if lt._ext is not None else 'absent (ctypes path)')"
     train)
       # shellcheck disable=SC2016  # $0 is the inner shell's
       step train bash -c 'for dt in fp16 bf16 fp32; do
-        LNTUNE_SWEEP_CONFIG=default "$0/lntune_sweep" train $dt 1024 2048 4096 8192 16384 || exit; done' "$D" && grep -E "^train .* M=[0-9a-z]+ +default " "$O/train_$tag.log" | awk '{print $2, $3, $6, $7, $10}'
+        LNTUNE_SWEEP_CONFIG=default "$0/lntune_sweep" train $dt 1024 2048 4096 8192 16384 || exit; done' "$D" &&
+        grep -E "^train .* M=[0-9a-z]+ +default " "$O/train_$tag.log" | awk '{print $2, $3, $6, $7, $10}'
       ;;
     bandwidth)
       step bandwidth python3 "$root/bench/bench_layernorm.py" --no-plots --section bandwidth --dtypes fp16,bf16,fp32 \
-        --providers lntune-default,torch --out "$T/bandwidth"
-      cp "$T/bandwidth/results.md" "$O/bandwidth_$tag.md" 2>/dev/null
+        --providers lntune-default,torch --out "$T/bandwidth" && table bandwidth "$T/bandwidth/results.md"
       ;;
     norms)
-      step norms python3 "$root/bench/bench_norms.py" --section bandwidth --dtypes bf16,fp32 --out "$T/norms"
-      cp "$T/norms/norms.md" "$O/norms_$tag.md" 2>/dev/null
+      step norms python3 "$root/bench/bench_norms.py" --section bandwidth --dtypes bf16,fp32 --out "$T/norms" &&
+        table norms "$T/norms/norms.md"
       ;;
     grid)
       step grid python3 "$root/bench/bench_layernorm.py" --no-plots --section grid,small_m,host --dtypes fp16,bf16,fp32 \
-        --providers lntune-default,torch --out "$T/grid"
-      cp "$T/grid/results.md" "$O/grid_$tag.md" 2>/dev/null
+        --providers lntune-default,torch --out "$T/grid" && table grid "$T/grid/results.md"
       ;;
     e2e)
       step e2e python3 "$root/bench/bench_host_step.py" --grid --rounds "${E2E_ROUNDS:-11}" --calls 10 \

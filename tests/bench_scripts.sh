@@ -88,7 +88,7 @@ prev=""
 for a in "$@"; do [ "$prev" = --out ] && out=$a; prev=$a; done
 echo "python3 $*"
 case "$*" in *"${FAIL_SCRIPT:-none}"*) exit 4 ;; esac
-if [ -n "$out" ]; then
+if [ -n "$out" ] && [ -z "${NO_TABLE:-}" ]; then
   mkdir -p "$out"
   case "$*" in *bench_norms.py*) echo "| norms |" > "$out/norms.md" ;; *) echo "| table |" > "$out/results.md" ;; esac
 fi
@@ -111,6 +111,8 @@ check "gpu_tables.sh exits 1 when a step fails" test $? = 1
 check "gpu_tables.sh names the failed step" grep -q "failed: norms (exit 4)" "$T/err.txt"
 check "gpu_tables.sh runs the steps after a failed one" test -s "$T/tab/grid_s2.md"
 check "gpu_tables.sh runs only the steps asked for" test ! -e "$T/tab/train_s2.log"
+(cd "$T" && PATH="$T/bin:$PATH" NO_TABLE=1 TABLES="grid" OUT="$T/tab" bash "$root/bench/gpu_tables.sh" "$T/a" s3 > /dev/null 2> "$T/err.txt")
+check "gpu_tables.sh fails a step that wrote no table" grep -q "failed: grid (no table)" "$T/err.txt"
 for args in "$T/a" "$T/missing t" "$T/a bad/tag" "$T/s t"; do
   # shellcheck disable=SC2086  # the arguments are a word list
   (PATH="$T/bin:$PATH" OUT="$T/tab" bash "$root/bench/gpu_tables.sh" $args > /dev/null 2> "$T/err.txt")
