@@ -272,16 +272,13 @@ __device__ __forceinline__ void issue_row(const BwdParams& p, unsigned char* sme
   }
 }
 
-// This thread's access j of the staged row: x (z) and dy (from the stage,
-// or from `dy` in global memory where it is not staged), and the applied
-// weight (1 where there is none).
-// LAST: pass B's read, dy's last (where dy is not staged, fp32: read with
-// evict_first, pass A's with evict_last).
+// This thread's access at `col` of the staged row's dy: from the stage, or
+// from `dy` in global memory where it is not staged. LAST: pass B's read,
+// dy's last (where dy is not staged, fp32: read with evict_first, pass A's
+// with evict_last).
 template <class S, bool LAST = false>
-__device__ __forceinline__ void read_access(const unsigned char* smem, int s, const typename S::Y* dy,
-                                            int col, float (&x)[S::kVec], float (&g)[S::kVec],
-                                            float (&w)[S::kVec]) {
-  load<S::kVec>(stage_x<S>(const_cast<unsigned char*>(smem), s) + col, x);
+__device__ __forceinline__ void read_dy(const unsigned char* smem, int s, const typename S::Y* dy, int col,
+                                        float (&g)[S::kVec]) {
   if constexpr (S::kStageDy) {
     load<S::kVec>(stage_dy<S>(const_cast<unsigned char*>(smem), s) + col, g);
   } else if constexpr (sizeof(typename S::Y) == 4 && S::kVec == 4) {
@@ -289,6 +286,16 @@ __device__ __forceinline__ void read_access(const unsigned char* smem, int s, co
   } else {
     load<S::kVec>(dy + col, g);
   }
+}
+
+// The same access's x (z) and dy (read_dy; DY false: not dy, which the
+// caller read ahead), and the applied weight (1 where there is none).
+template <class S, bool LAST = false, bool DY = true>
+__device__ __forceinline__ void read_access(const unsigned char* smem, int s, const typename S::Y* dy,
+                                            int col, float (&x)[S::kVec], float (&g)[S::kVec],
+                                            float (&w)[S::kVec]) {
+  load<S::kVec>(stage_x<S>(const_cast<unsigned char*>(smem), s) + col, x);
+  if constexpr (DY) read_dy<S, LAST>(smem, s, dy, col, g);
   if constexpr (S::kHasWeight) {
     load<S::kVec>(reinterpret_cast<const typename S::W*>(smem + S::kWeightOffset) + col, w);
 #pragma unroll
@@ -297,6 +304,31 @@ __device__ __forceinline__ void read_access(const unsigned char* smem, int s, co
 #pragma unroll
     for (int k = 0; k < S::kVec; ++k) w[k] = 1.f;
   }
+}
+
+// Where dy is not staged it comes through L2, and a load under its access's
+// bound (col < n) may not move above it: checked access by access, a pass
+// went LDG, that access's arithmetic, the next LDG, one L2 round trip after
+// another (SASS of fp32 N = 262144; ncu's main stall, long scoreboard,
+// bench/results/h100_2026-11-25, call 6). There every access reads a valid
+// address instead (past n, the slab's last access: its values unused), so
+// no load waits on a bound (clamped_dy), and pass B loads dy in groups
+// ahead of its accesses (dy_ahead_b). With a residual, pass A's clamping
+// only, and at 32 warps only: elsewhere the loads in flight spilled (16
+// warps: 4-24 bytes; pass B's groups with dz beside them: 32-276).
+template <class S>
+constexpr bool clamped_dy() {
+  return !S::kStageDy && (!S::kResidual || S::kThreads > 512);
+}
+template <class S>
+constexpr bool dy_ahead_b() {
+  return !S::kStageDy && !S::kResidual;
+}
+// The access read for `col`: itself, or where clamped_dy and past n, the
+// slab's last (n is a multiple of kVec: 16-byte accesses).
+template <class S>
+__device__ __forceinline__ int read_column(int col, i64 n) {
+  return !clamped_dy<S>() || col < n ? col : static_cast<int>(n) - S::kVec;
 }
 
 // One access of the fused backward's dz, in pass B (its only read): with
@@ -344,14 +376,16 @@ __device__ __forceinline__ void wide_row_sums(const unsigned char* smem, int s, 
 #pragma unroll
   for (int j = 0; j < S::kAccesses; ++j) {
     const int col = (j * S::kThreads + t) * S::kVec;
-    if (col >= n) continue;
+    const bool in = col < n;
+    if (!clamped_dy<S>() && !in) continue;
     float x[S::kVec], g[S::kVec], w[S::kVec];
-    read_access<S>(smem, s, dy, col, x, g, w);
+    read_access<S>(smem, s, dy, read_column<S>(col, n), x, g, w);
 #pragma unroll
     for (int k = 0; k < S::kVec; ++k) {
       const float wdy = w[k] * g[k];
-      s_xw += wide_xhat<S>(x[k], mean, rstd, shift) * wdy;
-      s_w += wdy;
+      const float xw = wide_xhat<S>(x[k], mean, rstd, shift) * wdy;
+      s_xw = in ? s_xw + xw : s_xw;
+      s_w = in ? s_w + wdy : s_w;
     }
   }
   s_xw = segment_sum<32>(s_xw);
@@ -513,6 +547,11 @@ __device__ __forceinline__ void layer_norm_bwd_dx_wide(const BwdParams& p) {
     } else if (i + 1 < rows.count) {
       sums_push(i + 1);
     }
+    // Where dy_ahead_b: pass B's dy loaded in groups ahead of their accesses
+    // (a load would otherwise wait for the previous access's dx store, which
+    // may alias it): every access up to 16 warps, half of them at 32.
+    constexpr int kAheadGroup = S::kThreads > 512 && S::kAccesses >= 2 ? S::kAccesses / 2 : S::kAccesses;
+    float dy_ahead[dy_ahead_b<S>() ? S::kAccesses : 1][S::kVec];
     // Row i's parts from every CTA of the cluster.
     mbarrier_wait(sums_bar + q, static_cast<unsigned>((i / kBuffers) & 1));
     // c1, c2 over the cluster, in rank order.
@@ -556,9 +595,20 @@ __device__ __forceinline__ void layer_norm_bwd_dx_wide(const BwdParams& p) {
         }
       }
       const int col = (j * S::kThreads + t) * S::kVec;
+      if constexpr (dy_ahead_b<S>()) {
+        if (j % kAheadGroup == 0) {
+#pragma unroll
+          for (int a = j; a < j + kAheadGroup; ++a)
+            read_dy<S, true>(smem, s, dy, read_column<S>((a * S::kThreads + t) * S::kVec, n), dy_ahead[a]);
+        }
+      }
       if (col >= n) continue;
       float x[S::kVec], g[S::kVec], w[S::kVec], out[S::kVec];
-      read_access<S, true>(smem, s, dy, col, x, g, w);
+      read_access<S, true, !dy_ahead_b<S>()>(smem, s, dy, col, x, g, w);
+      if constexpr (dy_ahead_b<S>()) {
+#pragma unroll
+        for (int k = 0; k < S::kVec; ++k) g[k] = dy_ahead[j][k];
+      }
 #pragma unroll
       for (int k = 0; k < S::kVec; ++k) {
         const float xhat = wide_xhat<S>(x[k], mean, rstd, shift);
