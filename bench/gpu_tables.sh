@@ -20,6 +20,9 @@
 #              host time per call and per training step (bench_layernorm.py)
 #   e2e        the grid's end-to-end backward interleaved with PyTorch's
 #              (bench_host_step.py --grid; E2E_ROUNDS rounds, default 11)
+# CACHE=path: a tuned cache (lntune tune --db path): the bandwidth and grid
+# tables then also time the tuned kernels ("lntune (tuned)") beside the
+# default heuristic; without it the cache is off and only the defaults run.
 # STEP_SECONDS (default 150) bounds each step. Exit status: 0 when every
 # step ran to the end, 1 otherwise (the failed steps are named on stderr),
 # 2 for bad arguments.
@@ -39,7 +42,14 @@ done
 root=$(cd "$(dirname "$0")/.." && pwd)
 O=${OUT:-/tmp}
 limit=${STEP_SECONDS:-150}
-export LD_LIBRARY_PATH="/usr/local/cuda/lib64:$D${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" LNTUNE_CACHE=off
+cache=${CACHE:-}
+providers=lntune-default,torch
+if [ -n "$cache" ]; then
+  [ -f "$cache" ] || { echo "gpu_tables.sh: CACHE names no file: '$cache'" >&2; exit 2; }
+  cache=$(cd "$(dirname "$cache")" && pwd)/$(basename "$cache")
+  providers=lntune,lntune-default,torch
+fi
+export LD_LIBRARY_PATH="/usr/local/cuda/lib64:$D${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" LNTUNE_CACHE=${cache:-off}
 export LNTUNE_LIBRARY="$D/liblntune.so" PYTHONPATH="$root/python" TORCH_EXTENSIONS_DIR=${TORCH_EXTENSIONS_DIR:-/tmp/te}
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
@@ -78,7 +88,7 @@ print('extension', 'built' if lt._ext is not None else 'absent (ctypes path)')"
       ;;
     bandwidth)
       step bandwidth python3 "$root/bench/bench_layernorm.py" --no-plots --section bandwidth --dtypes fp16,bf16,fp32 \
-        --providers lntune-default,torch --out "$T/bandwidth" && table bandwidth "$T/bandwidth/results.md"
+        --providers $providers --out "$T/bandwidth" && table bandwidth "$T/bandwidth/results.md"
       ;;
     norms)
       step norms python3 "$root/bench/bench_norms.py" --section bandwidth --dtypes bf16,fp32 --out "$T/norms" &&
@@ -86,7 +96,7 @@ print('extension', 'built' if lt._ext is not None else 'absent (ctypes path)')"
       ;;
     grid)
       step grid python3 "$root/bench/bench_layernorm.py" --no-plots --section grid,small_m,host --dtypes fp16,bf16,fp32 \
-        --providers lntune-default,torch --out "$T/grid" && table grid "$T/grid/results.md"
+        --providers $providers --out "$T/grid" && table grid "$T/grid/results.md"
       ;;
     e2e)
       step e2e python3 "$root/bench/bench_host_step.py" --grid --rounds "${E2E_ROUNDS:-11}" --calls 10 \

@@ -118,6 +118,13 @@ for args in "$T/a" "$T/missing t" "$T/a bad/tag" "$T/s t"; do
   (PATH="$T/bin:$PATH" OUT="$T/tab" bash "$root/bench/gpu_tables.sh" $args > /dev/null 2> "$T/err.txt")
   check "gpu_tables.sh refuses '$args' with exit 2 and a reason" test $? = 2 -a -s "$T/err.txt"
 done
+touch "$T/tuned.db"
+(cd "$T" && PATH="$T/bin:$PATH" CACHE=tuned.db TABLES="bandwidth" OUT="$T/tab" bash "$root/bench/gpu_tables.sh" "$T/a" s4 > /dev/null 2> "$T/err.txt")
+check "gpu_tables.sh with CACHE times the tuned kernels too" \
+  grep -q -- "--providers lntune,lntune-default,torch" "$T/tab/bandwidth_s4.log"
+(cd "$T" && PATH="$T/bin:$PATH" CACHE=missing.db TABLES="bandwidth" OUT="$T/tab" bash "$root/bench/gpu_tables.sh" "$T/a" s5 > /dev/null 2> "$T/err.txt")
+check "gpu_tables.sh refuses a CACHE that names no file, with exit 2" test $? = 2
+check "gpu_tables.sh names the missing cache" grep -q "CACHE names no file: 'missing.db'" "$T/err.txt"
 (PATH="$T/bin:$PATH" OUT="$T/tab" TABLES="train plots" bash "$root/bench/gpu_tables.sh" "$T/a" t > /dev/null 2> "$T/err.txt")
 check "gpu_tables.sh refuses an unknown step" grep -q "unknown step 'plots'" "$T/err.txt"
 
