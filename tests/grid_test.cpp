@@ -64,19 +64,27 @@ TEST(Grid, DefaultGridHasBothBucketsAndNoDuplicateKeys) {
   std::vector<Target> dropped;
   const auto grid = unique_keys(all, kH100Sms, &dropped);
   // Training: 38 N x 3 dtypes x 2 kernels of LayerNorm, and RMSNorm with
-  // and without a residual for fp16 and bf16; bandwidth: 6 N x 3 x 2.
+  // and without a residual for fp16 and bf16; bandwidth: 6 N x 3 x 2 of
+  // LayerNorm and 6 N x 2 x 2 of each RMSNorm variant.
   const std::size_t training_ln = gen::default_n_grid().size() * 3 * 2;
   const std::size_t training = training_ln + gen::default_n_grid().size() * 2 * 2 * 2;
-  ASSERT_EQ(all.size(), training + 36);
-  // Dropped: fp16/bf16 N = 65536 (M = 4096: the training key itself) and
-  // fp32 N = 16384 (M = 8192, bucket 4 like M = 4096), fwd and bwd.
-  ASSERT_EQ(dropped.size(), 6u);
+  ASSERT_EQ(all.size(), training + 36 + 48);
+  // Dropped: fp16/bf16 N = 65536 (M = 4096: the training key itself, in
+  // each of the three norms) and fp32 N = 16384 (M = 8192, bucket 4 like
+  // M = 4096), fwd and bwd.
+  ASSERT_EQ(dropped.size(), 14u);
   for (const Target& d : dropped) {
     EXPECT_EQ(cache::m_bucket(d.m, kH100Sms), 4);
     EXPECT_TRUE((d.n == 65536 && d.traits.x_dtype != DType::f32) || (d.n == 16384 && d.traits.x_dtype == DType::f32))
         << d.traits << " N=" << d.n;
   }
-  EXPECT_EQ(grid.size(), all.size() - 6);
+  EXPECT_EQ(grid.size(), all.size() - 14);
+  // The bandwidth bucket has every variant the training bucket has.
+  std::set<std::tuple<Norm, bool, int>> variants_by_bucket;
+  for (const Target& t : grid)
+    variants_by_bucket.emplace(t.traits.norm, t.traits.residual.has_value(),
+                               cache::m_bucket(t.m, kH100Sms) == 4 ? 4 : 5);
+  EXPECT_EQ(variants_by_bucket.size(), 6u);  // {LayerNorm, RMSNorm, add + RMSNorm} x {training, bandwidth}
 
   std::set<std::tuple<std::string, std::int64_t, int>> keys;
   std::set<int> buckets;
@@ -102,7 +110,8 @@ TEST(Grid, DefaultGridHasBothBucketsAndNoDuplicateKeys) {
   EXPECT_EQ(buckets, (std::set<int>{2, 3, 4, 5}));
   std::size_t large = 0;
   for (const Target& t : grid) large += cache::m_bucket(t.m, kH100Sms) == 5;
-  EXPECT_EQ(large, 4u * 3 * 2 - 2);  // N = 256..16384, less fp32 16384
+  // N = 256..16384: LayerNorm less fp32 16384, and the two 16-bit RMSNorm variants.
+  EXPECT_EQ(large, 4u * 3 * 2 - 2 + 4u * 2 * 2 * 2);
 }
 
 TEST(Grid, UniqueKeysKeepsTheFirstAndTheOrder) {

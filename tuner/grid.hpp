@@ -6,8 +6,8 @@
 //      (then, without --op/--residual, its RMSNorm variants: see
 //      default_variant_grid in tuner.hpp);
 //   2. the bandwidth-regime bucket (bandwidth_targets): x of
-//      gen::kBandwidthBytes over gen::bandwidth_n_grid(), LayerNorm only
-//      unless --op/--residual name variants.
+//      gen::kBandwidthBytes over gen::bandwidth_n_grid(), LayerNorm, then
+//      (without --op/--residual) the same RMSNorm variants.
 // The bandwidth bucket comes last, so a --budget that runs out skips it
 // first: its keys are stored nothing, the launcher serves those shapes from
 // the nearest M bucket (runtime/cache_binding.hpp), and the next `lntune
@@ -32,7 +32,8 @@ std::vector<Target> bandwidth_targets(const std::vector<DType>& dtypes, const st
 // `lntune tune`'s default grid for these dtypes and kernels (no --n, --m,
 // --op, --residual), in tuning order: the training bucket's LayerNorm
 // targets, their RMSNorm variants (default_variant_grid), then
-// bandwidth_targets. Keys may repeat (see unique_keys).
+// bandwidth_targets and their RMSNorm variants. Keys may repeat (see
+// unique_keys).
 std::vector<Target> default_grid(const std::vector<DType>& dtypes, const std::vector<Kernel>& kernels,
                                  std::optional<DType> w_dtype = {}, bool weight = true, bool bias = true);
 

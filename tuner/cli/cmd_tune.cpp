@@ -112,8 +112,7 @@ struct ProblemOptions {
       bandwidth = tune::bandwidth_targets(dtypes, kernels, wd, !no_weight, !no_bias);
     if (!variant.given()) {
       // The default grid: the default variants (RMSNorm for fp16/bf16) in
-      // the training bucket only; the bandwidth bucket stays LayerNorm, to
-      // keep it cheap.
+      // both buckets (tune::default_grid).
       if (variant_grid && !bandwidth.empty()) return tune::default_grid(dtypes, kernels, wd, !no_weight, !no_bias);
       auto out = variant_grid ? tune::default_variant_grid(base) : base;
       out.insert(out.end(), bandwidth.begin(), bandwidth.end());
