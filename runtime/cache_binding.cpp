@@ -1,5 +1,6 @@
 #include "runtime/cache_binding.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -35,6 +36,12 @@ std::vector<int> bucket_order(int own) {
     for (int b : {own + d, own - d})
       if (b >= 0 && b < cache::kNumMBuckets) out.push_back(b);
   return out;
+}
+
+bool near_enough(std::int64_t from, std::int64_t to) {
+  if (from <= 0 || to <= 0) throw Error("lntune: near_enough: N must be > 0");
+  const std::int64_t hi = std::max(from, to), lo = std::min(from, to);
+  return 2 * hi <= 3 * lo;  // hi / lo <= kBandwidthNearRatio, in integers (no rounding)
 }
 
 Config adapt_config(const Config& c, Kernel kernel, std::int64_t from_n, std::int64_t to_n) {
@@ -94,11 +101,20 @@ std::optional<Selection> CacheConfigSource::select(const DeviceInfo& dev, const 
     return r.has_value();
   };
   if (auto r = stack_->find(key); usable(r)) return Selection{r->config, "tuned (exact)"};
+  // The bandwidth regime: its own bucket only, and only a near N (rule 2).
+  const bool bandwidth = key.m_bucket == cache::kNumMBuckets - 1;
   for (int bucket : bucket_order(key.m_bucket)) {
+    if (bandwidth && bucket != key.m_bucket) break;
     cache::TuneKey k = key;
     k.m_bucket = bucket;
     auto r = stack_->find_nearest(k);
     if (!usable(r)) continue;
+    if (bandwidth && !near_enough(r->key.n, n)) {
+      if (log_.debug_enabled())
+        log_.debug("bandwidth regime: the nearest record (N=" + std::to_string(r->key.n) + ") is too far from N=" +
+                   std::to_string(n) + ": default heuristic");
+      break;
+    }
     std::string reason;
     if (bucket == key.m_bucket)
       reason = "tuned (nearest N=" + std::to_string(r->key.n) + ")";

@@ -28,6 +28,16 @@
 //      group_size_m kept); a tiled config is kept as is. group_size_m is
 //      kept across buckets too: the launcher clips it to the call's row
 //      groups (bwd_dwdb: its splits to the partial rows);
+//      except in the bandwidth regime (the last bucket, M >= 64 x SMs):
+//      there only the own bucket's records within kBandwidthNearRatio of the
+//      call's N are used (near_enough). Its default heuristic is within a
+//      few percent of the tuned winners (H200: 1.018x geometric mean over
+//      its 54 default-grid keys, at most 1.17x), while a config carried from
+//      4096 rows or from twice the N lost up to half the copy bandwidth
+//      (RMSNorm bf16 backward at x = 512 MiB: 52.5-82% of copy against
+//      99.3-99.7% with the default; bench/results/s33, calls 4 and 5): a
+//      persistent grid and a CTA shape sized for fewer rows or another row
+//      length, where the kernel is bound by bandwidth alone;
 //   3. else nothing: the launcher uses the default heuristic. (So does the
 //      launcher when a tuned config is not valid for the call, e.g. for its
 //      vector width.)
@@ -59,6 +69,11 @@ cache::TuneKey tune_key(const DeviceInfo& dev, const Traits& traits, std::int64_
 // own + 1, own - 1, own + 2, own - 2, ... within [0, cache::kNumMBuckets).
 // Throws lntune::Error for a bucket out of range.
 std::vector<int> bucket_order(int own);
+
+// Rule 2 in the bandwidth regime: a record of N `from` serves a call of N
+// `to` when max / min <= 3 / 2 (pure; both > 0).
+inline constexpr double kBandwidthNearRatio = 1.5;
+bool near_enough(std::int64_t from, std::int64_t to);
 
 // Rule 2's carry-over of a config tuned for N = from_n to N = to_n (pure).
 Config adapt_config(const Config& c, Kernel kernel, std::int64_t from_n, std::int64_t to_n);

@@ -165,8 +165,49 @@ TEST(CacheBinding, NearestMBucketAcrossLayers) {
   EXPECT_EQ(b3->reason, "tuned (exact)");
   EXPECT_EQ(b3->config, cfg(4096, 8, 1));
   EXPECT_EQ(src.select(test_device(), t, 4096, kRowsIn[1])->config, cfg(4096, 4, 1));
-  // Bucket 5: 4 is empty, 3 (the shipped one) is nearer than 2.
-  EXPECT_EQ(src.select(test_device(), t, 4096, kRowsIn[5])->reason, "tuned (M bucket 3)");
+  // Bucket 1 has nothing: 2 (the user's) is nearer than 3.
+  EXPECT_EQ(src.select(test_device(), t, 4096, kRowsIn[1])->reason, "tuned (M bucket 2)");
+  // Bucket 5 (the bandwidth regime) never borrows another bucket's record.
+  EXPECT_FALSE(src.select(test_device(), t, 4096, kRowsIn[5]));
+}
+
+TEST(CacheBinding, BandwidthRegimeTakesOnlyItsOwnNearRecords) {
+  EXPECT_TRUE(rt::near_enough(1024, 1024));
+  EXPECT_TRUE(rt::near_enough(1024, 1536));
+  EXPECT_TRUE(rt::near_enough(1536, 1024));
+  EXPECT_FALSE(rt::near_enough(1024, 1537));
+  EXPECT_FALSE(rt::near_enough(1024, 2048));
+  EXPECT_FALSE(rt::near_enough(256, 512));
+  EXPECT_THROW(rt::near_enough(0, 512), lntune::Error);
+  TempDir tmp;
+  const std::string path = tmp / "c.db";
+  const Traits t{Kernel::fwd, DType::bf16, DType::bf16, true, true};  // sample_record's
+  // The bandwidth bucket (5) tuned at N = 1024 and 4096 (the default grid's
+  // points); the training bucket (4) at every N asked below.
+  {
+    cache::Database db = cache::Database::open(path, cache::Database::Mode::read_write_create);
+    db.upsert(sample_record(1024, 5, cache::Origin::tuned, cfg(1024, 4, 2, 528)));
+    db.upsert(sample_record(4096, 5, cache::Origin::tuned, cfg(4096, 8, 1, 264)));
+    for (std::int64_t n : {512, 1024, 1280, 2048, 4096, 8192})
+      db.upsert(sample_record(n, 4, cache::Origin::tuned, cfg(1024, 4, 2, 264)));
+  }
+  rt::CacheConfigSource src(std::make_shared<cache::CacheStack>(path, std::vector<std::string>{}));
+  const rt::DeviceInfo dev = test_device();
+  const std::int64_t big = kRowsIn[5];
+  EXPECT_EQ(src.select(dev, t, 1024, big)->reason, "tuned (exact)");
+  EXPECT_EQ(src.select(dev, t, 1024, big)->config, cfg(1024, 4, 2, 528));
+  // Within 1.5x of a tuned N of its own bucket: carried over as elsewhere.
+  auto near = src.select(dev, t, 1280, big);
+  ASSERT_TRUE(near);
+  EXPECT_EQ(near->reason, "tuned (nearest N=1024)");
+  EXPECT_EQ(near->config.group_size_m, 528);
+  EXPECT_EQ(src.select(dev, t, 5000, big)->reason, "tuned (nearest N=4096)");
+  // Farther (N = 512, 2048, 8192 are twice a tuned N): the default
+  // heuristic, not the own bucket's far record nor bucket 4's exact one.
+  for (std::int64_t n : {512, 2048, 8192, 262144}) EXPECT_FALSE(src.select(dev, t, n, big)) << "N=" << n;
+  // Other buckets keep the nearest-bucket rule (bucket 3 borrows bucket 4's).
+  EXPECT_EQ(src.select(dev, t, 2048, kRowsIn[3])->reason, "tuned (M bucket 4)");
+  EXPECT_EQ(src.select(dev, t, 2048, kRowsIn[4])->reason, "tuned (exact)");
 }
 
 TEST(CacheBinding, StaleBucketIsPassedOver) {
