@@ -11,6 +11,13 @@
 //           row-sum barrier's pattern since 8756de2)
 //   late    as push, but re-armed after the next push (remote bytes may land
 //           before the local expect_tx: the tx-count goes negative, legal)
+//   wide G [PAD]  the push pattern in G clusters of 16 CTAs (64 threads), PAD
+//           bytes of dynamic shared memory a CTA (default 0). Session 33:
+//           the wide backward's report came only with 8 clusters of 16 (7
+//           and 6 passed), always at rank 9: on 132 SMs at most 7 clusters
+//           of 16 run at one CTA per SM, so an 8th shares SMs between CTAs
+//           of one cluster where two fit. PAD = 120000 keeps one CTA per SM
+//           (the 8th cluster then waits for a free GPC instead).
 //
 // The mbarrier, bulk-copy and push helpers are the kernel's own
 // (templates/kernels/bwd_dx_wide.cuh), so the probe runs the same instructions.
@@ -20,9 +27,11 @@
 //   nvcc -arch=sm_90 -O2 -I/tmp/inc -o mbarrier_synccheck bench/probes/mbarrier_synccheck.cu
 //   for k in local push late; do ./mbarrier_synccheck $k; \
 //     compute-sanitizer --tool synccheck ./mbarrier_synccheck $k | grep -E "Missing|SUMMARY|ok"; done
+//   compute-sanitizer --tool synccheck ./mbarrier_synccheck wide 8   (and 7; 8 120000)
 // A kernel synccheck flags here is a pattern it objects to whatever the
 // surrounding code does.
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <cuda_runtime.h>
 
@@ -101,6 +110,43 @@ __global__ void push_kernel(float* out) {
   out[blockIdx.x * blockDim.x + threadIdx.x] = total;
 }
 
+// The push pattern over a cluster of 16 (as bwd_dx_wide.cuh's row sums at
+// cluster_size = 16): every CTA arms rows 0 and 1, pushes each row's pair
+// to all 16, waits on parity, re-arms before the next push.
+constexpr int kWide = 16;
+__global__ void wide_kernel(float* out) {
+  __shared__ __align__(8) float sums[2][kWide][2];  // [parity][rank][pair]
+  __shared__ __align__(8) unsigned long long bar[2];
+  const unsigned rank = cluster_rank();
+  if (threadIdx.x == 0) {
+    mbarrier_init(&bar[0], 1);
+    mbarrier_init(&bar[1], 1);
+    mbarrier_init_fence();
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    mbarrier_arrive_expect_tx(&bar[0], 8 * kWide);
+    mbarrier_arrive_expect_tx(&bar[1], 8 * kWide);
+  }
+  cluster_barrier();
+  if (threadIdx.x == 0)
+    for (unsigned r = 0; r < kWide; ++r) push_pair(sums[0][rank], &bar[0], r, 1.f + rank, 0.f);
+  float total = 0.f;
+  for (int row = 0; row < kRows; ++row) {
+    const int par = row & 1;
+    mbarrier_wait(&bar[par], static_cast<unsigned>((row >> 1) & 1));
+    for (int r = 0; r < kWide; ++r) total += sums[par][r][0];
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      if (row + 2 < kRows) mbarrier_arrive_expect_tx(&bar[par], 8 * kWide);
+      if (row + 1 < kRows)
+        for (unsigned r = 0; r < kWide; ++r) push_pair(sums[par ^ 1][rank], &bar[par ^ 1], r, 1.f + rank, 0.f);
+    }
+  }
+  cluster_barrier();
+  out[blockIdx.x * blockDim.x + threadIdx.x] = total;
+}
+
 int check(const char* what, cudaError_t e) {
   if (e == cudaSuccess) return 0;
   std::fprintf(stderr, "%s: %s\n", what, cudaGetErrorString(e));
@@ -112,7 +158,7 @@ int check(const char* what, cudaError_t e) {
 int main(int argc, char** argv) {
   const char* k = argc > 1 ? argv[1] : "";
   float* out = nullptr;
-  if (check("cudaMalloc", cudaMalloc(&out, 4096 * sizeof(float)))) return 2;
+  if (check("cudaMalloc", cudaMalloc(&out, 16 * kWide * 64 * sizeof(float)))) return 2;
   float expect = 0.f;
   int n = 0;
   if (!std::strcmp(k, "local")) {
@@ -141,12 +187,41 @@ int main(int argc, char** argv) {
     if (check("cudaLaunchKernelEx", e)) return 2;
     expect = kRows * (1.f + 2.f);
     n = 128;
+  } else if (!std::strcmp(k, "wide")) {
+    const int clusters = argc > 2 ? std::atoi(argv[2]) : 8;
+    const int pad = argc > 3 ? std::atoi(argv[3]) : 0;
+    if (clusters < 1 || clusters > 16 || pad < 0) {
+      std::fprintf(stderr, "wide: 1 to 16 clusters and a pad >= 0, got %d and %d\n", clusters, pad);
+      return 2;
+    }
+    if (check("non-portable cluster size",
+              cudaFuncSetAttribute(wide_kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1)) ||
+        check("dynamic shared memory",
+              cudaFuncSetAttribute(wide_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, pad)))
+      return 2;
+    cudaLaunchConfig_t cfg{};
+    cfg.gridDim = dim3(clusters * kWide);
+    cfg.blockDim = dim3(64);
+    cfg.dynamicSmemBytes = static_cast<size_t>(pad);
+    cudaLaunchAttribute attr{};
+    attr.id = cudaLaunchAttributeClusterDimension;
+    attr.val.clusterDim.x = kWide;
+    attr.val.clusterDim.y = 1;
+    attr.val.clusterDim.z = 1;
+    cfg.attrs = &attr;
+    cfg.numAttrs = 1;
+    int active = 0;
+    if (check("max active clusters", cudaOccupancyMaxActiveClusters(&active, wide_kernel, &cfg))) return 2;
+    std::printf("wide: %d clusters of %d, pad %d: at most %d active at once\n", clusters, kWide, pad, active);
+    if (check("cudaLaunchKernelEx", cudaLaunchKernelEx(&cfg, wide_kernel, out))) return 2;
+    expect = kRows * (kWide + kWide * (kWide - 1) / 2.f);
+    n = clusters * kWide * 64;
   } else {
-    std::fprintf(stderr, "usage: %s local|push|late\n", argv[0]);
+    std::fprintf(stderr, "usage: %s local|push|late|wide [clusters [pad]]\n", argv[0]);
     return 2;
   }
   if (check("kernel", cudaDeviceSynchronize())) return 1;
-  float got[128];
+  static float got[16 * kWide * 64];
   if (check("cudaMemcpy", cudaMemcpy(got, out, n * sizeof(float), cudaMemcpyDeviceToHost))) return 2;
   for (int i = 0; i < n; ++i)
     if (got[i] != expect) {
