@@ -8,7 +8,8 @@
 //   LNTUNE_SWEEP_CONFIG=default: the default alone, e.g. to compare builds)
 // train: the backward at M = 4096 (training sizes), dx and dW/dB together:
 // the default pair, the best bwd_dx (default dwdb after it) and then the best
-// bwd_dwdb for that bwd_dx; also bwd_dwdb alone (default, one split, best).
+// bwd_dwdb for that bwd_dx; also bwd_dwdb alone (default, one split, best)
+// and the bwd_dx alone (what the pair adds for dW/dB).
 // LNTUNE_SWEEP_WIDE=1 (bwd): only the wide-row backward's configs
 // (gen::is_wide_bwd), each printed with its time and % of copy.
 // Variants: LNTUNE_SWEEP_OP=rmsnorm (no bias; the default is layernorm) and
@@ -261,11 +262,19 @@ int main(int argc, char** argv) {
           }
         }
         const double t_pair = time_pair(best, rbest, finish);
+        // The dx kernel alone (no bwd_dwdb after it): the pair less this is
+        // what dW/dB's reduction adds to the backward, the most that fewer
+        // partial rows could take off it.
+        const auto& kb = runtime.kernel(ctx, dev.arch(), gen::make_instance(bp.traits, best, N, fp.vec));
+        const double t_dx = timer.median_us([&](CUstream s) {
+          g.stream = s;
+          rt::launch_backward(kb, nullptr, best, rbest, g, bp, rt::Finish::separate);
+        });
         std::printf("train  %-4s N=%-6lld P=%-5lld dwdb alone: default %6.1f us (%s) | 32x16 one split %6.1f us | best %6.1f us (%s) | "
-                    "dx+dwdb best pair %7.1f us %5.1f%% of copy\n",
+                    "dx+dwdb best pair %7.1f us %5.1f%% of copy | dx alone %6.1f us (the pair adds %4.1f us)\n",
                     std::string(to_string(dt)).c_str(), static_cast<long long>(N), static_cast<long long>(P), r_def,
                     to_string(rdef).c_str(), r_one, r_best, to_string(rbest).c_str(), t_pair,
-                    100 * gbps(t_pair) / copy_gbps);
+                    100 * gbps(t_pair) / copy_gbps, t_dx, t_pair - t_dx);
       }
       if (!fwd && finish_mode == "both") {
         const double t_sep = time_pair(def, dwdb_default(def), rt::Finish::separate);
