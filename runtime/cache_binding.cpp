@@ -41,7 +41,7 @@ std::vector<int> bucket_order(int own) {
 bool near_enough(std::int64_t from, std::int64_t to) {
   if (from <= 0 || to <= 0) throw Error("lntune: near_enough: N must be > 0");
   const std::int64_t hi = std::max(from, to), lo = std::min(from, to);
-  return 2 * hi <= 3 * lo;  // hi / lo <= kBandwidthNearRatio, in integers (no rounding)
+  return 2 * hi <= 3 * lo;  // hi / lo <= 3 / 2 without rounding
 }
 
 Config adapt_config(const Config& c, Kernel kernel, std::int64_t from_n, std::int64_t to_n) {

@@ -27,10 +27,10 @@
 //      num_warps scaled by the same factor; rows_per_cta, cluster_size,
 //      group_size_m kept); a tiled config is kept as is. group_size_m is
 //      kept across buckets too: the launcher clips it to the call's row
-//      groups (bwd_dwdb: its splits to the partial rows);
-//      except in the bandwidth regime (the last bucket, M >= 64 x SMs):
-//      there only the own bucket's records within kBandwidthNearRatio of the
-//      call's N are used (near_enough). Its default heuristic is within a
+//      groups (bwd_dwdb: its splits to the partial rows). In the bandwidth
+//      regime (the last bucket, M >= 64 x SMs) rule 2 takes only the own
+//      bucket's nearest record, and only within 3/2 of the call's N
+//      (near_enough). Its default heuristic is within a
 //      few percent of the tuned winners (H200: 1.018x geometric mean over
 //      its 54 default-grid keys, at most 1.17x), while a config carried from
 //      4096 rows or from twice the N lost up to half the copy bandwidth
@@ -71,8 +71,8 @@ cache::TuneKey tune_key(const DeviceInfo& dev, const Traits& traits, std::int64_
 std::vector<int> bucket_order(int own);
 
 // Rule 2 in the bandwidth regime: a record of N `from` serves a call of N
-// `to` when max / min <= 3 / 2 (pure; both > 0).
-inline constexpr double kBandwidthNearRatio = 1.5;
+// `to` when max / min <= 3 / 2 (pure, in integers; throws lntune::Error
+// unless both are > 0).
 bool near_enough(std::int64_t from, std::int64_t to);
 
 // Rule 2's carry-over of a config tuned for N = from_n to N = to_n (pure).

@@ -10,8 +10,9 @@
 //      (without --op/--residual) the same RMSNorm variants.
 // The bandwidth bucket comes last, so a --budget that runs out skips it
 // first: its keys are stored nothing, the launcher serves those shapes from
-// the nearest M bucket (runtime/cache_binding.hpp), and the next `lntune
-// tune` resumes them.
+// the nearest M bucket, or, in the last bucket (M >= 64 x SMs), by the
+// default heuristic (runtime/cache_binding.hpp), and the next `lntune tune`
+// resumes them.
 #pragma once
 
 #include <optional>
