@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The GPU-call helpers (bench/gpu_ab.sh, bench/gpu_suites.sh, bench/gpu_tables.sh)
-# against
+# The GPU-call helpers (bench/gpu_ab.sh, bench/gpu_suites.sh, bench/gpu_tables.sh,
+# scripts/stage.sh) against
 # stand-in binaries, so that a broken helper shows here, not in a GPU call
 # whose device time is then spent. ctest label cpu.
 #   bash tests/bench_scripts.sh REPO_ROOT
@@ -127,6 +127,26 @@ check "gpu_tables.sh refuses a CACHE that names no file, with exit 2" test $? = 
 check "gpu_tables.sh names the missing cache" grep -q "CACHE names no file: 'missing.db'" "$T/err.txt"
 (PATH="$T/bin:$PATH" OUT="$T/tab" TABLES="train plots" bash "$root/bench/gpu_tables.sh" "$T/a" t > /dev/null 2> "$T/err.txt")
 check "gpu_tables.sh refuses an unknown step" grep -q "unknown step 'plots'" "$T/err.txt"
+
+# scripts/stage.sh: a build's binaries, stripped, into .devbuild/NAME of a
+# copy of the repository's scripts (stand-in executables: real ELF files,
+# so that strip works), and its refusals.
+mkdir -p "$T/repo/scripts" "$T/bld/bench" "$T/bld/tests" "$T/bld/tuner" "$T/bld/lib"
+cp "$root/scripts/stage.sh" "$T/repo/scripts/"
+for f in bench/lntune_sweep bench/lntune_overhead tests/gpu_test tests/gpu_norms_test tests/tuner_gpu_test \
+         tests/gpu_stress_test tuner/lntune lib/liblntune.so.0.1.0; do
+  cp "$(type -P true)" "$T/bld/$f"
+done
+(bash "$T/repo/scripts/stage.sh" s1 "$T/bld" > /dev/null 2> "$T/err.txt")
+check "stage.sh stages a build" test -x "$T/repo/.devbuild/s1/gpu_test" -a -f "$T/repo/.devbuild/s1/liblntune.so.0" \
+  -a -L "$T/repo/.devbuild/s1/liblntune.so"
+for bad in "../x" ".x" "a/b"; do
+  (bash "$T/repo/scripts/stage.sh" "$bad" "$T/bld" > /dev/null 2> "$T/err.txt")
+  check "stage.sh refuses NAME '$bad' with exit 2 and a reason" test $? = 2 -a -s "$T/err.txt"
+done
+rm "$T/bld/tests/gpu_test"
+(bash "$T/repo/scripts/stage.sh" s2 "$T/bld" > /dev/null 2> "$T/err.txt")
+check "stage.sh names a missing binary" grep -q "tests/gpu_test is missing" "$T/err.txt"
 
 [ "$fails" = 0 ] && echo "all checks passed" || echo "$fails check(s) failed"
 exit $((fails > 0))
