@@ -32,6 +32,7 @@ std::vector<int> bucket_order(int own) {
     throw Error("lntune: bucket_order: M bucket " + std::to_string(own) + " is not in [0, " +
                 std::to_string(cache::kNumMBuckets) + ")");
   std::vector<int> out{own};
+  if (own == cache::kNumMBuckets - 1) return out;  // the bandwidth regime borrows no other bucket's record
   for (int d = 1; d < cache::kNumMBuckets; ++d)
     for (int b : {own + d, own - d})
       if (b >= 0 && b < cache::kNumMBuckets) out.push_back(b);
@@ -101,10 +102,9 @@ std::optional<Selection> CacheConfigSource::select(const DeviceInfo& dev, const 
     return r.has_value();
   };
   if (auto r = stack_->find(key); usable(r)) return Selection{r->config, "tuned (exact)"};
-  // The bandwidth regime: its own bucket only, and only a near N (rule 2).
+  // The bandwidth regime (its own bucket only: bucket_order) takes only a near N.
   const bool bandwidth = key.m_bucket == cache::kNumMBuckets - 1;
   for (int bucket : bucket_order(key.m_bucket)) {
-    if (bandwidth && bucket != key.m_bucket) break;
     cache::TuneKey k = key;
     k.m_bucket = bucket;
     auto r = stack_->find_nearest(k);

@@ -66,8 +66,9 @@ cache::GpuId gpu_id(const DeviceInfo& dev);
 cache::TuneKey tune_key(const DeviceInfo& dev, const Traits& traits, std::int64_t n, std::int64_t m);
 
 // Rule 2's order of M buckets for a call in bucket `own` (pure): own, then
-// own + 1, own - 1, own + 2, own - 2, ... within [0, cache::kNumMBuckets).
-// Throws lntune::Error for a bucket out of range.
+// own + 1, own - 1, own + 2, own - 2, ... within [0, cache::kNumMBuckets);
+// the last bucket (the bandwidth regime) alone. Throws lntune::Error for a
+// bucket out of range.
 std::vector<int> bucket_order(int own);
 
 // Rule 2 in the bandwidth regime: a record of N `from` serves a call of N
