@@ -202,8 +202,12 @@ int main(int argc, char** argv) {
       rt::DeviceBuffer ws(ws_bytes);
       g.workspace = ws.ptr();
       g.workspace_bytes = ws.size();
+      // The fwd or bwd_dx kernel of a config for this call.
+      auto row_kernel = [&](const Config& c) -> const rt::LoadedKernel& {
+        return runtime.kernel(ctx, dev.arch(), gen::make_instance(fwd ? fp.traits : bp.traits, c, N, fp.vec));
+      };
       auto time_pair = [&](const Config& c, const Config& rc, rt::Finish how) {
-        const auto& kern = runtime.kernel(ctx, dev.arch(), gen::make_instance(fwd ? fp.traits : bp.traits, c, N, fp.vec));
+        const auto& kern = row_kernel(c);
         if (fwd) return timer.median_us([&](CUstream s) { f.stream = s; rt::launch_forward(kern, c, f, fp); });
         const auto& rk = dwdb_kernel(rc);
         return timer.median_us([&](CUstream s) { g.stream = s; rt::launch_backward(kern, &rk, c, rc, g, bp, how); });
@@ -265,7 +269,7 @@ int main(int argc, char** argv) {
         // The dx kernel alone (no bwd_dwdb after it): the pair less this is
         // what dW/dB's reduction adds to the backward, the most that fewer
         // partial rows could take off it.
-        const auto& kb = runtime.kernel(ctx, dev.arch(), gen::make_instance(bp.traits, best, N, fp.vec));
+        const auto& kb = row_kernel(best);
         const double t_dx = timer.median_us([&](CUstream s) {
           g.stream = s;
           rt::launch_backward(kb, nullptr, best, rbest, g, bp, rt::Finish::separate);
@@ -278,7 +282,7 @@ int main(int argc, char** argv) {
       }
       if (!fwd && finish_mode == "both") {
         const double t_sep = time_pair(def, dwdb_default(def), rt::Finish::separate);
-        const auto& kd = runtime.kernel(ctx, dev.arch(), gen::make_instance(bp.traits, def, N, fp.vec));
+        const auto& kd = row_kernel(def);
         std::printf("finish %-4s N=%-7lld M=%-8lld default: dW/dB %s %8.1f us %5.1f%% | bwd_dwdb after it %8.1f us %5.1f%%  (%s)\n",
                     std::string(to_string(dt)).c_str(), static_cast<long long>(N), static_cast<long long>(M),
                     rt::finish_path(kd, def, bp) != rt::FinishPath::separate ? "in the dx kernel" : "in bwd_dwdb (not eligible)", t_def,

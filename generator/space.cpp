@@ -554,7 +554,6 @@ std::optional<Config> fused_half_bwd_default(const SpaceQuery& q, const ConfigFi
   return std::nullopt;
 }
 
-
 // Whether the register backward of config `c` stages its rows in shared
 // memory for the call `accept` describes (gen::stages_bwd_rows of its
 // instance: not with accesses under 4 bytes, odd 16-bit N). Without a
