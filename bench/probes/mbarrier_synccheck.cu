@@ -74,11 +74,16 @@ __global__ void local_kernel(const float* src, float* out) {
   out[threadIdx.x] = sum;
 }
 
-// late = false: re-arm before the push (bwd_dx_wide since 8756de2); true: after.
-template <bool kLate>
+// The push pattern over a cluster of C CTAs: every CTA arms rows 0 and 1,
+// pushes each row's pair to all C, waits on parity. kLate = false: re-arm
+// before the push (bwd_dx_wide since 8756de2); true: after. C = 2: `push`
+// and `late`; C = 16: `wide` (bwd_dx_wide.cuh's row sums at cluster_size =
+// 16).
+template <int C, bool kLate>
 __global__ void push_kernel(float* out) {
-  __shared__ __align__(8) float sums[2][2][2];  // [parity][rank][pair]
+  __shared__ __align__(8) float sums[2][C][2];  // [parity][rank][pair]
   __shared__ __align__(8) unsigned long long bar[2];
+  constexpr unsigned kRowBytes = 8 * C;  // a pair from each CTA
   const unsigned rank = cluster_rank();
   if (threadIdx.x == 0) {
     mbarrier_init(&bar[0], 1);
@@ -87,65 +92,29 @@ __global__ void push_kernel(float* out) {
   }
   __syncthreads();
   if (threadIdx.x == 0) {
-    mbarrier_arrive_expect_tx(&bar[0], 16);  // rows 0 and 1: 2 CTAs x 8 bytes
-    mbarrier_arrive_expect_tx(&bar[1], 16);
+    mbarrier_arrive_expect_tx(&bar[0], kRowBytes);  // rows 0 and 1
+    mbarrier_arrive_expect_tx(&bar[1], kRowBytes);
   }
   cluster_barrier();
   if (threadIdx.x == 0)
-    for (unsigned r = 0; r < 2; ++r) push_pair(sums[0][rank], &bar[0], r, 1.f + rank, 0.f);
+    for (unsigned r = 0; r < C; ++r) push_pair(sums[0][rank], &bar[0], r, 1.f + rank, 0.f);
   float total = 0.f;
   for (int row = 0; row < kRows; ++row) {
     const int par = row & 1;
     mbarrier_wait(&bar[par], static_cast<unsigned>((row >> 1) & 1));
-    total += sums[par][0][0] + sums[par][1][0];
+    for (int r = 0; r < C; ++r) total += sums[par][r][0];
     __syncthreads();  // every thread has read row `row`'s parts
     if (threadIdx.x == 0) {
-      if (!kLate && row + 2 < kRows) mbarrier_arrive_expect_tx(&bar[par], 16);
+      if (!kLate && row + 2 < kRows) mbarrier_arrive_expect_tx(&bar[par], kRowBytes);
       if (row + 1 < kRows)
-        for (unsigned r = 0; r < 2; ++r) push_pair(sums[par ^ 1][rank], &bar[par ^ 1], r, 1.f + rank, 0.f);
-      if (kLate && row + 2 < kRows) mbarrier_arrive_expect_tx(&bar[par], 16);
+        for (unsigned r = 0; r < C; ++r) push_pair(sums[par ^ 1][rank], &bar[par ^ 1], r, 1.f + rank, 0.f);
+      if (kLate && row + 2 < kRows) mbarrier_arrive_expect_tx(&bar[par], kRowBytes);
     }
   }
   cluster_barrier();  // no CTA exits while a push to it may be in flight
   out[blockIdx.x * blockDim.x + threadIdx.x] = total;
 }
-
-// The push pattern over a cluster of 16 (as bwd_dx_wide.cuh's row sums at
-// cluster_size = 16): every CTA arms rows 0 and 1, pushes each row's pair
-// to all 16, waits on parity, re-arms before the next push.
 constexpr int kWide = 16;
-__global__ void wide_kernel(float* out) {
-  __shared__ __align__(8) float sums[2][kWide][2];  // [parity][rank][pair]
-  __shared__ __align__(8) unsigned long long bar[2];
-  const unsigned rank = cluster_rank();
-  if (threadIdx.x == 0) {
-    mbarrier_init(&bar[0], 1);
-    mbarrier_init(&bar[1], 1);
-    mbarrier_init_fence();
-  }
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    mbarrier_arrive_expect_tx(&bar[0], 8 * kWide);
-    mbarrier_arrive_expect_tx(&bar[1], 8 * kWide);
-  }
-  cluster_barrier();
-  if (threadIdx.x == 0)
-    for (unsigned r = 0; r < kWide; ++r) push_pair(sums[0][rank], &bar[0], r, 1.f + rank, 0.f);
-  float total = 0.f;
-  for (int row = 0; row < kRows; ++row) {
-    const int par = row & 1;
-    mbarrier_wait(&bar[par], static_cast<unsigned>((row >> 1) & 1));
-    for (int r = 0; r < kWide; ++r) total += sums[par][r][0];
-    __syncthreads();
-    if (threadIdx.x == 0) {
-      if (row + 2 < kRows) mbarrier_arrive_expect_tx(&bar[par], 8 * kWide);
-      if (row + 1 < kRows)
-        for (unsigned r = 0; r < kWide; ++r) push_pair(sums[par ^ 1][rank], &bar[par ^ 1], r, 1.f + rank, 0.f);
-    }
-  }
-  cluster_barrier();
-  out[blockIdx.x * blockDim.x + threadIdx.x] = total;
-}
 
 int check(const char* what, cudaError_t e) {
   if (e == cudaSuccess) return 0;
@@ -171,51 +140,40 @@ int main(int argc, char** argv) {
     local_kernel<<<1, 128>>>(src, out);
     expect = 1 + 2 + 3 + 4;
     n = 128;
-  } else if (!std::strcmp(k, "push") || !std::strcmp(k, "late")) {
-    cudaLaunchConfig_t cfg{};
-    cfg.gridDim = dim3(2);
-    cfg.blockDim = dim3(64);
-    cudaLaunchAttribute attr{};
-    attr.id = cudaLaunchAttributeClusterDimension;
-    attr.val.clusterDim.x = 2;
-    attr.val.clusterDim.y = 1;
-    attr.val.clusterDim.z = 1;
-    cfg.attrs = &attr;
-    cfg.numAttrs = 1;
-    const cudaError_t e = !std::strcmp(k, "push") ? cudaLaunchKernelEx(&cfg, push_kernel<false>, out)
-                                                  : cudaLaunchKernelEx(&cfg, push_kernel<true>, out);
-    if (check("cudaLaunchKernelEx", e)) return 2;
-    expect = kRows * (1.f + 2.f);
-    n = 128;
-  } else if (!std::strcmp(k, "wide")) {
-    const int clusters = argc > 2 ? std::atoi(argv[2]) : 8;
-    const int pad = argc > 3 ? std::atoi(argv[3]) : 0;
+  } else if (!std::strcmp(k, "push") || !std::strcmp(k, "late") || !std::strcmp(k, "wide")) {
+    const bool wide = !std::strcmp(k, "wide");
+    const int cluster = wide ? kWide : 2;
+    const int clusters = wide && argc > 2 ? std::atoi(argv[2]) : wide ? 8 : 1;
+    const int pad = wide && argc > 3 ? std::atoi(argv[3]) : 0;
     if (clusters < 1 || clusters > 16 || pad < 0) {
       std::fprintf(stderr, "wide: 1 to 16 clusters and a pad >= 0, got %d and %d\n", clusters, pad);
       return 2;
     }
+    void (*kernel)(float*) = wide ? push_kernel<kWide, false> : !std::strcmp(k, "late") ? push_kernel<2, true>
+                                                                                         : push_kernel<2, false>;
     if (check("non-portable cluster size",
-              cudaFuncSetAttribute(wide_kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1)) ||
-        check("dynamic shared memory",
-              cudaFuncSetAttribute(wide_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, pad)))
+              cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1)) ||
+        check("dynamic shared memory", cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, pad)))
       return 2;
     cudaLaunchConfig_t cfg{};
-    cfg.gridDim = dim3(clusters * kWide);
+    cfg.gridDim = dim3(clusters * cluster);
     cfg.blockDim = dim3(64);
     cfg.dynamicSmemBytes = static_cast<size_t>(pad);
     cudaLaunchAttribute attr{};
     attr.id = cudaLaunchAttributeClusterDimension;
-    attr.val.clusterDim.x = kWide;
+    attr.val.clusterDim.x = cluster;
     attr.val.clusterDim.y = 1;
     attr.val.clusterDim.z = 1;
     cfg.attrs = &attr;
     cfg.numAttrs = 1;
-    int active = 0;
-    if (check("max active clusters", cudaOccupancyMaxActiveClusters(&active, wide_kernel, &cfg))) return 2;
-    std::printf("wide: %d clusters of %d, pad %d: at most %d active at once\n", clusters, kWide, pad, active);
-    if (check("cudaLaunchKernelEx", cudaLaunchKernelEx(&cfg, wide_kernel, out))) return 2;
-    expect = kRows * (kWide + kWide * (kWide - 1) / 2.f);
-    n = clusters * kWide * 64;
+    if (wide) {
+      int active = 0;
+      if (check("max active clusters", cudaOccupancyMaxActiveClusters(&active, kernel, &cfg))) return 2;
+      std::printf("wide: %d clusters of %d, pad %d: at most %d active at once\n", clusters, cluster, pad, active);
+    }
+    if (check("cudaLaunchKernelEx", cudaLaunchKernelEx(&cfg, kernel, out))) return 2;
+    expect = kRows * (cluster + cluster * (cluster - 1) / 2.f);  // the pairs' 1 + rank over the ranks
+    n = clusters * cluster * 64;
   } else {
     std::fprintf(stderr, "usage: %s local|push|late|wide [clusters [pad]]\n", argv[0]);
     return 2;
