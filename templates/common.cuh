@@ -340,7 +340,7 @@ struct RowAffine {
 };
 template <class S>
 __device__ __forceinline__ RowAffine row_affine(const FwdParams& p, i64 row, float mean, float var, bool save) {
-  const float rstd = 1.0f / sqrtf(var + p.eps);
+  const float rstd = rsqrtf(var + p.eps);
   const float scale = S::kRms ? rstd : xhat_scale(var, rstd);
   const RowAffine a{scale, -mean * scale};
   if (save) {
@@ -398,26 +398,49 @@ __device__ __forceinline__ float segment_sum(float v) {
   return v;
 }
 
+// The cross-warp step of row_sum / row_sum2: lane l of each warp reads warp
+// (l % WARPS)'s sum from `sums` (one float a warp, in warp order) and the
+// warp adds them in butterfly order (segment_sum), so every thread gets the
+// same bits with one shared-memory load and log2(WARPS) shuffles (a loop
+// over the WARPS sums took WARPS adds and loads in every thread: the 16-bit
+// forward on an H200 is bound by instructions issued, not bytes).
+template <int WARPS>
+__device__ __forceinline__ float warp_sums_total(const float* sums) {
+  static_assert(WARPS >= 1 && WARPS <= 32 && (WARPS & (WARPS - 1)) == 0, "warps a row: a power of two up to 32");
+  return segment_sum<WARPS>(sums[threadIdx.x % WARPS]);
+}
+
 // Sum of `v` over the THREADS_PER_ROW threads that share a row; the
 // CTA holds ROWS such rows side by side. Every thread of the row gets the
-// same bits. `scratch` holds ROWS * (THREADS_PER_ROW / 32) floats; it is
-// reused, so the function ends with a barrier when it used it.
+// same bits. `scratch` holds ROWS * (THREADS_PER_ROW / 32) floats.
 // All threads of the CTA must call it (it may contain __syncthreads).
-template <int THREADS_PER_ROW, int ROWS>
+// REUSE (the default): the function ends with a barrier when it used
+// scratch, so the next call may write the same scratch. REUSE = false leaves
+// that barrier out: for the last use of a scratch area before the next
+// barrier (the forward puts its mean and variance in two areas).
+// COMBINE: the cross-warp step, warp_sums_total's (the default) or a loop
+// over the warps' sums in every thread (fewer live registers: for kernels
+// at the register limit that take a sum per slab, where its cost is lost).
+enum class WarpCombine { shuffle, loop };
+template <int THREADS_PER_ROW, int ROWS, bool REUSE = true, WarpCombine COMBINE = WarpCombine::shuffle>
 __device__ __forceinline__ float row_sum(float v, float* scratch) {
   if constexpr (THREADS_PER_ROW <= 32) {
     return segment_sum<THREADS_PER_ROW>(v);
   } else {
     constexpr int kWarps = THREADS_PER_ROW / 32;
-    const int slot = static_cast<int>(threadIdx.x) / THREADS_PER_ROW;
-    const int warp = (static_cast<int>(threadIdx.x) % THREADS_PER_ROW) / 32;
+    const int slot = static_cast<int>(threadIdx.x / THREADS_PER_ROW);
+    const int warp = static_cast<int>(threadIdx.x % THREADS_PER_ROW) / 32;
     v = segment_sum<32>(v);
     if ((threadIdx.x & 31) == 0) scratch[slot * kWarps + warp] = v;
     __syncthreads();
     float s = 0.f;
+    if constexpr (COMBINE == WarpCombine::shuffle) {
+      s = warp_sums_total<kWarps>(scratch + slot * kWarps);
+    } else {
 #pragma unroll
-    for (int w = 0; w < kWarps; ++w) s += scratch[slot * kWarps + w];
-    __syncthreads();
+      for (int w = 0; w < kWarps; ++w) s += scratch[slot * kWarps + w];
+    }
+    if constexpr (REUSE) __syncthreads();
     return s;
   }
 }
@@ -431,8 +454,8 @@ __device__ __forceinline__ void row_sum2(float& a, float& b, float* scratch) {
     b = segment_sum<THREADS_PER_ROW>(b);
   } else {
     constexpr int kWarps = THREADS_PER_ROW / 32;
-    const int slot = static_cast<int>(threadIdx.x) / THREADS_PER_ROW;
-    const int warp = (static_cast<int>(threadIdx.x) % THREADS_PER_ROW) / 32;
+    const int slot = static_cast<int>(threadIdx.x / THREADS_PER_ROW);
+    const int warp = static_cast<int>(threadIdx.x % THREADS_PER_ROW) / 32;
     a = segment_sum<32>(a);
     b = segment_sum<32>(b);
     float* s = scratch + 2 * slot * kWarps;
@@ -441,12 +464,8 @@ __device__ __forceinline__ void row_sum2(float& a, float& b, float* scratch) {
       s[kWarps + warp] = b;
     }
     __syncthreads();
-    a = b = 0.f;
-#pragma unroll
-    for (int w = 0; w < kWarps; ++w) {
-      a += s[w];
-      b += s[kWarps + w];
-    }
+    a = warp_sums_total<kWarps>(s);
+    b = warp_sums_total<kWarps>(s + kWarps);
     __syncthreads();
   }
 }

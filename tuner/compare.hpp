@@ -46,8 +46,10 @@
 //                                offset data pass mag = (|mean|+std)/std)
 //   e_r    = (lam/2) s u + 3u    relative error of rstd: var is a mean of N
 //                                same-sign terms (lam s u relative), halved by
-//                                the square root; +1u each for the sqrt, the
-//                                division and the fp32 store of rstd
+//                                the square root; +2u for rsqrtf (CUDA's
+//                                bound; the kernels take rstd = rsqrtf(var +
+//                                eps)), +1u for var = sum * (1/N) (the
+//                                rounding of 1/N and of the product)
 //
 // y = xhat * w + b,  mag >= max|w|, max|b|  (xhat = O(1) by construction):
 //   xhat's error is rstd * d_mean + |xhat| e_r + 2u|xhat| (x - mean, * rstd);

@@ -25,10 +25,13 @@ __device__ __forceinline__ void layer_norm_fwd(const FwdParams& p) {
   using W = typename S::W;
   using R = typename S::R;
   using Y = typename S::Y;
-  // Cross-warp reductions: a float per warp and row; three for Welford statistics.
-  float* scratch = row_scratch<S, S::kSingleTile ? 1 : 3>();
-  const int t = static_cast<int>(threadIdx.x) % S::kThreadsPerRow;
-  const i64 row = static_cast<i64>(blockIdx.x) * S::kRowsPerCta + static_cast<int>(threadIdx.x) / S::kThreadsPerRow;
+  // Cross-warp reductions: a float per warp and row; two for the single tile
+  // (the mean's and the variance's areas: no barrier between the reads of
+  // one and the writes of the other), three for Welford statistics.
+  float* scratch = row_scratch<S, S::kSingleTile ? 2 : 3>();
+  constexpr int kScratchArea = S::kThreadsPerRow > 32 ? S::kRowsPerCta * (S::kThreadsPerRow / 32) : 0;
+  const int t = static_cast<int>(threadIdx.x % S::kThreadsPerRow);
+  const i64 row = static_cast<i64>(blockIdx.x) * S::kRowsPerCta + static_cast<int>(threadIdx.x / S::kThreadsPerRow);
   const bool active = row < p.M;
   const i64 n = p.N;
   const T* x = static_cast<const T*>(p.x) + (active ? row : 0) * p.x_stride;
@@ -54,13 +57,16 @@ __device__ __forceinline__ void layer_norm_fwd(const FwdParams& p) {
     } else {
       load_row_part<S>(active, n, t, v, x);
     }
+    // One division a row (a multiply by 1/N for each statistic: within the
+    // ulp the error analysis gives the division, tuner/compare.hpp).
+    const float inv_n = 1.0f / static_cast<float>(n);
     if constexpr (S::kRms) {
       mean = 0.f;
     } else {
-      mean = row_sum<S::kThreadsPerRow, S::kRowsPerCta>(part_sum<S>(v), scratch) / static_cast<float>(n);
+      mean = row_sum<S::kThreadsPerRow, S::kRowsPerCta, false>(part_sum<S>(v), scratch) * inv_n;
     }
     const float sq = part_squares<S>(v, mean, n, t);
-    var = row_sum<S::kThreadsPerRow, S::kRowsPerCta>(sq, scratch) / static_cast<float>(n);
+    var = row_sum<S::kThreadsPerRow, S::kRowsPerCta, false>(sq, scratch + kScratchArea) * inv_n;
   } else {
     // Each thread's share of a tile: its mean and squared deviations (two
     // passes over registers), merged into the running statistics once a tile.

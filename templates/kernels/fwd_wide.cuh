@@ -303,7 +303,11 @@ __device__ __forceinline__ void layer_norm_fwd_wide_cta(const FwdParams& p, FwdW
 #pragma unroll
       for (int k = 0; k < kVec; ++k) part[k] = S::kRms ? fmaf(v[j][k], v[j][k], part[k]) : part[k] + v[j][k];
     }
-    a = row_sum<kThreads, 1>(tree_sum<kVec>(part), scratch);
+    // The loop form of the cross-warp step: the shuffle form spilled here
+    // (fp32 + residual rows at 16 warps sit at 128 registers:
+    // KernelHeaders.WideSpaceCompilesWithoutSpills), and a sum per slab of
+    // thousands of columns does not show.
+    a = row_sum<kThreads, 1, true, WarpCombine::loop>(tree_sum<kVec>(part), scratch);
     b = 0.f;
     if constexpr (!S::kRms) {
       const float local_mean = n > 0 ? a / static_cast<float>(n) : 0.f;
@@ -323,7 +327,7 @@ __device__ __forceinline__ void layer_norm_fwd_wide_cta(const FwdParams& p, FwdW
 #pragma unroll
         for (int k = 0; k < kVec; ++k) part[k] = fmaf(u[k] - local_mean, u[k] - local_mean, part[k]);
       }
-      b = row_sum<kThreads, 1>(tree_sum<kVec>(part), scratch);
+      b = row_sum<kThreads, 1, true, WarpCombine::loop>(tree_sum<kVec>(part), scratch);
     }
   };
   // Thread 0, once every thread has formed row i's sums (local_sums ends
