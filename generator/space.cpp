@@ -379,9 +379,14 @@ std::optional<Config> wide_bwd_default(const SpaceQuery& q, const ConfigFilter& 
     // [LNTUNE_SWEEP_RESIDUAL=1] lntune_sweep bwd fp32 8192 4096`,
     // bench/results/h200x2_2026-11-24, call 7. 16-bit rows there measured
     // 84-89% with it, below the register kernels: not for them.
+    // Without the residual, 8 warps (16 columns a thread) since the wide
+    // backward's dy loads went out together (df1aa88): on an H200 at x =
+    // 512 MiB, LayerNorm N = 8192 99.1% of copy against 80.3% with 32 warps
+    // (`LNTUNE_SWEEP_EVERY=1 lntune_sweep bwd fp32 8192`, bench/results/s34,
+    // call 1: the kernel bound by instructions issued, as the forward).
     if (q.dtype != DType::f32 || q.m <= 8192 || (q.n <= 4096 && !q.residual)) return std::nullopt;
     const std::int64_t slab = cluster_slab(q.n, 2);
-    Config c{static_cast<int>(slab), slab >= 4096 ? 32 : 16, 4, 0, 2};
+    Config c{static_cast<int>(slab), q.residual ? (slab >= 4096 ? 32 : 16) : 8, 4, 0, 2};
     c.group_size_m = clip_groups(q, 1, std::max(1, q.sm_count / 2));
     if (wide_bwd_fits(q, c, false, accept)) return c;
     return std::nullopt;
@@ -709,10 +714,25 @@ Config default_config(const SpaceQuery& q, const ConfigFilter& accept) {
     // Not at N = 200 (94.1% with 512 threads, 97.6% the best: 128 threads).
     const bool wide_cta = !bwd && !q.residual && q.dtype != DType::f32 && q.n == single && single >= 256 &&
                           single <= 512;
+    // The 16-bit LayerNorm forward of rows of 2049-8192 columns over many
+    // rows (M > 8192, no residual): 32 elements a thread in CTAs of 256
+    // threads (two rows of up to 4096 columns a CTA). Where the memory
+    // outruns the SM, the kernel is bound by instructions issued, a row's two
+    // reductions a fixed cost per thread: on an H200 at x = 512 MiB
+    // (`LNTUNE_SWEEP_EVERY=1 lntune_sweep fwd bf16 4096 8192`, bench/results/
+    // s34, call 2) these were the space's best, bf16 N = 4096 98.9% of copy
+    // against 96.8% for 16 elements a thread, 8192 98.9% against 92.7%; as
+    // the default (call 3) bf16 N = 3000 83.0 -> 92.5%, 6000 77.4 -> 92.6%,
+    // fp16 8192 93.1 -> 98.5%. Not at fewer rows: one row (decode) took
+    // 1 us longer (5.2 -> 6.2 us at N = 4096, 5.6 -> 6.7 at 8192), and
+    // M = 4096 went either way (N = 4096 83 -> 80%, 8192 86 -> 91%).
+    const bool long_half_fwd = !bwd && !q.residual && q.norm == Norm::layer && q.dtype != DType::f32 &&
+                               q.m > 8192 && single >= 4096 && single <= 8192;
+    const std::int64_t tpr = long_half_fwd ? single / 32 : tpr_needed;
     const std::int64_t threads =
-        wide_cta ? 512 : std::max<std::int64_t>(64, pair ? 2 * tpr_needed : tpr_needed);
+        long_half_fwd ? 256 : wide_cta ? 512 : std::max<std::int64_t>(64, pair ? 2 * tpr_needed : tpr_needed);
     c.num_warps = static_cast<int>(threads / 32);
-    c.rows_per_cta = static_cast<int>(threads / tpr_needed);
+    c.rows_per_cta = static_cast<int>(threads / tpr);
     if (fp32_short_rows) {
       c.num_warps = 16;
       c.rows_per_cta = static_cast<int>(512 / (single / 4));

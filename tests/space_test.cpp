@@ -329,13 +329,26 @@ TEST(Default, MeasuredTrainingAndResidualRules) {
     EXPECT_EQ(to_string(default_config(q)), "block_size=16384 num_warps=32 rows_per_cta=1 group_size_m=0");
     q.dtype = DType::bf16;
     EXPECT_EQ(to_string(default_config(q)), "block_size=16384 num_warps=8 rows_per_cta=1 group_size_m=0");
-    q.n = 8192;  // (shorter rows: the plain rule)
-    q.residual = false;
-    const std::string plain = to_string(default_config(q));
-    q.residual = true;
-    EXPECT_EQ(to_string(default_config(q)), plain);
+    q.n = 8192;  // (shorter rows: 16 elements a thread, the whole row in a CTA)
+    EXPECT_EQ(to_string(default_config(q)), "block_size=8192 num_warps=16 rows_per_cta=1 group_size_m=0");
   }
   EXPECT_EQ(def(Kernel::fwd, DType::bf16, 4096, 65536, true), def(Kernel::fwd, DType::bf16, 4096, 65536));
+  // The 16-bit LayerNorm forward of 2049-8192 columns over more than 8192
+  // rows, without a residual: 32 elements a thread in CTAs of 256 threads
+  // (measured on an H200); not fp32, not RMSNorm (below: 16 elements a
+  // thread), not 2048 columns, not at 8192 rows or fewer.
+  const auto layer_fwd = [](DType d, std::int64_t n, std::int64_t m) {
+    return to_string(default_config({Kernel::fwd, d, n, m, 132, 90}));
+  };
+  EXPECT_EQ(layer_fwd(DType::bf16, 8192, 32768), "block_size=8192 num_warps=8 rows_per_cta=1 group_size_m=0");
+  EXPECT_EQ(layer_fwd(DType::f16, 6000, 8193), "block_size=8192 num_warps=8 rows_per_cta=1 group_size_m=0");
+  EXPECT_EQ(layer_fwd(DType::bf16, 4096, 65536), "block_size=4096 num_warps=8 rows_per_cta=2 group_size_m=0");
+  EXPECT_EQ(layer_fwd(DType::f16, 2049, 1 << 20), "block_size=4096 num_warps=8 rows_per_cta=2 group_size_m=0");
+  EXPECT_EQ(layer_fwd(DType::bf16, 8192, 8192), "block_size=8192 num_warps=16 rows_per_cta=1 group_size_m=0");
+  EXPECT_EQ(layer_fwd(DType::bf16, 4096, 1), "block_size=4096 num_warps=8 rows_per_cta=1 group_size_m=0");
+  EXPECT_EQ(layer_fwd(DType::bf16, 2048, 65536), "block_size=2048 num_warps=4 rows_per_cta=1 group_size_m=0");
+  EXPECT_EQ(layer_fwd(DType::f32, 8192, 32768), "block_size=8192 num_warps=16 rows_per_cta=1 group_size_m=0");
+  EXPECT_EQ(def(Kernel::fwd, DType::bf16, 8192, 32768), "block_size=8192 num_warps=16 rows_per_cta=1 group_size_m=0");
   // The register backward with a residual: one 16-byte access per thread
   // and row input, 1024-thread tiles beyond; in 16 bits over many rows,
   // 1024-thread CTAs, one per SM (RMSNorm; LayerNorm: 16 columns a thread in
@@ -525,7 +538,7 @@ TEST(Space, DefaultGridCoversTheTutorialAndModelSizes) {
 // not at training sizes, fp32, without clusters, or at N = 6144.
 // fp32 rows of 4097-8192 columns (4096 with a residual) over many rows:
 // the wide backward in clusters of two, 4 stages (measured: bench/results/
-// h200x2_2026-11-24, call 7); not at training sizes, not 16-bit rows, not
+// h200x2_2026-11-24, call 7; s34, call 1); not at training sizes, not 16-bit rows, not
 // before sm_90; a candidate of the space and a valid instance.
 TEST(Space, Fp32BackwardAt8192IsWide) {
   for (bool residual : {false, true})
@@ -534,7 +547,9 @@ TEST(Space, Fp32BackwardAt8192IsWide) {
       q.residual = residual;
       const Config c = default_config(q);
       EXPECT_TRUE(is_wide_bwd(Kernel::bwd_dx, c)) << to_string(c);
-      EXPECT_EQ(to_string(c), "block_size=4096 num_warps=32 rows_per_cta=4 group_size_m=66 cluster_size=2");
+      // 8 warps without the residual (H200, bench/results/s34, call 1), 32 with it.
+      EXPECT_EQ(to_string(c), residual ? "block_size=4096 num_warps=32 rows_per_cta=4 group_size_m=66 cluster_size=2"
+                                       : "block_size=4096 num_warps=8 rows_per_cta=4 group_size_m=66 cluster_size=2");
       const std::vector<Config> cs = search_space(q);
       EXPECT_NE(std::find(cs.begin(), cs.end(), c), cs.end()) << "the default is a candidate";
       Traits t{Kernel::bwd_dx, DType::f32, DType::f32, true, true};
