@@ -507,11 +507,11 @@ Config fused_bwd_default(const SpaceQuery& q) {
 // x = 512 MiB (`lntune_sweep bwd bf16 7168 8192; lntune_sweep bwd fp16
 // 8192`), the best of the space: bf16 N = 8192 91.1% of copy against 85.5%
 // for a whole row in 16 warps, N = 7168 86.7 against 82.0, fp16 N = 8192
-// 91.3 against 83.4; at N = 6144 the whole row stayed the best (81.8%). With
-// a fused residual add in x's dtype too (fused_half_bwd_default): bf16 N =
-// 8192 95.1% against 92.6% for the whole row (`LNTUNE_SWEEP_EVERY=1
-// LNTUNE_SWEEP_RESIDUAL=1 lntune_sweep bwd bf16 8192`, bench/results/
-// h100_2026-11-25b, call 3). Not for RMSNorm: bf16 N = 8192 85.4% of copy
+// 91.3 against 83.4; at N = 6144 the whole row stayed the best (81.8%).
+// (With a fused residual add the H100 measured it best too, bf16 N = 8192
+// 95.1% against 92.6% for the whole row, bench/results/h100_2026-11-25b,
+// call 3; the H200 not, 72.8% against 84.8%, bench/results/s34, call 5:
+// fused_half_bwd_default takes the whole row.) Not for RMSNorm: bf16 N = 8192 85.4% of copy
 // this way, 93.8% for the whole row in 16 warps (`LNTUNE_SWEEP_EVERY=1
 // LNTUNE_SWEEP_OP=rmsnorm lntune_sweep bwd bf16 8192`, bench/results/
 // h200x2_2026-11-24, call 6). The caller sets the grid. Since the register
@@ -526,33 +526,33 @@ constexpr Config kHalfSplitInTwo{4096, 8, 1, 0, 2};
 
 // The register backward of a fused residual add in 16 bits (the residual in
 // x's dtype), rows of 256 to 8192 columns, where the kernel loads dz with x
-// and dy (bwd_dx.cuh, early_dz) and asks for 512 threads' worth of CTAs per
-// SM, over more than 8192 rows (as measured): one CTA per SM,
-//   LayerNorm: 16 columns a thread in 512 threads (as many rows as fill them);
-//     rows of 6145-8192 columns split in two (half_layer_norm_split_in_two);
-//   RMSNorm: 8 columns a thread in 1024 threads.
-// On an H100 at x = 512 MiB (`LNTUNE_SWEEP_EVERY=1 LNTUNE_SWEEP_RESIDUAL=1
-// [LNTUNE_SWEEP_OP=rmsnorm] lntune_sweep bwd bf16 N`, bench/results/
-// h100_2026-11-25b, calls 2 and 3; % of copy, against the rule before):
-// LayerNorm + add N = 256 98.6 (95.8), 512 98.7 (95.0), 1024 96.6 (93.9),
-// 2048 96.1 (92.9), 4096 96.4 (92.8), 8192 95.1 (92.4); RMSNorm + add
-// N = 256 101.7 (96.8), 512 97.7 (96.8), 1024 98.4 (96.0), 2048 98.1
-// (95.9), 4096 98.4 (84.7: 512 threads, two CTAs per SM, which dz's
-// registers no longer let fit), 8192 96.6 (the same config).
+// and dy (bwd_dx.cuh, early_dz), over more than 8192 rows: 16 columns a
+// thread, a row a CTA (at least 64 threads), 512 threads' worth of CTAs per
+// SM, for both norms (RMSNorm rows of up to 256 columns and of 4097-8192: 8
+// columns a thread in 1024 threads, one CTA per SM). On an H200 at x = 512 MiB (`LNTUNE_SWEEP_EVERY=1
+// LNTUNE_SWEEP_RESIDUAL=1 [LNTUNE_SWEEP_OP=rmsnorm] lntune_sweep bwd bf16
+// N`, bench/results/s34, call 5) these were the space's best, % of copy
+// against the rule before (LayerNorm: 16 columns a thread in 512 threads,
+// one CTA per SM, rows of 6145-8192 columns split in two; RMSNorm: 8 columns
+// a thread in 1024 threads): LayerNorm + add N = 1024 91.9 (76.2), 4096
+// 88.7 (74.7), 8192 84.8 (72.8); RMSNorm + add 1024 91.9 (77.0), 4096 90.6
+// (84.8). As the default (call 6, two rounds, % of copy): LayerNorm + add
+// bf16 N = 1024 76.5 -> 91.7, 2048 75.0 -> 90.2, 4096 73.6 -> 89.1, 8192
+// 72.3 -> 84.2, fp16 1024 75.8 -> 91.6, 8192 72.3 -> 83.8, 256 and 512 level
+// (90.2 -> 91.2, 92.9 -> 92.9); RMSNorm + add bf16 512 76.6 -> 92.8, 1024
+// 77.1 -> 92.7, 2048 79.7 -> 91.2, 4096 83.7 -> 90.5, but 256 96.1 -> 92.8
+// and 8192 81.8 -> 77.7: RMSNorm keeps 8 columns a thread in 1024 threads
+// (one CTA per SM) there. The H100 had measured the rule before as its best
+// or near it (bench/results/h100_2026-11-25b, calls 2 and 3: LayerNorm + add
+// 92.4-98.7%, RMSNorm + add 96.6-101.7%), these configs 92.6-96.7% there.
 std::optional<Config> fused_half_bwd_default(const SpaceQuery& q, const ConfigFilter& accept) {
   const std::int64_t single = next_pow2(q.n);
   if (dtype_size(q.dtype) != 2 || q.m <= 8192 || single < 256 || single > 8192) return std::nullopt;
-  Config c{static_cast<int>(single), 16, 1, 0};
-  if (half_layer_norm_split_in_two(q)) {
-    c = kHalfSplitInTwo;
-  } else {
-    const std::int64_t items = q.norm == Norm::rms ? 8 : 16;
-    const std::int64_t threads = q.norm == Norm::rms ? 1024 : 512;
-    const std::int64_t tpr = single / items;
-    c.num_warps = static_cast<int>(threads / 32);
-    c.rows_per_cta = static_cast<int>(threads / tpr);
-  }
-  c.group_size_m = persistent_groups(q, c.rows_per_cta, q.sm_count);
+  const bool rms_wide_cta = q.norm == Norm::rms && (single == 256 || single == 8192);
+  const std::int64_t tpr = single / (rms_wide_cta ? 8 : 16);
+  const std::int64_t threads = rms_wide_cta ? 1024 : std::max<std::int64_t>(64, tpr);
+  Config c{static_cast<int>(single), static_cast<int>(threads / 32), static_cast<int>(threads / tpr), 0};
+  c.group_size_m = persistent_groups(q, c.rows_per_cta, q.sm_count * std::max<std::int64_t>(1, 512 / threads));
   if (!accept) return c;
   const std::optional<InstanceKey> key = accept(c);
   if (key && key->traits.residual == key->traits.x_dtype) return c;

@@ -350,30 +350,40 @@ TEST(Default, MeasuredTrainingAndResidualRules) {
   EXPECT_EQ(layer_fwd(DType::f32, 8192, 32768), "block_size=8192 num_warps=16 rows_per_cta=1 group_size_m=0");
   EXPECT_EQ(def(Kernel::fwd, DType::bf16, 8192, 32768), "block_size=8192 num_warps=16 rows_per_cta=1 group_size_m=0");
   // The register backward with a residual: one 16-byte access per thread
-  // and row input, 1024-thread tiles beyond; in 16 bits over many rows,
-  // 1024-thread CTAs, one per SM (RMSNorm; LayerNorm: 16 columns a thread in
-  // 512 threads).
+  // and row input, 1024-thread tiles beyond; in 16 bits over many rows, 16
+  // columns a thread, a row a CTA, 512 threads' worth of CTAs per SM (both
+  // norms; measured on an H200, bench/results/s34, call 5).
   EXPECT_EQ(def(Kernel::bwd_dx, DType::f32, 1024, 131072, true), "block_size=1024 num_warps=8 rows_per_cta=1 group_size_m=264");
   // (fp32 rows of 4096 columns with the residual over many rows: the wide
   // backward, split over two; at training sizes the register rule.)
   EXPECT_EQ(def(Kernel::bwd_dx, DType::f32, 4096, 32768, true),
             "block_size=2048 num_warps=16 rows_per_cta=4 group_size_m=66 cluster_size=2");
   EXPECT_EQ(def(Kernel::bwd_dx, DType::f32, 4096, 4096, true), "block_size=4096 num_warps=32 rows_per_cta=1 group_size_m=132");
-  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 1024, 262144, true), "block_size=1024 num_warps=32 rows_per_cta=8 group_size_m=132");
-  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 4096, 65536, true), "block_size=4096 num_warps=32 rows_per_cta=2 group_size_m=132");
-  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 8192, 32768, true), "block_size=8192 num_warps=32 rows_per_cta=1 group_size_m=132");
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 1024, 262144, true), "block_size=1024 num_warps=2 rows_per_cta=1 group_size_m=1056");
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 4096, 65536, true), "block_size=4096 num_warps=8 rows_per_cta=1 group_size_m=264");
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 8192, 32768, true), "block_size=8192 num_warps=32 rows_per_cta=1 group_size_m=132")
+      << "RMSNorm + add at 8192 columns: 8 a thread in 1024 threads";
   EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 1024, 4096, true), "block_size=1024 num_warps=4 rows_per_cta=1 group_size_m=512")
       << "at training sizes, one access per thread and row input";
   {
     SpaceQuery q{Kernel::bwd_dx, DType::bf16, 4096, 65536, 132, 90};
     q.residual = true;
-    EXPECT_EQ(to_string(default_config(q)), "block_size=4096 num_warps=16 rows_per_cta=2 group_size_m=132");
-    q.n = 8192;  // two 4096-column slices over a cluster, as without the residual
+    EXPECT_EQ(to_string(default_config(q)), "block_size=4096 num_warps=8 rows_per_cta=1 group_size_m=264");
+    q.n = 8192;  // the whole row (without the residual: two 4096-column slices over a cluster)
     q.m = 32768;
-    EXPECT_EQ(to_string(default_config(q)), "block_size=4096 num_warps=8 rows_per_cta=1 group_size_m=132 cluster_size=2");
-    q.n = 256;
+    EXPECT_EQ(to_string(default_config(q)), "block_size=8192 num_warps=16 rows_per_cta=1 group_size_m=132");
+    q.n = 256;  // 64-thread CTAs of 4 rows, 8 per SM
     q.m = 1048576;
-    EXPECT_EQ(to_string(default_config(q)), "block_size=256 num_warps=16 rows_per_cta=32 group_size_m=132");
+    EXPECT_EQ(to_string(default_config(q)), "block_size=256 num_warps=2 rows_per_cta=4 group_size_m=1056");
+    q.norm = Norm::rms;  // RMSNorm at 256 and 8192 columns: 8 columns a thread in 1024 threads
+    EXPECT_EQ(to_string(default_config(q)), "block_size=256 num_warps=32 rows_per_cta=32 group_size_m=132");
+    q.n = 8000;
+    q.m = 32768;
+    EXPECT_EQ(to_string(default_config(q)), "block_size=8192 num_warps=32 rows_per_cta=1 group_size_m=132");
+    q.n = 2048;
+    EXPECT_EQ(to_string(default_config(q)), "block_size=2048 num_warps=4 rows_per_cta=1 group_size_m=528");
+    q.norm = Norm::layer;
+    q.n = 256;
     q.m = 4096;  // (training sizes: the plain rule)
     EXPECT_EQ(to_string(default_config(q)), "block_size=256 num_warps=2 rows_per_cta=4 group_size_m=512");
     q.dtype = DType::f32;
