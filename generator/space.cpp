@@ -511,10 +511,10 @@ Config fused_bwd_default(const SpaceQuery& q) {
 // (With a fused residual add the H100 measured it best too, bf16 N = 8192
 // 95.1% against 92.6% for the whole row, bench/results/h100_2026-11-25b,
 // call 3; the H200 not, 72.8% against 84.8%, bench/results/s34, call 5:
-// fused_half_bwd_default takes the whole row.) Not for RMSNorm: bf16 N = 8192 85.4% of copy
-// this way, 93.8% for the whole row in 16 warps (`LNTUNE_SWEEP_EVERY=1
-// LNTUNE_SWEEP_OP=rmsnorm lntune_sweep bwd bf16 8192`, bench/results/
-// h200x2_2026-11-24, call 6). The caller sets the grid. Since the register
+// fused_half_bwd_default takes the whole row.) Not for RMSNorm: bf16
+// N = 8192 85.4% of copy this way, 93.8% for the whole row in 16 warps
+// (`LNTUNE_SWEEP_EVERY=1 LNTUNE_SWEEP_OP=rmsnorm lntune_sweep bwd bf16
+// 8192`, bench/results/h200x2_2026-11-24, call 6). The caller sets the grid. Since the register
 // backward stages each next row in shared memory (bwd_dx.cuh, staged_bwd),
 // the whole row in 16 warps is faster where its instance stages the rows:
 // the plain rule keeps it (default_config, backward_stages_rows).
@@ -529,9 +529,10 @@ constexpr Config kHalfSplitInTwo{4096, 8, 1, 0, 2};
 // and dy (bwd_dx.cuh, early_dz), over more than 8192 rows: 16 columns a
 // thread, a row a CTA (at least 64 threads), 512 threads' worth of CTAs per
 // SM, for both norms (RMSNorm rows of up to 256 columns and of 4097-8192: 8
-// columns a thread in 1024 threads, one CTA per SM). On an H200 at x = 512 MiB (`LNTUNE_SWEEP_EVERY=1
-// LNTUNE_SWEEP_RESIDUAL=1 [LNTUNE_SWEEP_OP=rmsnorm] lntune_sweep bwd bf16
-// N`, bench/results/s34, call 5) these were the space's best, % of copy
+// columns a thread in 1024 threads, one CTA per SM). On an H200 at
+// x = 512 MiB (`LNTUNE_SWEEP_EVERY=1 LNTUNE_SWEEP_RESIDUAL=1
+// [LNTUNE_SWEEP_OP=rmsnorm] lntune_sweep bwd bf16 N`, bench/results/s34,
+// call 5) these were the space's best, % of copy
 // against the rule before (LayerNorm: 16 columns a thread in 512 threads,
 // one CTA per SM, rows of 6145-8192 columns split in two; RMSNorm: 8 columns
 // a thread in 1024 threads): LayerNorm + add N = 1024 91.9 (76.2), 4096
