@@ -561,6 +561,43 @@ TEST(KernelHeaders, ForwardSmemUsesBulkCopiesAndVectorStores) {
   EXPECT_NE(async.ptx.find("cp.async.cg.shared.global"), std::string::npos);
 }
 
+// The forward whose row sits in registers pays a fixed cost per row and
+// thread that bounds it where the memory outruns the SM (an H200: the bf16
+// forward at N = 8192 ran at 79% of copy with 409 instructions a thread and
+// row, 92% with 336; bench/results/s34, bench/NOTES.md). Its PTX keeps that
+// cost down: one barrier a statistic (the mean's and the variance's sums
+// in two scratch areas), one shared load a statistic (the cross-warp step
+// as a butterfly, not a loop over the warps' sums), rstd by rsqrt, 1/N once
+// and no division.
+TEST(KernelHeaders, ForwardRowStatisticsStayCheap) {
+  const auto count = [](const std::string& text, const std::string& what) {
+    std::size_t n = 0;
+    for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + what.size())) ++n;
+    return n;
+  };
+  struct Case {
+    Norm norm;
+    Config config;
+    std::int64_t n;
+    std::size_t statistics;  // row sums: LayerNorm's mean and variance, RMSNorm's mean square
+  };
+  for (const Case& c : {Case{Norm::layer, Config{8192, 16, 1, 0}, 8192, 2}, Case{Norm::layer, Config{4096, 8, 2, 0}, 4000, 2},
+                        Case{Norm::rms, Config{8192, 16, 1, 0}, 8192, 1}}) {
+    Traits t{Kernel::fwd, DType::bf16, DType::bf16, true, c.norm == Norm::layer};
+    t.norm = c.norm;
+    const gen::KernelSource src = gen::render(gen::make_instance(t, c.config, c.n, 8));
+    SCOPED_TRACE(src.kernel_name);
+    const Compiled out = nvrtc(src.source, "sm_90");
+    ASSERT_TRUE(out.ok) << out.log;
+    EXPECT_EQ(count(out.ptx, "bar.sync"), c.statistics);
+    EXPECT_EQ(count(out.ptx, "ld.shared.f32"), c.statistics);
+    EXPECT_EQ(count(out.ptx, "rsqrt.approx.f32"), 1u);
+    EXPECT_EQ(count(out.ptx, "rcp.rn.f32"), 1u) << "1/N once a row";
+    EXPECT_EQ(count(out.ptx, "div.rn.f32"), 0u);
+    EXPECT_EQ(count(out.ptx, "sqrt.rn.f32"), 0u);
+  }
+}
+
 // Every config of the search space that stages its slab in shared memory,
 // instantiated through the generator (traits rotating over dtypes,
 // weight/bias, norms, residuals, output dtypes) for the bandwidth-regime N,
