@@ -37,6 +37,13 @@ int persistent_groups(const SpaceQuery& q, int rows_per_cta, std::int64_t wanted
   return clip_groups(q, rows_per_cta, std::min(wanted, most));
 }
 
+// CTAs of `threads` threads that make about 512 threads a SM (1 to 8): the
+// persistent register backward's occupancy, as measured (default_config,
+// fused_half_bwd_default).
+std::int64_t ctas_for_512_threads(std::int64_t threads) {
+  return std::clamp<std::int64_t>(512 / std::max<std::int64_t>(1, threads), 1, 8);
+}
+
 // Columns per CTA when a cluster of `cluster` CTAs splits a row of n:
 // next_pow2(ceil(n / cluster)); 0 when that would leave a CTA no columns.
 std::int64_t cluster_slab(std::int64_t n, int cluster) {
@@ -553,7 +560,7 @@ std::optional<Config> fused_half_bwd_default(const SpaceQuery& q, const ConfigFi
   const std::int64_t tpr = single / (rms_wide_cta ? 8 : 16);
   const std::int64_t threads = rms_wide_cta ? 1024 : std::max<std::int64_t>(64, tpr);
   Config c{static_cast<int>(single), static_cast<int>(threads / 32), static_cast<int>(threads / tpr), 0};
-  c.group_size_m = persistent_groups(q, c.rows_per_cta, q.sm_count * std::max<std::int64_t>(1, 512 / threads));
+  c.group_size_m = persistent_groups(q, c.rows_per_cta, q.sm_count * ctas_for_512_threads(threads));
   if (!accept) return c;
   const std::optional<InstanceKey> key = accept(c);
   if (key && key->traits.residual == key->traits.x_dtype) return c;
@@ -768,7 +775,7 @@ Config default_config(const SpaceQuery& q, const ConfigFilter& accept) {
     // rows (one per CTA) stay a small part of the traffic when M is small.
     // fp32 rows of 256 threads (N = 2049..4096): one CTA per SM (H100,
     // M = 4096, N = 4096, dx with dW/dB: 81.0 us against 89.7 us with two).
-    std::int64_t per_sm = std::min<std::int64_t>(8, std::max<std::int64_t>(1, 512 / c.threads()));
+    std::int64_t per_sm = ctas_for_512_threads(c.threads());
     if (q.dtype == DType::f32 && tpr_needed == 256 && c.rows_per_cta == 1) per_sm = 1;
     if (fp32_short_rows) per_sm = 2;
     // Training sizes (M <= 8192), rows of 513-2048 columns held whole, no

@@ -239,12 +239,20 @@ __device__ __forceinline__ void add_residual(float (&x)[VEC], const float (&r)[V
   for (int k = 0; k < VEC; ++k) x[k] = round_to<typename S::R>(x[k] + r[k]);
 }
 
-// Shared memory for cross-warp row reductions: PER_WARP floats for each warp
-// of each row, or none (a null pointer) when a warp holds a whole row.
+// Floats of one area of row_scratch: one for each warp of each row (0 when a
+// warp holds a whole row: no cross-warp step).
+template <class S>
+constexpr int row_scratch_area() {
+  return S::kThreadsPerRow > 32 ? S::kRowsPerCta * (S::kThreadsPerRow / 32) : 0;
+}
+
+// Shared memory for cross-warp row reductions: PER_WARP areas of
+// row_scratch_area floats, or none (a null pointer) when a warp holds a whole
+// row.
 template <class S, int PER_WARP>
 __device__ __forceinline__ float* row_scratch() {
   if constexpr (S::kThreadsPerRow > 32) {
-    __shared__ float scratch[PER_WARP * S::kRowsPerCta * (S::kThreadsPerRow / 32)];
+    __shared__ float scratch[PER_WARP * row_scratch_area<S>()];
     return scratch;
   } else {
     return nullptr;

@@ -29,7 +29,6 @@ __device__ __forceinline__ void layer_norm_fwd(const FwdParams& p) {
   // (the mean's and the variance's areas: no barrier between the reads of
   // one and the writes of the other), three for Welford statistics.
   float* scratch = row_scratch<S, S::kSingleTile ? 2 : 3>();
-  constexpr int kScratchArea = S::kThreadsPerRow > 32 ? S::kRowsPerCta * (S::kThreadsPerRow / 32) : 0;
   const int t = static_cast<int>(threadIdx.x % S::kThreadsPerRow);
   const i64 row = static_cast<i64>(blockIdx.x) * S::kRowsPerCta + static_cast<int>(threadIdx.x / S::kThreadsPerRow);
   const bool active = row < p.M;
@@ -66,7 +65,7 @@ __device__ __forceinline__ void layer_norm_fwd(const FwdParams& p) {
       mean = row_sum<S::kThreadsPerRow, S::kRowsPerCta, false>(part_sum<S>(v), scratch) * inv_n;
     }
     const float sq = part_squares<S>(v, mean, n, t);
-    var = row_sum<S::kThreadsPerRow, S::kRowsPerCta, false>(sq, scratch + kScratchArea) * inv_n;
+    var = row_sum<S::kThreadsPerRow, S::kRowsPerCta, false>(sq, scratch + row_scratch_area<S>()) * inv_n;
   } else {
     // Each thread's share of a tile: its mean and squared deviations (two
     // passes over registers), merged into the running statistics once a tile.
