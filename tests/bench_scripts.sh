@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU-call helpers (bench/gpu_ab.sh, bench/gpu_suites.sh, bench/gpu_tables.sh,
+# The GPU-call helpers (bench/gpu_call.sh, gpu_ab.sh, gpu_suites.sh, gpu_tables.sh,
 # scripts/stage.sh) against
 # stand-in binaries, so that a broken helper shows here, not in a GPU call
 # whose device time is then spent. ctest label cpu.
@@ -147,6 +147,16 @@ done
 rm "$T/bld/tests/gpu_test"
 (bash "$T/repo/scripts/stage.sh" s2 "$T/bld" > /dev/null 2> "$T/err.txt")
 check "stage.sh names a missing binary" grep -q "tests/gpu_test is missing" "$T/err.txt"
+
+# gpu_call.sh (sourced by each call's script): the GPU line, B and O, s, the
+# cache off; OUT when given.
+mkdir -p "$T/bin" "$T/call"
+printf '#!/usr/bin/env bash\necho "GPU X, 1.0"\n' > "$T/bin/nvidia-smi"
+chmod +x "$T/bin/nvidia-smi"
+(cd "$T/call" && PATH="$T/bin:$PATH" OUT=/o bash -c "source '$root/bench/gpu_call.sh'; s step; echo \"\$B|\$O|\$LNTUNE_CACHE\"") \
+  > "$T/call.txt" 2>&1
+check "gpu_call.sh prints the GPU, a step header, B, O and the cache off" \
+  bash -c "grep -qx 'GPU X, 1.0' '$T/call.txt' && grep -q '^=== step (' '$T/call.txt' && grep -qx '$T/call/.devbuild|/o|off' '$T/call.txt'"
 
 [ "$fails" = 0 ] && echo "all checks passed" || echo "$fails check(s) failed"
 exit $((fails > 0))

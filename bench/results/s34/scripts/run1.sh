@@ -6,12 +6,7 @@
 # and fp32 backward at N = 8192); ncu of the forward's default there.
 # Phase 2, side by side (nothing timed): tuner_gpu_test on main, the racecheck
 # of the fused fp32 backward's default.
-set -uo pipefail
-B=$PWD/.devbuild
-O=${OUT:-/tmp}
-s() { echo "=== $1 ($(date +%T))"; }
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-export LNTUNE_CACHE=off
+source bench/gpu_call.sh
 s "A/B cluster partials"
 timeout 260 bash bench/gpu_ab.sh ab_call1 2 $B/pc34 -- \
   "pc1|LNTUNE_SWEEP_M=4096|train bf16 1024 2048" \

@@ -7,12 +7,7 @@
 # o34 at bf16 N = 4096 and 8192. Phase 2, side by side (nothing timed): o34's
 # gpu_test (without the wide backward, whose kernel this does not touch) and
 # gpu_norms_test in shards, memcheck and racecheck of the forward defaults.
-set -uo pipefail
-B=$PWD/.devbuild
-O=${OUT:-/tmp}
-s() { echo "=== $1 ($(date +%T))"; }
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-export LNTUNE_CACHE=off
+source bench/gpu_call.sh
 s "A/B"
 timeout 250 bash bench/gpu_ab.sh ab_call2 2 $B/m34 $B/o34 -- \
   "fwd||fwd bf16 1024 4096 8192 16384" "fwd||fwd fp16 4096 8192" "fwd||fwd fp32 4096 16384" \

@@ -5,12 +5,7 @@
 # 4097-8192 columns over many rows, no residual: the wide kernel in 8 warps).
 # Phase 1, alone: A/B o34 against p34 (two rounds) at x = 512 MiB, training
 # sizes and decode; every config of p34 where a default may still be off.
-set -uo pipefail
-B=$PWD/.devbuild
-O=${OUT:-/tmp}
-s() { echo "=== $1 ($(date +%T))"; }
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-export LNTUNE_CACHE=off
+source bench/gpu_call.sh
 s "A/B"
 timeout 240 bash bench/gpu_ab.sh ab_call3 2 $B/o34 $B/p34 -- \
   "fwd||fwd bf16 3000 4096 6000 8192" "fwd||fwd fp16 4096 8192" \

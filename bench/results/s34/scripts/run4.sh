@@ -5,12 +5,8 @@
 # gpu_norms_test in shards; then, alone, the bandwidth tables (LayerNorm,
 # RMSNorm and the fused forms at x = 512 MiB against PyTorch, the default
 # heuristic: no cache).
-set -uo pipefail
-B=$PWD/.devbuild
-O=${OUT:-/tmp}
-s() { echo "=== $1 ($(date +%T))"; }
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-export LNTUNE_CACHE=off LD_LIBRARY_PATH=/usr/local/cuda/lib64:$B/f34
+source bench/gpu_call.sh
+export LD_LIBRARY_PATH=/usr/local/cuda/lib64:$B/f34
 s "suites (f34)"
 T=/tmp/p4; mkdir -p $T
 for i in 0 1 2 3; do

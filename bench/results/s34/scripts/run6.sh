@@ -4,12 +4,7 @@
 # worth of CTAs per SM; call 5's best). Phase 1, alone: A/B f34 against g34,
 # two rounds, x = 512 MiB. Phase 2 (nothing timed): gpu_norms_test of g34 in
 # shards, memcheck and racecheck of the new default at odd N.
-set -uo pipefail
-B=$PWD/.devbuild
-O=${OUT:-/tmp}
-s() { echo "=== $1 ($(date +%T))"; }
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-export LNTUNE_CACHE=off
+source bench/gpu_call.sh
 s "A/B"
 timeout 250 bash bench/gpu_ab.sh ab_call6 2 $B/f34 $B/g34 -- \
   "addln|LNTUNE_SWEEP_RESIDUAL=1|bwd bf16 256 512 1024 2048 4096 6000 8192" \

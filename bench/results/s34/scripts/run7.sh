@@ -3,9 +3,5 @@
 # default changes). The tables with the default heuristic (no cache):
 # LayerNorm, RMSNorm and the fused forms at x = 512 MiB against PyTorch, and
 # the M = 4096 backward kernels.
-set -uo pipefail
-B=$PWD/.devbuild
-O=${OUT:-/tmp}
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-export LNTUNE_CACHE=off
+source bench/gpu_call.sh
 STEP_SECONDS=150 TABLES="ext bandwidth norms train" OUT=$O timeout 500 bash bench/gpu_tables.sh $B/h34 call7
