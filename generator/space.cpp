@@ -145,8 +145,19 @@ void add_wide_bwd(const SpaceQuery& q, std::vector<Config>& out) {
 // row; or one wave of persistent clusters at the occupancy that x's slab
 // allows (a residual's slab, when there is one, lowers it; a slab too large
 // with it is rejected by make_instance and recorded as a compile error).
-void add_smem_forward(const SpaceQuery& q, std::vector<Config>& out) {
+// One persistent wave of a shared-memory forward config's clusters: as many
+// CTAs per SM as x's slab allows (228 KB a SM, 1 KB reserved a CTA, at most
+// 2048 threads), over the cluster; 0 where that is under one cluster or not
+// fewer than the rows (a cluster per row then).
+int smem_forward_wave(const SpaceQuery& q, const Config& c) {
   constexpr std::int64_t kSmemPerSm = 228 * 1024, kReservedPerCta = 1024;
+  const std::int64_t bytes = std::int64_t{c.block_size} * static_cast<std::int64_t>(dtype_size(q.dtype));
+  const std::int64_t per_sm = std::min<std::int64_t>(kSmemPerSm / (bytes + kReservedPerCta), 2048 / c.threads());
+  const std::int64_t wave = q.sm_count * per_sm / c.cluster_size;
+  return wave >= 1 && wave < q.m ? static_cast<int>(wave) : 0;
+}
+
+void add_smem_forward(const SpaceQuery& q, std::vector<Config>& out) {
   const auto esize = static_cast<std::int64_t>(dtype_size(q.dtype));
   for (int cluster : {1, 2, 4, 8, 16}) {
     const std::int64_t block = cluster_slab(q.n, cluster);
@@ -158,11 +169,8 @@ void add_smem_forward(const SpaceQuery& q, std::vector<Config>& out) {
       c.cluster_size = cluster;
       if (!forward_in_smem(c, q.n)) continue;
       out.push_back(c);
-      const std::int64_t per_sm =
-          std::min<std::int64_t>(kSmemPerSm / (bytes + kReservedPerCta), 2048 / c.threads());
-      const std::int64_t wave = q.sm_count * per_sm / cluster;
-      if (wave >= 1 && wave < q.m) {
-        c.group_size_m = static_cast<int>(wave);
+      if (const int wave = smem_forward_wave(q, c)) {
+        c.group_size_m = wave;
         out.push_back(c);
       }
     }
@@ -576,6 +584,106 @@ bool backward_stages_rows(const Config& c, const ConfigFilter& accept) {
   const std::optional<InstanceKey> key = accept(c);
   return key && stages_bwd_rows(*key);
 }
+
+// The defaults of a GPU whose memory outruns its SMs (fast_memory: an H200,
+// 4.8 TB/s over the 132 SMs of an H100 at the same clock). There the rules
+// measured on an H100 leave the kernels bound by the instructions each SM
+// issues (bench/NOTES.md, session 34) or by the latency of each row's chain,
+// and other configs of the same space were the fastest. Every rule below is
+// the space's best, or within a point of it, in `LNTUNE_SWEEP_EVERY=1
+// [LNTUNE_SWEEP_RESIDUAL=1] [LNTUNE_SWEEP_OP=rmsnorm] lntune_sweep fwd|bwd
+// DTYPE N` on an H200 at x = 512 MiB (bench/results/s35, calls 1 and 2),
+// % of copy against the H100 rule's config:
+//   * 16-bit LayerNorm forward, no residual:
+//     - 8193-16384 columns over more than 8192 rows: the whole row in
+//       registers, 512 threads (bf16 N = 16384 96.9 against 89.1 for the
+//       row in one CTA's shared memory, fp16 97.1 against 89.4);
+//     - 16K-32K: the wide forward, 16384-column slabs in clusters of 2, 16
+//       warps, 3 stages (bf16 32768 91.4 against 87.7);
+//     - 32K-64K: the row's slabs in shared memory, clusters of 2, 16 warps,
+//       one persistent wave (65536 bf16 86.9 against 82.2, fp16 87.1
+//       against 81.5 for a cluster per row);
+//     - 64K-128K: the wide forward in clusters of 8, 16 warps, 4 stages
+//       (131072 bf16 89.9 against 78.7);
+//     - more: clusters of 16, 4 stages (262144 bf16 75.0 against 71.6).
+//   * 16-bit LayerNorm backward, no residual, the wide kernel, x and dy
+//     staged: 16K-32K columns 16384-column slices in clusters of 2, 16
+//     warps, 2 stages (bf16 32768 77.3 against 71.9); 32K-64K 8192-column
+//     slices in clusters of 8, 8 warps, 4 stages (bf16 65536 73.9 against
+//     72.6); 64K-128K 16384-column slices in clusters of 8, 16 warps, 2
+//     stages (bf16 131072 82.0 against 62.7); more, clusters of 16 in the
+//     7 that fit at once, 2 stages (bf16 262144 73.0 against 64.1; fp16
+//     68.9, 72.9 with 3 stages, against 67.7).
+//   * fp32 LayerNorm backward of more than 128K columns, no residual, x
+//     alone staged: 16 warps, not 32 (262144: 66.8 against 61.9).
+//   * fp32 backward of a fused residual add (the residual in fp32), over
+//     more than 8192 rows, rows of 256-4096 columns: 8 columns a thread (two
+//     16-byte accesses a row input), CTAs of at least 256 threads, 512
+//     threads' worth a SM (the 16-bit fused rule's 32 bytes a thread, in
+//     fp32): LayerNorm + add N = 256 98.3 against 88.8, 512 98.1 against
+//     88.4, 1024 98.0 against 88.1, 2048 98.0 (the same), 4096 97.7
+//     against 70.5 (the wide kernel); RMSNorm + add 1024 98.9 against 93.1,
+//     4096 98.6 against 73.4. RMSNorm + add of 8192 columns: the whole row
+//     in 16 warps (96.9 against 87.9); LayerNorm + add there keeps the wide
+//     kernel (87.4, the space's best 87.9).
+std::optional<Config> fast_memory_default(const SpaceQuery& q, const ConfigFilter& accept) {
+  if (!fast_memory(q) || q.cc < 90) return std::nullopt;
+  const std::size_t esize = dtype_size(q.dtype);
+  const bool half = esize == 2;
+  const bool plain_layer = q.norm == Norm::layer && !q.residual;
+  const auto valid = [&](const Config& c) { return !accept || accept(c).has_value(); };
+  if (q.kernel == Kernel::fwd && half && plain_layer) {
+    if (q.n > kSmemForwardMinN && q.n <= 16384) {
+      if (q.m > 8192) return Config{16384, 16, 1, 0};
+      return std::nullopt;
+    }
+    if (q.n <= 16384) return std::nullopt;
+    if (q.n > 32768 && q.n <= 65536) {
+      Config c{static_cast<int>(cluster_slab(q.n, 2)), 16, 1, 0, 2};
+      c.group_size_m = smem_forward_wave(q, c);
+      if (c.block_size > 0 && forward_in_smem(c, q.n) && valid(c)) return c;
+      return std::nullopt;
+    }
+    const int cluster = q.n <= 32768 ? 2 : q.n <= 131072 ? 8 : 16;
+    const std::int64_t slab = cluster_slab(q.n, cluster);
+    if (slab == 0 || slab / (32 * 16) > 32 || slab / (32 * 16) < max_vec(q.dtype)) return std::nullopt;
+    Config c{static_cast<int>(slab), 16, cluster == 2 ? 3 : 4, 0, cluster};
+    const int fit = std::max(1, q.sm_count / cluster);
+    c.group_size_m = clip_groups(q, 1, cluster >= 8 && fit > 1 ? fit - 1 : fit);
+    if (valid(c)) return c;
+    return std::nullopt;
+  }
+  if (q.kernel != Kernel::bwd_dx) return std::nullopt;
+  if (plain_layer && q.n > 16384 && (half || q.n > 131072)) {
+    const int cluster = q.n <= 32768 ? 2 : q.n <= 131072 ? 8 : 16;
+    const bool slices_8k = half && cluster == 8 && q.n <= 65536;
+    const std::int64_t slab = cluster_slab(q.n, cluster);
+    if (slab == 0 || slab != (slices_8k ? 8192 : 16384)) return std::nullopt;
+    Config c{static_cast<int>(slab), slices_8k ? 8 : 16, slices_8k ? 4 : 2, 0, cluster};
+    const int fit = std::max(1, q.sm_count / cluster);
+    c.group_size_m = clip_groups(q, 1, cluster >= 8 && fit > 1 ? fit - 1 : fit);
+    if (wide_bwd_fits(q, c, !half, accept)) return c;
+    return std::nullopt;
+  }
+  if (q.residual && esize == 4 && q.m > 8192) {
+    const std::int64_t single = next_pow2(q.n);
+    Config c;
+    if (single >= 256 && single <= 4096) {
+      const std::int64_t tpr = single / 8;
+      const std::int64_t threads = std::max<std::int64_t>(256, tpr);
+      c = Config{static_cast<int>(single), static_cast<int>(threads / 32), static_cast<int>(threads / tpr), 0};
+    } else if (single == 8192 && q.norm == Norm::rms) {
+      c = Config{8192, 16, 1, 0};
+    } else {
+      return std::nullopt;
+    }
+    c.group_size_m = persistent_groups(q, c.rows_per_cta, q.sm_count * ctas_for_512_threads(c.threads()));
+    if (!accept) return c;
+    const std::optional<InstanceKey> key = accept(c);
+    if (key && key->traits.residual == key->traits.x_dtype) return c;
+  }
+  return std::nullopt;
+}
 }  // namespace
 
 std::int64_t max_dwdb_splits(std::int64_t n) {
@@ -661,6 +769,7 @@ Config default_config(const SpaceQuery& q, const ConfigFilter& accept) {
     return Config{128, 16, 1, dwdb_split_count(q, 128, 1)};
   }
   const bool bwd = q.kernel == Kernel::bwd_dx;
+  if (const std::optional<Config> c = fast_memory_default(q, accept)) return *c;
   if (q.cc >= 90) {
     if (!bwd)
       if (const std::optional<Config> c = wide_fwd_default(q, accept)) return *c;

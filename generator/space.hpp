@@ -57,7 +57,18 @@ struct SpaceQuery {
   // is the same.
   bool residual = false;
   Norm norm = Norm::layer;  // likewise (the fused backward's rule depends on it)
+  // The target GPU's DRAM bytes per SM cycle (rt::DeviceInfo); 0: unknown,
+  // taken as an H100's. Only default_config reads it (fast_memory).
+  double dram_bytes_per_sm_cycle = 0;
 };
+
+// Where the memory outruns the SMs (at least this many DRAM bytes per SM
+// cycle: an H200's 18.8, not an H100's 12.8), the kernels of a row are bound
+// by the instructions each SM issues, not by DRAM, and default_config takes
+// the rules measured on such a GPU (fewer threads a row, other stages and
+// grids for long rows; see fast_memory_default in space.cpp).
+inline constexpr double kFastMemoryBytesPerSmCycle = 16.0;
+inline bool fast_memory(const SpaceQuery& q) { return q.dram_bytes_per_sm_cycle >= kFastMemoryBytesPerSmCycle; }
 
 // Which shared-memory configs (fwd_smem.cuh, fwd_wide.cuh, bwd_dx_wide.cuh) default_config
 // may return: the query sizes their slabs by the row dtype alone, so the

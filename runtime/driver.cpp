@@ -149,6 +149,17 @@ DeviceInfo device_info(CUdevice dev) {
   info.cc_minor = attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, "compute capability minor");
   info.sm_count = attr(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, "multiprocessor count");
   info.l2_bytes = attr(CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, "L2 cache size");
+  // The clocks only tune the defaults: a driver that does not report one
+  // leaves the ratio unknown (0) rather than failing the device.
+  auto soft_attr = [&](CUdevice_attribute a) {
+    int v = 0;
+    return d.DeviceGetAttribute(&v, a, dev) == CUDA_SUCCESS ? static_cast<double>(v) : 0.0;
+  };
+  const double mem_khz = soft_attr(CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE);
+  const double bus_bits = soft_attr(CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH);
+  const double sm_khz = soft_attr(CU_DEVICE_ATTRIBUTE_CLOCK_RATE);
+  if (mem_khz > 0 && bus_bits > 0 && sm_khz > 0 && info.sm_count > 0)
+    info.dram_bytes_per_sm_cycle = 2 * mem_khz * (bus_bits / 8) / (info.sm_count * sm_khz);
   check(d.DriverGetVersion(&info.driver_version), "cuDriverGetVersion");
   return info;
 }

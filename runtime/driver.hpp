@@ -95,6 +95,11 @@ struct DeviceInfo {
   int sm_count = 0;
   int l2_bytes = 0;
   int driver_version = 0;
+  // DRAM bytes a second over the SMs and the SM clock (2 x memory clock x
+  // bus width / SMs / SM clock, from the driver's attributes): how far the
+  // memory outruns each SM, which the default heuristic reads (an H100 SXM
+  // 12.8, an H200 18.8). 0 where the driver does not report the clocks.
+  double dram_bytes_per_sm_cycle = 0;
   std::string arch() const { return "sm_" + std::to_string(cc_major * 10 + cc_minor); }
 };
 

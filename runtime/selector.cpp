@@ -8,7 +8,9 @@
 namespace lntune::rt {
 
 gen::SpaceQuery space_query(const DeviceInfo& dev, Kernel kernel, DType dtype, std::int64_t n, std::int64_t m) {
-  return gen::SpaceQuery{kernel, dtype, n, m, dev.sm_count > 0 ? dev.sm_count : 132, dev.cc_major * 10 + dev.cc_minor};
+  gen::SpaceQuery q{kernel, dtype, n, m, dev.sm_count > 0 ? dev.sm_count : 132, dev.cc_major * 10 + dev.cc_minor};
+  q.dram_bytes_per_sm_cycle = dev.dram_bytes_per_sm_cycle;
+  return q;
 }
 
 Selection default_selection(const DeviceInfo& dev, const Traits& traits, std::int64_t n, std::int64_t m, int vec) {

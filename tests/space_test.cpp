@@ -635,5 +635,95 @@ TEST(Space, SixteenBitForwardOfShortRowsFillsWideCtas) {
   EXPECT_LT(default_config({Kernel::bwd_dx, DType::bf16, 256, 4096, 132, 90}).num_warps, 16);
 }
 
+// A GPU whose memory outruns its SMs (an H200: 18.8 DRAM bytes per SM cycle)
+// takes the rules measured on one (bench/results/s35, calls 1-3); an H100
+// (12.8), or a GPU whose clocks are unknown (0), keeps the H100's.
+TEST(Default, FastMemoryRules) {
+  const auto query = [](Kernel k, DType d, std::int64_t n, std::int64_t m, double bytes_per_cycle) {
+    SpaceQuery q{k, d, n, m, 132, 90};
+    q.dram_bytes_per_sm_cycle = bytes_per_cycle;
+    return q;
+  };
+  const auto def = [&](Kernel k, DType d, std::int64_t n, std::int64_t m, double bpc = 18.8) {
+    return to_string(default_config(query(k, d, n, m, bpc)));
+  };
+  EXPECT_FALSE(fast_memory(query(Kernel::fwd, DType::bf16, 1, 1, 0)));
+  EXPECT_FALSE(fast_memory(query(Kernel::fwd, DType::bf16, 1, 1, 12.8)));
+  EXPECT_FALSE(fast_memory(query(Kernel::fwd, DType::bf16, 1, 1, 15.99)));
+  EXPECT_TRUE(fast_memory(query(Kernel::fwd, DType::bf16, 1, 1, 16)));
+  // The 16-bit LayerNorm forward.
+  EXPECT_EQ(def(Kernel::fwd, DType::bf16, 16384, 16384), "block_size=16384 num_warps=16 rows_per_cta=1 group_size_m=0");
+  EXPECT_EQ(def(Kernel::fwd, DType::f16, 16384, 16384), "block_size=16384 num_warps=16 rows_per_cta=1 group_size_m=0");
+  EXPECT_EQ(def(Kernel::fwd, DType::bf16, 32768, 8192), "block_size=16384 num_warps=16 rows_per_cta=3 group_size_m=66 cluster_size=2");
+  EXPECT_EQ(def(Kernel::fwd, DType::bf16, 65536, 4096), "block_size=32768 num_warps=16 rows_per_cta=1 group_size_m=198 cluster_size=2");
+  EXPECT_EQ(def(Kernel::fwd, DType::bf16, 131072, 2048), "block_size=16384 num_warps=16 rows_per_cta=4 group_size_m=15 cluster_size=8");
+  EXPECT_EQ(def(Kernel::fwd, DType::bf16, 262144, 1024), "block_size=16384 num_warps=16 rows_per_cta=4 group_size_m=7 cluster_size=16");
+  // The same shapes on an H100, and where no rule was measured: the H100's.
+  for (double h100 : {0.0, 12.8}) {
+    EXPECT_EQ(def(Kernel::fwd, DType::bf16, 65536, 4096, h100), "block_size=32768 num_warps=16 rows_per_cta=1 group_size_m=0 cluster_size=2");
+    EXPECT_EQ(def(Kernel::fwd, DType::bf16, 262144, 1024, h100), "block_size=16384 num_warps=16 rows_per_cta=3 group_size_m=7 cluster_size=16");
+  }
+  EXPECT_EQ(def(Kernel::fwd, DType::bf16, 16384, 4096), def(Kernel::fwd, DType::bf16, 16384, 4096, 12.8)) << "few rows";
+  EXPECT_EQ(def(Kernel::fwd, DType::f32, 65536, 2048), def(Kernel::fwd, DType::f32, 65536, 2048, 12.8));
+  SpaceQuery rms = query(Kernel::fwd, DType::bf16, 65536, 4096, 18.8);
+  rms.norm = Norm::rms;
+  SpaceQuery rms_h100 = rms;
+  rms_h100.dram_bytes_per_sm_cycle = 12.8;
+  EXPECT_EQ(to_string(default_config(rms)), to_string(default_config(rms_h100))) << "RMSNorm: not measured";
+  // The 16-bit LayerNorm backward, the fp32 one of 256K columns.
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 32768, 8192), "block_size=16384 num_warps=16 rows_per_cta=2 group_size_m=66 cluster_size=2");
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 65536, 4096), "block_size=8192 num_warps=8 rows_per_cta=4 group_size_m=15 cluster_size=8");
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 131072, 2048), "block_size=16384 num_warps=16 rows_per_cta=2 group_size_m=15 cluster_size=8");
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::f16, 262144, 1024), "block_size=16384 num_warps=16 rows_per_cta=2 group_size_m=7 cluster_size=16");
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::f32, 262144, 512), "block_size=16384 num_warps=16 rows_per_cta=2 group_size_m=7 cluster_size=16");
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 16384, 16384), def(Kernel::bwd_dx, DType::bf16, 16384, 16384, 12.8));
+  // The fp32 backward of a fused residual add: 8 columns a thread.
+  const auto fused = [&](std::int64_t n, Norm norm, double bpc = 18.8) {
+    SpaceQuery q = query(Kernel::bwd_dx, DType::f32, n, (std::int64_t{1} << 27) / n, bpc);
+    q.residual = true;
+    q.norm = norm;
+    return to_string(default_config(q));
+  };
+  EXPECT_EQ(fused(256, Norm::layer), "block_size=256 num_warps=8 rows_per_cta=8 group_size_m=264");
+  EXPECT_EQ(fused(1024, Norm::rms), "block_size=1024 num_warps=8 rows_per_cta=2 group_size_m=264");
+  EXPECT_EQ(fused(4096, Norm::layer), "block_size=4096 num_warps=16 rows_per_cta=1 group_size_m=132");
+  EXPECT_EQ(fused(8192, Norm::rms), "block_size=8192 num_warps=16 rows_per_cta=1 group_size_m=132");
+  EXPECT_EQ(fused(8192, Norm::layer), fused(8192, Norm::layer, 12.8)) << "LayerNorm + add at 8192: the wide kernel";
+  EXPECT_NE(fused(4096, Norm::layer), fused(4096, Norm::layer, 12.8));
+  // Every fast-memory default is a valid instance, and a config of the space
+  // where it is not the H100's.
+  for (Kernel k : {Kernel::fwd, Kernel::bwd_dx})
+    for (DType d : {DType::f32, DType::f16, DType::bf16})
+      for (std::int64_t n : kNs)
+        for (std::int64_t m : {std::int64_t{1}, std::int64_t{4096}, std::max<std::int64_t>(1, (std::int64_t{1} << 28) / n)})
+          for (bool residual : {false, true})
+            for (Norm norm : {Norm::layer, Norm::rms}) {
+              SpaceQuery q = query(k, d, n, m, 18.8);
+              q.residual = residual;
+              q.norm = norm;
+              Traits t{k, d, d, true, true};
+              t.norm = norm;
+              if (residual) t.residual = d;
+              const ConfigFilter valid = [&](const Config& cc) -> std::optional<InstanceKey> {
+                try {
+                  return make_instance(t, cc, n, max_vec(d));
+                } catch (const Error&) {
+                  return std::nullopt;
+                }
+              };
+              const Config c = default_config(q, valid);
+              SpaceQuery h100 = q;
+              h100.dram_bytes_per_sm_cycle = 12.8;
+              const bool own_rule = !(c == default_config(h100, valid));
+              SCOPED_TRACE(std::string(to_string(k)) + " " + std::string(to_string(d)) + " N=" + std::to_string(n) +
+                           " M=" + std::to_string(m) + (residual ? " residual" : "") + " " + to_string(c));
+              EXPECT_NO_THROW(make_instance(t, c, n, max_vec(d)));
+              if (own_rule) {
+                const auto space = search_space(q);
+                EXPECT_NE(std::find(space.begin(), space.end(), c), space.end()) << "not in the search space";
+              }
+            }
+}
+
 }  // namespace
 }  // namespace lntune::gen

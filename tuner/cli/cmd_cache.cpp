@@ -233,8 +233,12 @@ int run_info() {
       rt::check(d.DeviceGet(&dev, i), "cuDeviceGet");
       const rt::DeviceInfo info = rt::device_info(dev);
       if (i == 0) this_gpu = rt::gpu_id(info);
+      std::ostringstream ratio;
+      ratio.precision(3);
+      ratio << info.dram_bytes_per_sm_cycle;
       std::cout << "gpu " << i << ": " << info.name << " (" << info.arch() << ", " << info.sm_count << " SMs, L2 "
-                << (info.l2_bytes >> 20) << " MiB)\n";
+                << (info.l2_bytes >> 20) << " MiB, DRAM "
+                << (info.dram_bytes_per_sm_cycle > 0 ? ratio.str() + " B per SM cycle" : "clock unknown") << ")\n";
     }
   } else {
     std::cout << "no GPU: " << (why.rfind("lntune: ", 0) == 0 ? why.substr(8) : why) << "\n";
@@ -295,6 +299,7 @@ int run_info_json() {
           .field("arch", info.arch())
           .field("sm_count", info.sm_count)
           .field("l2_bytes", static_cast<long long>(info.l2_bytes))
+          .field("dram_bytes_per_sm_cycle", info.dram_bytes_per_sm_cycle)
           .end_object();
     }
     j.end_array();

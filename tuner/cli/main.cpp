@@ -41,6 +41,7 @@ struct ProblemOptions {
   std::int64_t m = 4096;
   bool no_weight = false, no_bias = false;
   int sm_count = 132;
+  double dram_bytes_per_sm_cycle = 0;
   lntune::cli::VariantOptions variant;  // --op, --residual, --residual-dtype, --zero-centered, --y-dtype
   lntune::Norm norm = lntune::Norm::layer;
 
@@ -57,6 +58,10 @@ struct ProblemOptions {
     app.add_flag("--no-bias", no_bias, "LayerNorm without bias (PaLM-style)");
     app.add_option("--sm-count", sm_count, "SM count of the target GPU (default: H100's 132)")
         ->check(lntune::cli::int_range(1, 4096));
+    app.add_option("--dram-bytes-per-sm-cycle", dram_bytes_per_sm_cycle,
+                   "DRAM bytes per SM cycle of the target GPU, bandwidth / SMs / SM clock (H100 SXM: 12.8, H200: 18.8; "
+                   "default: 0, unknown, the H100's rules); from 16 on, the defaults of a GPU whose memory outruns its SMs")
+        ->check(CLI::Range(0.0, 1000.0));
     variant.add(app, false);
   }
   // After parsing: names -> enums (the checks above guarantee they parse).
@@ -78,6 +83,7 @@ struct ProblemOptions {
     lntune::rt::DeviceInfo d;
     d.cc_major = 9;
     d.sm_count = sm_count;
+    d.dram_bytes_per_sm_cycle = dram_bytes_per_sm_cycle;
     return d;
   }
   lntune::gen::SpaceQuery query() const { return lntune::rt::space_query(device(), kernel, dtype, n, m); }
