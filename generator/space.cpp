@@ -101,10 +101,9 @@ int dwdb_split_count(const SpaceQuery& q, int cols, int per_sm) {
 // residual with 16-bit rows, may fail make_instance's exact check: such a
 // candidate is recorded as invalid). The grid: as many clusters as fit the
 // SMs at one CTA per SM (the shared memory allows no more), and one or two
-// fewer for clusters of 4 or more (whole clusters must fit a GPC, whose SM
-// counts vary by chip), so that the clusters are co-resident: a persistent
-// grid with a second wave would double its time (an H200: 33 clusters of 4
-// at 46.5% of copy, bf16 N = 65536, bench/results/s35, call 1). Verified and measured on an H100 (2026-11-23); the
+// fewer (whole clusters must fit a GPC, whose SM counts vary by chip), so
+// that the clusters are co-resident: a persistent grid with a second wave
+// would double its time. Verified and measured on an H100 (2026-11-23); the
 // default picks one of these (wide_bwd_default).
 void add_wide_bwd(const SpaceQuery& q, std::vector<Config>& out) {
   if (q.kernel != Kernel::bwd_dx || q.cc < 90 || q.n < 4096) return;
@@ -127,7 +126,7 @@ void add_wide_bwd(const SpaceQuery& q, std::vector<Config>& out) {
         int last = -1;
         const int fit = std::max(1, q.sm_count / cluster);
         for (int g : {fit, fit - 1, fit - 2}) {
-          if (g < 1 || (g < fit && cluster < 4)) continue;  // pairs pack well: no spares
+          if (g < 1 || (g < fit && cluster < 8)) continue;  // small clusters pack well: no spares
           c.group_size_m = clip_groups(q, 1, g);
           if (c.group_size_m != last) out.push_back(c);
           last = c.group_size_m;
@@ -186,8 +185,7 @@ void add_smem_forward(const SpaceQuery& q, std::vector<Config>& out) {
 // {2, 3, 4}, while they fit (sized with the row dtype: a residual's slab may
 // not fit, which make_instance rejects). The grid: the clusters that fit the
 // SMs at one CTA per SM (and, where shared memory and threads allow, two),
-// and one fewer for clusters of 4 or more (whole clusters must fit a GPC:
-// on an H200, 33 clusters of 4 ran in two waves, bench/results/s35, call 1),
+// and one fewer for clusters of 8 or more (whole clusters must fit a GPC),
 // as the wide backward's.
 void add_wide_fwd(const SpaceQuery& q, std::vector<Config>& out) {
   if (q.kernel != Kernel::fwd || q.cc < 90 || q.n <= 16384) return;
@@ -210,7 +208,7 @@ void add_wide_fwd(const SpaceQuery& q, std::vector<Config>& out) {
           if (per_sm == 2 && !two) continue;
           const int fit = std::max(1, q.sm_count * per_sm / cluster);
           for (int g : {fit, fit - 1}) {
-            if (g < 1 || (g < fit && cluster < 4)) continue;
+            if (g < 1 || (g < fit && cluster < 8)) continue;
             c.group_size_m = clip_groups(q, 1, g);
             if (c.group_size_m != last) out.push_back(c);
             last = c.group_size_m;
