@@ -469,8 +469,15 @@ std::optional<Config> wide_bwd_default(const SpaceQuery& q, const ConfigFilter& 
           // copy against 68.0%, RMSNorm + add 72.2 against 69.7 (`LNTUNE_SWEEP_WIDE=1
           // LNTUNE_SWEEP_RESIDUAL=1 [LNTUNE_SWEEP_OP=rmsnorm] lntune_sweep bwd
           // fp32 262144`, bench/results/h100_2026-11-25b, call 10).
+          // Not where the memory outruns the SMs: there all 7 clusters of 16 that
+          // fit measured faster than 6 in every variant (bf16 RMSNorm 77.2% of
+          // copy against 70.1, LayerNorm + add 75.5 against 67.7, RMSNorm + add
+          // 78.8 against 70.2; fp32 RMSNorm + add 77.2 against 73.3; an H200,
+          // `LNTUNE_SWEEP_EVERY=1 ... lntune_sweep bwd DTYPE 262144`,
+          // bench/results/s35, call 5).
           int spare = cluster >= 8 && fit > 1 ? 1 : 0;
-          if (cluster == 16 && slab == 16384 && fit > 2 && (stages == 3 || (q.residual && esize == 4))) spare = 2;
+          if (cluster == 16 && slab == 16384 && fit > 2 && (stages == 3 || (q.residual && esize == 4)) && !fast_memory(q))
+            spare = 2;
           c.group_size_m = clip_groups(q, 1, fit - spare);
           // Without the call's traits, sized for an fp32 weight; with them,
           // the instance's own shared memory decides (a 16-bit weight slab
@@ -614,8 +621,17 @@ bool backward_stages_rows(const Config& c, const ConfigFilter& accept) {
 //     stages (bf16 131072 82.0 against 62.7); more, clusters of 16 in the
 //     7 that fit at once, 2 stages (bf16 262144 73.0 against 64.1; fp16
 //     68.9, 72.9 with 3 stages, against 67.7).
-//   * fp32 LayerNorm backward of more than 128K columns, no residual, x
-//     alone staged: 16 warps, not 32 (262144: 66.8 against 61.9).
+//   * fp32 LayerNorm and RMSNorm backward of more than 128K columns, no
+//     residual, x alone staged: 16 warps, not 32 (262144: LayerNorm 66.8
+//     against 61.9, RMSNorm 68.0 against 61.8, call 5).
+//   * 16-bit RMSNorm forward, no residual, as LayerNorm's where measured
+//     (call 5): 32K-64K columns (65536 bf16 90.4 against 82.3 for clusters
+//     of 8 in 8 warps) and more than 128K (262144 92.9 against 88.9 with 3
+//     stages).
+//   * fp32 RMSNorm + add forward, 8193-16384 columns over more than 8192
+//     rows: the whole row in registers, 512 threads (N = 16384 96.3 against
+//     87.1 for the row in one CTA's shared memory, call 5).
+//   (And wide_bwd_default keeps all 7 clusters of 16 that fit there.)
 //   * fp32 backward of a fused residual add (the residual in fp32), over
 //     more than 8192 rows, rows of 256-4096 columns: 8 columns a thread (two
 //     16-byte accesses a row input), CTAs of at least 256 threads, 512
@@ -631,8 +647,14 @@ std::optional<Config> fast_memory_default(const SpaceQuery& q, const ConfigFilte
   const std::size_t esize = dtype_size(q.dtype);
   const bool half = esize == 2;
   const bool plain_layer = q.norm == Norm::layer && !q.residual;
+  const bool plain_rms = q.norm == Norm::rms && !q.residual;
   const auto valid = [&](const Config& c) { return !accept || accept(c).has_value(); };
-  if (q.kernel == Kernel::fwd && half && plain_layer) {
+  if (q.kernel == Kernel::fwd && q.residual && q.norm == Norm::rms && esize == 4 && q.n > kSmemForwardMinN &&
+      q.n <= 16384 && q.m > 8192)
+    return Config{16384, 16, 1, 0};
+  // RMSNorm rows: where measured (32K-64K and more than 128K columns).
+  const bool rms_measured = plain_rms && ((q.n > 32768 && q.n <= 65536) || q.n > 131072);
+  if (q.kernel == Kernel::fwd && half && (plain_layer || rms_measured)) {
     if (q.n > kSmemForwardMinN && q.n <= 16384) {
       if (q.m > 8192) return Config{16384, 16, 1, 0};
       return std::nullopt;
@@ -654,7 +676,7 @@ std::optional<Config> fast_memory_default(const SpaceQuery& q, const ConfigFilte
     return std::nullopt;
   }
   if (q.kernel != Kernel::bwd_dx) return std::nullopt;
-  if (plain_layer && q.n > 16384 && (half || q.n > 131072)) {
+  if ((plain_layer && q.n > 16384 && (half || q.n > 131072)) || (plain_rms && !half && q.n > 131072)) {
     const int cluster = q.n <= 32768 ? 2 : q.n <= 131072 ? 8 : 16;
     const bool slices_8k = half && cluster == 8 && q.n <= 65536;
     const std::int64_t slab = cluster_slab(q.n, cluster);

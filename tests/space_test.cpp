@@ -665,11 +665,45 @@ TEST(Default, FastMemoryRules) {
   }
   EXPECT_EQ(def(Kernel::fwd, DType::bf16, 16384, 4096), def(Kernel::fwd, DType::bf16, 16384, 4096, 12.8)) << "few rows";
   EXPECT_EQ(def(Kernel::fwd, DType::f32, 65536, 2048), def(Kernel::fwd, DType::f32, 65536, 2048, 12.8));
-  SpaceQuery rms = query(Kernel::fwd, DType::bf16, 65536, 4096, 18.8);
+  SpaceQuery rms = query(Kernel::fwd, DType::bf16, 131072, 2048, 18.8);
   rms.norm = Norm::rms;
   SpaceQuery rms_h100 = rms;
   rms_h100.dram_bytes_per_sm_cycle = 12.8;
-  EXPECT_EQ(to_string(default_config(rms)), to_string(default_config(rms_h100))) << "RMSNorm: not measured";
+  EXPECT_EQ(to_string(default_config(rms)), to_string(default_config(rms_h100))) << "RMSNorm at 128K: not measured";
+  rms.n = rms_h100.n = 65536;
+  rms.m = rms_h100.m = 4096;
+  EXPECT_EQ(to_string(default_config(rms)), "block_size=32768 num_warps=16 rows_per_cta=1 group_size_m=198 cluster_size=2");
+  rms.n = 262144;
+  rms.m = 1024;
+  EXPECT_EQ(to_string(default_config(rms)), "block_size=16384 num_warps=16 rows_per_cta=4 group_size_m=7 cluster_size=16");
+  rms.kernel = Kernel::bwd_dx;  // the wide backward's rule: all 7 clusters of 16
+  {
+    Traits t{Kernel::bwd_dx, DType::bf16, DType::bf16, true, true};
+    t.norm = Norm::rms;
+    const auto with_traits = [&](const SpaceQuery& q) {
+      return to_string(default_config(q, [&](const Config& c) -> std::optional<InstanceKey> {
+        try {
+          return make_instance(t, c, q.n, max_vec(q.dtype));
+        } catch (const Error&) {
+          return std::nullopt;
+        }
+      }));
+    };
+    // (3 stages where the 16-bit weight slab leaves room for them.)
+    EXPECT_EQ(with_traits(rms), "block_size=16384 num_warps=16 rows_per_cta=3 group_size_m=7 cluster_size=16");
+    SpaceQuery h100 = rms;
+    h100.dram_bytes_per_sm_cycle = 12.8;
+    EXPECT_EQ(with_traits(h100), "block_size=16384 num_warps=16 rows_per_cta=3 group_size_m=6 cluster_size=16");
+  }
+  rms.dtype = DType::f32;
+  rms.m = 512;
+  EXPECT_EQ(to_string(default_config(rms)), "block_size=16384 num_warps=16 rows_per_cta=2 group_size_m=7 cluster_size=16");
+  rms.residual = true;
+  EXPECT_EQ(to_string(default_config(rms)), "block_size=16384 num_warps=32 rows_per_cta=2 group_size_m=7 cluster_size=16");
+  rms.kernel = Kernel::fwd;
+  rms.n = 16384;
+  rms.m = 8200;
+  EXPECT_EQ(to_string(default_config(rms)), "block_size=16384 num_warps=16 rows_per_cta=1 group_size_m=0");
   // The 16-bit LayerNorm backward, the fp32 one of 256K columns.
   EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 32768, 8192), "block_size=16384 num_warps=16 rows_per_cta=2 group_size_m=66 cluster_size=2");
   EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 65536, 4096), "block_size=8192 num_warps=8 rows_per_cta=4 group_size_m=15 cluster_size=8");
