@@ -628,9 +628,9 @@ bool backward_stages_rows(const Config& c, const ConfigFilter& accept) {
 //     (call 5): 32K-64K columns (65536 bf16 90.4 against 82.3 for clusters
 //     of 8 in 8 warps) and more than 128K (262144 92.9 against 88.9 with 3
 //     stages).
-//   * fp32 RMSNorm + add forward, 8193-16384 columns over more than 8192
-//     rows: the whole row in registers, 512 threads (N = 16384 96.3 against
-//     87.1 for the row in one CTA's shared memory, call 5).
+//   * fp32 RMSNorm + add forward, 8193-16384 columns over 8192 rows or
+//     more: the whole row in registers, 512 threads (N = 16384, M = 8192:
+//     96.3 against 87.1 for the row in one CTA's shared memory, call 5).
 //   (And wide_bwd_default keeps all 7 clusters of 16 that fit there.)
 //   * fp32 backward of a fused residual add (the residual in fp32), over
 //     more than 8192 rows, rows of 256-4096 columns: 8 columns a thread (two
@@ -650,7 +650,7 @@ std::optional<Config> fast_memory_default(const SpaceQuery& q, const ConfigFilte
   const bool plain_rms = q.norm == Norm::rms && !q.residual;
   const auto valid = [&](const Config& c) { return !accept || accept(c).has_value(); };
   if (q.kernel == Kernel::fwd && q.residual && q.norm == Norm::rms && esize == 4 && q.n > kSmemForwardMinN &&
-      q.n <= 16384 && q.m > 8192)
+      q.n <= 16384 && q.m >= 8192)
     return Config{16384, 16, 1, 0};
   // RMSNorm rows: where measured (32K-64K and more than 128K columns).
   const bool rms_measured = plain_rms && ((q.n > 32768 && q.n <= 65536) || q.n > 131072);
