@@ -372,9 +372,14 @@ __device__ __forceinline__ void layer_norm_fwd_wide_cta(const FwdParams& p, FwdW
       // the next's, which every CTA of the cluster waits for.
       float term[kCluster];
 #pragma unroll
+      // n_r (a_r / n_r - mean)^2 as e^2 / n_r with e = a_r - n_r mean in one
+      // FMA: a constant row (a_r = n_r mean exactly) gives e = 0 and so a
+      // variance of exactly 0 (y = bias, Gpu.DegenerateRowsAreExact), where
+      // a_r times the rounded 1 / n_r left a residue for slabs of other
+      // than a power of two columns (the last CTA of N = 20000).
       for (int r = 0; r < kCluster; ++r) {
-        const float d = fmaf(pairs[par][r][0], inv_columns[r], -mean);  // 0 * x - mean for an empty CTA
-        term[r] = fmaf(columns[r] * d, d, pairs[par][r][1]);            // 0 there: b_r = 0, columns[r] = 0
+        const float e = fmaf(-columns[r], mean, pairs[par][r][0]);  // 0 for an empty CTA: a_r = 0, n_r = 0
+        term[r] = fmaf(e * inv_columns[r], e, pairs[par][r][1]);   // b_r = 0 there, 1 / n_r = 0
       }
       var = tree_sum<kCluster>(term) / static_cast<float>(p.N);
     }
