@@ -709,6 +709,58 @@ TEST_P(SmemForward, EveryConfigIsCorrect) {
 INSTANTIATE_TEST_SUITE_P(Norms, SmemForward, ::testing::ValuesIn(smem_cases()),
                          [](const ::testing::TestParamInfo<SmemCase>& i) { return i.param.label; });
 
+// A constant row (variance exactly 0) gives y = bias bit for bit in every
+// shared-memory and wide-row forward config, whatever its slabs' column
+// counts: the wide forward's cluster sum once left a residue where the last
+// CTA's columns were not a power of two (16-bit N = 20000; found by
+// Gpu.DegenerateRowsAreExact once an H200's default took that kernel).
+TEST(SmemForwardExactness, ConstantRowsGiveTheBias) {
+  LNTUNE_REQUIRE_GPU();
+  rt::Runtime& runtime = rt::default_runtime();
+  CUcontext ctx = nullptr;
+  const rt::DeviceInfo& dev = runtime.current_device(&ctx);
+  const int cc = dev.cc_major * 10 + dev.cc_minor;
+  if (cc < 90) GTEST_SKIP() << "the forward with a slab in shared memory is searched on sm_90+ only (this GPU: sm_" << cc << ")";
+  Rng rng;
+  SCOPED_TRACE("seed " + std::to_string(rng.seed()));
+  int checked = 0, wide_checked = 0;
+  for (const auto& [d, n] : std::vector<std::pair<DType, std::int64_t>>{
+           {DType::bf16, 20000}, {DType::f16, 20000}, {DType::bf16, 245768}, {DType::f32, 40001}, {DType::f32, 200000}}) {
+    VCase c;
+    c.x = c.w = d;
+    c.M = 7;
+    c.N = n;
+    NormRun run(c, rng);
+    // Values whose sums are exact in fp32: the row's variance is exactly 0.
+    for (std::int64_t i = 0; i < c.M * c.N; ++i) run.x.set(i, 0.25 * static_cast<double>((i / c.N) % 17 - 8));
+    run.gx = DeviceTensor(run.x);
+    const ForwardArgs a = run.fwd();
+    const rt::FwdProblem fp = rt::check_forward(a);
+    for (const Config& cfg : gen::search_space({Kernel::fwd, d, c.N, c.M, dev.sm_count, cc})) {
+      const bool wide = gen::is_wide_fwd(Kernel::fwd, cfg);
+      if (!gen::forward_in_smem(cfg, c.N) && !wide) continue;
+      SCOPED_TRACE(c.name() + " " + to_string(cfg));
+      InstanceKey key;
+      try {
+        key = gen::make_instance(fp.traits, cfg, c.N, fp.vec);
+      } catch (const Error&) {
+        continue;  // not an instance for these traits (e.g. narrower accesses than the wide kernel's)
+      }
+      run.gy.poison();
+      rt::launch_forward(runtime.kernel(ctx, dev.arch(), key), cfg, a, fp);
+      ++checked;
+      const HostTensor y = run.gy.download();
+      std::int64_t wrong = 0;
+      for (std::int64_t i = 0; i < c.M * c.N; ++i) wrong += y.get(i) != run.b.get(i % c.N);
+      EXPECT_EQ(wrong, 0) << "y != bias in " << wrong << " of " << c.M * c.N << " elements";
+      if (wide) ++wide_checked;
+    }
+  }
+  EXPECT_GT(wide_checked, 0) << "no wide-row forward config ran";
+  std::printf("[ exact    ] constant rows: %d shared-memory forward configs checked for y = bias (%d wide-row)\n", checked,
+              wide_checked);
+}
+
 // Rows of one element: LayerNorm gives exactly the bias and dx = 0; RMSNorm
 // gives w * x / sqrt(x^2 + eps), with the residual summed first.
 TEST(GpuNorms, SingleElementRows) {
