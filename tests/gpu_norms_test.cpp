@@ -660,22 +660,30 @@ std::vector<SmemCase> smem_cases() {
   return out;
 }
 
+// The current context's GPU, as the shared-memory forward tests use it.
+struct CurrentGpu {
+  rt::Runtime& runtime = rt::default_runtime();
+  CUcontext ctx = nullptr;
+  const rt::DeviceInfo& dev = runtime.current_device(&ctx);
+  int cc = dev.cc_major * 10 + dev.cc_minor;
+};
+std::string smem_forward_needs_sm90(int cc) {
+  return "the forward with a slab in shared memory is searched on sm_90+ only (this GPU: sm_" + std::to_string(cc) + ")";
+}
+
 class SmemForward : public ::testing::TestWithParam<SmemCase> {};
 
 TEST_P(SmemForward, EveryConfigIsCorrect) {
   LNTUNE_REQUIRE_GPU();
-  rt::Runtime& runtime = rt::default_runtime();
-  CUcontext ctx = nullptr;
-  const rt::DeviceInfo& dev = runtime.current_device(&ctx);
-  const int cc = dev.cc_major * 10 + dev.cc_minor;
-  if (cc < 90) GTEST_SKIP() << "the forward with a slab in shared memory is searched on sm_90+ only (this GPU: sm_" << cc << ")";
+  const CurrentGpu gpu;
+  if (gpu.cc < 90) GTEST_SKIP() << smem_forward_needs_sm90(gpu.cc);
   const VCase& c = GetParam().c;
   Rng rng;
   SCOPED_TRACE("seed " + std::to_string(rng.seed()));
   NormRun run(c, rng);
   const rt::FwdProblem fp = rt::check_forward(run.fwd());
   int checked = 0, wide_checked = 0, skipped = 0;
-  for (const Config& cfg : gen::search_space({Kernel::fwd, c.x, c.N, c.M, dev.sm_count, cc})) {
+  for (const Config& cfg : gen::search_space({Kernel::fwd, c.x, c.N, c.M, gpu.dev.sm_count, gpu.cc})) {
     const bool wide = gen::is_wide_fwd(Kernel::fwd, cfg);
     if (!gen::forward_in_smem(cfg, c.N) && !wide) continue;
     SCOPED_TRACE(c.name() + " " + to_string(cfg));
@@ -716,11 +724,8 @@ INSTANTIATE_TEST_SUITE_P(Norms, SmemForward, ::testing::ValuesIn(smem_cases()),
 // Gpu.DegenerateRowsAreExact once an H200's default took that kernel).
 TEST(SmemForwardExactness, ConstantRowsGiveTheBias) {
   LNTUNE_REQUIRE_GPU();
-  rt::Runtime& runtime = rt::default_runtime();
-  CUcontext ctx = nullptr;
-  const rt::DeviceInfo& dev = runtime.current_device(&ctx);
-  const int cc = dev.cc_major * 10 + dev.cc_minor;
-  if (cc < 90) GTEST_SKIP() << "the forward with a slab in shared memory is searched on sm_90+ only (this GPU: sm_" << cc << ")";
+  const CurrentGpu gpu;
+  if (gpu.cc < 90) GTEST_SKIP() << smem_forward_needs_sm90(gpu.cc);
   Rng rng;
   SCOPED_TRACE("seed " + std::to_string(rng.seed()));
   int checked = 0, wide_checked = 0;
@@ -736,7 +741,7 @@ TEST(SmemForwardExactness, ConstantRowsGiveTheBias) {
     run.gx = DeviceTensor(run.x);
     const ForwardArgs a = run.fwd();
     const rt::FwdProblem fp = rt::check_forward(a);
-    for (const Config& cfg : gen::search_space({Kernel::fwd, d, c.N, c.M, dev.sm_count, cc})) {
+    for (const Config& cfg : gen::search_space({Kernel::fwd, d, c.N, c.M, gpu.dev.sm_count, gpu.cc})) {
       const bool wide = gen::is_wide_fwd(Kernel::fwd, cfg);
       if (!gen::forward_in_smem(cfg, c.N) && !wide) continue;
       SCOPED_TRACE(c.name() + " " + to_string(cfg));
@@ -747,7 +752,7 @@ TEST(SmemForwardExactness, ConstantRowsGiveTheBias) {
         continue;  // not an instance for these traits (e.g. narrower accesses than the wide kernel's)
       }
       run.gy.poison();
-      rt::launch_forward(runtime.kernel(ctx, dev.arch(), key), cfg, a, fp);
+      rt::launch_forward(gpu.runtime.kernel(gpu.ctx, gpu.dev.arch(), key), cfg, a, fp);
       ++checked;
       const HostTensor y = run.gy.download();
       std::int64_t wrong = 0;
