@@ -444,16 +444,19 @@ std::optional<Config> wide_bwd_default(const SpaceQuery& q, const ConfigFilter& 
         const bool fused_8k = q.residual && slab == 8192 && cluster == 8;
         const bool fp32_fused_8k = q.residual && esize == 4 && slab == 8192;
         // 16-bit rows with a residual in two 8192-column slabs (N = 16384):
-        // 32 warps, 4 stages (bf16 LayerNorm + add 97.0% of copy, RMSNorm +
+        // 32 warps, 4 stages (H100: bf16 LayerNorm + add 97.0% of copy, RMSNorm +
         // add 97.1%, against 89.7 and 91.7% with 8 warps and 3 stages;
         // `LNTUNE_SWEEP_EVERY=1 LNTUNE_SWEEP_RESIDUAL=1 [LNTUNE_SWEEP_OP=
         // rmsnorm] lntune_sweep bwd bf16 16384`, bench/results/
         // h200x2_2026-11-24, call 9).
+        // Where the memory outruns the SMs, 16 warps (an H200: LayerNorm + add
+        // 82.4% of copy against 77.8 with 32, RMSNorm + add 83.2 against
+        // 82.7; bench/results/s35, call 5).
         const bool fused_16k = q.residual && esize == 2 && slab == 8192 && cluster == 2;
         int warps = static_cast<int>(std::clamp<std::int64_t>(slab / (32 * 32), 4, 16));
         if ((q.residual || x_only) && slab >= 16384) warps = 32;
         if (fused_8k) warps = 16;
-        if (fused_16k) warps = 32;
+        if (fused_16k) warps = fast_memory(q) ? 16 : 32;
         const int fit = std::max(1, q.sm_count / cluster);
         const std::vector<int> stage_order = fused_16k                  ? std::vector<int>{4, 3, 2}
                                              : fp32_fused_8k          ? std::vector<int>{2, 3}

@@ -723,6 +723,13 @@ TEST(Default, FastMemoryRules) {
   EXPECT_EQ(fused(4096, Norm::layer), "block_size=4096 num_warps=16 rows_per_cta=1 group_size_m=132");
   EXPECT_EQ(fused(8192, Norm::rms), "block_size=8192 num_warps=16 rows_per_cta=1 group_size_m=132");
   EXPECT_EQ(fused(8192, Norm::layer), fused(8192, Norm::layer, 12.8)) << "LayerNorm + add at 8192: the wide kernel";
+  {  // 16-bit rows with a residual of 16384 columns: 16 warps, not the H100's 32.
+    SpaceQuery q = query(Kernel::bwd_dx, DType::bf16, 16384, 16384, 18.8);
+    q.residual = true;
+    EXPECT_EQ(to_string(default_config(q)), "block_size=8192 num_warps=16 rows_per_cta=4 group_size_m=66 cluster_size=2");
+    q.dram_bytes_per_sm_cycle = 12.8;
+    EXPECT_EQ(to_string(default_config(q)), "block_size=8192 num_warps=32 rows_per_cta=4 group_size_m=66 cluster_size=2");
+  }
   EXPECT_NE(fused(4096, Norm::layer), fused(4096, Norm::layer, 12.8));
   // Every fast-memory default is a valid instance, and a config of the space
   // where it is not the H100's.
