@@ -602,10 +602,10 @@ bool backward_stages_rows(const Config& c, const ConfigFilter& accept) {
 // and other configs of the same space were the fastest. Every rule below is
 // the space's best, or within a point of it, in `LNTUNE_SWEEP_EVERY=1
 // [LNTUNE_SWEEP_RESIDUAL=1] [LNTUNE_SWEEP_OP=rmsnorm] lntune_sweep fwd|bwd
-// DTYPE N` on an H200 at x = 512 MiB (bench/results/s35, calls 1 and 2),
-// % of copy against the H100 rule's config:
+// DTYPE N` on an H200 at x = 512 MiB (bench/results/s35, calls 1, 2 and
+// 5; as defaults, calls 3 and 6), % of copy against the H100 rule's config:
 //   * 16-bit LayerNorm forward, no residual:
-//     - 8193-16384 columns over more than 8192 rows: the whole row in
+//     - 12289-16384 columns over more than 8192 rows: the whole row in
 //       registers, 512 threads (bf16 N = 16384 96.9 against 89.1 for the
 //       row in one CTA's shared memory, fp16 97.1 against 89.4);
 //     - 16K-32K: the wide forward, 16384-column slabs in clusters of 2, 16
@@ -631,10 +631,9 @@ bool backward_stages_rows(const Config& c, const ConfigFilter& accept) {
 //     (call 5): 32K-64K columns (65536 bf16 90.4 against 82.3 for clusters
 //     of 8 in 8 warps) and more than 128K (262144 92.9 against 88.9 with 3
 //     stages).
-//   * fp32 RMSNorm + add forward, 8193-16384 columns over 8192 rows or
+//   * fp32 RMSNorm + add forward, 12289-16384 columns over 8192 rows or
 //     more: the whole row in registers, 512 threads (N = 16384, M = 8192:
 //     96.3 against 87.1 for the row in one CTA's shared memory, call 5).
-//   (And wide_bwd_default keeps all 7 clusters of 16 that fit there.)
 //   * fp32 backward of a fused residual add (the residual in fp32), over
 //     more than 8192 rows, rows of 256-4096 columns: 8 columns a thread (two
 //     16-byte accesses a row input), CTAs of at least 256 threads, 512
@@ -645,6 +644,9 @@ bool backward_stages_rows(const Config& c, const ConfigFilter& accept) {
 //     4096 98.6 against 73.4. RMSNorm + add of 8192 columns: the whole row
 //     in 16 warps (96.9 against 87.9); LayerNorm + add there keeps the wide
 //     kernel (87.4, the space's best 87.9).
+// wide_bwd_default has the fast-memory rules of its own kernel: all 7
+// clusters of 16 that fit (not 6), and the fused 16-bit backward of 16384
+// columns in 16 warps (calls 5 and 11).
 std::optional<Config> fast_memory_default(const SpaceQuery& q, const ConfigFilter& accept) {
   if (!fast_memory(q) || q.cc < 90) return std::nullopt;
   const std::size_t esize = dtype_size(q.dtype);
@@ -652,13 +654,16 @@ std::optional<Config> fast_memory_default(const SpaceQuery& q, const ConfigFilte
   const bool plain_layer = q.norm == Norm::layer && !q.residual;
   const bool plain_rms = q.norm == Norm::rms && !q.residual;
   const auto valid = [&](const Config& c) { return !accept || accept(c).has_value(); };
-  if (q.kernel == Kernel::fwd && q.residual && q.norm == Norm::rms && esize == 4 && q.n > kSmemForwardMinN &&
+  // Rows of 8193-12288 columns keep the H100's rules (no measured gain: bf16
+  // N = 12288 88.9 / 88.3% of copy with them, 88.7 / 88.8 this way, call 3).
+  constexpr std::int64_t kRegisterRowFrom = 12288;
+  if (q.kernel == Kernel::fwd && q.residual && q.norm == Norm::rms && esize == 4 && q.n > kRegisterRowFrom &&
       q.n <= 16384 && q.m >= 8192)
     return Config{16384, 16, 1, 0};
   // RMSNorm rows: where measured (32K-64K and more than 128K columns).
   const bool rms_measured = plain_rms && ((q.n > 32768 && q.n <= 65536) || q.n > 131072);
   if (q.kernel == Kernel::fwd && half && (plain_layer || rms_measured)) {
-    if (q.n > kSmemForwardMinN && q.n <= 16384) {
+    if (q.n > kRegisterRowFrom && q.n <= 16384) {
       if (q.m > 8192) return Config{16384, 16, 1, 0};
       return std::nullopt;
     }

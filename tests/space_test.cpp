@@ -664,6 +664,8 @@ TEST(Default, FastMemoryRules) {
     EXPECT_EQ(def(Kernel::fwd, DType::bf16, 262144, 1024, h100), "block_size=16384 num_warps=16 rows_per_cta=3 group_size_m=7 cluster_size=16");
   }
   EXPECT_EQ(def(Kernel::fwd, DType::bf16, 16384, 4096), def(Kernel::fwd, DType::bf16, 16384, 4096, 12.8)) << "few rows";
+  EXPECT_EQ(def(Kernel::fwd, DType::bf16, 12288, 16384), def(Kernel::fwd, DType::bf16, 12288, 16384, 12.8)) << "no gain measured";
+  EXPECT_EQ(def(Kernel::fwd, DType::bf16, 12289, 16384), "block_size=16384 num_warps=16 rows_per_cta=1 group_size_m=0");
   EXPECT_EQ(def(Kernel::fwd, DType::f32, 65536, 2048), def(Kernel::fwd, DType::f32, 65536, 2048, 12.8));
   SpaceQuery rms = query(Kernel::fwd, DType::bf16, 131072, 2048, 18.8);
   rms.norm = Norm::rms;
