@@ -132,11 +132,10 @@ int main(int argc, char** argv) {
     rt::DeviceBuffer cs(bytes), cd(bytes);
     const double copy_us = timer.median_us([&](CUstream s) { rt::check(d.MemcpyDtoDAsync(cd.get(), cs.get(), bytes, s), "copy"); });
     const double copy_gbps = 2.0 * static_cast<double>(bytes) / copy_us / 1e3;
-    gen::SpaceQuery device_query;
-    device_query.dram_bytes_per_sm_cycle = dev.dram_bytes_per_sm_cycle;
+    const bool fast = gen::fast_memory(rt::space_query(dev, Kernel::fwd, dt, 1, 1));
     std::printf("%s  copy %.0f GB/s (512 MiB D2D, read+write)  DRAM %.1f B a SM cycle (%s rules)%s%s\n",
-                dev.name.c_str(), copy_gbps, dev.dram_bytes_per_sm_cycle,
-                gen::fast_memory(device_query) ? "fast-memory" : "H100", rms ? "  RMSNorm" : "", residual ? "  fused residual add" : "");
+                dev.name.c_str(), copy_gbps, dev.dram_bytes_per_sm_cycle, fast ? "fast-memory" : "H100",
+                rms ? "  RMSNorm" : "", residual ? "  fused residual add" : "");
     for (std::int64_t N : Ns) {
       const bool train = which == "train";
       const std::int64_t M = m_rows ? m_rows : train ? 4096 : static_cast<std::int64_t>(bytes / es) / N;

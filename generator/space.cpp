@@ -39,7 +39,7 @@ int persistent_groups(const SpaceQuery& q, int rows_per_cta, std::int64_t wanted
 
 // CTAs of `threads` threads that make about 512 threads a SM (1 to 8): the
 // persistent register backward's occupancy, as measured (default_config,
-// fused_half_bwd_default).
+// fused_row_bwd_default).
 std::int64_t ctas_for_512_threads(std::int64_t threads) {
   return std::clamp<std::int64_t>(512 / std::max<std::int64_t>(1, threads), 1, 8);
 }
@@ -49,6 +49,15 @@ std::int64_t ctas_for_512_threads(std::int64_t threads) {
 std::int64_t cluster_slab(std::int64_t n, int cluster) {
   const std::int64_t slab = next_pow2((n + cluster - 1) / cluster);
   return (cluster - 1) * slab >= n ? 0 : slab;
+}
+
+// A persistent grid of clusters of `cluster` CTAs, at one CTA per SM, that
+// all run at once: one per SM group, one fewer for clusters of 8 or more
+// (whole clusters must fit a GPC; an H200 runs 15 of 8 and 7 of 16 at
+// once, bench/results/s35), clipped to the rows.
+int coresident_clusters(const SpaceQuery& q, int cluster) {
+  const int fit = std::max(1, q.sm_count / cluster);
+  return clip_groups(q, 1, cluster >= 8 && fit > 1 ? fit - 1 : fit);
 }
 
 // Shared memory of the wide-row backward for `stages` staged rows of x and
@@ -219,6 +228,19 @@ void add_wide_fwd(const SpaceQuery& q, std::vector<Config>& out) {
   }
 }
 
+// The wide-row forward's config for a row split over clusters of `cluster`
+// CTAs in `warps` warps with `stages` rows staged, on the clusters that run
+// at once; none where a slab would hold no columns or a thread more than 32
+// (the slab's weight and bias live in registers) or less than one access.
+std::optional<Config> wide_fwd_config(const SpaceQuery& q, int cluster, int warps, int stages) {
+  const std::int64_t slab = cluster_slab(q.n, cluster);
+  const std::int64_t items = slab / (32 * warps);
+  if (slab == 0 || items < max_vec(q.dtype) || items > 32) return std::nullopt;
+  Config c{static_cast<int>(slab), warps, stages, 0, cluster};
+  c.group_size_m = coresident_clusters(q, cluster);
+  return c;
+}
+
 // The default forward for wide rows on sm_90+ where the wide-row forward
 // (fwd_wide.cuh) measured faster than the forward staging one row per CTA
 // (fwd_smem.cuh), on an H100 at x = 512 MiB, % of the device-to-device copy
@@ -276,13 +298,9 @@ std::optional<Config> wide_fwd_default(const SpaceQuery& q, const ConfigFilter& 
     picks.push_back(Pick{8, 4, 3});  // an fp32 residual beside 16384-column slabs
   }
   for (const Pick& k : picks) {
-    const std::int64_t slab = cluster_slab(q.n, k.cluster);
-    if (slab == 0) continue;
-    const std::int64_t items = slab / (32 * k.warps);
-    if (items < max_vec(q.dtype) || items > 32) continue;
-    Config c{static_cast<int>(slab), k.warps, k.stages, 0, k.cluster};
-    const int fit = std::max(1, q.sm_count / k.cluster);
-    c.group_size_m = clip_groups(q, 1, k.cluster >= 8 && fit > 1 ? fit - 1 : fit);
+    const std::optional<Config> wide = wide_fwd_config(q, k.cluster, k.warps, k.stages);
+    if (!wide) continue;
+    const Config& c = *wide;
     if (!accept) return c;
     // Measured with the residual in x's dtype only (16-bit x beside an fp32
     // residual keeps the one-row-per-CTA forward), and staged with x but at
@@ -536,7 +554,7 @@ Config fused_bwd_default(const SpaceQuery& q) {
 // (With a fused residual add the H100 measured it best too, bf16 N = 8192
 // 95.1% against 92.6% for the whole row, bench/results/h100_2026-11-25b,
 // call 3; the H200 not, 72.8% against 84.8%, bench/results/s34, call 5:
-// fused_half_bwd_default takes the whole row.) Not for RMSNorm: bf16
+// fused_row_bwd_default takes the whole row.) Not for RMSNorm: bf16
 // N = 8192 85.4% of copy this way, 93.8% for the whole row in 16 warps
 // (`LNTUNE_SWEEP_EVERY=1 LNTUNE_SWEEP_OP=rmsnorm lntune_sweep bwd bf16
 // 8192`, bench/results/h200x2_2026-11-24, call 6). The caller sets the grid. Since the register
@@ -549,12 +567,25 @@ bool half_layer_norm_split_in_two(const SpaceQuery& q) {
 }
 constexpr Config kHalfSplitInTwo{4096, 8, 1, 0, 2};
 
-// The register backward of a fused residual add in 16 bits (the residual in
-// x's dtype), rows of 256 to 8192 columns, where the kernel loads dz with x
-// and dy (bwd_dx.cuh, early_dz), over more than 8192 rows: 16 columns a
-// thread, a row a CTA (at least 64 threads), 512 threads' worth of CTAs per
-// SM, for both norms (RMSNorm rows of up to 256 columns and of 4097-8192: 8
-// columns a thread in 1024 threads, one CTA per SM). On an H200 at
+// The register backward of a fused residual add (the residual in x's
+// dtype) over more than 8192 rows: 32 bytes of each row input a thread, a
+// row a CTA, 512 threads' worth of CTAs per SM.
+//   16 bits, rows of 256 to 8192 columns, where the kernel loads dz with x
+//   and dy (bwd_dx.cuh, early_dz): 16 columns a thread, CTAs of at least 64
+//   threads, for both norms (RMSNorm rows of up to 256 columns and of
+//   4097-8192: 8 columns a thread in 1024 threads, one CTA per SM).
+//   fp32, only where the memory outruns the SMs (fast_memory; an H100 keeps
+//   fused_bwd_default and the wide kernel), rows of 256 to 4096 columns: 8
+//   columns a thread, CTAs of at least 256 threads; RMSNorm rows of
+//   4097-8192 columns: the row in 16 warps (16 columns a thread). On an H200
+//   at x = 512 MiB (`LNTUNE_SWEEP_EVERY=1 LNTUNE_SWEEP_RESIDUAL=1
+//   [LNTUNE_SWEEP_OP=rmsnorm] lntune_sweep bwd fp32 N`, bench/results/s35,
+//   calls 1-2; as the default, call 3), % of copy against the rule before:
+//   LayerNorm + add N = 256 98.3 (88.8), 512 98.1 (88.4), 1024 98.0 (88.1),
+//   2048 98.0 (the same), 4096 97.7 (70.5, the wide kernel); RMSNorm + add
+//   1024 98.9 (93.1), 4096 98.6 (73.4), 8192 96.9 (87.9). LayerNorm + add
+//   of 4097-8192 columns keeps the wide kernel (87.4, the space's best 87.9).
+// The 16-bit rule, on an H200 at
 // x = 512 MiB (`LNTUNE_SWEEP_EVERY=1 LNTUNE_SWEEP_RESIDUAL=1
 // [LNTUNE_SWEEP_OP=rmsnorm] lntune_sweep bwd bf16 N`, bench/results/s34,
 // call 5) these were the space's best, % of copy
@@ -571,12 +602,15 @@ constexpr Config kHalfSplitInTwo{4096, 8, 1, 0, 2};
 // (one CTA per SM) there. The H100 had measured the rule before as its best
 // or near it (bench/results/h100_2026-11-25b, calls 2 and 3: LayerNorm + add
 // 92.4-98.7%, RMSNorm + add 96.6-101.7%), these configs 92.6-96.7% there.
-std::optional<Config> fused_half_bwd_default(const SpaceQuery& q, const ConfigFilter& accept) {
+std::optional<Config> fused_row_bwd_default(const SpaceQuery& q, const ConfigFilter& accept) {
   const std::int64_t single = next_pow2(q.n);
-  if (dtype_size(q.dtype) != 2 || q.m <= 8192 || single < 256 || single > 8192) return std::nullopt;
-  const bool rms_wide_cta = q.norm == Norm::rms && (single == 256 || single == 8192);
-  const std::int64_t tpr = single / (rms_wide_cta ? 8 : 16);
-  const std::int64_t threads = rms_wide_cta ? 1024 : std::max<std::int64_t>(64, tpr);
+  const bool half = dtype_size(q.dtype) == 2;
+  if (q.kernel != Kernel::bwd_dx || !q.residual || q.m <= 8192 || single < 256 || single > 8192) return std::nullopt;
+  if (!half && (!fast_memory(q) || q.cc < 90 || (single == 8192 && q.norm != Norm::rms))) return std::nullopt;
+  const bool rms_wide_cta = half && q.norm == Norm::rms && (single == 256 || single == 8192);
+  const std::int64_t columns = rms_wide_cta ? 8 : half || single == 8192 ? 16 : 8;
+  const std::int64_t tpr = single / columns;
+  const std::int64_t threads = rms_wide_cta ? 1024 : std::max<std::int64_t>(half ? 64 : 256, tpr);
   Config c{static_cast<int>(single), static_cast<int>(threads / 32), static_cast<int>(threads / tpr), 0};
   c.group_size_m = persistent_groups(q, c.rows_per_cta, q.sm_count * ctas_for_512_threads(threads));
   if (!accept) return c;
@@ -634,19 +668,10 @@ bool backward_stages_rows(const Config& c, const ConfigFilter& accept) {
 //   * fp32 RMSNorm + add forward, 12289-16384 columns over 8192 rows or
 //     more: the whole row in registers, 512 threads (N = 16384, M = 8192:
 //     96.3 against 87.1 for the row in one CTA's shared memory, call 5).
-//   * fp32 backward of a fused residual add (the residual in fp32), over
-//     more than 8192 rows, rows of 256-4096 columns: 8 columns a thread (two
-//     16-byte accesses a row input), CTAs of at least 256 threads, 512
-//     threads' worth a SM (the 16-bit fused rule's 32 bytes a thread, in
-//     fp32): LayerNorm + add N = 256 98.3 against 88.8, 512 98.1 against
-//     88.4, 1024 98.0 against 88.1, 2048 98.0 (the same), 4096 97.7
-//     against 70.5 (the wide kernel); RMSNorm + add 1024 98.9 against 93.1,
-//     4096 98.6 against 73.4. RMSNorm + add of 8192 columns: the whole row
-//     in 16 warps (96.9 against 87.9); LayerNorm + add there keeps the wide
-//     kernel (87.4, the space's best 87.9).
-// wide_bwd_default has the fast-memory rules of its own kernel: all 7
-// clusters of 16 that fit (not 6), and the fused 16-bit backward of 16384
-// columns in 16 warps (calls 5 and 11).
+// Elsewhere, with the rules of their own kernels: wide_bwd_default (all 7
+// clusters of 16 that fit, not 6; the fused 16-bit backward of 16384
+// columns in 16 warps; calls 5 and 11) and fused_row_bwd_default (the fused
+// fp32 backward, 8 columns a thread; calls 1-3).
 std::optional<Config> fast_memory_default(const SpaceQuery& q, const ConfigFilter& accept) {
   if (!fast_memory(q) || q.cc < 90) return std::nullopt;
   const std::size_t esize = dtype_size(q.dtype);
@@ -675,12 +700,8 @@ std::optional<Config> fast_memory_default(const SpaceQuery& q, const ConfigFilte
       return std::nullopt;
     }
     const int cluster = q.n <= 32768 ? 2 : q.n <= 131072 ? 8 : 16;
-    const std::int64_t slab = cluster_slab(q.n, cluster);
-    if (slab == 0 || slab / (32 * 16) > 32 || slab / (32 * 16) < max_vec(q.dtype)) return std::nullopt;
-    Config c{static_cast<int>(slab), 16, cluster == 2 ? 3 : 4, 0, cluster};
-    const int fit = std::max(1, q.sm_count / cluster);
-    c.group_size_m = clip_groups(q, 1, cluster >= 8 && fit > 1 ? fit - 1 : fit);
-    if (valid(c)) return c;
+    const std::optional<Config> c = wide_fwd_config(q, cluster, 16, cluster == 2 ? 3 : 4);
+    if (c && valid(*c)) return c;
     return std::nullopt;
   }
   if (q.kernel != Kernel::bwd_dx) return std::nullopt;
@@ -690,27 +711,9 @@ std::optional<Config> fast_memory_default(const SpaceQuery& q, const ConfigFilte
     const std::int64_t slab = cluster_slab(q.n, cluster);
     if (slab == 0 || slab != (slices_8k ? 8192 : 16384)) return std::nullopt;
     Config c{static_cast<int>(slab), slices_8k ? 8 : 16, slices_8k ? 4 : 2, 0, cluster};
-    const int fit = std::max(1, q.sm_count / cluster);
-    c.group_size_m = clip_groups(q, 1, cluster >= 8 && fit > 1 ? fit - 1 : fit);
+    c.group_size_m = coresident_clusters(q, cluster);
     if (wide_bwd_fits(q, c, !half, accept)) return c;
     return std::nullopt;
-  }
-  if (q.residual && esize == 4 && q.m > 8192) {
-    const std::int64_t single = next_pow2(q.n);
-    Config c;
-    if (single >= 256 && single <= 4096) {
-      const std::int64_t tpr = single / 8;
-      const std::int64_t threads = std::max<std::int64_t>(256, tpr);
-      c = Config{static_cast<int>(single), static_cast<int>(threads / 32), static_cast<int>(threads / tpr), 0};
-    } else if (single == 8192 && q.norm == Norm::rms) {
-      c = Config{8192, 16, 1, 0};
-    } else {
-      return std::nullopt;
-    }
-    c.group_size_m = persistent_groups(q, c.rows_per_cta, q.sm_count * ctas_for_512_threads(c.threads()));
-    if (!accept) return c;
-    const std::optional<InstanceKey> key = accept(c);
-    if (key && key->traits.residual == key->traits.x_dtype) return c;
   }
   return std::nullopt;
 }
@@ -800,13 +803,12 @@ Config default_config(const SpaceQuery& q, const ConfigFilter& accept) {
   }
   const bool bwd = q.kernel == Kernel::bwd_dx;
   if (const std::optional<Config> c = fast_memory_default(q, accept)) return *c;
+  if (const std::optional<Config> c = fused_row_bwd_default(q, accept)) return *c;
   if (q.cc >= 90) {
     if (!bwd)
       if (const std::optional<Config> c = wide_fwd_default(q, accept)) return *c;
     if (const std::optional<Config> c = bwd ? wide_bwd_default(q, accept) : smem_forward_default(q, accept)) return *c;
   }
-  if (bwd && q.residual)
-    if (const std::optional<Config> c = fused_half_bwd_default(q, accept)) return *c;
   // (LayerNorm + add in 16 bits otherwise keeps the rule below: there the
   // fused rule's configs measured 77.4 and 87.1% of copy at N = 4096 and
   // 8192, bf16, against 91.0 and 89.5 for the plain rule's;

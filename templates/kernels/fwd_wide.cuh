@@ -370,13 +370,13 @@ __device__ __forceinline__ void layer_norm_fwd_wide_cta(const FwdParams& p, FwdW
       // The terms are independent (a multiply by the reciprocal, no division
       // and its slow path): this is on the path from one row's exchange to
       // the next's, which every CTA of the cluster waits for.
-      float term[kCluster];
-#pragma unroll
       // n_r (a_r / n_r - mean)^2 as e^2 / n_r with e = a_r - n_r mean in one
       // FMA: a constant row (a_r = n_r mean exactly) gives e = 0 and so a
       // variance of exactly 0 (y = bias, Gpu.DegenerateRowsAreExact), where
       // a_r times the rounded 1 / n_r left a residue for slabs of other
       // than a power of two columns (the last CTA of N = 20000).
+      float term[kCluster];
+#pragma unroll
       for (int r = 0; r < kCluster; ++r) {
         const float e = fmaf(-columns[r], mean, pairs[par][r][0]);  // 0 for an empty CTA: a_r = 0, n_r = 0
         term[r] = fmaf(e * inv_columns[r], e, pairs[par][r][1]);   // b_r = 0 there, 1 / n_r = 0
