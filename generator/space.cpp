@@ -665,9 +665,12 @@ bool backward_stages_rows(const Config& c, const ConfigFilter& accept) {
 //     (call 5): 32K-64K columns (65536 bf16 90.4 against 82.3 for clusters
 //     of 8 in 8 warps) and more than 128K (262144 92.9 against 88.9 with 3
 //     stages).
-//   * fp32 RMSNorm + add forward, 12289-16384 columns over 8192 rows or
-//     more: the whole row in registers, 512 threads (N = 16384, M = 8192:
-//     96.3 against 87.1 for the row in one CTA's shared memory, call 5).
+//   * fp32 RMSNorm + add forward, 12289-16384 columns: the whole row in
+//     registers, 512 threads (N = 16384, M = 8192: 96.3 against 87.1 for the
+//     row in one CTA's shared memory, call 5). At any M: a threshold at
+//     M = 8192 would split the launcher's plan bucket of 2112-8447 rows
+//     (cache::m_bucket on 132 SMs), whose plan the first call's M decides;
+//     fewer rows were not measured.
 // Elsewhere, with the rules of their own kernels: wide_bwd_default (all 7
 // clusters of 16 that fit, not 6; the fused 16-bit backward of 16384
 // columns in 16 warps; calls 5 and 11) and fused_row_bwd_default (the fused
@@ -683,7 +686,7 @@ std::optional<Config> fast_memory_default(const SpaceQuery& q, const ConfigFilte
   // N = 12288 88.9 / 88.3% of copy with them, 88.7 / 88.8 this way, call 3).
   constexpr std::int64_t kRegisterRowFrom = 12288;
   if (q.kernel == Kernel::fwd && q.residual && q.norm == Norm::rms && esize == 4 && q.n > kRegisterRowFrom &&
-      q.n <= 16384 && q.m >= 8192)
+      q.n <= 16384)
     return Config{16384, 16, 1, 0};
   // RMSNorm rows: where measured (32K-64K and more than 128K columns).
   const bool rms_measured = plain_rms && ((q.n > 32768 && q.n <= 65536) || q.n > 131072);

@@ -704,8 +704,10 @@ TEST(Default, FastMemoryRules) {
   EXPECT_EQ(to_string(default_config(rms)), "block_size=16384 num_warps=32 rows_per_cta=2 group_size_m=7 cluster_size=16");
   rms.kernel = Kernel::fwd;
   rms.n = 16384;
-  rms.m = 8200;
-  EXPECT_EQ(to_string(default_config(rms)), "block_size=16384 num_warps=16 rows_per_cta=1 group_size_m=0");
+  for (std::int64_t m : {1, 4096, 8192}) {  // at any M: no threshold inside a plan bucket
+    rms.m = m;
+    EXPECT_EQ(to_string(default_config(rms)), "block_size=16384 num_warps=16 rows_per_cta=1 group_size_m=0") << "M=" << m;
+  }
   // The 16-bit LayerNorm backward, the fp32 one of 256K columns.
   EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 32768, 8192), "block_size=16384 num_warps=16 rows_per_cta=2 group_size_m=66 cluster_size=2");
   EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 65536, 4096), "block_size=8192 num_warps=8 rows_per_cta=4 group_size_m=15 cluster_size=8");
