@@ -234,11 +234,17 @@ int main(int argc, char** argv) {
           continue;
         }
         ++n;
-        if (every)
-          std::printf("   %-70s %9.1f us  %5.1f%% of copy%s\n", to_string(c).c_str(), t, 100.0 * gbps(t) / copy_gbps,
+        if (every) {
+          // Clusters: how many the GPU runs at once, against the grid's.
+          const int active = row_kernel(c).max_active_clusters;
+          const std::string coresident =
+              active > 0 ? "  [" + std::to_string(active) + " co-resident]" : std::string();
+          std::printf("   %-70s %9.1f us  %5.1f%% of copy%s%s\n", to_string(c).c_str(), t, 100.0 * gbps(t) / copy_gbps,
                       fwd && gen::forward_in_smem(c, N)  ? "  (slab in shared memory)"
                       : gen::is_wide_fwd(k, c)           ? "  (wide, staged)"
-                                                         : "");
+                                                         : "",
+                      coresident.c_str());
+        }
         if (only_wide)
           std::printf("   wide %s: %8.1f us %5.1f%% of copy\n", to_string(c).c_str(), t, 100 * gbps(t) / copy_gbps);
         if (t < t_best) {

@@ -54,7 +54,9 @@ std::int64_t cluster_slab(std::int64_t n, int cluster) {
 // A persistent grid of clusters of `cluster` CTAs, at one CTA per SM, that
 // all run at once: one per SM group, one fewer for clusters of 8 or more
 // (whole clusters must fit a GPC; an H200 runs 15 of 8 and 7 of 16 at
-// once, bench/results/s35), clipped to the rows.
+// once, bench/results/s35), clipped to the rows. The launcher then fits the
+// grid to the driver's count for the kernel (rt::fit_coresident: an H200
+// runs 30 clusters of 4, not 33).
 int coresident_clusters(const SpaceQuery& q, int cluster) {
   const int fit = std::max(1, q.sm_count / cluster);
   return clip_groups(q, 1, cluster >= 8 && fit > 1 ? fit - 1 : fit);
@@ -785,6 +787,10 @@ std::vector<Config> search_space(const SpaceQuery& q) {
     }
   }
   return out;
+}
+
+std::int64_t default_m_bound(int sm_count) {
+  return std::max<std::int64_t>(8193, 512 * static_cast<std::int64_t>(std::max(1, sm_count)));
 }
 
 Config default_config(const SpaceQuery& q, const ConfigFilter& accept) {

@@ -56,6 +56,7 @@ const Loaded& loaded() {
     resolve(lib, "cuLaunchCooperativeKernel", a.LaunchCooperativeKernel, err);
     resolve(lib, "cuLaunchKernelEx", a.LaunchKernelEx, err);
     resolve(lib, "cuOccupancyMaxActiveBlocksPerMultiprocessor", a.OccupancyMaxActiveBlocksPerMultiprocessor, err);
+    resolve(lib, "cuOccupancyMaxActiveClusters", a.OccupancyMaxActiveClusters, err);
     resolve(lib, "cuMemAlloc_v2", a.MemAlloc, err);
     resolve(lib, "cuMemFree_v2", a.MemFree, err);
     resolve(lib, "cuMemAllocHost_v2", a.MemAllocHost, err);

@@ -54,6 +54,7 @@ struct DriverApi {
   decltype(&::cuLaunchCooperativeKernel) LaunchCooperativeKernel;
   decltype(&::cuLaunchKernelEx) LaunchKernelEx;
   decltype(&::cuOccupancyMaxActiveBlocksPerMultiprocessor) OccupancyMaxActiveBlocksPerMultiprocessor;
+  decltype(&::cuOccupancyMaxActiveClusters) OccupancyMaxActiveClusters;
   decltype(&::cuMemAlloc) MemAlloc;
   decltype(&::cuMemFree) MemFree;
   decltype(&::cuMemAllocHost) MemAllocHost;

@@ -68,6 +68,18 @@ void KernelCache::build(Entry& e, CUcontext ctx, const std::string& arch, const 
   if (key.cluster_size > 8)
     check(d.FuncSetAttribute(e.kernel.fn, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1),
           "cuFuncSetAttribute(" + src.kernel_name + ", NON_PORTABLE_CLUSTER_SIZE_ALLOWED)");
+  if (key.cluster_size > 1) {
+    // The cluster shape is the kernel's own (__cluster_dims__): the launch
+    // config leaves it out, and its grid is any multiple of it.
+    CUlaunchConfig cfg{};
+    cfg.gridDimX = static_cast<unsigned>(key.cluster_size);
+    cfg.gridDimY = cfg.gridDimZ = 1;
+    cfg.blockDimX = static_cast<unsigned>(32 * key.num_warps);
+    cfg.blockDimY = cfg.blockDimZ = 1;
+    cfg.sharedMemBytes = e.kernel.dynamic_smem;
+    check(d.OccupancyMaxActiveClusters(&e.kernel.max_active_clusters, e.kernel.fn, &cfg),
+          "cuOccupancyMaxActiveClusters(" + src.kernel_name + ")");
+  }
   if (!src.finish_kernel_name.empty()) {
     check(d.ModuleGetFunction(&e.kernel.finish_fn, mod, src.finish_kernel_name.c_str()),
           "cuModuleGetFunction(" + src.finish_kernel_name + ")");

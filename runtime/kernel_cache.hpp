@@ -64,6 +64,11 @@ struct LoadedKernel {
   // bwd_dwdb on sm_90+: launched as a programmatic dependent of the bwd_dx
   // before it (rt::launch_dwdb; common.cuh, wait_for_prior_grids).
   bool programmatic = false;
+  // Kernels in clusters: how many of its clusters the GPU runs at once
+  // (cuOccupancyMaxActiveClusters at its block and shared memory; whole
+  // clusters must fit a GPC, so this is not SMs / cluster size: an H200 runs
+  // 15 clusters of 8 on 132 SMs). 0 without clusters.
+  int max_active_clusters = 0;
 };
 
 struct KernelCacheStats {

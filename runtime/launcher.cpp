@@ -39,9 +39,11 @@ std::size_t PlanKeyHash::operator()(const PlanKey& k) const noexcept {
       (k.traits.residual ? 1 + static_cast<std::size_t>(*k.traits.residual) : 0) << 4 |
       (k.traits.y_dtype ? 1 + static_cast<std::size_t>(*k.traits.y_dtype) : 0) << 8);
   mix(static_cast<std::size_t>(k.n));
-  mix(static_cast<std::size_t>(k.m_bucket) << 8 | static_cast<std::size_t>(k.vec));
+  mix(static_cast<std::size_t>(k.m) << 8 | static_cast<std::size_t>(k.vec));
   return h;
 }
+
+std::int64_t plan_m(std::int64_t M, int sm_count) { return std::min(M, gen::default_m_bound(sm_count)); }
 
 const DeviceInfo& DeviceTable::of(CUcontext ctx) {
   // The thread's memo of a fact about the context (shared ownership, so it
@@ -166,7 +168,15 @@ void launch_dwdb(const LoadedKernel& k, const Config& rc, const BwdWorkspace& w,
                    ", block " + std::to_string(rc.threads()) + ")");
 }
 
-void launch_forward(const LoadedKernel& k, const Config& c, const ForwardArgs& a, const FwdProblem& p) {
+Config fit_coresident(const LoadedKernel& k, const Config& c) {
+  Config out = c;
+  if (c.cluster_size > 1 && c.group_size_m > 0 && k.max_active_clusters > 0)
+    out.group_size_m = std::min(c.group_size_m, k.max_active_clusters);
+  return out;
+}
+
+void launch_forward(const LoadedKernel& k, const Config& config, const ForwardArgs& a, const FwdProblem& p) {
+  const Config c = fit_coresident(k, config);
   FwdParams params{a.x,      a.weight,   a.bias,       a.y,       a.mean,          a.rstd,
                    p.M,      p.N,        p.x_stride,   p.y_stride, a.eps,          a.residual,
                    a.residual_out, p.residual_stride, p.z_stride};
@@ -210,8 +220,11 @@ FinishPath finish_path(const LoadedKernel& dx, const Config& dc, const BwdProble
   return FinishPath::separate;
 }
 
-void launch_backward(const LoadedKernel& dx, const LoadedKernel* dwdb, const Config& dc, const Config& rc,
+void launch_backward(const LoadedKernel& dx, const LoadedKernel* dwdb, const Config& dx_config, const Config& rc,
                      const BackwardArgs& a, const BwdProblem& p, Finish finish) {
+  // Fewer partial rows than dx_config's, never more: a.workspace sized for
+  // dx_config suffices.
+  const Config dc = fit_coresident(dx, dx_config);
   const std::int64_t P = partial_rows(dc, p.M);
   const std::size_t need = workspace_bytes(p, dc);
   CUstream stream = static_cast<CUstream>(a.stream);

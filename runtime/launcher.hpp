@@ -45,21 +45,26 @@ struct BwdPlan {
   std::string reason;  // of the dx config
 };
 
-// Everything a plan depends on. M enters only through the tuning cache's
-// bucket (cache::m_bucket, relative to the SM count): selection never looks
-// at M more finely than that.
+// Everything a plan depends on. M: the rows themselves below the bound from
+// which the default heuristic no longer reads M (gen::default_m_bound: its
+// rules and grid clips read M finely, e.g. M = 1 against 2-4, M <= 8192, a
+// persistent grid clipped to the rows), that bound from it on (plan_m). A
+// tuned config depends on M only through the cache's bucket
+// (cache::m_bucket), a function of M. Keyed by the bucket alone, the first
+// call's M decided the default plan of its whole bucket.
 struct PlanKey {
   CUcontext ctx = nullptr;
   Traits traits;
   std::int64_t n = 0;
-  int m_bucket = 0;
+  std::int64_t m = 0;  // plan_m
   int vec = 1;
   bool want_dw = false, want_db = false;
   bool operator==(const PlanKey& o) const {
-    return ctx == o.ctx && traits == o.traits && n == o.n && m_bucket == o.m_bucket && vec == o.vec &&
-           want_dw == o.want_dw && want_db == o.want_db;
+    return ctx == o.ctx && traits == o.traits && n == o.n && m == o.m && vec == o.vec && want_dw == o.want_dw &&
+           want_db == o.want_db;
   }
 };
+std::int64_t plan_m(std::int64_t M, int sm_count);
 struct PlanKeyHash {
   std::size_t operator()(const PlanKey& k) const noexcept;
 };
@@ -154,6 +159,15 @@ int dwdb_splits(const Config& dwdb_config, std::int64_t P, std::int64_t N);
 // The dW/dB reduction alone, over partials bwd_dx left in `w` (P rows).
 void launch_dwdb(const LoadedKernel& k, const Config& dwdb_config, const BwdWorkspace& w, std::int64_t P,
                  std::int64_t N, void* dweight, void* dbias, CUstream stream);
+
+// The config a launch of kernel `k` runs: a persistent grid of clusters
+// (cluster_size > 1 and group_size_m > 0: group_size_m clusters walk the
+// rows) holds at most the clusters the GPU runs at once
+// (LoadedKernel::max_active_clusters); more would run as a second wave after
+// the first ends (33 clusters of 4 on an H200, which runs 30 at one CTA a
+// SM: 46% of copy, bench/results/s36). Other configs unchanged.
+// launch_forward and launch_backward run this; Runtime's plans hold it.
+Config fit_coresident(const LoadedKernel& k, const Config& c);
 
 // Launches with configs already chosen (the tuner uses these to time
 // configs). launch_backward needs a.workspace of workspace_bytes() (see

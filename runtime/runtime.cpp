@@ -100,6 +100,9 @@ PlannedKernel Runtime::choose(CUcontext ctx, const DeviceInfo& dev, const Traits
   k.config = s.config;
   k.key = gen::make_instance(traits, k.config, n, vec);
   k.kernel = &kernel(ctx, dev.arch(), k.key);
+  // What the launch runs (the backward's dW/dB reduction is chosen for its
+  // partial rows).
+  k.config = fit_coresident(*k.kernel, k.config);
   if (reason) *reason = std::move(s.reason);
   return k;
 }
@@ -117,7 +120,7 @@ std::shared_ptr<const Plan> Runtime::plan(PlanTable<Plan>& table, const PlanKey&
 std::shared_ptr<const FwdPlan> Runtime::forward_plan(const FwdProblem& p) {
   CUcontext ctx = nullptr;
   const DeviceInfo& dev = current_device(&ctx);
-  const PlanKey key{ctx, p.traits, p.N, cache::m_bucket(p.M, dev.sm_count), p.vec, false, false};
+  const PlanKey key{ctx, p.traits, p.N, plan_m(p.M, dev.sm_count), p.vec, false, false};
   return plan(fwd_plans_, key, [&](ConfigSource* source) {
     auto out = std::make_shared<FwdPlan>();
     out->fwd = choose(ctx, dev, p.traits, p.N, p.M, p.vec, source, &out->reason);
@@ -129,7 +132,7 @@ std::shared_ptr<const FwdPlan> Runtime::forward_plan(const FwdProblem& p) {
 std::shared_ptr<const BwdPlan> Runtime::backward_plan(const BwdProblem& p) {
   CUcontext ctx = nullptr;
   const DeviceInfo& dev = current_device(&ctx);
-  const PlanKey key{ctx, p.traits, p.N, cache::m_bucket(p.M, dev.sm_count), p.vec, p.want_dw, p.want_db};
+  const PlanKey key{ctx, p.traits, p.N, plan_m(p.M, dev.sm_count), p.vec, p.want_dw, p.want_db};
   return plan(bwd_plans_, key, [&](ConfigSource* source) {
     auto out = std::make_shared<BwdPlan>();
     out->dx = choose(ctx, dev, p.traits, p.N, p.M, p.vec, source, &out->reason);

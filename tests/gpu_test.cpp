@@ -563,6 +563,98 @@ TEST(Gpu, FinishEntryLeavesThePlainBackwardsRegistersAlone) {
   EXPECT_EQ(big.cooperative_ctas, 0);
 }
 
+// A persistent grid of more clusters than the GPU runs at once runs as many
+// as do (rt::fit_coresident, from the driver's count for that kernel): a
+// backward launched with 1000 clusters of 4 or 8 gives the same bits as one
+// launched with the fitted count (the same partial rows), and the
+// reference's results. Kernels without clusters have no count.
+TEST(Gpu, ClusterGridsFitWhatRunsAtOnce) {
+  LNTUNE_REQUIRE_GPU();
+  rt::Runtime& runtime = rt::default_runtime();
+  CUcontext ctx = nullptr;
+  const rt::DeviceInfo& dev = runtime.current_device(&ctx);
+  if (dev.cc_major < 9) GTEST_SKIP() << "clusters need sm_90 (" << dev.arch() << ")";
+  Rng rng;
+  SCOPED_TRACE("seed " + std::to_string(rng.seed()));
+  Case c;
+  c.x = DType::bf16;
+  c.w = DType::bf16;
+  c.M = 301;
+  c.N = 65536 - 24;
+  Problem p(c, rng);
+  p.run_forward();
+  const Traits t{Kernel::bwd_dx, DType::bf16, DType::bf16, true, true};
+  EXPECT_EQ(runtime.kernel(ctx, dev.arch(), gen::make_instance(t, Config{1024, 8, 1, 132}, 1024, 8)).max_active_clusters,
+            0);
+  for (const Config& dc : {Config{16384, 16, 2, 1000, 4}, Config{8192, 8, 4, 1000, 8}}) {
+    SCOPED_TRACE(to_string(dc));
+    const auto& k = runtime.kernel(ctx, dev.arch(), gen::make_instance(t, dc, c.N, 8));
+    std::printf("[ clusters ] %s: %d clusters of %d at once (%d SMs)\n", k.name.c_str(), k.max_active_clusters,
+                dc.cluster_size, dev.sm_count);
+    ASSERT_GT(k.max_active_clusters, 0);
+    EXPECT_LE(k.max_active_clusters * dc.cluster_size, dev.sm_count) << "one CTA a SM at this shared memory";
+    const Config fit = rt::fit_coresident(k, dc);
+    EXPECT_EQ(fit.group_size_m, k.max_active_clusters);
+    const Config rc = gen::default_config({Kernel::bwd_dwdb, c.w, c.N, fit.group_size_m, dev.sm_count});
+    const BwdOut over = backward_with(p, dc, rc, true);
+    const BwdOut fitted = backward_with(p, fit, rc);
+    EXPECT_EQ(over.dx.bytes, fitted.dx.bytes);
+    EXPECT_EQ(over.dw.bytes, fitted.dw.bytes);
+    EXPECT_EQ(over.db.bytes, fitted.db.bytes);
+    DeviceTensor ddx(c.x, c.M * p.ys), ddw(c.w, c.N), ddb(c.w, c.N);
+    ddx.upload(over.dx);
+    ddw.upload(over.dw);
+    ddb.upload(over.db);
+    p.check_backward_outputs(ddx, &ddw, &ddb);
+  }
+}
+
+// The launcher's plans do not depend on which M came first: each call's plan
+// is the default heuristic's config for its own M (fitted to the clusters
+// that run at once), whichever M of its tuning bucket (cache::m_bucket) came
+// before it. With plans keyed by the bucket, M = 1 first left M = 32 (the
+// same bucket on 132 SMs) one cluster for its 32 rows of 131072 columns, and
+// M = 528 first left M = 2000 66 CTAs for the backward at N = 1024.
+TEST(Gpu, PlansFollowTheirOwnMNotTheFirstCallsOfTheBucket) {
+  LNTUNE_REQUIRE_GPU();
+  rt::Runtime runtime;  // no cache: the default heuristic
+  CUcontext ctx = nullptr;
+  const rt::DeviceInfo& dev = runtime.current_device(&ctx);
+  const Traits fwd{Kernel::fwd, DType::bf16, DType::bf16, true, true};
+  const Traits bwd{Kernel::bwd_dx, DType::bf16, DType::bf16, true, true};
+  int checked = 0;
+  for (std::int64_t n : {std::int64_t{1024}, std::int64_t{4096}, std::int64_t{131072}})
+    for (const std::vector<std::int64_t>& order :
+         {std::vector<std::int64_t>{1, 2, 4, 5, 32}, std::vector<std::int64_t>{32, 5, 1},
+          std::vector<std::int64_t>{528, 2000, 1056}, std::vector<std::int64_t>{2000, 528},
+          std::vector<std::int64_t>{8000, 8192, 8193, 8447}}) {
+      for (std::int64_t m : order) {
+        SCOPED_TRACE("N = " + std::to_string(n) + " M = " + std::to_string(m));
+        rt::FwdProblem fp;
+        fp.traits = fwd;
+        fp.M = m;
+        fp.N = n;
+        fp.x_stride = fp.y_stride = n;
+        fp.vec = 8;
+        const auto f = runtime.forward_plan(fp);
+        const Config want_f = rt::default_selection(dev, fwd, n, m, 8).config;
+        EXPECT_EQ(f->fwd.config, rt::fit_coresident(*f->fwd.kernel, want_f)) << to_string(f->fwd.config);
+        rt::BwdProblem bp;
+        bp.traits = bwd;
+        bp.M = m;
+        bp.N = n;
+        bp.dy_stride = bp.x_stride = bp.dx_stride = n;
+        bp.vec = 8;
+        bp.want_dw = bp.want_db = true;
+        const auto b = runtime.backward_plan(bp);
+        const Config want_b = rt::default_selection(dev, bwd, n, m, 8).config;
+        EXPECT_EQ(b->dx.config, rt::fit_coresident(*b->dx.kernel, want_b)) << to_string(b->dx.config);
+        ++checked;
+      }
+    }
+  EXPECT_EQ(checked, 3 * 17);
+}
+
 // bwd_dwdb runs as a programmatic dependent of bwd_dx on sm_90+ (its launch
 // overlaps bwd_dx's tail; it waits for bwd_dx's writes before reading), a
 // plain launch before. The backward tests above and below check what it

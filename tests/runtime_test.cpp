@@ -264,3 +264,26 @@ TEST(InKernelFinish, FinishPathPicksAloneCooperativeOrSeparate) {
   p.M = 0;
   EXPECT_EQ(rt::finish_path(k, c, p), FinishPath::separate) << "no rows";
 }
+
+TEST(FitCoresident, ClipsOnlyPersistentClusterGridsToWhatRunsAtOnce) {
+  rt::LoadedKernel k;
+  k.max_active_clusters = 30;  // an H200's clusters of 4 at one CTA a SM
+  const Config c4{16384, 16, 2, 33, 4};
+  EXPECT_EQ(rt::fit_coresident(k, c4).group_size_m, 30) << "33 clusters of 4: 3 would wait for a second wave";
+  Config fits = c4;
+  fits.group_size_m = 29;
+  EXPECT_EQ(rt::fit_coresident(k, fits), fits);
+  Config per_row = c4;
+  per_row.group_size_m = 0;  // one cluster a row: not persistent
+  EXPECT_EQ(rt::fit_coresident(k, per_row), per_row);
+  const Config plain{1024, 8, 2, 264};  // no cluster: CTAs, not clusters
+  EXPECT_EQ(rt::fit_coresident(k, plain), plain);
+  rt::LoadedKernel unknown;  // no cluster query (0)
+  EXPECT_EQ(rt::fit_coresident(unknown, c4), c4);
+  // Only group_size_m changes.
+  const Config fit = rt::fit_coresident(k, c4);
+  EXPECT_EQ(fit.block_size, c4.block_size);
+  EXPECT_EQ(fit.num_warps, c4.num_warps);
+  EXPECT_EQ(fit.rows_per_cta, c4.rows_per_cta);
+  EXPECT_EQ(fit.cluster_size, c4.cluster_size);
+}

@@ -770,5 +770,42 @@ TEST(Default, FastMemoryRules) {
             }
 }
 
+// From default_m_bound(sm_count) rows on, the default does not depend on M:
+// the launcher keys default plans by M only below it (rt::PlanKey), so an M
+// rule or a grid clip above it would make a plan depend on which M came
+// first. Every kernel, dtype, norm, residual and memory speed, N from 1 to
+// 262144 (odd ones too), three SM counts.
+TEST(Default, NoMRuleFromTheBound) {
+  EXPECT_EQ(default_m_bound(132), 67584);
+  EXPECT_EQ(default_m_bound(78), 39936);
+  EXPECT_EQ(default_m_bound(8), 8193);
+  EXPECT_EQ(default_m_bound(0), 8193);
+  int checked = 0;
+  for (int sms : {132, 114, 78})
+    for (Kernel k : {Kernel::fwd, Kernel::bwd_dx, Kernel::bwd_dwdb})
+      for (DType d : {DType::f32, DType::f16, DType::bf16})
+        for (std::int64_t n : {1, 7, 256, 1000, 1024, 2048, 3000, 4096, 6000, 8192, 12288, 12289, 16384, 20000, 32768,
+                               50001, 65536, 100000, 131072, 200000, 262144})
+          for (Norm norm : {Norm::layer, Norm::rms})
+            for (bool residual : {false, true})
+              for (double bpc : {0.0, 12.8, 18.8}) {
+                const std::int64_t bound = default_m_bound(sms);
+                SpaceQuery q{k, d, n, bound, sms, 90};
+                q.norm = norm;
+                q.residual = residual && k != Kernel::bwd_dwdb;
+                q.dram_bytes_per_sm_cycle = bpc;
+                const Config at_bound = default_config(q);
+                for (std::int64_t m : {bound + 1, 2 * bound + 3, std::int64_t{1} << 20, std::int64_t{1} << 31}) {
+                  q.m = m;
+                  ASSERT_EQ(to_string(default_config(q)), to_string(at_bound))
+                      << "M = " << m << " against " << bound << ": kernel " << static_cast<int>(k) << " dtype "
+                      << static_cast<int>(d) << " N = " << n << " norm " << static_cast<int>(norm) << " residual "
+                      << residual << " " << bpc << " B/cycle, " << sms << " SMs";
+                  ++checked;
+                }
+              }
+  EXPECT_GT(checked, 10000);
+}
+
 }  // namespace
 }  // namespace lntune::gen
