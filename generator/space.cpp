@@ -698,11 +698,14 @@ std::optional<Config> fast_memory_default(const SpaceQuery& q, const ConfigFilte
       return std::nullopt;
     }
     if (q.n <= 16384) return std::nullopt;
-    // 49153-65536 columns: 16384-column slices in clusters of 4, 16 warps, 4
-    // stages (the launcher fits the grid to the 30 clusters of 4 an H200
-    // runs at once: bf16 N = 65536 91.3% of copy, the slab in shared memory
-    // 86.6%, s36 call 2; before the fit, 33 clusters: 52%).
-    if (q.n > 49152 && q.n <= 65536) {
+    // LayerNorm rows of 61441-65536 columns: 16384-column slices in
+    // clusters of 4, 16 warps, 4 stages (the launcher fits the grid to the
+    // 30 clusters of 4 an H200 runs at once). s36 call 3, against the slab in
+    // shared memory (round 1 / round 2): bf16 N = 65536 87.1 / 86.7 -> 91.4
+    // / 91.5% of copy, fp16 86.9 / 86.6 -> 92.0 / 92.2; but bf16 57344 85.8
+    // -> 81.2 and 50000 76.2 -> 70.8 (the last CTA's slice part empty), and
+    // RMSNorm bf16 65536 level (90.4 -> 90.2).
+    if (plain_layer && q.n > 61440 && q.n <= 65536) {
       const std::optional<Config> c = wide_fwd_config(q, 4, 16, 4);
       if (c && valid(*c)) return c;
     }
