@@ -698,14 +698,15 @@ std::optional<Config> fast_memory_default(const SpaceQuery& q, const ConfigFilte
       return std::nullopt;
     }
     if (q.n <= 16384) return std::nullopt;
-    // LayerNorm rows of 61441-65536 columns: 16384-column slices in
-    // clusters of 4, 16 warps, 4 stages (the launcher fits the grid to the
-    // 30 clusters of 4 an H200 runs at once). s36 call 3, against the slab in
-    // shared memory (round 1 / round 2): bf16 N = 65536 87.1 / 86.7 -> 91.4
-    // / 91.5% of copy, fp16 86.9 / 86.6 -> 92.0 / 92.2; but bf16 57344 85.8
-    // -> 81.2 and 50000 76.2 -> 70.8 (the last CTA's slice part empty), and
-    // RMSNorm bf16 65536 level (90.4 -> 90.2).
-    if (plain_layer && q.n > 61440 && q.n <= 65536) {
+    // LayerNorm rows of 65536 columns, four full slices of 16384: clusters
+    // of 4, 16 warps, 4 stages (the launcher fits the grid to the 30
+    // clusters of 4 an H200 runs at once). Against the slab in shared memory
+    // (round 1 / round 2): bf16 87.1 / 86.7 -> 91.4 / 91.5% of copy, fp16
+    // 86.9 / 86.6 -> 92.0 / 92.2 (s36 call 3); but where the last slice is
+    // part empty, slower: bf16 63488 86.3 / 86.1 -> 76.5 / 76.7, 61448 77.4
+    // / 77.1 -> 74.4 / 74.5 (call 4), 57344 85.8 -> 81.2, 50000 76.2 -> 70.8
+    // (call 3); RMSNorm bf16 65536 level (90.4 -> 90.2).
+    if (plain_layer && q.n == 65536) {
       const std::optional<Config> c = wide_fwd_config(q, 4, 16, 4);
       if (c && valid(*c)) return c;
     }
@@ -714,6 +715,17 @@ std::optional<Config> fast_memory_default(const SpaceQuery& q, const ConfigFilte
       c.group_size_m = smem_forward_wave(q, c);
       if (c.block_size > 0 && forward_in_smem(c, q.n) && valid(c)) return c;
       return std::nullopt;
+    }
+    // LayerNorm rows of 229377-262144 columns: the row's slab in shared
+    // memory over clusters of 8 (32768 columns, 16 warps a CTA, 3 CTAs a
+    // SM), one persistent wave (49 clusters; the launcher fits them to the 45
+    // an H200 runs at once): bf16 N = 262144 79.4% of copy against 73.8 for
+    // the wide forward (every config, s36 call 4; before the fit, 49
+    // clusters, 64.3).
+    if (plain_layer && q.n > 131072) {
+      Config c{static_cast<int>(cluster_slab(q.n, 8)), 16, 1, 0, 8};
+      c.group_size_m = smem_forward_wave(q, c);
+      if (c.block_size > 0 && forward_in_smem(c, q.n) && valid(c)) return c;
     }
     const int cluster = q.n <= 32768 ? 2 : q.n <= 131072 ? 8 : 16;
     const std::optional<Config> c = wide_fwd_config(q, cluster, 16, cluster == 2 ? 3 : 4);

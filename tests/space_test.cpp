@@ -655,11 +655,12 @@ TEST(Default, FastMemoryRules) {
   EXPECT_EQ(def(Kernel::fwd, DType::bf16, 16384, 16384), "block_size=16384 num_warps=16 rows_per_cta=1 group_size_m=0");
   EXPECT_EQ(def(Kernel::fwd, DType::f16, 16384, 16384), "block_size=16384 num_warps=16 rows_per_cta=1 group_size_m=0");
   EXPECT_EQ(def(Kernel::fwd, DType::bf16, 32768, 8192), "block_size=16384 num_warps=16 rows_per_cta=3 group_size_m=66 cluster_size=2");
-  // 61441-65536 columns: slices of 16384 in clusters of 4 (33 here; the
+  // 65536 columns: four full slices of 16384 in clusters of 4 (33 here; the
   // launcher fits them to the driver's count), else the slab in shared memory.
   EXPECT_EQ(def(Kernel::fwd, DType::bf16, 65536, 4096), "block_size=16384 num_warps=16 rows_per_cta=4 group_size_m=33 cluster_size=4");
-  EXPECT_EQ(def(Kernel::fwd, DType::f16, 61441, 4096), "block_size=16384 num_warps=16 rows_per_cta=4 group_size_m=33 cluster_size=4");
-  EXPECT_EQ(def(Kernel::fwd, DType::bf16, 61440, 4096), "block_size=32768 num_warps=16 rows_per_cta=1 group_size_m=198 cluster_size=2");
+  EXPECT_EQ(def(Kernel::fwd, DType::f16, 65536, 4096), "block_size=16384 num_warps=16 rows_per_cta=4 group_size_m=33 cluster_size=4");
+  EXPECT_EQ(def(Kernel::fwd, DType::bf16, 65528, 4096), "block_size=32768 num_warps=16 rows_per_cta=1 group_size_m=198 cluster_size=2");
+  EXPECT_EQ(def(Kernel::fwd, DType::bf16, 63488, 4096), "block_size=32768 num_warps=16 rows_per_cta=1 group_size_m=198 cluster_size=2");
   EXPECT_EQ(def(Kernel::fwd, DType::bf16, 57344, 4096), "block_size=32768 num_warps=16 rows_per_cta=1 group_size_m=198 cluster_size=2");
   // Where the wide forward is no valid instance (bulk copies need 16-byte
   // rows): the slab in shared memory, else the H100's rules.
@@ -673,7 +674,11 @@ TEST(Default, FastMemoryRules) {
               "block_size=32768 num_warps=16 rows_per_cta=1 group_size_m=198 cluster_size=2");
   }
   EXPECT_EQ(def(Kernel::fwd, DType::bf16, 131072, 2048), "block_size=16384 num_warps=16 rows_per_cta=4 group_size_m=15 cluster_size=8");
-  EXPECT_EQ(def(Kernel::fwd, DType::bf16, 262144, 1024), "block_size=16384 num_warps=16 rows_per_cta=4 group_size_m=7 cluster_size=16");
+  // 229377-262144 columns: the slab in shared memory over clusters of 8, a
+  // wave of them (fitted to the driver's count by the launcher).
+  EXPECT_EQ(def(Kernel::fwd, DType::bf16, 262144, 1024), "block_size=32768 num_warps=16 rows_per_cta=1 group_size_m=49 cluster_size=8");
+  EXPECT_EQ(def(Kernel::fwd, DType::bf16, 229384, 1024), "block_size=32768 num_warps=16 rows_per_cta=1 group_size_m=49 cluster_size=8");
+  EXPECT_EQ(def(Kernel::fwd, DType::bf16, 262144, 40), "block_size=32768 num_warps=16 rows_per_cta=1 group_size_m=0 cluster_size=8");
   // The same shapes on an H100, and where no rule was measured: the H100's.
   for (double h100 : {0.0, 12.8}) {
     EXPECT_EQ(def(Kernel::fwd, DType::bf16, 65536, 4096, h100), "block_size=32768 num_warps=16 rows_per_cta=1 group_size_m=0 cluster_size=2");
