@@ -679,6 +679,21 @@ TEST(Default, FastMemoryRules) {
   EXPECT_EQ(def(Kernel::fwd, DType::bf16, 262144, 1024), "block_size=32768 num_warps=16 rows_per_cta=1 group_size_m=49 cluster_size=8");
   EXPECT_EQ(def(Kernel::fwd, DType::bf16, 229384, 1024), "block_size=32768 num_warps=16 rows_per_cta=1 group_size_m=49 cluster_size=8");
   EXPECT_EQ(def(Kernel::fwd, DType::bf16, 262144, 40), "block_size=32768 num_warps=16 rows_per_cta=1 group_size_m=0 cluster_size=8");
+  // The backward of RMSNorm and add + LayerNorm at 65536 columns: four
+  // full slices in clusters of 4; plain LayerNorm keeps clusters of 8.
+  {
+    SpaceQuery b = query(Kernel::bwd_dx, DType::bf16, 65536, 4096, 18.8);
+    b.norm = Norm::rms;
+    EXPECT_EQ(to_string(default_config(b)), "block_size=16384 num_warps=16 rows_per_cta=3 group_size_m=33 cluster_size=4");
+    b.norm = Norm::layer;
+    b.residual = true;
+    EXPECT_EQ(to_string(default_config(b)), "block_size=16384 num_warps=32 rows_per_cta=3 group_size_m=33 cluster_size=4");
+    b.residual = false;
+    EXPECT_EQ(to_string(default_config(b)), "block_size=8192 num_warps=8 rows_per_cta=4 group_size_m=15 cluster_size=8");
+    b.norm = Norm::rms;
+    b.n = 65528;
+    EXPECT_NE(default_config(b).cluster_size, 4) << "the last slice part empty";
+  }
   // The same shapes on an H100, and where no rule was measured: the H100's.
   for (double h100 : {0.0, 12.8}) {
     EXPECT_EQ(def(Kernel::fwd, DType::bf16, 65536, 4096, h100), "block_size=32768 num_warps=16 rows_per_cta=1 group_size_m=0 cluster_size=2");
