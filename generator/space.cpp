@@ -733,13 +733,15 @@ std::optional<Config> fast_memory_default(const SpaceQuery& q, const ConfigFilte
     return std::nullopt;
   }
   if (q.kernel != Kernel::bwd_dx) return std::nullopt;
-  // RMSNorm and add + LayerNorm 16-bit rows of 65536 columns: four full
+  // RMSNorm and the fused add's 16-bit rows of 65536 columns: four full
   // 16384-column slices in clusters of 4 (fitted by the launcher to the 30
   // an H200 runs at once), 3 stages, 16 warps (32 with the residual). Every
-  // config, s36 call 6: RMSNorm bf16 79.2% of copy against 76.3 for the
-  // default (clusters of 8), add + LayerNorm 79.4 against 76.7. Plain
+  // config against the default (clusters of 8), bf16: RMSNorm 79.2 against
+  // 76.3% of copy, add + LayerNorm 79.4 against 76.7 (s36 call 6), add +
+  // RMSNorm 81.4 against 77.8 (call 8); A/B (call 7): RMSNorm bf16 / fp16
+  // 76.1 / 76.9 -> 79.4 / 80.7, add + LayerNorm bf16 76.7 -> 79.0. Plain
   // LayerNorm measured level (73.3 against 73.9, call 2).
-  if (half && q.n == 65536 && (plain_rms || (q.residual && q.norm == Norm::layer))) {
+  if (half && q.n == 65536 && (plain_rms || q.residual)) {
     Config c{16384, q.residual ? 32 : 16, 3, 0, 4};
     c.group_size_m = coresident_clusters(q, 4);
     if (wide_bwd_fits(q, c, true, accept)) return c;

@@ -688,6 +688,9 @@ TEST(Default, FastMemoryRules) {
     b.norm = Norm::layer;
     b.residual = true;
     EXPECT_EQ(to_string(default_config(b)), "block_size=16384 num_warps=32 rows_per_cta=3 group_size_m=33 cluster_size=4");
+    b.norm = Norm::rms;
+    EXPECT_EQ(to_string(default_config(b)), "block_size=16384 num_warps=32 rows_per_cta=3 group_size_m=33 cluster_size=4");
+    b.norm = Norm::layer;
     b.residual = false;
     EXPECT_EQ(to_string(default_config(b)), "block_size=8192 num_warps=8 rows_per_cta=4 group_size_m=15 cluster_size=8");
     b.norm = Norm::rms;
