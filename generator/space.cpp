@@ -716,13 +716,17 @@ std::optional<Config> fast_memory_default(const SpaceQuery& q, const ConfigFilte
       if (c.block_size > 0 && forward_in_smem(c, q.n) && valid(c)) return c;
       return std::nullopt;
     }
-    // LayerNorm rows of 229377-262144 columns: the row's slab in shared
+    // bf16 LayerNorm rows of 229377-262144 columns: the row's slab in shared
     // memory over clusters of 8 (32768 columns, 16 warps a CTA, 3 CTAs a
     // SM), one persistent wave (49 clusters; the launcher fits them to the 45
-    // an H200 runs at once): bf16 N = 262144 79.4% of copy against 73.8 for
-    // the wide forward (every config, s36 call 4; before the fit, 49
-    // clusters, 64.3).
-    if (plain_layer && q.n > 131072) {
+    // an H200 runs at once). Against the wide forward (round 1 / round 2):
+    // lntune_sweep bf16 N = 262144 74.6 / 74.4 -> 80.8 / 79.8% of copy,
+    // 240000 72.4 / 72.3 -> 78.6 / 77.8, fp16 262144 77.1 / 76.8 -> 79.8 /
+    // 80.0 (s36 call 5); the Python bench (bench/probes/ln_forward_probe.py,
+    // call 12) bf16 78.6 / 78.4 -> 79.3 / 79.3 but fp16 81.4 / 81.1 -> 79.3 /
+    // 79.2: fp16 keeps the wide forward. (Every config, call 4: before the
+    // fit, 49 clusters, 64.3.)
+    if (plain_layer && q.dtype == DType::bf16 && q.n > 131072) {
       Config c{static_cast<int>(cluster_slab(q.n, 8)), 16, 1, 0, 8};
       c.group_size_m = smem_forward_wave(q, c);
       if (c.block_size > 0 && forward_in_smem(c, q.n) && valid(c)) return c;
