@@ -390,6 +390,17 @@ BwdOut backward_with(Problem& p, const Config& dc, const Config& rc, bool garbag
   return BwdOut{ddx.download(), grads(ddw), grads(ddb), path};
 }
 
+// A backward's downloaded outputs against the reference (Problem checks
+// device tensors: uploaded again here).
+void check_outputs(Problem& p, const BwdOut& o) {
+  const Case& c = p.c;
+  DeviceTensor ddx(c.x, c.M * p.ys), ddw(c.w, c.N), ddb(c.w, c.N);
+  ddx.upload(o.dx);
+  ddw.upload(o.dw);
+  ddb.upload(o.db);
+  p.check_backward_outputs(ddx, &ddw, &ddb);
+}
+
 // dW/dB finished inside the dx kernel (a cooperative launch, a grid barrier,
 // then the grid sums the partial rows, a block of columns per CTA): correct
 // against the reference at odd N (scalar loads, partial blocks), for grids of
@@ -443,11 +454,7 @@ TEST(Gpu, InKernelDwdbFinishIsCorrectAndDeterministic) {
           for (const BwdOut* o : {&a, &sep}) {
             const BwdOut& r = *o;
             SCOPED_TRACE(o == &a ? "automatic (in the dx kernel where it can)" : "bwd_dwdb after it");
-            DeviceTensor ddx(c.x, c.M * p.ys), ddw(c.w, N), ddb(c.w, N);
-            ddx.upload(r.dx);
-            ddw.upload(r.dw);
-            ddb.upload(r.db);
-            p.check_backward_outputs(ddx, &ddw, &ddb);
+            check_outputs(p, r);
           }
         }
       }
@@ -489,11 +496,7 @@ TEST(Gpu, UnalignedGradsOfOneCtaFinishCooperatively) {
       EXPECT_EQ(aligned.dw.bytes, shifted.dw.bytes);
       EXPECT_EQ(aligned.db.bytes, shifted.db.bytes);
       EXPECT_EQ(aligned.dx.bytes, shifted.dx.bytes);
-      DeviceTensor ddx(c.x, c.M * p.ys), ddw(c.w, N), ddb(c.w, N);
-      ddx.upload(shifted.dx);
-      ddw.upload(shifted.dw);
-      ddb.upload(shifted.db);
-      p.check_backward_outputs(ddx, &ddw, &ddb);
+      check_outputs(p, shifted);
     }
 }
 
@@ -528,11 +531,7 @@ TEST(Gpu, FinishingEntryStagesRowsInDynamicSharedMemory) {
   EXPECT_EQ(in.dx.bytes, sep.dx.bytes);
   for (const BwdOut* o : {&in, &sep}) {
     SCOPED_TRACE(o == &in ? "finished in the dx kernel" : "bwd_dwdb after it");
-    DeviceTensor ddx(c.x, c.M * p.ys), ddw(c.w, c.N), ddb(c.w, c.N);
-    ddx.upload(o->dx);
-    ddw.upload(o->dw);
-    ddb.upload(o->db);
-    p.check_backward_outputs(ddx, &ddw, &ddb);
+    check_outputs(p, *o);
   }
 }
 
@@ -601,11 +600,7 @@ TEST(Gpu, ClusterGridsFitWhatRunsAtOnce) {
     EXPECT_EQ(over.dx.bytes, fitted.dx.bytes);
     EXPECT_EQ(over.dw.bytes, fitted.dw.bytes);
     EXPECT_EQ(over.db.bytes, fitted.db.bytes);
-    DeviceTensor ddx(c.x, c.M * p.ys), ddw(c.w, c.N), ddb(c.w, c.N);
-    ddx.upload(over.dx);
-    ddw.upload(over.dw);
-    ddb.upload(over.db);
-    p.check_backward_outputs(ddx, &ddw, &ddb);
+    check_outputs(p, over);
   }
 }
 
@@ -693,12 +688,8 @@ TEST(Gpu, BackwardIsBitwiseDeterministicAndGroupSizeOnlyChangesRounding) {
     for (int g : {1, 7, 64, 300, 4096}) {
       dc.group_size_m = g;
       const BwdOut o = backward_with(p, dc, rc);
-      DeviceTensor ddx(c.x, c.M * p.ys), ddw(c.w, N), ddb(c.w, N);
-      ddx.upload(o.dx);
-      ddw.upload(o.dw);
-      ddb.upload(o.db);
       SCOPED_TRACE("group_size_m " + std::to_string(g));
-      p.check_backward_outputs(ddx, &ddw, &ddb);
+      check_outputs(p, o);
     }
   }
 }
@@ -729,11 +720,7 @@ TEST(Gpu, DwdbRowSplitsAreCorrectAndDeterministic) {
         const BwdOut b = backward_with(p, dc, rc, false, rt::Finish::separate);
         EXPECT_EQ(a.dw.bytes, b.dw.bytes) << "dW differs between two identical runs";
         EXPECT_EQ(a.db.bytes, b.db.bytes) << "dB differs between two identical runs";
-        DeviceTensor ddx(c.x, c.M * p.ys), ddw(c.w, N), ddb(c.w, N);
-        ddx.upload(a.dx);
-        ddw.upload(a.dw);
-        ddb.upload(a.db);
-        p.check_backward_outputs(ddx, &ddw, &ddb);
+        check_outputs(p, a);
         ++checked;
       }
   }
@@ -772,22 +759,14 @@ TEST(Gpu, EverySearchSpaceConfigIsCorrect) {
     for (const Config& cfg : gen::search_space({Kernel::bwd_dx, c.x, N, c.M, dev.sm_count})) {
       SCOPED_TRACE("bwd_dx N=" + std::to_string(N) + " " + to_string(cfg));
       const BwdOut o = backward_with(p, cfg, rc);
-      DeviceTensor ddx(c.x, c.M * p.ys), ddw(c.w, N), ddb(c.w, N);
-      ddx.upload(o.dx);
-      ddw.upload(o.dw);
-      ddb.upload(o.db);
-      p.check_backward_outputs(ddx, &ddw, &ddb);
+      check_outputs(p, o);
       ++checked;
     }
     const Config dc = gen::default_config({Kernel::bwd_dx, c.x, N, c.M, dev.sm_count});
     for (const Config& cfg : gen::search_space({Kernel::bwd_dwdb, c.w, N, c.M, dev.sm_count})) {
       SCOPED_TRACE("bwd_dwdb N=" + std::to_string(N) + " " + to_string(cfg));
       const BwdOut o = backward_with(p, dc, cfg, false, rt::Finish::separate);
-      DeviceTensor ddx(c.x, c.M * p.ys), ddw(c.w, N), ddb(c.w, N);
-      ddx.upload(o.dx);
-      ddw.upload(o.dw);
-      ddb.upload(o.db);
-      p.check_backward_outputs(ddx, &ddw, &ddb);
+      check_outputs(p, o);
       ++checked;
     }
   }
@@ -852,11 +831,7 @@ TEST(Gpu, WideBackwardConfigsAreCorrectAndDeterministic) {
       EXPECT_EQ(a.dw.bytes, b.dw.bytes) << "dW differs between two identical runs";
       EXPECT_EQ(a.db.bytes, b.db.bytes) << "dB differs between two identical runs";
       EXPECT_EQ(a.dx.bytes, b.dx.bytes) << "dx differs between two identical runs";
-      DeviceTensor ddx(c.x, c.M * p.ys), ddw(c.w, c.N), ddb(c.w, c.N);
-      ddx.upload(a.dx);
-      ddw.upload(a.dw);
-      ddb.upload(a.db);
-      p.check_backward_outputs(ddx, &ddw, &ddb);
+      check_outputs(p, a);
       ++checked;
     }
   }
