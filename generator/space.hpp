@@ -115,7 +115,8 @@ Config default_config(const SpaceQuery& q, const ConfigFilter& accept = {});
 // `sm_count` SMs: max(8193, 512 * sm_count). Every M rule's threshold (M <=
 // 8192 the highest) and every grid's clip to the rows (at most 8 CTAs a SM,
 // up to 64 rows a CTA for the shortest rows) lie below it;
-// Default.NoMRuleFromTheBound checks it. The launcher keys its default plans by M below it (rt::PlanKey::m).
+// Default.NoMRuleFromTheBound checks it. The launcher keys its default plans
+// by M below it (rt::PlanKey::m).
 std::int64_t default_m_bound(int sm_count);
 
 std::int64_t next_pow2(std::int64_t v);
