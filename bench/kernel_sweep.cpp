@@ -22,6 +22,11 @@
 // LNTUNE_SWEEP_FINISH=separate: the backward's dW/dB always in the bwd_dwdb
 // kernel (rt::Finish::separate), not in the dx kernel where it can be;
 // LNTUNE_SWEEP_FINISH=both: the default also timed that way, on its line.
+// LNTUNE_SWEEP_INPUTS=random: x, dy, the weight, the bias, the residual and
+// dz drawn at random on the GPU as the tuner's workloads draw them
+// (DeviceFill, tune::inputs), not constant bytes; the Python benches time random
+// inputs, and at N = 262144 the two harnesses disagreed on the wide forward
+// (bench/results/s36, call 12).
 // Bytes counted: what must move, as bench/bench_norms.py counts them.
 #include <algorithm>
 #include <cstdio>
@@ -35,7 +40,9 @@
 #include "generator/space.hpp"
 #include "lntune/lntune.hpp"
 #include "runtime/runtime.hpp"
+#include "tuner/device_fill.hpp"
 #include "tuner/l2_flush.hpp"
+#include "tuner/reference_oracle.hpp"
 
 using namespace lntune;
 
@@ -120,6 +127,12 @@ int main(int argc, char** argv) {
     return 2;
   }
   const rt::Finish finish = finish_mode == "separate" ? rt::Finish::separate : rt::Finish::automatic;
+  const char* inputs_env = std::getenv("LNTUNE_SWEEP_INPUTS");
+  const std::string inputs = inputs_env ? inputs_env : "constant";
+  if (inputs != "constant" && inputs != "random") {
+    std::fprintf(stderr, "lntune_sweep: LNTUNE_SWEEP_INPUTS must be constant or random, got '%s'\n", inputs_env);
+    return 2;
+  }
   const char* res_env = std::getenv("LNTUNE_SWEEP_RESIDUAL");
   const bool residual = res_env && std::string(res_env) == "1";
   try {
@@ -130,6 +143,17 @@ int main(int argc, char** argv) {
     const std::size_t es = dtype_size(dt), bytes = std::size_t{512} << 20;
     Timer timer(dev.arch(), static_cast<std::size_t>(dev.l2_bytes), memset_flush);
     rt::DeviceBuffer cs(bytes), cd(bytes);
+    std::optional<tune::DeviceFill> fill;
+    if (inputs == "random") fill.emplace(dev.arch());
+    std::uint64_t seed = 1;
+    // Random inputs where asked (drawn as the tuner's workloads draw them,
+    // tune::inputs), else the constant bytes.
+    auto init = [&](const rt::DeviceBuffer& buf, std::size_t count, int byte, const tune::InputDraw& draw) {
+      if (fill)
+        fill->fill(buf.get(), dt, static_cast<std::int64_t>(count), draw.offset, draw.scale, seed++, nullptr);
+      else
+        rt::check(d.MemsetD8(buf.get(), static_cast<unsigned char>(byte), count * es), "init");
+    };
     const double copy_us = timer.median_us([&](CUstream s) { rt::check(d.MemcpyDtoDAsync(cd.get(), cs.get(), bytes, s), "copy"); });
     const double copy_gbps = 2.0 * static_cast<double>(bytes) / copy_us / 1e3;
     const bool fast = gen::fast_memory(rt::space_query(dev, Kernel::fwd, dt, 1, 1));
@@ -141,10 +165,11 @@ int main(int argc, char** argv) {
       const std::int64_t M = m_rows ? m_rows : train ? 4096 : static_cast<std::int64_t>(bytes / es) / N;
       rt::DeviceBuffer x(M * N * es), y(M * N * es), dy(M * N * es), w(N * es), b(N * es), dw(N * es), db(N * es),
           mean(M * 4), rstd(M * 4);
-      rt::check(d.MemsetD8(x.get(), 0x3e, M * N * es), "init");
-      rt::check(d.MemsetD8(dy.get(), 0x3d, M * N * es), "init");
-      rt::check(d.MemsetD8(w.get(), 0x3c, N * es), "init");
-      rt::check(d.MemsetD8(b.get(), 0x01, N * es), "init");
+      const auto rows = static_cast<std::size_t>(M * N), cols = static_cast<std::size_t>(N);
+      init(x, rows, 0x3e, tune::inputs::x);
+      init(dy, rows, 0x3d, tune::inputs::dy);
+      init(w, cols, 0x3c, tune::inputs::weight(false));
+      init(b, cols, 0x01, tune::inputs::bias);
       ForwardArgs f;
       f.x = x.ptr(); f.weight = w.ptr(); f.bias = b.ptr(); f.y = y.ptr();
       f.mean = static_cast<float*>(mean.ptr()); f.rstd = static_cast<float*>(rstd.ptr());
@@ -166,8 +191,8 @@ int main(int argc, char** argv) {
         r.emplace(rbytes);
         z.emplace(rbytes);
         dz.emplace(rbytes);
-        rt::check(d.MemsetD8(r->get(), 0x3b, rbytes), "init");
-        rt::check(d.MemsetD8(dz->get(), 0x3a, rbytes), "init");
+        init(*r, rows, 0x3b, tune::inputs::residual);
+        init(*dz, rows, 0x3a, tune::inputs::dz);
         f.residual = r->ptr();
         f.residual_out = z->ptr();
         g.residual = true;
