@@ -631,6 +631,18 @@ bool backward_stages_rows(const Config& c, const ConfigFilter& accept) {
   return key && stages_bwd_rows(*key);
 }
 
+// The forward with the row's slab in shared memory over clusters of
+// `cluster` CTAs of 16 warps, one persistent wave of them (smem_forward_wave;
+// the launcher fits it to the clusters that run at once), where it is a
+// shared-memory config and `valid` takes it.
+template <class Valid>
+std::optional<Config> smem_wave_fwd_config(const SpaceQuery& q, int cluster, const Valid& valid) {
+  Config c{static_cast<int>(cluster_slab(q.n, cluster)), 16, 1, 0, cluster};
+  c.group_size_m = smem_forward_wave(q, c);
+  if (c.block_size > 0 && forward_in_smem(c, q.n) && valid(c)) return c;
+  return std::nullopt;
+}
+
 // The defaults of a GPU whose memory outruns its SMs (fast_memory: an H200,
 // 4.8 TB/s over the 132 SMs of an H100 at the same clock). There the rules
 // measured on an H100 leave the kernels bound by the instructions each SM
@@ -710,12 +722,7 @@ std::optional<Config> fast_memory_default(const SpaceQuery& q, const ConfigFilte
       const std::optional<Config> c = wide_fwd_config(q, 4, 16, 4);
       if (c && valid(*c)) return c;
     }
-    if (q.n > 32768 && q.n <= 65536) {
-      Config c{static_cast<int>(cluster_slab(q.n, 2)), 16, 1, 0, 2};
-      c.group_size_m = smem_forward_wave(q, c);
-      if (c.block_size > 0 && forward_in_smem(c, q.n) && valid(c)) return c;
-      return std::nullopt;
-    }
+    if (q.n > 32768 && q.n <= 65536) return smem_wave_fwd_config(q, 2, valid);
     // bf16 LayerNorm rows of 229377-262144 columns: the row's slab in shared
     // memory over clusters of 8 (32768 columns, 16 warps a CTA, 3 CTAs a
     // SM), one persistent wave (49 clusters; the launcher fits them to the 45
@@ -726,11 +733,8 @@ std::optional<Config> fast_memory_default(const SpaceQuery& q, const ConfigFilte
     // call 12) bf16 78.6 / 78.4 -> 79.3 / 79.3 but fp16 81.4 / 81.1 -> 79.3 /
     // 79.2: fp16 keeps the wide forward. (Every config, call 4: before the
     // fit, 49 clusters, 64.3.)
-    if (plain_layer && q.dtype == DType::bf16 && q.n > 131072) {
-      Config c{static_cast<int>(cluster_slab(q.n, 8)), 16, 1, 0, 8};
-      c.group_size_m = smem_forward_wave(q, c);
-      if (c.block_size > 0 && forward_in_smem(c, q.n) && valid(c)) return c;
-    }
+    if (plain_layer && q.dtype == DType::bf16 && q.n > 131072)
+      if (const std::optional<Config> c = smem_wave_fwd_config(q, 8, valid)) return c;
     const int cluster = q.n <= 32768 ? 2 : q.n <= 131072 ? 8 : 16;
     const std::optional<Config> c = wide_fwd_config(q, cluster, 16, cluster == 2 ? 3 : 4);
     if (c && valid(*c)) return c;
