@@ -401,6 +401,13 @@ void check_outputs(Problem& p, const BwdOut& o) {
   p.check_backward_outputs(ddx, &ddw, &ddb);
 }
 
+// Two backwards' outputs bit for bit (`what`: why they must agree).
+void expect_same_bits(const BwdOut& a, const BwdOut& b, const std::string& what) {
+  EXPECT_EQ(a.dx.bytes, b.dx.bytes) << "dx: " << what;
+  EXPECT_EQ(a.dw.bytes, b.dw.bytes) << "dW: " << what;
+  EXPECT_EQ(a.db.bytes, b.db.bytes) << "dB: " << what;
+}
+
 // dW/dB finished inside the dx kernel (a cooperative launch, a grid barrier,
 // then the grid sums the partial rows, a block of columns per CTA): correct
 // against the reference at odd N (scalar loads, partial blocks), for grids of
@@ -447,9 +454,7 @@ TEST(Gpu, InKernelDwdbFinishIsCorrectAndDeterministic) {
           }
           alone += a.path == rt::FinishPath::alone ? 1 : 0;
           cooperative += a.path == rt::FinishPath::cooperative ? 1 : 0;
-          EXPECT_EQ(a.dw.bytes, b.dw.bytes) << "dW differs between two identical runs";
-          EXPECT_EQ(a.db.bytes, b.db.bytes) << "dB differs between two identical runs";
-          EXPECT_EQ(a.dx.bytes, b.dx.bytes) << "dx differs between two identical runs";
+          expect_same_bits(a, b, "two identical runs differ");
           const BwdOut sep = backward_with(p, dc, rc, true, rt::Finish::separate);
           for (const BwdOut* o : {&a, &sep}) {
             const BwdOut& r = *o;
@@ -493,9 +498,7 @@ TEST(Gpu, UnalignedGradsOfOneCtaFinishCooperatively) {
       // fp32 rows in 256 threads: one CTA finishes them (finish_fits); bf16
       // in 128 threads would need two, so bwd_dwdb runs after it.
       EXPECT_EQ(shifted.path, x == DType::f32 ? rt::FinishPath::cooperative : rt::FinishPath::separate);
-      EXPECT_EQ(aligned.dw.bytes, shifted.dw.bytes);
-      EXPECT_EQ(aligned.db.bytes, shifted.db.bytes);
-      EXPECT_EQ(aligned.dx.bytes, shifted.dx.bytes);
+      expect_same_bits(aligned, shifted, "the unaligned run differs from the aligned one");
       check_outputs(p, shifted);
     }
 }
@@ -597,9 +600,7 @@ TEST(Gpu, ClusterGridsFitWhatRunsAtOnce) {
     const Config rc = gen::default_config({Kernel::bwd_dwdb, c.w, c.N, fit.group_size_m, dev.sm_count});
     const BwdOut over = backward_with(p, dc, rc, true);
     const BwdOut fitted = backward_with(p, fit, rc);
-    EXPECT_EQ(over.dx.bytes, fitted.dx.bytes);
-    EXPECT_EQ(over.dw.bytes, fitted.dw.bytes);
-    EXPECT_EQ(over.db.bytes, fitted.db.bytes);
+    expect_same_bits(over, fitted, "1000 clusters differ from the fitted grid");
     check_outputs(p, over);
   }
 }
@@ -682,9 +683,7 @@ TEST(Gpu, BackwardIsBitwiseDeterministicAndGroupSizeOnlyChangesRounding) {
     Config dc = gen::default_config({Kernel::bwd_dx, c.x, N, c.M, 132});
     const BwdOut a = backward_with(p, dc, rc);
     const BwdOut b = backward_with(p, dc, rc);
-    EXPECT_EQ(a.dw.bytes, b.dw.bytes) << "dW differs between two identical runs (N=" << N << ")";
-    EXPECT_EQ(a.db.bytes, b.db.bytes) << "dB differs between two identical runs (N=" << N << ")";
-    EXPECT_EQ(a.dx.bytes, b.dx.bytes) << "dx differs between two identical runs (N=" << N << ")";
+    expect_same_bits(a, b, "two identical runs differ (N=" + std::to_string(N) + ")");
     for (int g : {1, 7, 64, 300, 4096}) {
       dc.group_size_m = g;
       const BwdOut o = backward_with(p, dc, rc);
@@ -828,9 +827,7 @@ TEST(Gpu, WideBackwardConfigsAreCorrectAndDeterministic) {
         continue;
       }
       const BwdOut b = backward_with(p, cfg, rc);
-      EXPECT_EQ(a.dw.bytes, b.dw.bytes) << "dW differs between two identical runs";
-      EXPECT_EQ(a.db.bytes, b.db.bytes) << "dB differs between two identical runs";
-      EXPECT_EQ(a.dx.bytes, b.dx.bytes) << "dx differs between two identical runs";
+      expect_same_bits(a, b, "two identical runs differ");
       check_outputs(p, a);
       ++checked;
     }
