@@ -498,10 +498,9 @@ std::optional<Config> wide_bwd_default(const SpaceQuery& q, const ConfigFilter& 
           // 78.8 against 70.2; fp32 RMSNorm + add 77.2 against 73.3; an H200,
           // `LNTUNE_SWEEP_EVERY=1 ... lntune_sweep bwd DTYPE 262144`,
           // bench/results/s35, call 5).
-          int spare = cluster >= 8 && fit > 1 ? 1 : 0;
-          if (cluster == 16 && slab == 16384 && fit > 2 && (stages == 3 || (q.residual && esize == 4)) && !fast_memory(q))
-            spare = 2;
-          c.group_size_m = clip_groups(q, 1, fit - spare);
+          const bool two_spare =
+              cluster == 16 && slab == 16384 && fit > 2 && (stages == 3 || (q.residual && esize == 4)) && !fast_memory(q);
+          c.group_size_m = two_spare ? clip_groups(q, 1, fit - 2) : coresident_clusters(q, cluster);
           // Without the call's traits, sized for an fp32 weight; with them,
           // the instance's own shared memory decides (a 16-bit weight slab
           // leaves room for 3 stages of 16-bit rows of 256K columns: bf16
