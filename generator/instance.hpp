@@ -65,7 +65,9 @@ bool is_wide_bwd(Kernel kernel, const Config& config);
 bool is_wide_bwd(const InstanceKey& key);
 // Whether a bwd_dx instance has the second entry that finishes dW/dB itself
 // (KernelSource::finish_kernel_name): no cluster, CTAs under 512 threads (the
-// finish's shape, FinishShape in bwd_dwdb.cuh).
+// finish's shape, FinishShape in bwd_dwdb.cuh; at 512 the fp32 N = 256
+// default's finishing entry took 49 KB of static shared memory, over the 48
+// allowed).
 bool has_finish_entry(const InstanceKey& key);
 // Whether such an instance stages dy with x (bwd_dx_wide.cuh's STAGE_DY):
 // exactly when all its stages of both and the weight slab fit

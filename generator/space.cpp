@@ -740,6 +740,23 @@ std::optional<Config> fast_memory_default(const SpaceQuery& q, const ConfigFilte
     return std::nullopt;
   }
   if (q.kernel != Kernel::bwd_dx) return std::nullopt;
+  // Training sizes: 16-bit LayerNorm rows of 513-4096 columns over 16-48
+  // rows a SM (M = 2112-6336 on 132 SMs): one CTA a SM, whose row slots step
+  // apart (bwd_dx.cuh, bwd_slot_barriers), and where the CTA is under 512
+  // threads dW/dB finished in the kernel by warps (rt::finish_fits,
+  // finish_by_warps). Every config at bf16 M = 4096 (bench/results/s37, call
+  // 5; L2 flushed, dx and dW/dB together), the space's best against the
+  // default before (2 CTAs a SM, bwd_dwdb after): N = 1024, 8 warps, 4 rows
+  // 16.0 us against 16.7 (37.2 / 35.6% of copy); 2048, 8 warps, 2 rows 22.4
+  // against 23.9 (53.2 / 49.7); 4096, 16 warps, 2 rows 33.8 against 35.1
+  // (70.5 / 67.9).
+  if (plain_layer && half && q.n > 512 && q.n <= 4096 && q.m >= 16 * static_cast<std::int64_t>(q.sm_count) &&
+      q.m <= 48 * static_cast<std::int64_t>(q.sm_count)) {
+    const std::int64_t single = next_pow2(q.n);
+    Config c = single <= 1024 ? Config{1024, 8, 4, 0} : single == 2048 ? Config{2048, 8, 2, 0} : Config{4096, 16, 2, 0};
+    c.group_size_m = q.sm_count;
+    if (valid(c)) return c;
+  }
   // RMSNorm and the fused add's 16-bit rows of 65536 columns: four full
   // 16384-column slices in clusters of 4 (fitted by the launcher to the 30
   // an H200 runs at once), 3 stages, 16 warps (32 with the residual). Every

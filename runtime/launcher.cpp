@@ -205,8 +205,12 @@ int finish_row_groups(std::int64_t rows, int threads) {
 bool finish_fits(std::int64_t ctas, int threads, std::int64_t P, std::int64_t N) {
   if (threads >= 512) return false;
   const int rg = finish_row_groups(P, threads);
-  const std::int64_t width = 4 * (threads / rg);
-  return (P + rg - 1) / rg <= 4 && (N + width - 1) / width <= ctas;
+  if ((P + rg - 1) / rg <= 4) {
+    const std::int64_t width = 4 * (threads / rg);
+    return (N + width - 1) / width <= ctas;
+  }
+  // finish_by_warps: one round of at most 8 rows a lane, a warp an item.
+  return P <= 8 * 32 && 2 * ((N + 3) / 4) <= ctas * (threads / 32);
 }
 
 FinishPath finish_path(const LoadedKernel& dx, const Config& dc, const BwdProblem& p) {

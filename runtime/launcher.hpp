@@ -201,15 +201,20 @@ enum class FinishPath { separate, alone, cooperative };
 FinishPath finish_path(const LoadedKernel& dx, const Config& dx_config, const BwdProblem& p);
 
 // The in-kernel reduction of P partial rows by `ctas` CTAs of `threads`
-// threads: the row groups (the device's finish_row_groups: about 4 rows
-// each, at most threads / 8), and whether it fits: CTAs of fewer than 512
-// threads (the larger ones have no finishing entry: gen::has_finish_entry),
-// each taking at most one block of columns, each thread
-// loading its rows (at most 4) at once. So only grids of up to 64 (128
-// threads) or 128 (256 threads) partial rows: small M, where bwd_dwdb's
-// launch costs more than the reduction (call 5: M = 32 and N = 1024-2048,
-// 1.4-2.0 us less; a second round of loads at M = 256, N = 1024, or
-// M = 4096, 1-14 us more).
+// threads (fewer than 512: the larger ones have no finishing entry,
+// gen::has_finish_entry). Two layouts, the device's choice by the same rule:
+//   - row groups (the device's finish_row_groups: about 4 rows each, at most
+//     threads / 8), where each thread loads its rows (at most 4) at once; it
+//     fits where each CTA takes at most one block of columns. Grids of up to
+//     64 (128 threads) or 128 (256 threads) partial rows: small M, where
+//     bwd_dwdb's launch costs more than the reduction (call 5: M = 32 and
+//     N = 1024-2048, 1.4-2.0 us less; a second round of loads at M = 256,
+//     N = 1024, or M = 4096, 1-14 us more);
+//   - else a warp per 4 columns of dW or dB, its lanes over the rows
+//     (bwd_dwdb.cuh, finish_by_warps): it fits where each lane loads its
+//     rows (at most 8) at once and every item has its own warp. Grids of
+//     about one CTA a SM at training sizes (bf16 N = 1024, M = 4096, 132
+//     CTAs: 3.2 us after the rows, bwd_dwdb 5.9; bench/results/s37).
 int finish_row_groups(std::int64_t rows, int threads);
 bool finish_fits(std::int64_t ctas, int threads, std::int64_t P, std::int64_t N);
 

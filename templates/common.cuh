@@ -453,9 +453,30 @@ __device__ __forceinline__ float row_sum(float v, float* scratch) {
   }
 }
 
-// Two sums at once (one barrier round instead of two); `scratch` holds
-// 2 * ROWS * (THREADS_PER_ROW / 32) floats.
+// A barrier of the THREADS_PER_ROW threads of this thread's row slot (named
+// barrier 1 + slot), where the slots are whole warps and at most 15 (ids
+// 1-15; 0 is __syncthreads'), else of the CTA. With ROWS == 1, the CTA's.
 template <int THREADS_PER_ROW, int ROWS>
+__device__ __forceinline__ void slot_barrier() {
+  if constexpr (ROWS > 1 && ROWS <= 15 && THREADS_PER_ROW % 32 == 0) {
+    // The id in a register: ptxas then reserves all 16 barriers (no limit on
+    // CTAs a SM: the probe ran three such CTAs a SM). Immediate ids, a branch
+    // a slot, made the plain bf16 entries spill 20-24 bytes at 128 registers.
+    const unsigned id = 1u + threadIdx.x / THREADS_PER_ROW;
+    asm volatile("bar.sync %0, %1;" ::"r"(id), "n"(THREADS_PER_ROW) : "memory");
+  } else {
+    __syncthreads();
+  }
+}
+
+// Two sums at once (one barrier round instead of two); `scratch` holds
+// 2 * ROWS * (THREADS_PER_ROW / 32) floats. SLOT_BARRIER: the barriers are
+// the row slot's own (slot_barrier), so that the CTA's row slots need not
+// step together: for kernels where nothing else between two sums waits on
+// the whole CTA (the backward's single-tile rows: bf16 N = 4096 at
+// M = 4096, the teams of bench/probes/bwd_team_probe.cu ran their dx 2.3 us
+// faster free than with a CTA barrier a row; bench/results/s37, call 3).
+template <int THREADS_PER_ROW, int ROWS, bool SLOT_BARRIER = false>
 __device__ __forceinline__ void row_sum2(float& a, float& b, float* scratch) {
   if constexpr (THREADS_PER_ROW <= 32) {
     a = segment_sum<THREADS_PER_ROW>(a);
@@ -471,10 +492,18 @@ __device__ __forceinline__ void row_sum2(float& a, float& b, float* scratch) {
       s[warp] = a;
       s[kWarps + warp] = b;
     }
-    __syncthreads();
+    if constexpr (SLOT_BARRIER) {
+      slot_barrier<THREADS_PER_ROW, ROWS>();
+    } else {
+      __syncthreads();
+    }
     a = warp_sums_total<kWarps>(s);
     b = warp_sums_total<kWarps>(s + kWarps);
-    __syncthreads();
+    if constexpr (SLOT_BARRIER) {
+      slot_barrier<THREADS_PER_ROW, ROWS>();
+    } else {
+      __syncthreads();
+    }
   }
 }
 

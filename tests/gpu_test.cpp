@@ -503,6 +503,61 @@ TEST(Gpu, UnalignedGradsOfOneCtaFinishCooperatively) {
     }
 }
 
+// The in-kernel finish over many partial rows (bwd_dwdb.cuh, finish_by_warps:
+// a warp per 4 columns of dW or dB, its lanes over the rows), where grids of
+// about one CTA a SM write more partial rows than finish_item's row groups
+// take at once: the cooperative path (rt::finish_fits), against the
+// reference, two runs bitwise the same, dx bitwise the two-kernel path's;
+// N not a multiple of 4 (scalar loads), rows in tiles, no bias, strided
+// rows.
+TEST(Gpu, WarpFinishSumsManyPartialRows) {
+  LNTUNE_REQUIRE_GPU();
+  Rng rng;
+  SCOPED_TRACE("seed " + std::to_string(rng.seed()));
+  struct Shape {
+    DType x, w;
+    std::int64_t M, N;
+    Config dc;
+    bool weight, bias;
+    std::int64_t pad;
+  };
+  const Shape shapes[] = {
+      {DType::bf16, DType::bf16, 4096, 1024, Config{1024, 8, 2, 132}, true, true, 0},
+      {DType::bf16, DType::bf16, 4096, 2048, Config{2048, 8, 2, 132}, true, true, 0},
+      {DType::bf16, DType::bf16, 4096, 4096, Config{4096, 8, 1, 132}, true, true, 0},
+      {DType::f16, DType::f32, 3001, 1027, Config{1024, 8, 1, 200}, true, true, 3},
+      {DType::f32, DType::f32, 777, 1024, Config{1024, 8, 1, 100}, true, false, 0},
+      {DType::bf16, DType::bf16, 1000, 998, Config{1024, 4, 1, 129}, true, true, 0},
+  };
+  for (const Shape& sh : shapes) {
+    Case c;
+    c.x = sh.x;
+    c.w = sh.w;
+    c.M = sh.M;
+    c.N = sh.N;
+    c.weight = sh.weight;
+    c.bias = sh.bias;
+    c.pad = sh.pad;
+    SCOPED_TRACE(c.name() + " " + to_string(sh.dc));
+    Problem p(c, rng);
+    p.run_forward();
+    const std::int64_t P = rt::partial_rows(sh.dc, c.M);
+    ASSERT_GT((P + rt::finish_row_groups(P, sh.dc.threads()) - 1) / rt::finish_row_groups(P, sh.dc.threads()), 4)
+        << "not the case this test is about: finish_item's row groups would take these rows";
+    const Config rc = gen::default_config({Kernel::bwd_dwdb, c.w, c.N, P, 132});
+    const BwdOut a = backward_with(p, sh.dc, rc, true);
+    const BwdOut b = backward_with(p, sh.dc, rc, false);
+    const BwdOut sep = backward_with(p, sh.dc, rc, true, rt::Finish::separate);
+    EXPECT_EQ(a.path, rt::FinishPath::cooperative);
+    expect_same_bits(a, b, "two identical runs differ");
+    EXPECT_EQ(a.dx.bytes, sep.dx.bytes) << "dx differs from the two-kernel path's";
+    for (const BwdOut* o : {&a, &sep}) {
+      SCOPED_TRACE(o == &a ? "finished by warps in the dx kernel" : "bwd_dwdb after it");
+      check_outputs(p, *o);
+    }
+  }
+}
+
 // The finishing entry with its rows staged in dynamic shared memory above the
 // 48 KB a launch gets unasked (KernelCache::build allows the size on both
 // entries): fp32 N = 4096 in CTAs of 8 warps (64 KB of stages), 32 CTAs at

@@ -188,7 +188,9 @@ TEST(ConfigHash, EqualConfigsHashEqualAndFieldsMatter) {
 // Where the in-kernel dW/dB reduction applies (rt::finish_fits): the row
 // groups follow the device function (about 4 rows a group, at most
 // threads / 8), and it fits only where every thread loads its rows at once
-// and no CTA takes two blocks of columns (bwd_dwdb runs otherwise).
+// and no CTA takes two blocks of columns; past 4 rows a group, by warps,
+// where every lane loads its rows at once and every item has its own warp
+// (bwd_dwdb runs otherwise).
 TEST(InKernelFinish, FitsOnlyOneRoundAndOneBlockPerCta) {
   EXPECT_EQ(rt::finish_row_groups(1, 128), 1);
   EXPECT_EQ(rt::finish_row_groups(7, 128), 1);
@@ -204,15 +206,22 @@ TEST(InKernelFinish, FitsOnlyOneRoundAndOneBlockPerCta) {
   // M = 1: one CTA of 128 threads takes 512 columns at once.
   EXPECT_TRUE(rt::finish_fits(1, 128, 1, 512));
   EXPECT_FALSE(rt::finish_fits(1, 128, 1, 513));
-  // 128 CTAs of 256 threads: 32 groups of 4 rows; 129 rows would take 5.
+  // 128 CTAs of 256 threads: 32 groups of 4 rows; 129 rows would take 5,
+  // so a warp per 4 columns of dW or dB (finish_by_warps): 512 items for
+  // 129 * 8 warps.
   EXPECT_TRUE(rt::finish_fits(128, 256, 128, 2048));
   EXPECT_TRUE(rt::finish_fits(128, 256, 128, 1024));
-  EXPECT_FALSE(rt::finish_fits(129, 256, 129, 1024));
-  // M = 256, N = 1024 (128 CTAs of 128 threads): 16 groups of 8 rows, two
-  // rounds of loads.
-  EXPECT_FALSE(rt::finish_fits(128, 128, 128, 1024));
+  EXPECT_TRUE(rt::finish_fits(129, 256, 129, 1024));
+  // M = 256, N = 1024 (128 CTAs of 128 threads): 16 groups of 8 rows, so by
+  // warps: 512 items, 512 warps.
+  EXPECT_TRUE(rt::finish_fits(128, 128, 128, 1024));
+  EXPECT_FALSE(rt::finish_fits(128, 128, 128, 1028));  // 514 items
+  // By warps at most 8 rows a lane: 256 partial rows.
+  EXPECT_TRUE(rt::finish_fits(132, 256, 132, 1024));
+  EXPECT_FALSE(rt::finish_fits(264, 256, 264, 1024));
   // CTAs of 512 threads and more: not taken (bwd_dx.cuh compiles no finish).
   EXPECT_FALSE(rt::finish_fits(64, 512, 64, 256));
+  EXPECT_FALSE(rt::finish_fits(132, 512, 132, 4096));
   EXPECT_FALSE(rt::finish_fits(2, 1024, 2, 256));
   // M = 4096, N = 1024 (512 CTAs): never.
   EXPECT_FALSE(rt::finish_fits(512, 128, 512, 1024));

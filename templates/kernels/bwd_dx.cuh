@@ -35,6 +35,22 @@ constexpr bool early_dz() {
   return S::kResidual && sizeof(typename S::R) <= sizeof(typename S::T);
 }
 
+// Whether the single-tile backward without a cluster takes its row sums
+// with its row slots' own barriers (row_sum2's SLOT_BARRIER), so that the
+// slots step apart: nothing else in its row loop waits on the whole CTA (the
+// staged rows' copies are each thread's own). bf16 at M = 4096 in 132 CTAs,
+// every config, the best (bench/results/s37, call 5 against call 2): N = 2048
+// (8 warps, 2 rows) 22.7 -> 22.4 us, 4096 (16 warps, 2 rows) 34.7 -> 33.8;
+// at x = 512 MiB level (bf16 and fp32 N = 256-4096, RMSNorm bf16 1024 and
+// 4096). The probe's teams (bench/probes/bwd_team_probe.cu) ran their dx
+// 2.3 us faster free than with a CTA barrier a row (call 3). Streaming loads
+// and stores (ld/st .cs, an L2 evict-first policy on the staged copies),
+// 1.0 us in the probe, cost 6-14 points at x = 512 MiB (call 5): not used.
+template <class S>
+constexpr bool bwd_slot_barriers() {
+  return S::kSingleTile && S::kCluster == 1;
+}
+
 // One row's x, dy (from column c0 on), mean and rstd; zeros past the end.
 // With early_dz, the row's dz too, held as loaded (16-bit values two to a
 // register) until dx adds it.
@@ -361,7 +377,7 @@ __device__ __forceinline__ void layer_norm_bwd_dx_single_tile(const BwdParams& p
         s_w += wdy;
       }
     }
-    row_sum2<S::kThreadsPerRow, S::kRowsPerCta>(s_xw, s_w, scratch);
+    row_sum2<S::kThreadsPerRow, S::kRowsPerCta, bwd_slot_barriers<S>()>(s_xw, s_w, scratch);
     if constexpr (kClustered) {
       cluster_sum2<S::kCluster>(s_xw, s_w, slots[parity]);
       parity ^= 1;
