@@ -522,9 +522,9 @@ TEST(Gpu, WarpFinishSumsManyPartialRows) {
     std::int64_t pad;
   };
   const Shape shapes[] = {
-      {DType::bf16, DType::bf16, 4096, 1024, Config{1024, 8, 2, 132}, true, true, 0},
+      {DType::bf16, DType::bf16, 4096, 1024, Config{1024, 8, 4, 132}, true, true, 0},
       {DType::bf16, DType::bf16, 4096, 2048, Config{2048, 8, 2, 132}, true, true, 0},
-      {DType::bf16, DType::bf16, 4096, 4096, Config{4096, 8, 1, 132}, true, true, 0},
+      {DType::bf16, DType::bf16, 4096, 2048, Config{2048, 8, 1, 132}, true, true, 0},
       {DType::f16, DType::f32, 3001, 1027, Config{1024, 8, 1, 200}, true, true, 3},
       {DType::f32, DType::f32, 777, 1024, Config{1024, 8, 1, 100}, true, false, 0},
       {DType::bf16, DType::bf16, 1000, 998, Config{1024, 4, 1, 129}, true, true, 0},
