@@ -756,6 +756,26 @@ TEST(Default, FastMemoryRules) {
   EXPECT_EQ(def(Kernel::bwd_dx, DType::f16, 262144, 1024), "block_size=16384 num_warps=16 rows_per_cta=2 group_size_m=7 cluster_size=16");
   EXPECT_EQ(def(Kernel::bwd_dx, DType::f32, 262144, 512), "block_size=16384 num_warps=16 rows_per_cta=2 group_size_m=7 cluster_size=16");
   EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 16384, 16384), def(Kernel::bwd_dx, DType::bf16, 16384, 16384, 12.8));
+  // Training sizes (16-48 rows a SM): the 16-bit LayerNorm backward of
+  // 513-4096 columns in one CTA a SM (bench/results/s37, call 5); not
+  // RMSNorm, the fused add, fp32, other M, or an H100.
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 1024, 4096), "block_size=1024 num_warps=8 rows_per_cta=4 group_size_m=132");
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::f16, 600, 2112), "block_size=1024 num_warps=8 rows_per_cta=4 group_size_m=132");
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 2048, 6336), "block_size=2048 num_warps=8 rows_per_cta=2 group_size_m=132");
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 3000, 4096), "block_size=4096 num_warps=16 rows_per_cta=2 group_size_m=132");
+  for (const auto& [n, m] : std::vector<std::pair<std::int64_t, std::int64_t>>{{512, 4096}, {4097, 4096}, {1024, 2111}, {1024, 6337}})
+    EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, n, m), def(Kernel::bwd_dx, DType::bf16, n, m, 12.8)) << n << " x " << m;
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 1024, 4096, 12.8), "block_size=1024 num_warps=4 rows_per_cta=2 group_size_m=264");
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::f32, 1024, 4096), def(Kernel::bwd_dx, DType::f32, 1024, 4096, 12.8));
+  {
+    SpaceQuery q = query(Kernel::bwd_dx, DType::bf16, 1024, 4096, 18.8);
+    q.norm = Norm::rms;
+    EXPECT_NE(default_config(q).group_size_m, 132) << "RMSNorm: not under the rule";
+    q.norm = Norm::layer;
+    q.residual = true;
+    EXPECT_NE(to_string(default_config(q)), "block_size=1024 num_warps=8 rows_per_cta=4 group_size_m=132")
+        << "the fused add: not under the rule";
+  }
   // The fp32 backward of a fused residual add: 8 columns a thread.
   const auto fused = [&](std::int64_t n, Norm norm, double bpc = 18.8) {
     SpaceQuery q = query(Kernel::bwd_dx, DType::f32, n, (std::int64_t{1} << 27) / n, bpc);
