@@ -514,36 +514,27 @@ TEST(Gpu, WarpFinishSumsManyPartialRows) {
   LNTUNE_REQUIRE_GPU();
   Rng rng;
   SCOPED_TRACE("seed " + std::to_string(rng.seed()));
+  // Case: x, w, weight, bias, M, N, pad.
   struct Shape {
-    DType x, w;
-    std::int64_t M, N;
+    Case c;
     Config dc;
-    bool weight, bias;
-    std::int64_t pad;
   };
   const Shape shapes[] = {
-      {DType::bf16, DType::bf16, 4096, 1024, Config{1024, 8, 4, 132}, true, true, 0},
-      {DType::bf16, DType::bf16, 4096, 2048, Config{2048, 8, 2, 132}, true, true, 0},
-      {DType::bf16, DType::bf16, 4096, 2048, Config{2048, 8, 1, 132}, true, true, 0},
-      {DType::f16, DType::f32, 3001, 1027, Config{1024, 8, 1, 200}, true, true, 3},
-      {DType::f32, DType::f32, 777, 1024, Config{1024, 8, 1, 100}, true, false, 0},
-      {DType::bf16, DType::bf16, 1000, 998, Config{1024, 4, 1, 129}, true, true, 0},
+      {{DType::bf16, DType::bf16, true, true, 4096, 1024}, Config{1024, 8, 4, 132}},
+      {{DType::bf16, DType::bf16, true, true, 4096, 2048}, Config{2048, 8, 2, 132}},
+      {{DType::bf16, DType::bf16, true, true, 4096, 2048}, Config{2048, 8, 1, 132}},
+      {{DType::f16, DType::f32, true, true, 3001, 1027, 3}, Config{1024, 8, 1, 200}},
+      {{DType::f32, DType::f32, true, false, 777, 1024}, Config{1024, 8, 1, 100}},
+      {{DType::bf16, DType::bf16, true, true, 1000, 998}, Config{1024, 4, 1, 129}},
   };
   for (const Shape& sh : shapes) {
-    Case c;
-    c.x = sh.x;
-    c.w = sh.w;
-    c.M = sh.M;
-    c.N = sh.N;
-    c.weight = sh.weight;
-    c.bias = sh.bias;
-    c.pad = sh.pad;
+    const Case& c = sh.c;
     SCOPED_TRACE(c.name() + " " + to_string(sh.dc));
     Problem p(c, rng);
     p.run_forward();
     const std::int64_t P = rt::partial_rows(sh.dc, c.M);
-    ASSERT_GT((P + rt::finish_row_groups(P, sh.dc.threads()) - 1) / rt::finish_row_groups(P, sh.dc.threads()), 4)
-        << "not the case this test is about: finish_item's row groups would take these rows";
+    const int rg = rt::finish_row_groups(P, sh.dc.threads());
+    ASSERT_GT((P + rg - 1) / rg, 4) << "not the case this test is about: finish_item's row groups would take these rows";
     const Config rc = gen::default_config({Kernel::bwd_dwdb, c.w, c.N, P, 132});
     const BwdOut a = backward_with(p, sh.dc, rc, true);
     const BwdOut b = backward_with(p, sh.dc, rc, false);
