@@ -203,14 +203,18 @@ int finish_row_groups(std::int64_t rows, int threads) {
 }
 
 bool finish_fits(std::int64_t ctas, int threads, std::int64_t P, std::int64_t N) {
+  // The device's constants (bwd_dwdb.cuh): rows a thread of finish_item
+  // loads at once (FinishShape::kUnroll), rows a lane of finish_by_warps
+  // loads at once (WarpFinish::kUnroll), columns an item (4).
+  constexpr int kItemRows = 4, kWarpRows = 8, kCols = 4;
   if (threads >= 512) return false;
   const int rg = finish_row_groups(P, threads);
-  if ((P + rg - 1) / rg <= 4) {
-    const std::int64_t width = 4 * (threads / rg);
+  if ((P + rg - 1) / rg <= kItemRows) {
+    const std::int64_t width = kCols * (threads / rg);
     return (N + width - 1) / width <= ctas;
   }
-  // finish_by_warps: one round of at most 8 rows a lane, a warp an item.
-  return P <= 8 * 32 && 2 * ((N + 3) / 4) <= ctas * (threads / 32);
+  // finish_by_warps: one round of loads, a warp an item of dW or dB.
+  return P <= kWarpRows * 32 && 2 * ((N + kCols - 1) / kCols) <= ctas * (threads / 32);
 }
 
 FinishPath finish_path(const LoadedKernel& dx, const Config& dc, const BwdProblem& p) {

@@ -767,14 +767,14 @@ TEST(Default, FastMemoryRules) {
     EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, n, m), def(Kernel::bwd_dx, DType::bf16, n, m, 12.8)) << n << " x " << m;
   EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 1024, 4096, 12.8), "block_size=1024 num_warps=4 rows_per_cta=2 group_size_m=264");
   EXPECT_EQ(def(Kernel::bwd_dx, DType::f32, 1024, 4096), def(Kernel::bwd_dx, DType::f32, 1024, 4096, 12.8));
-  {
+  for (bool rms_norm : {true, false}) {
     SpaceQuery q = query(Kernel::bwd_dx, DType::bf16, 1024, 4096, 18.8);
-    q.norm = Norm::rms;
-    EXPECT_NE(default_config(q).group_size_m, 132) << "RMSNorm: not under the rule";
-    q.norm = Norm::layer;
-    q.residual = true;
-    EXPECT_NE(to_string(default_config(q)), "block_size=1024 num_warps=8 rows_per_cta=4 group_size_m=132")
-        << "the fused add: not under the rule";
+    q.norm = rms_norm ? Norm::rms : Norm::layer;
+    q.residual = !rms_norm;
+    SpaceQuery h100 = q;
+    h100.dram_bytes_per_sm_cycle = 12.8;
+    EXPECT_EQ(to_string(default_config(q)), to_string(default_config(h100)))
+        << (rms_norm ? "RMSNorm" : "the fused add") << ": not under the rule";
   }
   // The fp32 backward of a fused residual add: 8 columns a thread.
   const auto fused = [&](std::int64_t n, Norm norm, double bpc = 18.8) {

@@ -190,7 +190,7 @@ __device__ __forceinline__ void layer_norm_bwd_dwdb(const DwdbParams& p) {
 template <int THREADS>
 struct FinishShape {
   static constexpr int kSumThreads = THREADS;  // every thread sums
-  static constexpr int kUnroll = 4;            // rows loaded at once per thread
+  static constexpr int kUnroll = 4;            // rows loaded at once per thread (rt::finish_fits' kItemRows)
   static_assert(THREADS % 32 == 0 && THREADS < 512, "whole warps, fewer than 512 threads (rt::finish_fits)");
 };
 
@@ -287,7 +287,7 @@ __device__ __forceinline__ void finish_item(const float* buf_w, const float* buf
 // rows where bwd_dwdb after the kernel took 5.9 (bench/probes/
 // bwd_team_probe.cu, bench/results/s37, call 1).
 struct WarpFinish {
-  static constexpr int kUnroll = 8;  // rows a lane loads at once
+  static constexpr int kUnroll = 8;  // rows a lane loads at once (rt::finish_fits' kWarpRows)
   static constexpr int kRowsPerRound = 32 * kUnroll;
 };
 
