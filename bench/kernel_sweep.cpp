@@ -5,7 +5,9 @@
 // and best config, GB/s and % of copy.
 //   lntune_sweep [fwd|bwd|train] [dtype] [N...]   (LNTUNE_SWEEP_EVERY=1: every config's time;
 //   LNTUNE_SWEEP_CONFIG="<config as printed>": that config alone;
-//   LNTUNE_SWEEP_CONFIG=default: the default alone, e.g. to compare builds)
+//   LNTUNE_SWEEP_CONFIG=default: the default alone, e.g. to compare builds;
+//   a config in that form that is not in the space is timed too, as long as
+//   the generator accepts it, e.g. a persistent grid of more clusters)
 // train: the backward at M = 4096 (training sizes), dx and dW/dB together:
 // the default pair, the best bwd_dx (default dwdb after it) and then the best
 // bwd_dwdb for that bwd_dx; also bwd_dwdb alone (default, one split, best)
@@ -47,6 +49,38 @@
 using namespace lntune;
 
 namespace {
+
+// "block_size=8192 num_warps=8 rows_per_cta=2 group_size_m=132
+// cluster_size=2" (to_string's form; cluster_size may be left out): the
+// config, or nullopt where a field is missing, unknown or not a number.
+std::optional<Config> parse_config(const std::string& text) {
+  Config c;
+  bool seen[5] = {};
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    while (pos < text.size() && text[pos] == ' ') ++pos;
+    if (pos == text.size()) break;
+    const std::size_t end = std::min(text.find(' ', pos), text.size());
+    const std::string item = text.substr(pos, end - pos);
+    pos = end;
+    const std::size_t eq = item.find('=');
+    if (eq == std::string::npos) return std::nullopt;
+    const std::string key = item.substr(0, eq), value = item.substr(eq + 1);
+    char* stop = nullptr;
+    const long v = std::strtol(value.c_str(), &stop, 10);
+    if (value.empty() || *stop != '\0' || v < 0 || v > (1L << 30)) return std::nullopt;
+    static const char* const keys[] = {"block_size", "num_warps", "rows_per_cta", "group_size_m", "cluster_size"};
+    int* const fields[] = {&c.block_size, &c.num_warps, &c.rows_per_cta, &c.group_size_m, &c.cluster_size};
+    int which = -1;
+    for (int i = 0; i < 5; ++i)
+      if (key == keys[i]) which = i;
+    if (which < 0 || seen[which]) return std::nullopt;
+    seen[which] = true;
+    *fields[which] = static_cast<int>(v);
+  }
+  if (!seen[0] || !seen[1] || !seen[2] || !seen[3]) return std::nullopt;
+  return c;
+}
 
 // L2 flush before every repetition: the tuner's (a read of twice the L2,
 // tuner/l2_flush.hpp), or with memset_flush the one used up to session 26
@@ -101,7 +135,16 @@ int main(int argc, char** argv) {
   // LNTUNE_SWEEP_CONFIG="block_size=... cluster_size=...": that config of the
   // space alone (its to_string), e.g. to profile one kernel under ncu.
   const char* only_env = std::getenv("LNTUNE_SWEEP_CONFIG");
-  const std::string only_config = only_env ? only_env : "";
+  std::string only_config = only_env ? only_env : "";
+  if (!only_config.empty() && only_config != "default") {
+    const std::optional<Config> parsed = parse_config(only_config);
+    if (!parsed) {
+      std::fprintf(stderr, "lntune_sweep: LNTUNE_SWEEP_CONFIG '%s' is not 'default' or 'block_size=B num_warps=W rows_per_cta=R group_size_m=G[ cluster_size=C]'\n",
+                   only_config.c_str());
+      return 2;
+    }
+    only_config = to_string(*parsed);  // as the space's configs print
+  }
   const char* op_env = std::getenv("LNTUNE_SWEEP_OP");
   const std::string op = op_env ? op_env : "layernorm";
   if (op != "layernorm" && op != "rmsnorm") {
@@ -220,7 +263,13 @@ int main(int argc, char** argv) {
       };
       // Workspace for the largest of the default's and the space's partial
       // rows (a fixed 256 MiB was too small for N = 262144's defaults).
-      const std::vector<Config> space = gen::search_space(q);
+      std::vector<Config> space = gen::search_space(q);
+      // LNTUNE_SWEEP_CONFIG outside the space: timed as well (make_instance
+      // turns down what the generator cannot build; reported below).
+      if (!only_config.empty() && only_config != "default" &&
+          std::none_of(space.begin(), space.end(), [&](const Config& c) { return to_string(c) == only_config; })) {
+        space.push_back(*parse_config(only_config));
+      }
       std::size_t ws_bytes = std::size_t{1} << 20;
       if (!fwd) {
         ws_bytes = std::max(ws_bytes, rt::workspace_bytes(bp, def));

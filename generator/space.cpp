@@ -74,6 +74,22 @@ std::size_t wide_stage_bytes(std::int64_t slab, std::size_t esize, int stages, b
   return both <= kWideSmemLimit || !x_only ? both : cols * (esize * s + 4) + 8 * s;
 }
 
+// Whether two CTAs of a wide backward fit a SM (228 KB of shared memory a
+// SM, 1 KB reserved a CTA): `stages` rows of x and dy in the row dtype, a
+// weight slab in the row dtype (16-bit rows usually come with a 16-bit
+// weight; a wider one makes the instance larger, and the launcher's fit to
+// the clusters that run at once then keeps one CTA a SM), the mbarriers and
+// the kernel's static buffers (warp sums, the cluster's parts, statistics),
+// and at most 1024 threads a CTA. E.g. 16-bit rows in 8192-column slabs at
+// 2 or 3 stages (112 KB at 3), not 4.
+bool wide_bwd_two_per_sm(const SpaceQuery& q, std::int64_t slab, int warps, int stages, int cluster) {
+  constexpr std::int64_t kSmemPerSm = 228 * 1024, kReservedPerCta = 1024;
+  const auto esize = static_cast<std::int64_t>(dtype_size(q.dtype));
+  const std::int64_t dynamic = slab * esize * (2 * stages + 1) + 8 * stages;
+  const std::int64_t fixed = 16 * warps + 32 * cluster + 64;
+  return 32 * warps <= 1024 && 2 * (dynamic + fixed + kReservedPerCta) <= kSmemPerSm;
+}
+
 // Persistent kernels (bwd_dx; fwd over clusters) take a grid size too.
 void add_group_sizes(const SpaceQuery& q, Config c, std::vector<Config>& out) {
   const bool persistent = q.kernel == Kernel::bwd_dx || c.cluster_size > 1;
@@ -141,6 +157,14 @@ void add_wide_bwd(const SpaceQuery& q, std::vector<Config>& out) {
           c.group_size_m = clip_groups(q, 1, g);
           if (c.group_size_m != last) out.push_back(c);
           last = c.group_size_m;
+        }
+        // Two CTAs a SM where twice the stages fit beside a weight slab in
+        // the row dtype: twice the grid, which the launcher fits to the
+        // clusters that run at once (rt: max_active_clusters; one CTA a SM
+        // again where the call's weight or residual makes the slab larger).
+        if (wide_bwd_two_per_sm(q, slab, w, stages, cluster)) {
+          c.group_size_m = clip_groups(q, 1, 2 * fit);
+          if (c.group_size_m != last) out.push_back(c);
         }
       }
     }
