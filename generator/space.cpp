@@ -79,15 +79,17 @@ std::size_t wide_stage_bytes(std::int64_t slab, std::size_t esize, int stages, b
 // weight slab in the row dtype (16-bit rows usually come with a 16-bit
 // weight; a wider one makes the instance larger, and the launcher's fit to
 // the clusters that run at once then keeps one CTA a SM), the mbarriers and
-// the kernel's static buffers (warp sums, the cluster's parts, statistics),
-// and at most 1024 threads a CTA. E.g. 16-bit rows in 8192-column slabs at
-// 2 or 3 stages (112 KB at 3), not 4.
+// the kernel's static buffers (warp sums, the cluster's parts, statistics);
+// and CTAs of at most 8 warps (the kernel takes about 100 registers a
+// thread: two CTAs of 16 warps do not fit the register file, an H200 ran
+// one a SM; bench/results/s38, call 2). E.g. 16-bit rows in 8192-column
+// slabs at 2 or 3 stages (112 KB at 3), not 4.
+constexpr std::int64_t kSmemPerSm = 228 * 1024, kReservedPerCta = 1024;
+std::int64_t wide_bwd_static_bytes(int warps, int cluster) { return 16 * warps + 32 * cluster + 64; }
 bool wide_bwd_two_per_sm(const SpaceQuery& q, std::int64_t slab, int warps, int stages, int cluster) {
-  constexpr std::int64_t kSmemPerSm = 228 * 1024, kReservedPerCta = 1024;
   const auto esize = static_cast<std::int64_t>(dtype_size(q.dtype));
   const std::int64_t dynamic = slab * esize * (2 * stages + 1) + 8 * stages;
-  const std::int64_t fixed = 16 * warps + 32 * cluster + 64;
-  return 32 * warps <= 1024 && 2 * (dynamic + fixed + kReservedPerCta) <= kSmemPerSm;
+  return warps <= 8 && 2 * (dynamic + wide_bwd_static_bytes(warps, cluster) + kReservedPerCta) <= kSmemPerSm;
 }
 
 // Persistent kernels (bwd_dx; fwd over clusters) take a grid size too.
@@ -185,7 +187,6 @@ void add_wide_bwd(const SpaceQuery& q, std::vector<Config>& out) {
 // 2048 threads), over the cluster; 0 where that is under one cluster or not
 // fewer than the rows (a cluster per row then).
 int smem_forward_wave(const SpaceQuery& q, const Config& c) {
-  constexpr std::int64_t kSmemPerSm = 228 * 1024, kReservedPerCta = 1024;
   const std::int64_t bytes = std::int64_t{c.block_size} * static_cast<std::int64_t>(dtype_size(q.dtype));
   const std::int64_t per_sm = std::min<std::int64_t>(kSmemPerSm / (bytes + kReservedPerCta), 2048 / c.threads());
   const std::int64_t wave = q.sm_count * per_sm / c.cluster_size;
@@ -224,7 +225,6 @@ void add_smem_forward(const SpaceQuery& q, std::vector<Config>& out) {
 // as the wide backward's.
 void add_wide_fwd(const SpaceQuery& q, std::vector<Config>& out) {
   if (q.kernel != Kernel::fwd || q.cc < 90 || q.n <= 16384) return;
-  constexpr std::int64_t kSmemPerSm = 228 * 1024, kReservedPerCta = 1024;
   const int vec = max_vec(q.dtype);
   const auto esize = static_cast<std::int64_t>(dtype_size(q.dtype));
   for (int cluster : {2, 4, 8, 16}) {
@@ -422,6 +422,19 @@ bool wide_bwd_fits(const SpaceQuery& q, const Config& c, bool x_only, const Conf
   if (!accept) return wide_stage_bytes(c.block_size, dtype_size(q.dtype), c.rows_per_cta, x_only) <= kWideSmemLimit;
   const std::optional<InstanceKey> key = accept(c);
   return key && (x_only || wide_stages_dy(*key));
+}
+
+// Whether two CTAs of wide backward config `c` fit a SM with x and dy
+// staged: without the call's traits, wide_bwd_two_per_sm's estimate; with
+// them, the instance's own shared memory (a wider weight or residual can
+// leave room for one).
+bool wide_bwd_fits_twice(const SpaceQuery& q, const Config& c, const ConfigFilter& accept) {
+  if (!wide_bwd_two_per_sm(q, c.block_size, c.num_warps, c.rows_per_cta, c.cluster_size)) return false;
+  if (!accept) return true;
+  const std::optional<InstanceKey> key = accept(c);
+  return key && wide_stages_dy(*key) &&
+         2 * (dynamic_smem_bytes(*key) + wide_bwd_static_bytes(c.num_warps, c.cluster_size) + kReservedPerCta) <=
+             kSmemPerSm;
 }
 
 std::optional<Config> wide_bwd_default(const SpaceQuery& q, const ConfigFilter& accept) {
@@ -689,9 +702,10 @@ std::optional<Config> smem_wave_fwd_config(const SpaceQuery& q, int cluster, con
 //     - more: clusters of 16, 4 stages (262144 bf16 75.0 against 71.6).
 //   * 16-bit LayerNorm backward, no residual, the wide kernel, x and dy
 //     staged: 16K-32K columns 16384-column slices in clusters of 2, 16
-//     warps, 2 stages (bf16 32768 77.3 against 71.9); 32K-64K 8192-column
-//     slices in clusters of 8, 8 warps, 4 stages (bf16 65536 73.9 against
-//     72.6); 64K-128K 16384-column slices in clusters of 8, 16 warps, 2
+//     warps, 2 stages (bf16 32768 77.3 against 71.9; since session 38 only
+//     where 8192-column slabs would leave a CTA empty, the rule of two CTAs
+//     a SM below taking the rest of 8193-65536 columns); 64K-128K
+//     16384-column slices in clusters of 8, 16 warps, 2
 //     stages (bf16 131072 82.0 against 62.7); more, clusters of 16 in the
 //     7 that fit at once, 2 stages (bf16 262144 73.0 against 64.1; fp16
 //     68.9, 72.9 with 3 stages, against 67.7).
@@ -781,6 +795,41 @@ std::optional<Config> fast_memory_default(const SpaceQuery& q, const ConfigFilte
     c.group_size_m = q.sm_count;
     if (valid(c)) return c;
   }
+  // 16-bit rows of two to eight 8192-column slabs (8193-65536 columns, every
+  // CTA of the cluster owning some): the wide backward in 8192-column slabs,
+  // 8 warps, two CTAs a SM (the launcher fits the grid to the clusters that
+  // run at once: an H200 runs 30 clusters of 8 at two CTAs a SM, 15 at one),
+  // 3 stages, 2 with a residual (at 3 its registers keep one CTA a SM).
+  // Every wide config on an H200 at x = 512 MiB, bf16, the rule's config
+  // against the default before (bench/results/s38, call 2): LayerNorm
+  // N = 16384 86.0 against 85.0% of copy, 32768 85.7 against 75.7, 65536
+  // 85.6 against 73.5; RMSNorm 16384 89.3 against 88.8, 65536 88.5 against
+  // 79.9; add + RMSNorm 16384 86.6 against 83.4, 65536 82.2 against 80.5;
+  // add + LayerNorm 65536 79.7 against 78.9 (16384: 81.5 against 82.6). As
+  // defaults, A/B, two rounds (call 3), the rule against the default before:
+  // LayerNorm bf16 12288 65.6 / 65.4 -> 83.3 / 82.7, 16384 85.1 / 85.0 ->
+  // 86.1 / 85.9, 32768 76.8 / 76.6 -> 87.1 / 86.9, 65536 73.7 / 73.6 ->
+  // 86.2 / 85.6; fp16 16384 86.2 / 87.0 -> 86.6 / 86.0, 65536 75.1 / 75.7
+  // -> 86.7 / 86.3; RMSNorm bf16 16384 88.4 / 88.5 -> 89.0 / 88.7, 32768
+  // 82.3 / 81.9 -> 89.5 / 89.4, 65536 79.1 / 79.5 -> 88.2 / 88.0; add +
+  // LayerNorm bf16 12288 69.3 / 69.8 -> 82.0 / 81.7, 16384 82.1 / 82.7 ->
+  // 81.8 / 82.0; add + RMSNorm bf16 16384 83.0 / 83.0 -> 86.8 / 86.1. With a
+  // residual, rows of more than 32768 columns keep the rule below (clusters
+  // of 4): add + LayerNorm bf16 65536 79.0 / 80.5 against 78.4 / 78.0 this
+  // way, add + RMSNorm 80.8 / 82.5 against 82.4 / 82.1.
+  if (half && q.n > 8192 && q.n <= (q.residual ? 32768 : 65536)) {
+    const int cluster = q.n <= 16384 ? 2 : q.n <= 32768 ? 4 : 8;
+    Config c{8192, 8, q.residual ? 2 : 3, 0, cluster};
+    c.group_size_m = clip_groups(q, 1, 2 * std::max(1, q.sm_count / cluster));
+    // (Measured with the residual in the row dtype only: an fp32 residual
+    // stream keeps the rules below.)
+    const auto residual_as_rows = [&] {
+      if (!accept || !q.residual) return true;
+      const std::optional<InstanceKey> key = accept(c);
+      return key && key->traits.residual == key->traits.x_dtype;
+    };
+    if (cluster_slab(q.n, cluster) == 8192 && wide_bwd_fits_twice(q, c, accept) && residual_as_rows()) return c;
+  }
   // RMSNorm and the fused add's 16-bit rows of 65536 columns: four full
   // 16384-column slices in clusters of 4 (fitted by the launcher to the 30
   // an H200 runs at once), 3 stages, 16 warps (32 with the residual). Every
@@ -789,17 +838,19 @@ std::optional<Config> fast_memory_default(const SpaceQuery& q, const ConfigFilte
   // RMSNorm 81.4 against 77.8 (call 8); A/B (call 7): RMSNorm bf16 / fp16
   // 76.1 / 76.9 -> 79.4 / 80.7, add + LayerNorm bf16 76.7 -> 79.0. Plain
   // LayerNorm measured level (73.3 against 73.9, call 2).
-  if (half && q.n == 65536 && (plain_rms || q.residual)) {
+  // (RMSNorm without a residual: the two-CTAs-a-SM rule above since s38.)
+  if (half && q.n == 65536 && q.residual) {
     Config c{16384, q.residual ? 32 : 16, 3, 0, 4};
     c.group_size_m = coresident_clusters(q, 4);
     if (wide_bwd_fits(q, c, true, accept)) return c;
   }
   if ((plain_layer && q.n > 16384 && (half || q.n > 131072)) || (plain_rms && !half && q.n > 131072)) {
+    // (16-bit rows of 8192-column slabs in clusters of 8 take the
+    // two-CTAs-a-SM rule above.)
     const int cluster = q.n <= 32768 ? 2 : q.n <= 131072 ? 8 : 16;
-    const bool slices_8k = half && cluster == 8 && q.n <= 65536;
     const std::int64_t slab = cluster_slab(q.n, cluster);
-    if (slab == 0 || slab != (slices_8k ? 8192 : 16384)) return std::nullopt;
-    Config c{static_cast<int>(slab), slices_8k ? 8 : 16, slices_8k ? 4 : 2, 0, cluster};
+    if (slab != 16384) return std::nullopt;
+    Config c{static_cast<int>(slab), 16, 2, 0, cluster};
     c.group_size_m = coresident_clusters(q, cluster);
     if (wide_bwd_fits(q, c, !half, accept)) return c;
     return std::nullopt;

@@ -180,7 +180,9 @@ struct NormRun {
 
   // Backward through the public API from the forward's z (or x), mean, rstd.
   // in_place: the residual's gradient overwrites dresidual_out (gdz).
-  void backward_and_check(const Config* cfg = nullptr, bool in_place = false) {
+  // `coresident`: where given with `cfg`, the clusters of the dx kernel that
+  // run at once (LoadedKernel::max_active_clusters; 0 without clusters).
+  void backward_and_check(const Config* cfg = nullptr, bool in_place = false, int* coresident = nullptr) {
     DeviceTensor gdx(c.x, c.M * s), gdw, gdb, gdres;
     gdx.poison();
     const bool want_dres = c.residual && (c.dres || in_place);
@@ -229,6 +231,7 @@ struct NormRun {
       CUcontext ctx = nullptr;
       const rt::DeviceInfo& dev = runtime.current_device(&ctx);
       const auto& kdx = runtime.kernel(ctx, dev.arch(), gen::make_instance(bp.traits, *cfg, c.N, bp.vec));
+      if (coresident) *coresident = kdx.max_active_clusters;
       const rt::DwdbProblem red = rt::dwdb_problem(bp.traits, bp.want_dw, bp.want_db, *cfg, c.M);
       const Config rc = gen::default_config({Kernel::bwd_dwdb, c.w, c.N, red.rows, dev.sm_count});
       const auto& kr = runtime.kernel(ctx, dev.arch(), gen::make_instance(red.traits, rc, c.N, 1));
@@ -446,6 +449,49 @@ TEST_P(Variants, ForwardAndBackwardMatchReference) {
 
 INSTANTIATE_TEST_SUITE_P(Norms, Variants, ::testing::ValuesIn(variant_cases()),
                          [](const ::testing::TestParamInfo<VCase>& i) { return i.param.name(); });
+
+// The wide backward at two CTAs a SM (16-bit rows and weight in 8192-column
+// slabs, 8 warps: the fast-memory default of 8193-65536 columns,
+// generator/space.cpp), each variant: the grid of twice the clusters that
+// fit at one CTA a SM, which the launcher fits to the clusters that run at
+// once, must run two a SM (the generator's shared-memory model) and be
+// correct with each cluster's ring of stages wrapping several times.
+TEST(Norms, WideBackwardAtTwoCtasASm) {
+  LNTUNE_REQUIRE_GPU();
+  rt::Runtime& runtime = rt::default_runtime();
+  CUcontext ctx = nullptr;
+  const rt::DeviceInfo& dev = runtime.current_device(&ctx);
+  if (dev.cc_major < 9) GTEST_SKIP() << "the wide-row backward needs sm_90 (clusters, bulk copies); " << dev.arch();
+  Rng rng;
+  SCOPED_TRACE("seed " + std::to_string(rng.seed()));
+  struct Pick {
+    Norm norm;
+    bool residual;
+    DType x;
+    std::int64_t M, N, pad;
+  };
+  for (const Pick& k : {Pick{Norm::layer, false, DType::bf16, 700, 16384, 8}, Pick{Norm::rms, false, DType::f16, 700, 16384, 0},
+                        Pick{Norm::layer, true, DType::bf16, 500, 16384, 0}, Pick{Norm::rms, true, DType::bf16, 500, 12288, 8},
+                        Pick{Norm::layer, false, DType::f16, 200, 32768, 0}, Pick{Norm::rms, true, DType::bf16, 100, 65536, 0}}) {
+    VCase c;
+    c.norm = k.norm;
+    c.x = c.w = k.x;
+    c.bias = k.norm == Norm::layer;
+    if (k.residual) c.residual = k.x;
+    c.M = k.M;
+    c.N = k.N;
+    c.pad = k.pad;
+    const int cluster = c.N <= 16384 ? 2 : c.N <= 32768 ? 4 : 8;
+    const Config cfg{8192, 8, k.residual ? 2 : 3, 2 * (dev.sm_count / cluster), cluster};
+    SCOPED_TRACE(c.name() + " " + to_string(cfg));
+    NormRun run(c, rng);
+    run.forward_and_check();
+    int coresident = 0;
+    run.backward_and_check(&cfg, false, &coresident);
+    EXPECT_GT(coresident, dev.sm_count / cluster) << "two CTAs a SM did not fit: " << coresident << " clusters run at once";
+    std::printf("[ two/SM   ] %s: %d clusters of %d run at once\n", c.name().c_str(), coresident, cluster);
+  }
+}
 
 // Every config of the search space (single tile, rows per CTA, tiled,
 // clusters), not only the default, is correct for the variants.

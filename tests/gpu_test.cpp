@@ -847,7 +847,9 @@ TEST(Gpu, WideBackwardConfigsAreCorrectAndDeterministic) {
                         Pick{DType::f32, DType::f32, 23, 262144, 4},
                         // short rows (N >= 4096): 4096-column slabs, strided; a partial second slab; 16-bit
                         Pick{DType::f32, DType::f32, 37, 8192, 4}, Pick{DType::f32, DType::f32, 29, 6148, 0},
-                        Pick{DType::bf16, DType::bf16, 41, 4096, 8}}) {
+                        Pick{DType::bf16, DType::bf16, 41, 4096, 8},
+                        // two CTAs a SM (16-bit rows and weight in 8192-column slabs), rings wrapping
+                        Pick{DType::bf16, DType::bf16, 700, 16384, 8}}) {
     Case c;
     c.x = k.x;
     c.w = k.w;

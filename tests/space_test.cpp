@@ -519,11 +519,33 @@ TEST(Space, WideBackwardCandidates) {
         EXPECT_LT(static_cast<std::int64_t>(c.cluster_size - 1) * c.block_size, n);
         EXPECT_GE(static_cast<std::int64_t>(c.cluster_size) * c.block_size, n);
         EXPECT_LE(dynamic_smem_bytes(key), kWideSmemLimit);
-        EXPECT_GE(c.group_size_m, 132 / c.cluster_size - 2);
-        EXPECT_LE(c.group_size_m, 132 / c.cluster_size);
+        if (c.group_size_m > 132 / c.cluster_size) {
+          // Two CTAs a SM: twice the grid, where two fit by shared memory
+          // (228 KB a SM, 1 KB reserved a CTA) and registers (8 warps).
+          EXPECT_EQ(c.group_size_m, 2 * (132 / c.cluster_size));
+          EXPECT_LE(c.num_warps, 8);
+          EXPECT_LE(2 * (dynamic_smem_bytes(key) + 1024), 228 * 1024);
+        } else {
+          EXPECT_GE(c.group_size_m, 132 / c.cluster_size - 2);
+        }
         EXPECT_EQ(rows_per_group(Kernel::bwd_dx, c), 1);
       }
     }
+  // Two CTAs a SM: 16-bit rows in 8192-column slabs at 2 and 3 stages, not 4
+  // (144 KB) and not in 16 warps; none for fp32 rows of 8192-column slabs.
+  const auto two = [&](const SpaceQuery& q) {
+    std::vector<Config> out;
+    for (const Config& c : wide(q))
+      if (c.group_size_m > q.sm_count / c.cluster_size) out.push_back(c);
+    return out;
+  };
+  const auto t16 = two({Kernel::bwd_dx, DType::bf16, 16384, 4096, 132, 90});
+  EXPECT_NE(std::find(t16.begin(), t16.end(), Config{8192, 8, 3, 132, 2}), t16.end());
+  EXPECT_NE(std::find(t16.begin(), t16.end(), Config{8192, 8, 2, 132, 2}), t16.end());
+  EXPECT_EQ(std::find(t16.begin(), t16.end(), Config{8192, 8, 4, 132, 2}), t16.end());
+  EXPECT_TRUE(std::none_of(t16.begin(), t16.end(), [](const Config& c) { return c.num_warps > 8; }));
+  const auto t32 = two({Kernel::bwd_dx, DType::f32, 16384, 4096, 132, 90});
+  EXPECT_TRUE(std::none_of(t32.begin(), t32.end(), [](const Config& c) { return c.block_size >= 8192; }));
   // N = 262144 in 16-bit rows: slabs of 16384 columns over 16 CTAs.
   const auto w = wide({Kernel::bwd_dx, DType::bf16, 262144, 1024, 132, 90});
   EXPECT_TRUE(std::any_of(w.begin(), w.end(), [](const Config& c) { return c.cluster_size == 16; }));
@@ -681,12 +703,13 @@ TEST(Default, FastMemoryRules) {
   EXPECT_EQ(def(Kernel::fwd, DType::bf16, 262144, 40), "block_size=32768 num_warps=16 rows_per_cta=1 group_size_m=0 cluster_size=8");
   EXPECT_EQ(def(Kernel::fwd, DType::f16, 262144, 1024), "block_size=16384 num_warps=16 rows_per_cta=4 group_size_m=7 cluster_size=16")
       << "fp16: the wide forward (the Python bench measured it 2 points ahead)";
-  // The backward of RMSNorm and add + LayerNorm at 65536 columns: four
-  // full slices in clusters of 4; plain LayerNorm keeps clusters of 8.
+  // The backward of the fused add at 65536 columns: four full slices in
+  // clusters of 4; RMSNorm and LayerNorm without it: 8192-column slabs in
+  // clusters of 8 at two CTAs a SM (32 here; the launcher fits them).
   {
     SpaceQuery b = query(Kernel::bwd_dx, DType::bf16, 65536, 4096, 18.8);
     b.norm = Norm::rms;
-    EXPECT_EQ(to_string(default_config(b)), "block_size=16384 num_warps=16 rows_per_cta=3 group_size_m=33 cluster_size=4");
+    EXPECT_EQ(to_string(default_config(b)), "block_size=8192 num_warps=8 rows_per_cta=3 group_size_m=32 cluster_size=8");
     b.norm = Norm::layer;
     b.residual = true;
     EXPECT_EQ(to_string(default_config(b)), "block_size=16384 num_warps=32 rows_per_cta=3 group_size_m=33 cluster_size=4");
@@ -694,7 +717,7 @@ TEST(Default, FastMemoryRules) {
     EXPECT_EQ(to_string(default_config(b)), "block_size=16384 num_warps=32 rows_per_cta=3 group_size_m=33 cluster_size=4");
     b.norm = Norm::layer;
     b.residual = false;
-    EXPECT_EQ(to_string(default_config(b)), "block_size=8192 num_warps=8 rows_per_cta=4 group_size_m=15 cluster_size=8");
+    EXPECT_EQ(to_string(default_config(b)), "block_size=8192 num_warps=8 rows_per_cta=3 group_size_m=32 cluster_size=8");
     b.norm = Norm::rms;
     b.n = 65528;
     EXPECT_NE(default_config(b).cluster_size, 4) << "the last slice part empty";
@@ -750,12 +773,37 @@ TEST(Default, FastMemoryRules) {
     EXPECT_EQ(to_string(default_config(rms)), "block_size=16384 num_warps=16 rows_per_cta=1 group_size_m=0") << "M=" << m;
   }
   // The 16-bit LayerNorm backward, the fp32 one of 256K columns.
-  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 32768, 8192), "block_size=16384 num_warps=16 rows_per_cta=2 group_size_m=66 cluster_size=2");
-  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 65536, 4096), "block_size=8192 num_warps=8 rows_per_cta=4 group_size_m=15 cluster_size=8");
+  // 8193-65536 columns in 8192-column slabs (every CTA owning some), 8 warps,
+  // two CTAs a SM (bench/results/s38, calls 2-3): 3 stages, 2 with a
+  // residual (up to 32768 columns); elsewhere the rules before.
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 12288, 16384), "block_size=8192 num_warps=8 rows_per_cta=3 group_size_m=132 cluster_size=2");
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::f16, 16384, 16384), "block_size=8192 num_warps=8 rows_per_cta=3 group_size_m=132 cluster_size=2");
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 32768, 8192), "block_size=8192 num_warps=8 rows_per_cta=3 group_size_m=66 cluster_size=4");
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 65536, 4096), "block_size=8192 num_warps=8 rows_per_cta=3 group_size_m=32 cluster_size=8");
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 65536, 20), "block_size=8192 num_warps=8 rows_per_cta=3 group_size_m=20 cluster_size=8") << "few rows";
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 20000, 8192), "block_size=16384 num_warps=16 rows_per_cta=2 group_size_m=66 cluster_size=2")
+      << "a fourth 8192-column slab would be empty";
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 8192, 16384), def(Kernel::bwd_dx, DType::bf16, 8192, 16384, 12.8));
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::f32, 16384, 16384), def(Kernel::bwd_dx, DType::f32, 16384, 16384, 12.8));
+  {
+    SpaceQuery r = query(Kernel::bwd_dx, DType::bf16, 16384, 16384, 18.8);
+    r.residual = true;
+    EXPECT_EQ(to_string(default_config(r)), "block_size=8192 num_warps=8 rows_per_cta=2 group_size_m=132 cluster_size=2");
+    // An fp32 residual stream (not measured at two CTAs a SM): the rule before.
+    Traits t{Kernel::bwd_dx, DType::bf16, DType::bf16, true, true};
+    t.residual = DType::f32;
+    const Config c = default_config(r, [&](const Config& cfg) -> std::optional<InstanceKey> {
+      try {
+        return make_instance(t, cfg, r.n, max_vec(r.dtype));
+      } catch (const Error&) {
+        return std::nullopt;
+      }
+    });
+    EXPECT_LE(c.group_size_m, 66) << to_string(c);
+  }
   EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 131072, 2048), "block_size=16384 num_warps=16 rows_per_cta=2 group_size_m=15 cluster_size=8");
   EXPECT_EQ(def(Kernel::bwd_dx, DType::f16, 262144, 1024), "block_size=16384 num_warps=16 rows_per_cta=2 group_size_m=7 cluster_size=16");
   EXPECT_EQ(def(Kernel::bwd_dx, DType::f32, 262144, 512), "block_size=16384 num_warps=16 rows_per_cta=2 group_size_m=7 cluster_size=16");
-  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 16384, 16384), def(Kernel::bwd_dx, DType::bf16, 16384, 16384, 12.8));
   // Training sizes (16-48 rows a SM): the 16-bit LayerNorm backward of
   // 513-4096 columns in one CTA a SM (bench/results/s37, call 5); not
   // RMSNorm, the fused add, fp32, other M, or an H100.
@@ -788,10 +836,10 @@ TEST(Default, FastMemoryRules) {
   EXPECT_EQ(fused(4096, Norm::layer), "block_size=4096 num_warps=16 rows_per_cta=1 group_size_m=132");
   EXPECT_EQ(fused(8192, Norm::rms), "block_size=8192 num_warps=16 rows_per_cta=1 group_size_m=132");
   EXPECT_EQ(fused(8192, Norm::layer), fused(8192, Norm::layer, 12.8)) << "LayerNorm + add at 8192: the wide kernel";
-  {  // 16-bit rows with a residual of 16384 columns: 16 warps, not the H100's 32.
+  {  // 16-bit rows with a residual of 16384 columns: two CTAs a SM of 8 warps, not the H100's one of 32.
     SpaceQuery q = query(Kernel::bwd_dx, DType::bf16, 16384, 16384, 18.8);
     q.residual = true;
-    EXPECT_EQ(to_string(default_config(q)), "block_size=8192 num_warps=16 rows_per_cta=4 group_size_m=66 cluster_size=2");
+    EXPECT_EQ(to_string(default_config(q)), "block_size=8192 num_warps=8 rows_per_cta=2 group_size_m=132 cluster_size=2");
     q.dram_bytes_per_sm_cycle = 12.8;
     EXPECT_EQ(to_string(default_config(q)), "block_size=8192 num_warps=32 rows_per_cta=4 group_size_m=66 cluster_size=2");
   }
