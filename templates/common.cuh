@@ -117,6 +117,9 @@ template <bool C, class A, class B> struct pick { using type = A; };
 template <class A, class B> struct pick<false, A, B> { using type = B; };
 template <class A> struct is_void_t { static constexpr bool value = false; };
 template <> struct is_void_t<void> { static constexpr bool value = true; };
+// A compile-time bool as a type (a generic lambda's tag; <type_traits> is not
+// available under NVRTC).
+template <bool B> struct bool_constant { static constexpr bool value = B; };
 
 // v rounded to T's precision and widened back (what storing and reloading it gives).
 template <class T> __device__ __forceinline__ float round_to(float v) { return to_float(from_float<T>(v)); }

@@ -367,7 +367,27 @@ __device__ __forceinline__ float wide_xhat(float x, float mean, float rstd, floa
 // butterfly, warps in index order). Every thread calls it; thread 0 gets the
 // CTA's sums. `scratch` holds 2 * kWarps floats, not touched again until
 // the CTA has passed another __syncthreads.
+// Whether the passes run unguarded where the CTA's slab is full (n == SLAB):
+// no bounds check an access, so the compiler moves the next access's loads
+// above this one's arithmetic. Where measured faster: 16-bit rows, x and dy
+// staged, slabs of up to 8192 columns (the configs of two CTAs a SM), not
+// plain RMSNorm. An H200 at x = 512 MiB, A/B, two rounds, % of copy
+// (bench/results/s38, call 6): LayerNorm bf16 N = 12288 83.0 -> 88.7,
+// 16384 86.9 -> 90.1, 32768 86.5 -> 90.2, 65536 86.3 -> 90.3, fp16 65536
+// 86.0 -> 89.8; add + RMSNorm bf16 16384 85.9 -> 95.8; add + LayerNorm
+// level (82.3 -> 81.3 at 16384, 81.6 -> 81.1 at 65536). Slower elsewhere:
+// RMSNorm bf16 65536 88.4 -> 86.3 (16384 level), and the 16384-column slabs
+// at one CTA a SM (LayerNorm bf16 131072 82.5 -> 79.9, 262144 73.0 -> 70.7;
+// RMSNorm 262144 77.9 -> 75.3), fp32 rows of 256K columns with x alone
+// staged 67.5 -> 54.3 (fp32 16384 and 65536 level).
 template <class S>
+constexpr bool wide_unguarded() {
+  return S::kStageDy && sizeof(typename S::T) == 2 && S::kSlab <= 8192 && (S::kResidual || !S::kRms);
+}
+
+// FULL: the CTA's slab is full (n == kSlab), so every access is in bounds and
+// none is guarded (wide_unguarded; see layer_norm_bwd_dx_wide).
+template <class S, bool FULL = false>
 __device__ __forceinline__ void wide_row_sums(const unsigned char* smem, int s, const typename S::Y* dy,
                                               int t, i64 n, float mean, float rstd, float* scratch, float& a,
                                               float& b) {
@@ -376,7 +396,7 @@ __device__ __forceinline__ void wide_row_sums(const unsigned char* smem, int s, 
 #pragma unroll
   for (int j = 0; j < S::kAccesses; ++j) {
     const int col = (j * S::kThreads + t) * S::kVec;
-    const bool in = col < n;
+    const bool in = FULL || col < n;
     if (!clamped_dy<S>() && !in) continue;
     float x[S::kVec], g[S::kVec], w[S::kVec];
     read_access<S>(smem, s, dy, read_column<S>(col, n), x, g, w);
@@ -433,6 +453,7 @@ __device__ __forceinline__ void layer_norm_bwd_dx_wide(const BwdParams& p) {
   const unsigned rank = cluster_rank();
   const i64 c0 = static_cast<i64>(rank) * S::kSlab;         // this CTA's first column
   const i64 n = p.N - c0 < S::kSlab ? p.N - c0 : S::kSlab;  // its columns (the generator keeps it >= 1)
+  const bool full = wide_unguarded<S>() && n == S::kSlab;  // every access in bounds: the unguarded passes
   const i64 cluster = cluster_index(), clusters = cluster_count();
   const WideRows rows{cluster, clusters, cluster < p.M ? (p.M - 1 - cluster) / clusters + 1 : 0};
   const float inv_n = 1.0f / static_cast<float>(p.N);
@@ -517,7 +538,10 @@ __device__ __forceinline__ void layer_norm_bwd_dx_wide(const BwdParams& p) {
     const int s = static_cast<int>(i % S::kStages);
     if (n > 0) mbarrier_wait(bars + s, static_cast<unsigned>((i / S::kStages) & 1));
     float a, b;
-    wide_row_sums<S>(smem, s, global_dy<S>(p, rows.row(i), c0), t, n, mean, rstd, scratch[i & 1], a, b);
+    if (full)
+      wide_row_sums<S, true>(smem, s, global_dy<S>(p, rows.row(i), c0), t, n, mean, rstd, scratch[i & 1], a, b);
+    else
+      wide_row_sums<S>(smem, s, global_dy<S>(p, rows.row(i), c0), t, n, mean, rstd, scratch[i & 1], a, b);
     if (t == 0) push(i, a, b);
   };
 
@@ -582,10 +606,16 @@ __device__ __forceinline__ void layer_norm_bwd_dx_wide(const BwdParams& p) {
 #pragma unroll
         for (int j = 0; j < S::kAccesses; ++j) {
           const int col = (j * S::kThreads + t) * S::kVec;
-          if (col < n) wide_load_dz<S>(dz + col, dzv[j]);
+          if (full || col < n) wide_load_dz<S>(dz + col, dzv[j]);
         }
       }
     }
+    // Pass B, with every access in bounds where the slab is full (kFull,
+    // wide_unguarded): no access guarded, so the compiler can move the next
+    // access's loads above this one's arithmetic (with a guard an access, each
+    // was its own branch: ncu of bf16 N = 16384, bench/results/s38, call 1).
+    const auto pass_b = [&](auto full_tag) {
+      constexpr bool kFull = decltype(full_tag)::value;
 #pragma unroll
     for (int j = 0; j < S::kAccesses; ++j) {
       if constexpr (split_copy<S>()) {
@@ -602,7 +632,7 @@ __device__ __forceinline__ void layer_norm_bwd_dx_wide(const BwdParams& p) {
             read_dy<S, true>(smem, s, dy, read_column<S>((a * S::kThreads + t) * S::kVec, n), dy_ahead[a]);
         }
       }
-      if (col >= n) continue;
+      if (!kFull && col >= n) continue;
       float x[S::kVec], g[S::kVec], w[S::kVec], out[S::kVec];
       read_access<S, true, !dy_ahead_b<S>()>(smem, s, dy, col, x, g, w);
       if constexpr (dy_ahead_b<S>()) {
@@ -627,6 +657,11 @@ __device__ __forceinline__ void layer_norm_bwd_dx_wide(const BwdParams& p) {
       store<S::kVec>(dx + col, out);
       store_dresidual<S>(p, row, c0 + col, out);
     }
+    };
+    if (full)
+      pass_b(bool_constant<true>{});
+    else
+      pass_b(bool_constant<false>{});
     if (t == 0) copy_async_wait_all();  // row i + 2's statistics, for the CTA after the barrier
     __syncthreads();  // stage s is read by every thread
     if (t == 0 && next_row) issue_row<S, split_copy<S>() ? 1 : -1>(p, smem, bars, rows, i + S::kStages, c0, n);
