@@ -370,19 +370,22 @@ __device__ __forceinline__ float wide_xhat(float x, float mean, float rstd, floa
 // Whether the passes run unguarded where the CTA's slab is full (n == SLAB):
 // no bounds check an access, so the compiler moves the next access's loads
 // above this one's arithmetic. Where measured faster: 16-bit rows, x and dy
-// staged, slabs of up to 8192 columns (the configs of two CTAs a SM), not
-// plain RMSNorm. An H200 at x = 512 MiB, A/B, two rounds, % of copy
-// (bench/results/s38, call 6): LayerNorm bf16 N = 12288 83.0 -> 88.7,
-// 16384 86.9 -> 90.1, 32768 86.5 -> 90.2, 65536 86.3 -> 90.3, fp16 65536
-// 86.0 -> 89.8; add + RMSNorm bf16 16384 85.9 -> 95.8; add + LayerNorm
-// level (82.3 -> 81.3 at 16384, 81.6 -> 81.1 at 65536). Slower elsewhere:
+// staged, slabs of up to 8192 columns (the configs of two CTAs a SM), plain
+// LayerNorm and the fused add without a bias (RMSNorm). An H200 at x = 512
+// MiB, A/B, two rounds, % of copy (bench/results/s38, calls 6 and 7):
+// LayerNorm bf16 N = 12288 83.0 -> 88.7, 16384 86.9 -> 90.1, 32768 86.5 ->
+// 90.2, 65536 86.3 -> 90.3, fp16 65536 86.0 -> 89.8; add + RMSNorm bf16
+// 16384 85.9 -> 95.8, 32768 83.9 -> 86.9. Not add + LayerNorm, whose bias
+// accumulators beside dW's and the preloaded dz fill the 128 registers two
+// CTAs a SM leave (16384: 82.3 -> 81.3 in call 6, 81.9 -> 80.3 in call 7;
+// 65536 81.6 -> 81.1). Slower elsewhere:
 // RMSNorm bf16 65536 88.4 -> 86.3 (16384 level), and the 16384-column slabs
 // at one CTA a SM (LayerNorm bf16 131072 82.5 -> 79.9, 262144 73.0 -> 70.7;
 // RMSNorm 262144 77.9 -> 75.3), fp32 rows of 256K columns with x alone
 // staged 67.5 -> 54.3 (fp32 16384 and 65536 level).
 template <class S>
 constexpr bool wide_unguarded() {
-  return S::kStageDy && sizeof(typename S::T) == 2 && S::kSlab <= 8192 && (S::kResidual || !S::kRms);
+  return S::kStageDy && sizeof(typename S::T) == 2 && S::kSlab <= 8192 && (S::kResidual ? !S::kHasBias : !S::kRms);
 }
 
 // FULL: the CTA's slab is full (n == kSlab), so every access is in bounds and
