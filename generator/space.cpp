@@ -817,7 +817,12 @@ std::optional<Config> fast_memory_default(const SpaceQuery& q, const ConfigFilte
   // residual, rows of more than 32768 columns keep the rule below (clusters
   // of 4): add + LayerNorm bf16 65536 79.0 / 80.5 against 78.4 / 78.0 this
   // way, add + RMSNorm 80.8 / 82.5 against 82.4 / 82.1.
-  if (half && q.n > 8192 && q.n <= (q.residual ? 32768 : 65536)) {
+  // add + LayerNorm of two full slabs (16384 columns) keeps the fused rule
+  // below it (16 warps, 4 stages, one CTA a SM): 82.7 / 82.7 against 81.6 /
+  // 81.2 this way (call 8; its bias accumulators and the preloaded dz fill
+  // the 128 registers two CTAs a SM leave).
+  const bool add_layer_16k = q.residual && q.norm == Norm::layer && q.n == 16384;
+  if (half && q.n > 8192 && q.n <= (q.residual ? 32768 : 65536) && !add_layer_16k) {
     const int cluster = q.n <= 16384 ? 2 : q.n <= 32768 ? 4 : 8;
     Config c{8192, 8, q.residual ? 2 : 3, 0, cluster};
     c.group_size_m = clip_groups(q, 1, 2 * std::max(1, q.sm_count / cluster));

@@ -786,7 +786,7 @@ TEST(Default, FastMemoryRules) {
   EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 8192, 16384), def(Kernel::bwd_dx, DType::bf16, 8192, 16384, 12.8));
   EXPECT_EQ(def(Kernel::bwd_dx, DType::f32, 16384, 16384), def(Kernel::bwd_dx, DType::f32, 16384, 16384, 12.8));
   {
-    SpaceQuery r = query(Kernel::bwd_dx, DType::bf16, 16384, 16384, 18.8);
+    SpaceQuery r = query(Kernel::bwd_dx, DType::bf16, 12288, 16384, 18.8);
     r.residual = true;
     EXPECT_EQ(to_string(default_config(r)), "block_size=8192 num_warps=8 rows_per_cta=2 group_size_m=132 cluster_size=2");
     // An fp32 residual stream (not measured at two CTAs a SM): the rule before.
@@ -836,10 +836,14 @@ TEST(Default, FastMemoryRules) {
   EXPECT_EQ(fused(4096, Norm::layer), "block_size=4096 num_warps=16 rows_per_cta=1 group_size_m=132");
   EXPECT_EQ(fused(8192, Norm::rms), "block_size=8192 num_warps=16 rows_per_cta=1 group_size_m=132");
   EXPECT_EQ(fused(8192, Norm::layer), fused(8192, Norm::layer, 12.8)) << "LayerNorm + add at 8192: the wide kernel";
-  {  // 16-bit rows with a residual of 16384 columns: two CTAs a SM of 8 warps, not the H100's one of 32.
+  {  // 16-bit rows with a residual of 16384 columns: LayerNorm 16 warps, not the H100's 32
+     // (RMSNorm: two CTAs a SM of 8 warps).
     SpaceQuery q = query(Kernel::bwd_dx, DType::bf16, 16384, 16384, 18.8);
     q.residual = true;
+    EXPECT_EQ(to_string(default_config(q)), "block_size=8192 num_warps=16 rows_per_cta=4 group_size_m=66 cluster_size=2");
+    q.norm = Norm::rms;
     EXPECT_EQ(to_string(default_config(q)), "block_size=8192 num_warps=8 rows_per_cta=2 group_size_m=132 cluster_size=2");
+    q.norm = Norm::layer;
     q.dram_bytes_per_sm_cycle = 12.8;
     EXPECT_EQ(to_string(default_config(q)), "block_size=8192 num_warps=32 rows_per_cta=4 group_size_m=66 cluster_size=2");
   }

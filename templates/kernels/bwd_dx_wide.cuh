@@ -362,11 +362,6 @@ __device__ __forceinline__ float wide_xhat(float x, float mean, float rstd, floa
   return S::kFusedXhat ? fmaf(x, rstd, shift) : (x - mean) * rstd;
 }
 
-// Pass A for staged row i: this CTA's parts of c1 = sum xhat w dy and
-// c2 = sum w dy (the same bits in thread 0 whatever the timing: lanes by a
-// butterfly, warps in index order). Every thread calls it; thread 0 gets the
-// CTA's sums. `scratch` holds 2 * kWarps floats, not touched again until
-// the CTA has passed another __syncthreads.
 // Whether the passes run unguarded where the CTA's slab is full (n == SLAB):
 // no bounds check an access, so the compiler moves the next access's loads
 // above this one's arithmetic. Where measured faster: 16-bit rows, x and dy
@@ -378,16 +373,21 @@ __device__ __forceinline__ float wide_xhat(float x, float mean, float rstd, floa
 // 16384 85.9 -> 95.8, 32768 83.9 -> 86.9. Not add + LayerNorm, whose bias
 // accumulators beside dW's and the preloaded dz fill the 128 registers two
 // CTAs a SM leave (16384: 82.3 -> 81.3 in call 6, 81.9 -> 80.3 in call 7;
-// 65536 81.6 -> 81.1). Slower elsewhere:
-// RMSNorm bf16 65536 88.4 -> 86.3 (16384 level), and the 16384-column slabs
-// at one CTA a SM (LayerNorm bf16 131072 82.5 -> 79.9, 262144 73.0 -> 70.7;
-// RMSNorm 262144 77.9 -> 75.3), fp32 rows of 256K columns with x alone
-// staged 67.5 -> 54.3 (fp32 16384 and 65536 level).
+// 65536 81.6 -> 81.1). Slower elsewhere: RMSNorm bf16 65536 88.4 -> 86.3
+// (16384 level), the 16384-column slabs at one CTA a SM (LayerNorm bf16
+// 131072 82.5 -> 79.9, 262144 73.0 -> 70.7; RMSNorm 262144 77.9 -> 75.3),
+// fp32 rows of 256K columns with x alone staged 67.5 -> 54.3 (fp32 16384
+// and 65536 level).
 template <class S>
 constexpr bool wide_unguarded() {
   return S::kStageDy && sizeof(typename S::T) == 2 && S::kSlab <= 8192 && (S::kResidual ? !S::kHasBias : !S::kRms);
 }
 
+// Pass A for staged row i: this CTA's parts of c1 = sum xhat w dy and
+// c2 = sum w dy (the same bits in thread 0 whatever the timing: lanes by a
+// butterfly, warps in index order). Every thread calls it; thread 0 gets the
+// CTA's sums. `scratch` holds 2 * kWarps floats, not touched again until
+// the CTA has passed another __syncthreads.
 // FULL: the CTA's slab is full (n == kSlab), so every access is in bounds and
 // none is guarded (wide_unguarded; see layer_norm_bwd_dx_wide).
 template <class S, bool FULL = false>
@@ -620,46 +620,46 @@ __device__ __forceinline__ void layer_norm_bwd_dx_wide(const BwdParams& p) {
     const auto pass_b = [&](auto full_tag) {
       constexpr bool kFull = decltype(full_tag)::value;
 #pragma unroll
-    for (int j = 0; j < S::kAccesses; ++j) {
-      if constexpr (split_copy<S>()) {
-        if (j == S::kAccesses / 2) {
-          __syncthreads();  // the first half of stage s is read by every thread
-          if (t == 0 && next_row) issue_row<S, 0>(p, smem, bars, rows, i + S::kStages, c0, n);
+      for (int j = 0; j < S::kAccesses; ++j) {
+        if constexpr (split_copy<S>()) {
+          if (j == S::kAccesses / 2) {
+            __syncthreads();  // the first half of stage s is read by every thread
+            if (t == 0 && next_row) issue_row<S, 0>(p, smem, bars, rows, i + S::kStages, c0, n);
+          }
         }
-      }
-      const int col = (j * S::kThreads + t) * S::kVec;
-      if constexpr (dy_ahead_b<S>()) {
-        if (j % kAheadGroup == 0) {
+        const int col = (j * S::kThreads + t) * S::kVec;
+        if constexpr (dy_ahead_b<S>()) {
+          if (j % kAheadGroup == 0) {
 #pragma unroll
-          for (int a = j; a < j + kAheadGroup; ++a)
-            read_dy<S, true>(smem, s, dy, read_column<S>((a * S::kThreads + t) * S::kVec, n), dy_ahead[a]);
+            for (int a = j; a < j + kAheadGroup; ++a)
+              read_dy<S, true>(smem, s, dy, read_column<S>((a * S::kThreads + t) * S::kVec, n), dy_ahead[a]);
+          }
         }
-      }
-      if (!kFull && col >= n) continue;
-      float x[S::kVec], g[S::kVec], w[S::kVec], out[S::kVec];
-      read_access<S, true, !dy_ahead_b<S>()>(smem, s, dy, col, x, g, w);
-      if constexpr (dy_ahead_b<S>()) {
+        if (!kFull && col >= n) continue;
+        float x[S::kVec], g[S::kVec], w[S::kVec], out[S::kVec];
+        read_access<S, true, !dy_ahead_b<S>()>(smem, s, dy, col, x, g, w);
+        if constexpr (dy_ahead_b<S>()) {
 #pragma unroll
-        for (int k = 0; k < S::kVec; ++k) g[k] = dy_ahead[j][k];
-      }
-#pragma unroll
-      for (int k = 0; k < S::kVec; ++k) {
-        const float xhat = wide_xhat<S>(x[k], mean, rstd, shift);
-        out[k] = fmaf(w[k] * g[k], rstd, fmaf(xhat, c1r, c2r));
-        if constexpr (S::kHasWeight) dw[j][k] += g[k] * xhat;
-        if constexpr (S::kHasBias) db[j][k] += g[k];
-      }
-      if constexpr (kPreloadDz) {
-        if (p.dz) {
-#pragma unroll
-          for (int k = 0; k < S::kVec; ++k) out[k] += dzv[j][k];
+          for (int k = 0; k < S::kVec; ++k) g[k] = dy_ahead[j][k];
         }
-      } else {
-        wide_add_dz<S>(p, row, c0 + col, out);
+#pragma unroll
+        for (int k = 0; k < S::kVec; ++k) {
+          const float xhat = wide_xhat<S>(x[k], mean, rstd, shift);
+          out[k] = fmaf(w[k] * g[k], rstd, fmaf(xhat, c1r, c2r));
+          if constexpr (S::kHasWeight) dw[j][k] += g[k] * xhat;
+          if constexpr (S::kHasBias) db[j][k] += g[k];
+        }
+        if constexpr (kPreloadDz) {
+          if (p.dz) {
+#pragma unroll
+            for (int k = 0; k < S::kVec; ++k) out[k] += dzv[j][k];
+          }
+        } else {
+          wide_add_dz<S>(p, row, c0 + col, out);
+        }
+        store<S::kVec>(dx + col, out);
+        store_dresidual<S>(p, row, c0 + col, out);
       }
-      store<S::kVec>(dx + col, out);
-      store_dresidual<S>(p, row, c0 + col, out);
-    }
     };
     if (full)
       pass_b(bool_constant<true>{});
