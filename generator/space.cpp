@@ -843,19 +843,22 @@ std::optional<Config> fast_memory_default(const SpaceQuery& q, const ConfigFilte
   // RMSNorm 81.4 against 77.8 (call 8); A/B (call 7): RMSNorm bf16 / fp16
   // 76.1 / 76.9 -> 79.4 / 80.7, add + LayerNorm bf16 76.7 -> 79.0. Plain
   // LayerNorm measured level (73.3 against 73.9, call 2).
-  // (RMSNorm without a residual: the two-CTAs-a-SM rule above since s38.)
-  if (half && q.n == 65536 && q.residual) {
+  // (Since session 38, RMSNorm without a residual comes here only where the
+  // rule of two CTAs a SM above does not fit, e.g. with an fp32 weight.)
+  if (half && q.n == 65536 && (plain_rms || q.residual)) {
     Config c{16384, q.residual ? 32 : 16, 3, 0, 4};
     c.group_size_m = coresident_clusters(q, 4);
     if (wide_bwd_fits(q, c, true, accept)) return c;
   }
   if ((plain_layer && q.n > 16384 && (half || q.n > 131072)) || (plain_rms && !half && q.n > 131072)) {
-    // (16-bit rows of 8192-column slabs in clusters of 8 take the
-    // two-CTAs-a-SM rule above.)
+    // (Since session 38, 16-bit rows of 8192-column slabs in clusters of 8
+    // come here only where the rule of two CTAs a SM above does not fit,
+    // e.g. with an fp32 weight.)
     const int cluster = q.n <= 32768 ? 2 : q.n <= 131072 ? 8 : 16;
+    const bool slices_8k = half && cluster == 8 && q.n <= 65536;
     const std::int64_t slab = cluster_slab(q.n, cluster);
-    if (slab != 16384) return std::nullopt;
-    Config c{static_cast<int>(slab), 16, 2, 0, cluster};
+    if (slab == 0 || slab != (slices_8k ? 8192 : 16384)) return std::nullopt;
+    Config c{static_cast<int>(slab), slices_8k ? 8 : 16, slices_8k ? 4 : 2, 0, cluster};
     c.group_size_m = coresident_clusters(q, cluster);
     if (wide_bwd_fits(q, c, !half, accept)) return c;
     return std::nullopt;

@@ -784,6 +784,25 @@ TEST(Default, FastMemoryRules) {
   EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 20000, 8192), "block_size=16384 num_warps=16 rows_per_cta=2 group_size_m=66 cluster_size=2")
       << "a fourth 8192-column slab would be empty";
   EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 8192, 16384), def(Kernel::bwd_dx, DType::bf16, 8192, 16384, 12.8));
+  {
+    // An fp32 weight beside 16-bit rows: 3 stages do not fit twice, the rules
+    // before (one CTA a SM; not measured at two).
+    const auto with_w32 = [](SpaceQuery q, Norm norm) {
+      q.norm = norm;
+      Traits t{Kernel::bwd_dx, DType::bf16, DType::f32, true, norm == Norm::layer};
+      t.norm = norm;
+      return to_string(default_config(q, [&](const Config& c) -> std::optional<InstanceKey> {
+        try {
+          return make_instance(t, c, q.n, max_vec(q.dtype));
+        } catch (const Error&) {
+          return std::nullopt;
+        }
+      }));
+    };
+    const SpaceQuery q = query(Kernel::bwd_dx, DType::bf16, 65536, 4096, 18.8);
+    EXPECT_EQ(with_w32(q, Norm::layer), "block_size=8192 num_warps=8 rows_per_cta=4 group_size_m=15 cluster_size=8");
+    EXPECT_EQ(with_w32(q, Norm::rms), "block_size=16384 num_warps=16 rows_per_cta=3 group_size_m=33 cluster_size=4");
+  }
   EXPECT_EQ(def(Kernel::bwd_dx, DType::f32, 16384, 16384), def(Kernel::bwd_dx, DType::f32, 16384, 16384, 12.8));
   {
     SpaceQuery r = query(Kernel::bwd_dx, DType::bf16, 12288, 16384, 18.8);
