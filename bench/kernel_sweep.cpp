@@ -30,6 +30,9 @@
 // sweep's inputs up to session 37 (every row constant: the fp16 wide forward
 // at N = 262144 measured 76.7% of copy with them against 81.2% with random
 // rows, bf16 79.1 against 80.4; bench/results/s38, call 1).
+// LNTUNE_SWEEP_W=fp32|fp16|bf16: the weight's (and bias's, dW's, dB's)
+// dtype, e.g. fp32 beside 16-bit rows as PyTorch's autocast keeps a
+// LayerNorm's parameters (default: the row dtype).
 // Bytes counted: what must move, as bench/bench_norms.py counts them.
 #include <algorithm>
 #include <cstdio>
@@ -177,6 +180,13 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "lntune_sweep: LNTUNE_SWEEP_INPUTS must be constant or random, got '%s'\n", inputs_env);
     return 2;
   }
+  const char* w_env = std::getenv("LNTUNE_SWEEP_W");
+  const std::optional<DType> w_parsed = w_env ? parse_dtype(w_env) : std::optional<DType>(dt);
+  if (!w_parsed) {
+    std::fprintf(stderr, "lntune_sweep: LNTUNE_SWEEP_W must be fp32, fp16 or bf16, got '%s'\n", w_env);
+    return 2;
+  }
+  const DType wdt = *w_parsed;
   const char* res_env = std::getenv("LNTUNE_SWEEP_RESIDUAL");
   const bool residual = res_env && std::string(res_env) == "1";
   try {
@@ -192,35 +202,38 @@ int main(int argc, char** argv) {
     std::uint64_t seed = 1;
     // Random inputs (the default; drawn as the tuner's workloads draw them,
     // tune::inputs), or with LNTUNE_SWEEP_INPUTS=constant the constant bytes.
-    auto init = [&](const rt::DeviceBuffer& buf, std::size_t count, int byte, const tune::InputDraw& draw) {
+    auto init = [&](const rt::DeviceBuffer& buf, std::size_t count, int byte, const tune::InputDraw& draw,
+                    DType type) {
       if (fill)
-        fill->fill(buf.get(), dt, static_cast<std::int64_t>(count), draw.offset, draw.scale, seed++, nullptr);
+        fill->fill(buf.get(), type, static_cast<std::int64_t>(count), draw.offset, draw.scale, seed++, nullptr);
       else
-        rt::check(d.MemsetD8(buf.get(), static_cast<unsigned char>(byte), count * es), "init");
+        rt::check(d.MemsetD8(buf.get(), static_cast<unsigned char>(byte), count * dtype_size(type)), "init");
     };
+    const std::size_t ws_es = dtype_size(wdt);
     const double copy_us = timer.median_us([&](CUstream s) { rt::check(d.MemcpyDtoDAsync(cd.get(), cs.get(), bytes, s), "copy"); });
     const double copy_gbps = 2.0 * static_cast<double>(bytes) / copy_us / 1e3;
     const bool fast = gen::fast_memory(rt::space_query(dev, Kernel::fwd, dt, 1, 1));
-    std::printf("%s  copy %.0f GB/s (512 MiB D2D, read+write)  DRAM %.1f B a SM cycle (%s rules)%s%s\n",
+    std::printf("%s  copy %.0f GB/s (512 MiB D2D, read+write)  DRAM %.1f B a SM cycle (%s rules)%s%s%s%s\n",
                 dev.name.c_str(), copy_gbps, dev.dram_bytes_per_sm_cycle, fast ? "fast-memory" : "H100",
-                rms ? "  RMSNorm" : "", residual ? "  fused residual add" : "");
+                rms ? "  RMSNorm" : "", residual ? "  fused residual add" : "", wdt != dt ? "  weight " : "",
+                wdt != dt ? std::string(to_string(wdt)).c_str() : "");
     for (std::int64_t N : Ns) {
       const bool train = which == "train";
       const std::int64_t M = m_rows ? m_rows : train ? 4096 : static_cast<std::int64_t>(bytes / es) / N;
-      rt::DeviceBuffer x(M * N * es), y(M * N * es), dy(M * N * es), w(N * es), b(N * es), dw(N * es), db(N * es),
+      rt::DeviceBuffer x(M * N * es), y(M * N * es), dy(M * N * es), w(N * ws_es), b(N * ws_es), dw(N * ws_es), db(N * ws_es),
           mean(M * 4), rstd(M * 4);
       const auto rows = static_cast<std::size_t>(M * N), cols = static_cast<std::size_t>(N);
-      init(x, rows, 0x3e, tune::inputs::x);
-      init(dy, rows, 0x3d, tune::inputs::dy);
-      init(w, cols, 0x3c, tune::inputs::weight(false));
-      init(b, cols, 0x01, tune::inputs::bias);
+      init(x, rows, 0x3e, tune::inputs::x, dt);
+      init(dy, rows, 0x3d, tune::inputs::dy, dt);
+      init(w, cols, 0x3c, tune::inputs::weight(false), wdt);
+      init(b, cols, 0x01, tune::inputs::bias, wdt);
       ForwardArgs f;
       f.x = x.ptr(); f.weight = w.ptr(); f.bias = b.ptr(); f.y = y.ptr();
       f.mean = static_cast<float*>(mean.ptr()); f.rstd = static_cast<float*>(rstd.ptr());
-      f.M = M; f.N = N; f.x_dtype = f.w_dtype = dt;
+      f.M = M; f.N = N; f.x_dtype = dt; f.w_dtype = wdt;
       BackwardArgs g;
       g.dy = dy.ptr(); g.x = x.ptr(); g.weight = w.ptr(); g.mean = f.mean; g.rstd = f.rstd; g.dx = y.ptr();
-      g.dweight = dw.ptr(); g.dbias = db.ptr(); g.M = M; g.N = N; g.x_dtype = g.w_dtype = dt;
+      g.dweight = dw.ptr(); g.dbias = db.ptr(); g.M = M; g.N = N; g.x_dtype = dt; g.w_dtype = wdt;
       // The variant: both structs before the checks that derive the traits.
       std::optional<rt::DeviceBuffer> r, z, dz;  // residual, z, dz: the fused add only
       if (rms) {
@@ -235,8 +248,8 @@ int main(int argc, char** argv) {
         r.emplace(rbytes);
         z.emplace(rbytes);
         dz.emplace(rbytes);
-        init(*r, rows, 0x3b, tune::inputs::residual);
-        init(*dz, rows, 0x3a, tune::inputs::dz);
+        init(*r, rows, 0x3b, tune::inputs::residual, dt);
+        init(*dz, rows, 0x3a, tune::inputs::dz, dt);
         f.residual = r->ptr();
         f.residual_out = z->ptr();
         g.residual = true;
@@ -257,7 +270,7 @@ int main(int argc, char** argv) {
       rtt.kernel = Kernel::bwd_dwdb;
       // The default dwdb config for a bwd_dx config's partial rows.
       auto dwdb_default = [&](const Config& dc) {
-        return gen::default_config({Kernel::bwd_dwdb, dt, N, rt::partial_rows(dc, M), dev.sm_count});
+        return gen::default_config({Kernel::bwd_dwdb, wdt, N, rt::partial_rows(dc, M), dev.sm_count});
       };
       auto dwdb_kernel = [&](const Config& rc) -> const rt::LoadedKernel& {
         return runtime.kernel(ctx, dev.arch(), gen::make_instance(rtt, rc, N, 1));
@@ -341,7 +354,7 @@ int main(int argc, char** argv) {
         const double r_one = time_dwdb(Config{32, 16, 1, 1});
         double r_best = r_def;
         Config rbest = rdef;
-        for (const Config& rc : gen::search_space({Kernel::bwd_dwdb, dt, N, P, dev.sm_count})) {
+        for (const Config& rc : gen::search_space({Kernel::bwd_dwdb, wdt, N, P, dev.sm_count})) {
           const double t = time_dwdb(rc);
           if (t < r_best) {
             r_best = t;
