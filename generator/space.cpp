@@ -63,33 +63,42 @@ int coresident_clusters(const SpaceQuery& q, int cluster) {
 }
 
 // Shared memory of the wide-row backward for `stages` staged rows of x and
-// dy (`esize` bytes an element of each) and an fp32 weight slab; of x's
-// stages and the weight slab where that does not fit kWideSmemLimit and
-// `x_only` allows it (the instance then reads dy twice from global memory:
-// gen::wide_stages_dy).
-std::size_t wide_stage_bytes(std::int64_t slab, std::size_t esize, int stages, bool x_only = true) {
+// dy (`esize` bytes an element of each) and a weight slab of `wsize` bytes
+// an element (fp32 unless given); of x's stages and the weight slab where
+// that does not fit kWideSmemLimit and `x_only` allows it (the instance then
+// reads dy twice from global memory: gen::wide_stages_dy).
+std::size_t wide_stage_bytes(std::int64_t slab, std::size_t esize, int stages, bool x_only = true,
+                             std::size_t wsize = 4) {
   const auto s = static_cast<std::size_t>(stages);
   const auto cols = static_cast<std::size_t>(slab);
-  const std::size_t both = cols * (2 * esize * s + 4) + 8 * s;
-  return both <= kWideSmemLimit || !x_only ? both : cols * (esize * s + 4) + 8 * s;
+  const std::size_t both = cols * (2 * esize * s + wsize) + 8 * s;
+  return both <= kWideSmemLimit || !x_only ? both : cols * (esize * s + wsize) + 8 * s;
 }
 
-// Whether two CTAs of a wide backward fit a SM (228 KB of shared memory a
-// SM, 1 KB reserved a CTA): `stages` rows of x and dy in the row dtype, a
-// weight slab in the row dtype (16-bit rows usually come with a 16-bit
-// weight; a wider one makes the instance larger, and the launcher's fit to
-// the clusters that run at once then keeps one CTA a SM), the mbarriers and
-// the kernel's static buffers (warp sums, the cluster's parts, statistics);
-// and CTAs of at most 8 warps (the kernel takes about 100 registers a
-// thread: two CTAs of 16 warps do not fit the register file, an H200 ran
-// one a SM; bench/results/s38, call 2). E.g. 16-bit rows in 8192-column
-// slabs at 2 or 3 stages (112 KB at 3), not 4.
+// Whether two CTAs of `smem` bytes of shared memory each fit a SM (228 KB a
+// SM on sm_90, 1 KB reserved a CTA).
 constexpr std::int64_t kSmemPerSm = 228 * 1024, kReservedPerCta = 1024;
-std::int64_t wide_bwd_static_bytes(int warps, int cluster) { return 16 * warps + 32 * cluster + 64; }
-bool wide_bwd_two_per_sm(const SpaceQuery& q, std::int64_t slab, int warps, int stages, int cluster) {
-  const auto esize = static_cast<std::int64_t>(dtype_size(q.dtype));
-  const std::int64_t dynamic = slab * esize * (2 * stages + 1) + 8 * stages;
-  return warps <= 8 && 2 * (dynamic + wide_bwd_static_bytes(warps, cluster) + kReservedPerCta) <= kSmemPerSm;
+constexpr bool two_ctas_fit(std::int64_t smem) { return 2 * (smem + kReservedPerCta) <= kSmemPerSm; }
+
+// Whether two CTAs of wide backward config `c` fit a SM with `dynamic` bytes
+// of dynamic shared memory: that beside the kernel's static buffers (warp
+// sums, the cluster's parts, statistics), and CTAs of at most 8 warps (the
+// kernel takes up to 128 registers a thread: two CTAs of 16 warps do not fit
+// the register file, an H200 ran one a SM; bench/results/s38, call 2).
+bool wide_bwd_twice(std::int64_t dynamic, const Config& c) {
+  const std::int64_t fixed = 16 * c.num_warps + 32 * c.cluster_size + 64;
+  return c.num_warps <= 8 && two_ctas_fit(dynamic + fixed);
+}
+
+// The same without the call's traits: x and dy staged and a weight slab in
+// the row dtype (16-bit rows usually come with a 16-bit weight; a wider one
+// makes the instance larger, and the launcher's fit to the clusters that run
+// at once then keeps one CTA a SM). E.g. 16-bit rows in 8192-column slabs at
+// 2 or 3 stages (112 KB at 3), not 4.
+bool wide_bwd_two_per_sm(const SpaceQuery& q, const Config& c) {
+  const std::size_t esize = dtype_size(q.dtype);
+  return wide_bwd_twice(
+      static_cast<std::int64_t>(wide_stage_bytes(c.block_size, esize, c.rows_per_cta, false, esize)), c);
 }
 
 // Persistent kernels (bwd_dx; fwd over clusters) take a grid size too.
@@ -164,7 +173,7 @@ void add_wide_bwd(const SpaceQuery& q, std::vector<Config>& out) {
         // the row dtype: twice the grid, which the launcher fits to the
         // clusters that run at once (rt: max_active_clusters; one CTA a SM
         // again where the call's weight or residual makes the slab larger).
-        if (wide_bwd_two_per_sm(q, slab, w, stages, cluster)) {
+        if (wide_bwd_two_per_sm(q, c)) {
           c.group_size_m = clip_groups(q, 1, 2 * fit);
           if (c.group_size_m != last) out.push_back(c);
         }
@@ -237,7 +246,7 @@ void add_wide_fwd(const SpaceQuery& q, std::vector<Config>& out) {
         const std::int64_t bytes = stages * (slab * esize + 8);
         if (bytes > static_cast<std::int64_t>(kWideSmemLimit)) continue;
         Config c{static_cast<int>(slab), w, stages, 0, cluster};
-        const bool two = 2 * (bytes + kReservedPerCta) <= kSmemPerSm && 2 * 32 * w <= 2048;
+        const bool two = two_ctas_fit(bytes) && 2 * 32 * w <= 2048;
         int last = -1;
         for (int per_sm : {1, 2}) {
           if (per_sm == 2 && !two) continue;
@@ -422,19 +431,6 @@ bool wide_bwd_fits(const SpaceQuery& q, const Config& c, bool x_only, const Conf
   if (!accept) return wide_stage_bytes(c.block_size, dtype_size(q.dtype), c.rows_per_cta, x_only) <= kWideSmemLimit;
   const std::optional<InstanceKey> key = accept(c);
   return key && (x_only || wide_stages_dy(*key));
-}
-
-// Whether two CTAs of wide backward config `c` fit a SM with x and dy
-// staged: without the call's traits, wide_bwd_two_per_sm's estimate; with
-// them, the instance's own shared memory (a wider weight or residual can
-// leave room for one).
-bool wide_bwd_fits_twice(const SpaceQuery& q, const Config& c, const ConfigFilter& accept) {
-  if (!wide_bwd_two_per_sm(q, c.block_size, c.num_warps, c.rows_per_cta, c.cluster_size)) return false;
-  if (!accept) return true;
-  const std::optional<InstanceKey> key = accept(c);
-  return key && wide_stages_dy(*key) &&
-         2 * (dynamic_smem_bytes(*key) + wide_bwd_static_bytes(c.num_warps, c.cluster_size) + kReservedPerCta) <=
-             kSmemPerSm;
 }
 
 std::optional<Config> wide_bwd_default(const SpaceQuery& q, const ConfigFilter& accept) {
@@ -826,14 +822,16 @@ std::optional<Config> fast_memory_default(const SpaceQuery& q, const ConfigFilte
     const int cluster = q.n <= 16384 ? 2 : q.n <= 32768 ? 4 : 8;
     Config c{8192, 8, q.residual ? 2 : 3, 0, cluster};
     c.group_size_m = clip_groups(q, 1, 2 * std::max(1, q.sm_count / cluster));
-    // (Measured with the residual in the row dtype only: an fp32 residual
-    // stream keeps the rules below.)
-    const auto residual_as_rows = [&] {
-      if (!accept || !q.residual) return true;
+    if (cluster_slab(q.n, cluster) == 8192 && wide_bwd_two_per_sm(q, c)) {
+      if (!accept) return c;
+      // With the call's traits, the instance's own shared memory, x and dy
+      // staged, and a residual in the row dtype (measured so only: an fp32
+      // residual stream keeps the rules below).
       const std::optional<InstanceKey> key = accept(c);
-      return key && key->traits.residual == key->traits.x_dtype;
-    };
-    if (cluster_slab(q.n, cluster) == 8192 && wide_bwd_fits_twice(q, c, accept) && residual_as_rows()) return c;
+      if (key && wide_stages_dy(*key) && wide_bwd_twice(dynamic_smem_bytes(*key), c) &&
+          (!q.residual || key->traits.residual == key->traits.x_dtype))
+        return c;
+    }
   }
   // RMSNorm and the fused add's 16-bit rows of 65536 columns: four full
   // 16384-column slices in clusters of 4 (fitted by the launcher to the 30
