@@ -136,18 +136,19 @@ int main(int argc, char** argv) {
   const char* every_env = std::getenv("LNTUNE_SWEEP_EVERY");
   const bool every = every_env && std::string(every_env) == "1";
   const bool only_wide = std::getenv("LNTUNE_SWEEP_WIDE") != nullptr;
-  // LNTUNE_SWEEP_CONFIG="block_size=... cluster_size=...": that config of the
-  // space alone (its to_string), e.g. to profile one kernel under ncu.
+  // LNTUNE_SWEEP_CONFIG="block_size=... cluster_size=...": that config alone
+  // (to_string's form; in the space or not), e.g. to profile one kernel under
+  // ncu; "default": the default alone.
   const char* only_env = std::getenv("LNTUNE_SWEEP_CONFIG");
-  std::string only_config = only_env ? only_env : "";
-  if (!only_config.empty() && only_config != "default") {
-    const std::optional<Config> parsed = parse_config(only_config);
-    if (!parsed) {
+  const bool only_default = only_env && std::string(only_env) == "default";
+  std::optional<Config> only;  // the one config to time, where one is named
+  if (only_env && *only_env && !only_default) {
+    only = parse_config(only_env);
+    if (!only) {
       std::fprintf(stderr, "lntune_sweep: LNTUNE_SWEEP_CONFIG '%s' is not 'default' or 'block_size=B num_warps=W rows_per_cta=R group_size_m=G[ cluster_size=C]'\n",
-                   only_config.c_str());
+                   only_env);
       return 2;
     }
-    only_config = to_string(*parsed);  // as the space's configs print
   }
   const char* op_env = std::getenv("LNTUNE_SWEEP_OP");
   const std::string op = op_env ? op_env : "layernorm";
@@ -209,7 +210,7 @@ int main(int argc, char** argv) {
       else
         rt::check(d.MemsetD8(buf.get(), static_cast<unsigned char>(byte), count * dtype_size(type)), "init");
     };
-    const std::size_t ws_es = dtype_size(wdt);
+    const std::size_t w_es = dtype_size(wdt);
     const double copy_us = timer.median_us([&](CUstream s) { rt::check(d.MemcpyDtoDAsync(cd.get(), cs.get(), bytes, s), "copy"); });
     const double copy_gbps = 2.0 * static_cast<double>(bytes) / copy_us / 1e3;
     const bool fast = gen::fast_memory(rt::space_query(dev, Kernel::fwd, dt, 1, 1));
@@ -220,7 +221,7 @@ int main(int argc, char** argv) {
     for (std::int64_t N : Ns) {
       const bool train = which == "train";
       const std::int64_t M = m_rows ? m_rows : train ? 4096 : static_cast<std::int64_t>(bytes / es) / N;
-      rt::DeviceBuffer x(M * N * es), y(M * N * es), dy(M * N * es), w(N * ws_es), b(N * ws_es), dw(N * ws_es), db(N * ws_es),
+      rt::DeviceBuffer x(M * N * es), y(M * N * es), dy(M * N * es), w(N * w_es), b(N * w_es), dw(N * w_es), db(N * w_es),
           mean(M * 4), rstd(M * 4);
       const auto rows = static_cast<std::size_t>(M * N), cols = static_cast<std::size_t>(N);
       init(x, rows, 0x3e, tune::inputs::x, dt);
@@ -280,10 +281,7 @@ int main(int argc, char** argv) {
       std::vector<Config> space = gen::search_space(q);
       // LNTUNE_SWEEP_CONFIG outside the space: timed as well (make_instance
       // turns down what the generator cannot build; reported below).
-      if (!only_config.empty() && only_config != "default" &&
-          std::none_of(space.begin(), space.end(), [&](const Config& c) { return to_string(c) == only_config; })) {
-        space.push_back(*parse_config(only_config));
-      }
+      if (only && std::find(space.begin(), space.end(), *only) == space.end()) space.push_back(*only);
       std::size_t ws_bytes = std::size_t{1} << 20;
       if (!fwd) {
         ws_bytes = std::max(ws_bytes, rt::workspace_bytes(bp, def));
@@ -311,9 +309,9 @@ int main(int argc, char** argv) {
       Config best = def;
       int n = 0;
       for (const Config& c : space) {
-        if (only_config == "default") break;
+        if (only_default) break;
         if (only_wide && !gen::is_wide_bwd(k, c) && !gen::is_wide_fwd(k, c)) continue;
-        if (!only_config.empty() && to_string(c) != only_config) continue;
+        if (only && c != *only) continue;
         double t = 0;
         try {
           t = time_cfg(c);
