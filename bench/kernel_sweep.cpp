@@ -4,7 +4,8 @@
 // before every repetition, median of 15. Prints one line per shape: default
 // and best config, GB/s and % of copy.
 //   lntune_sweep [fwd|bwd|train] [dtype] [N...]   (LNTUNE_SWEEP_EVERY=1: every config's time;
-//   LNTUNE_SWEEP_CONFIG="<config as printed>": that config alone;
+//   LNTUNE_SWEEP_CONFIG="<config as printed>": that config alone (its
+//   fields apart by spaces or commas);
 //   LNTUNE_SWEEP_CONFIG=default: the default alone, e.g. to compare builds;
 //   a config in that form that is not in the space is timed too, as long as
 //   the generator accepts it, e.g. a persistent grid of more clusters)
@@ -61,10 +62,12 @@ std::optional<Config> parse_config(const std::string& text) {
   Config c;
   bool seen[5] = {};
   std::size_t pos = 0;
+  // Fields apart by spaces or commas (commas survive a shell's word
+  // splitting: bench/gpu_ab.sh's VAR=value lists).
   while (pos < text.size()) {
-    while (pos < text.size() && text[pos] == ' ') ++pos;
+    while (pos < text.size() && (text[pos] == ' ' || text[pos] == ',')) ++pos;
     if (pos == text.size()) break;
-    const std::size_t end = std::min(text.find(' ', pos), text.size());
+    const std::size_t end = std::min(text.find_first_of(" ,", pos), text.size());
     const std::string item = text.substr(pos, end - pos);
     pos = end;
     const std::size_t eq = item.find('=');

@@ -101,13 +101,25 @@ __device__ __forceinline__ float tree_sum(const float* v) {
 
 constexpr int kPairBuffers = 4;
 
+// CTAs a SM the instance is built for (its __launch_bounds__ minimum): two
+// where a thread holds more than 32 columns (8 warps or fewer, 16-bit weight
+// and bias: gen::validate_wide_fwd), so that a slab of 16384 columns runs in
+// 8 warps at two CTAs a SM, 128 registers a thread, 64 of them the slab's
+// weight and bias; one elsewhere (the instances measured before, which
+// take up to 255 registers a thread at 4-8 warps).
+template <class S>
+constexpr int fwd_wide_ctas_per_sm() {
+  return S::kBlockSize / S::kThreads > 32 ? 2 : 1;
+}
+
 // Whether a thread's share of the slab (as floats) and of the weight and
 // bias (as stored) fit its registers, less 40 for the rest: then LayerNorm's
 // second pass reads the row from the registers of its first.
 template <class S>
 constexpr bool fwd_wide_keeps_row() {
   constexpr int kColumns = S::kBlockSize / S::kThreads;  // a thread's
-  return !S::kRms && kColumns + 2 * kColumns * static_cast<int>(sizeof(typename S::W)) / 4 <= 65536 / S::kThreads - 40;
+  constexpr int kRegisters = 65536 / (S::kThreads * fwd_wide_ctas_per_sm<S>());
+  return !S::kRms && kColumns + 2 * kColumns * static_cast<int>(sizeof(typename S::W)) / 4 <= kRegisters - 40;
 }
 
 // A wide forward's static shared memory, declared once by
@@ -232,12 +244,17 @@ __device__ __forceinline__ void layer_norm_fwd_wide_cta(const FwdParams& p, FwdW
     columns[t] = static_cast<float>(left < kSlab ? (left > 0 ? left : 0) : kSlab);
     inv_columns[t] = left > 0 ? 1.0f / columns[t] : 0.f;
   }
-  // The weight and bias of this CTA's slab, once, as stored.
-  smem::Raw<W, kVec> wr[kAccesses], br[kAccesses];
+  // The weight and bias of this CTA's slab, once, as stored; or, where a
+  // thread's 64 columns of them would leave the rest of the kernel too few
+  // of the 128 registers two CTAs a SM allow (kWeightsFromL2), read from L2
+  // with each row's output.
+  constexpr bool kWeightsFromL2 = fwd_wide_ctas_per_sm<S>() == 2;
+  constexpr int kHeld = kWeightsFromL2 ? 1 : kAccesses;
+  smem::Raw<W, kVec> wr[kHeld], br[kHeld];
 #pragma unroll
-  for (int j = 0; j < kAccesses; ++j) {
+  for (int j = 0; j < kHeld; ++j) {
     const int col = (j * kThreads + t) * kVec;
-    if (in_slab(col)) {
+    if (!kWeightsFromL2 && in_slab(col)) {
       if constexpr (S::kHasWeight) wr[j].load(static_cast<const W*>(p.weight) + c0 + col);
       if constexpr (S::kHasBias) br[j].load(static_cast<const W*>(p.bias) + c0 + col);
     }
@@ -279,12 +296,15 @@ __device__ __forceinline__ void layer_norm_fwd_wide_cta(const FwdParams& p, FwdW
     float part[kVec];
 #pragma unroll
     for (int k = 0; k < kVec; ++k) part[k] = 0.f;
-    float v[kAccesses][kVec];  // the row, for the second pass where kKeepRow
+    // The row, for the second pass where kKeepRow; else an access at a time
+    // (held whole, the thick instances' 64 columns a thread spilled).
+    float v[kKeepRow ? kAccesses : 1][kVec];
 #pragma unroll
     for (int j = 0; j < kAccesses; ++j) {
       const int col = (j * kThreads + t) * kVec;
       if (!in_slab(col)) continue;
-      load<kVec>(xs + col, v[j]);
+      float (&u)[kVec] = v[kKeepRow ? j : 0];
+      load<kVec>(xs + col, u);
       if constexpr (S::kResidual) {
         float r[kVec];
         if constexpr (kStagedR || kSlotR) {
@@ -292,16 +312,16 @@ __device__ __forceinline__ void layer_norm_fwd_wide_cta(const FwdParams& p, FwdW
         } else {
           load<kVec>(residual + row * p.residual_stride + col, r);
         }
-        add_residual<S>(v[j], r);
+        add_residual<S>(u, r);
         if constexpr (kStagedR) {
-          store<kVec>(zs + col, v[j]);
+          store<kVec>(zs + col, u);
         } else {
-          store<kVec>(const_cast<T*>(xs) + col, v[j]);  // z over x (same dtype)
+          store<kVec>(const_cast<T*>(xs) + col, u);  // z over x (same dtype)
         }
-        smem::store_vec<kVec>(z + row * p.z_stride + col, v[j]);
+        smem::store_vec<kVec>(z + row * p.z_stride + col, u);
       }
 #pragma unroll
-      for (int k = 0; k < kVec; ++k) part[k] = S::kRms ? fmaf(v[j][k], v[j][k], part[k]) : part[k] + v[j][k];
+      for (int k = 0; k < kVec; ++k) part[k] = S::kRms ? fmaf(u[k], u[k], part[k]) : part[k] + u[k];
     }
     // The loop form of the cross-warp step: the shuffle form spilled here
     // (fp32 + residual rows at 16 warps sit at 128 registers:
@@ -390,13 +410,41 @@ __device__ __forceinline__ void layer_norm_fwd_wide_cta(const FwdParams& p, FwdW
     const i64 row = row_of(i);
     const RowAffine aff = row_affine<S>(p, row, mean, var, t == 0 && rank == 0);
     Y* out_row = y + row * p.y_stride;
+    if constexpr (kWeightsFromL2) {
+      // kBatch accesses' weight and bias loaded before any of their y is
+      // stored (the stores may alias them: a load after a store would wait
+      // for it), as fwd_smem.cuh's output.
+      constexpr int kBatch = 4;
+      static_assert(kAccesses % kBatch == 0, "whole batches");
 #pragma unroll
-    for (int j = 0; j < kAccesses; ++j) {
-      const int col = (j * kThreads + t) * kVec;
-      if (!in_slab(col)) continue;
-      float v[kVec];
-      row_at(i, col, v);
-      normalize_store_vec<S>(out_row + col, wr[j], br[j], v, mean, aff.scale, aff.shift);
+      for (int j0 = 0; j0 < kAccesses; j0 += kBatch) {
+        smem::Raw<W, kVec> w[kBatch], b[kBatch];
+#pragma unroll
+        for (int u = 0; u < kBatch; ++u) {
+          const int col = ((j0 + u) * kThreads + t) * kVec;
+          if (in_slab(col)) {
+            if constexpr (S::kHasWeight) w[u].load(static_cast<const W*>(p.weight) + c0 + col);
+            if constexpr (S::kHasBias) b[u].load(static_cast<const W*>(p.bias) + c0 + col);
+          }
+        }
+#pragma unroll
+        for (int u = 0; u < kBatch; ++u) {
+          const int col = ((j0 + u) * kThreads + t) * kVec;
+          if (!in_slab(col)) continue;
+          float v[kVec];
+          row_at(i, col, v);
+          normalize_store_vec<S>(out_row + col, w[u], b[u], v, mean, aff.scale, aff.shift);
+        }
+      }
+    } else {
+#pragma unroll
+      for (int j = 0; j < kAccesses; ++j) {
+        const int col = (j * kThreads + t) * kVec;
+        if (!in_slab(col)) continue;
+        float v[kVec];
+        row_at(i, col, v);
+        normalize_store_vec<S>(out_row + col, wr[j], br[j], v, mean, aff.scale, aff.shift);
+      }
     }
     // z was written into the slot by generic stores, which the copy
     // engine's next copy into it (async proxy) must follow.
