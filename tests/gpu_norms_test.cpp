@@ -767,6 +767,53 @@ TEST_P(SmemForward, EveryConfigIsCorrect) {
 INSTANTIATE_TEST_SUITE_P(Norms, SmemForward, ::testing::ValuesIn(smem_cases()),
                          [](const ::testing::TestParamInfo<SmemCase>& i) { return i.param.label; });
 
+// Rows far from zero against their spread (mean / standard deviation 64 for
+// bf16, 512 for fp16): every shared-memory and wide-row forward config
+// against the float64 reference. The wide forward's full slabs take their
+// statistics in one pass, each thread's deviations from its first column
+// (fwd_wide.cuh, kOnePass), where the sum of x alone would lose the
+// variance to cancellation.
+TEST(SmemForwardExactness, RowsFarFromZeroKeepTheirVariance) {
+  LNTUNE_REQUIRE_GPU();
+  const CurrentGpu gpu;
+  if (gpu.cc < 90) GTEST_SKIP() << smem_forward_needs_sm90(gpu.cc);
+  Rng rng;
+  SCOPED_TRACE("seed " + std::to_string(rng.seed()));
+  int checked = 0, wide_checked = 0;
+  struct Pick {
+    DType d;
+    std::int64_t n;
+    double offset;
+  };
+  for (const Pick& k : {Pick{DType::bf16, 65536, 64.0}, Pick{DType::f16, 262144, 512.0}, Pick{DType::bf16, 245768, 64.0},
+                        Pick{DType::f16, 32768, 512.0}}) {
+    VCase c;
+    c.x = c.w = k.d;
+    c.M = 9;
+    c.N = k.n;
+    NormRun run(c, rng);
+    run.x = rng.tensor(k.d, c.M * c.N, k.offset, 1.0);
+    run.gx = DeviceTensor(run.x);
+    const rt::FwdProblem fp = rt::check_forward(run.fwd());
+    for (const Config& cfg : gen::search_space({Kernel::fwd, k.d, c.N, c.M, gpu.dev.sm_count, gpu.cc})) {
+      const bool wide = gen::is_wide_fwd(Kernel::fwd, cfg);
+      if (!gen::forward_in_smem(cfg, c.N) && !wide) continue;
+      SCOPED_TRACE(c.name() + " " + to_string(cfg));
+      try {
+        gen::make_instance(fp.traits, cfg, c.N, fp.vec);
+      } catch (const Error&) {
+        continue;  // not an instance for these traits
+      }
+      run.forward_and_check(&cfg);
+      ++checked;
+      if (wide) ++wide_checked;
+    }
+  }
+  EXPECT_GT(wide_checked, 0) << "no wide-row forward config ran";
+  std::printf("[ offset   ] rows far from zero: %d shared-memory forward configs checked (%d wide-row)\n", checked,
+              wide_checked);
+}
+
 // A constant row (variance exactly 0) gives y = bias bit for bit in every
 // shared-memory and wide-row forward config, whatever its slabs' column
 // counts: the wide forward's cluster sum once left a residue where the last

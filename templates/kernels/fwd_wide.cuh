@@ -137,7 +137,22 @@ struct FwdWideShared {
   // memory, not in registers hoisted out of the row loop.
   float columns[S::kCluster], inv_columns[S::kCluster];
   float scratch[S::kThreads > 32 ? S::kThreads / 32 : 1];
+  // The one-pass statistics' warp parts (mean, m2), by row parity: with two
+  // buffers no barrier after the cross-warp step (the next row that writes
+  // a buffer follows the barrier of the row between's output).
+  float stats[2][2][S::kThreads > 32 ? S::kThreads / 32 : 1];
 };
+
+// Statistics of two parts of `c` values each (mean, sum of squared
+// deviations from it) merged in place (Chan et al.): mean (a + b) / 2, m2
+// m2a + m2b + (mb - ma)^2 c / 2. The same bits whichever part is `mean`
+// (a butterfly leaves every lane the same), and m2 = 0 exactly for a
+// constant row.
+__device__ __forceinline__ void merge_equal_parts(float& mean, float& m2, float mean_b, float m2_b, float c) {
+  const float d = mean_b - mean;
+  m2 = fmaf(d * d, 0.5f * c, m2 + m2_b);
+  mean = (mean + mean_b) * 0.5f;
+}
 
 // FULL: this CTA's slab has all kSlab columns (known at compile time: no
 // bounds check, and its convergence region, around each access).
@@ -285,6 +300,18 @@ __device__ __forceinline__ void layer_norm_fwd_wide_cta(const FwdParams& p, FwdW
   // and the row, weight and bias within the registers a thread has, less 40
   // for the rest. Otherwise it reads the slot again.
   constexpr bool kKeepRow = FULL && fwd_wide_keeps_row<S>();
+  // A full slab's LayerNorm statistics in one pass (kOnePass): each thread
+  // sums its columns' deviations d from its first column x0, s = sum d and
+  // q = sum d^2, so that its mean is x0 + s / c and its m2 q - s^2 / c (c
+  // its columns: exact powers of two). x0 is one of the values, so m2 >=
+  // (x0 - mean)^2 and q <= (c + 1) m2: the cancellation costs at most
+  // log2(c + 1) bits (c <= 32), where the sum of x alone, as the two-pass
+  // form's first pass, is as stable only once the mean is subtracted. The
+  // threads' parts merge by Chan's formula (all parts of a level the same
+  // size): a butterfly over the warp, then over the warps' parts, with one
+  // barrier, where the two passes took two sums over the CTA (four
+  // barriers) and a second pass over the row.
+  constexpr bool kOnePass = FULL && !S::kRms;
   const auto local_sums = [&](i64 i, float& a, float& b) {
     if (n > 0) smem::barrier_wait(bars + 8u * static_cast<unsigned>(i % STAGES), static_cast<unsigned>((i / STAGES) & 1));
     if (kSlotR && n > 0) smem::barrier_wait(r_bar, static_cast<unsigned>(i & 1));
@@ -298,12 +325,15 @@ __device__ __forceinline__ void layer_norm_fwd_wide_cta(const FwdParams& p, FwdW
     for (int k = 0; k < kVec; ++k) part[k] = 0.f;
     // The row, for the second pass where kKeepRow; else an access at a time
     // (held whole, the thick instances' 64 columns a thread spilled).
-    float v[kKeepRow ? kAccesses : 1][kVec];
+    float v[kKeepRow && !kOnePass ? kAccesses : 1][kVec];
+    float x0 = 0.f, sq[kOnePass ? kVec : 1];  // kOnePass: the shift, the sums of d^2
+#pragma unroll
+    for (int k = 0; k < (kOnePass ? kVec : 1); ++k) sq[k] = 0.f;
 #pragma unroll
     for (int j = 0; j < kAccesses; ++j) {
       const int col = (j * kThreads + t) * kVec;
       if (!in_slab(col)) continue;
-      float (&u)[kVec] = v[kKeepRow ? j : 0];
+      float (&u)[kVec] = v[kKeepRow && !kOnePass ? j : 0];
       load<kVec>(xs + col, u);
       if constexpr (S::kResidual) {
         float r[kVec];
@@ -320,34 +350,76 @@ __device__ __forceinline__ void layer_norm_fwd_wide_cta(const FwdParams& p, FwdW
         }
         smem::store_vec<kVec>(z + row * p.z_stride + col, u);
       }
+      if constexpr (kOnePass) {
+        if (j == 0) x0 = u[0];
 #pragma unroll
-      for (int k = 0; k < kVec; ++k) part[k] = S::kRms ? fmaf(u[k], u[k], part[k]) : part[k] + u[k];
-    }
-    // The loop form of the cross-warp step: the shuffle form spilled here
-    // (fp32 + residual rows at 16 warps sit at 128 registers:
-    // KernelHeaders.WideSpaceCompilesWithoutSpills), and a sum per slab of
-    // thousands of columns does not show.
-    a = row_sum<kThreads, 1, true, WarpCombine::loop>(tree_sum<kVec>(part), scratch);
-    b = 0.f;
-    if constexpr (!S::kRms) {
-      const float local_mean = n > 0 ? a / static_cast<float>(n) : 0.f;
-#pragma unroll
-      for (int k = 0; k < kVec; ++k) part[k] = 0.f;
-#pragma unroll
-      for (int j = 0; j < kAccesses; ++j) {
-        const int col = (j * kThreads + t) * kVec;
-        if (!in_slab(col)) continue;
-        float u[kVec];
-        if constexpr (kKeepRow) {
-#pragma unroll
-          for (int k = 0; k < kVec; ++k) u[k] = v[j][k];
-        } else {
-          row_at(i, col, u);
+        for (int k = 0; k < kVec; ++k) {
+          const float d = u[k] - x0;
+          part[k] += d;
+          sq[k] = fmaf(d, d, sq[k]);
         }
+      } else {
 #pragma unroll
-        for (int k = 0; k < kVec; ++k) part[k] = fmaf(u[k] - local_mean, u[k] - local_mean, part[k]);
+        for (int k = 0; k < kVec; ++k) part[k] = S::kRms ? fmaf(u[k], u[k], part[k]) : part[k] + u[k];
       }
-      b = row_sum<kThreads, 1, true, WarpCombine::loop>(tree_sum<kVec>(part), scratch);
+    }
+    if constexpr (kOnePass) {
+      static_assert(kAccesses * kVec <= 32, "the bound on cancellation above (fwd_wide_keeps_row's instances)");
+      constexpr float kColumns = static_cast<float>(kAccesses * kVec);  // a thread's (a power of two)
+      const float s = tree_sum<kVec>(part), q = tree_sum<kVec>(sq);
+      float mean = fmaf(s, 1.0f / kColumns, x0);
+      float m2 = fmaxf(fmaf(-s, s * (1.0f / kColumns), q), 0.f);
+      float c = kColumns;
+#pragma unroll
+      for (int o = 16; o > 0; o >>= 1) {
+        merge_equal_parts(mean, m2, __shfl_xor_sync(0xffffffffu, mean, o), __shfl_xor_sync(0xffffffffu, m2, o), c);
+        c *= 2.f;
+      }
+      constexpr int kWarps = kThreads / 32;
+      if constexpr (kWarps > 1) {
+        float (&st)[2][kWarps] = sh.stats[i & 1];
+        if ((t & 31) == 0) {
+          st[0][t / 32] = mean;
+          st[1][t / 32] = m2;
+        }
+        __syncthreads();
+        mean = st[0][t % kWarps];
+        m2 = st[1][t % kWarps];
+#pragma unroll
+        for (int o = 1; o < kWarps; o <<= 1) {
+          merge_equal_parts(mean, m2, __shfl_xor_sync(0xffffffffu, mean, o), __shfl_xor_sync(0xffffffffu, m2, o), c);
+          c *= 2.f;
+        }
+      }
+      a = mean * static_cast<float>(kSlab);  // the slab's sum (kSlab a power of two)
+      b = m2;
+    } else {
+      // The loop form of the cross-warp step: the shuffle form spilled here
+      // (fp32 + residual rows at 16 warps sit at 128 registers:
+      // KernelHeaders.WideSpaceCompilesWithoutSpills), and a sum per slab of
+      // thousands of columns does not show.
+      a = row_sum<kThreads, 1, true, WarpCombine::loop>(tree_sum<kVec>(part), scratch);
+      b = 0.f;
+      if constexpr (!S::kRms) {
+        const float local_mean = n > 0 ? a / static_cast<float>(n) : 0.f;
+#pragma unroll
+        for (int k = 0; k < kVec; ++k) part[k] = 0.f;
+#pragma unroll
+        for (int j = 0; j < kAccesses; ++j) {
+          const int col = (j * kThreads + t) * kVec;
+          if (!in_slab(col)) continue;
+          float u[kVec];
+          if constexpr (kKeepRow) {
+#pragma unroll
+            for (int k = 0; k < kVec; ++k) u[k] = v[kKeepRow && !kOnePass ? j : 0][k];
+          } else {
+            row_at(i, col, u);
+          }
+#pragma unroll
+          for (int k = 0; k < kVec; ++k) part[k] = fmaf(u[k] - local_mean, u[k] - local_mean, part[k]);
+        }
+        b = row_sum<kThreads, 1, true, WarpCombine::loop>(tree_sum<kVec>(part), scratch);
+      }
     }
   };
   // Thread 0, once every thread has formed row i's sums (local_sums ends
