@@ -90,6 +90,9 @@ struct WideShape {
   // (gen::dynamic_smem_bytes computes the same figure on the host).
   static constexpr unsigned kXBytes = static_cast<unsigned>(SLAB * sizeof(R));
   static constexpr unsigned kStageBytes = kXBytes + (kStageDy ? static_cast<unsigned>(SLAB * sizeof(Y)) : 0u);
+  // The weight slab's 16-byte pieces an access spans: 2 for an fp32 weight
+  // beside 16-bit rows (8 columns an access), else 1 (see stage_weight).
+  static constexpr int kWPieces = VEC * sizeof(WeightT) > 16 ? static_cast<int>(VEC * sizeof(WeightT) / 16) : 1;
   static constexpr unsigned kWeightOffset = STAGES * kStageBytes;
   static constexpr unsigned kBarrierOffset = kWeightOffset + (HAS_WEIGHT ? static_cast<unsigned>(SLAB * sizeof(W)) : 0u);
   static constexpr unsigned kSmemBytes = kBarrierOffset + 8u * STAGES;
@@ -288,6 +291,41 @@ __device__ __forceinline__ void read_dy(const unsigned char* smem, int s, const 
   }
 }
 
+// The weight slab in shared memory, staged once by every thread: piece p
+// (of S::kWPieces, 16 bytes each) of access group g (kVec columns) at
+// 16 (p * kSlab / kVec + g) bytes, so that each 16-byte load of a warp's
+// accesses reads contiguous bytes. (An fp32 weight beside 16-bit rows, 32
+// bytes an access in column order, was read as two loads at a 32-byte
+// stride: two shared-memory wavefronts a quarter warp each.)
+template <class S>
+__device__ __forceinline__ void stage_weight(const BwdParams& p, unsigned char* smem, i64 c0, i64 n, int t) {
+  using Chunk = Pack<unsigned, 4>;
+  const i64 chunks = n * static_cast<i64>(sizeof(typename S::W)) / 16;  // n: a multiple of kVec (16-byte accesses)
+  const Chunk* src = reinterpret_cast<const Chunk*>(static_cast<const typename S::W*>(p.weight) + c0);
+  Chunk* dst = reinterpret_cast<Chunk*>(smem + S::kWeightOffset);
+  for (i64 q = t; q < chunks; q += S::kThreads)
+    dst[q % S::kWPieces * (S::kSlab / S::kVec) + q / S::kWPieces] = src[q];
+}
+
+// The weight of the access at `col` (raw, as stored), from stage_weight's layout.
+template <class S>
+__device__ __forceinline__ void load_weight(const unsigned char* smem, int col, float (&w)[S::kVec]) {
+  const auto* base = reinterpret_cast<const typename S::W*>(smem + S::kWeightOffset);
+  if constexpr (S::kWPieces == 1) {
+    load<S::kVec>(base + col, w);
+  } else {
+    constexpr int kPer = S::kVec / S::kWPieces;  // columns a piece
+    const int g = col / S::kVec;
+#pragma unroll
+    for (int q = 0; q < S::kWPieces; ++q) {
+      float part[kPer];
+      load<kPer>(base + (q * (S::kSlab / S::kVec) + g) * kPer, part);
+#pragma unroll
+      for (int k = 0; k < kPer; ++k) w[q * kPer + k] = part[k];
+    }
+  }
+}
+
 // The same access's x (z) and dy (read_dy; DY false: not dy, which the
 // caller read ahead), and the applied weight (1 where there is none).
 template <class S, bool LAST = false, bool DY = true>
@@ -297,7 +335,7 @@ __device__ __forceinline__ void read_access(const unsigned char* smem, int s, co
   load<S::kVec>(stage_x<S>(const_cast<unsigned char*>(smem), s) + col, x);
   if constexpr (DY) read_dy<S, LAST>(smem, s, dy, col, g);
   if constexpr (S::kHasWeight) {
-    load<S::kVec>(reinterpret_cast<const typename S::W*>(smem + S::kWeightOffset) + col, w);
+    load_weight<S>(smem, col, w);
 #pragma unroll
     for (int k = 0; k < S::kVec; ++k) w[k] = applied_weight<S>(w[k]);
   } else {
@@ -483,13 +521,7 @@ __device__ __forceinline__ void layer_norm_bwd_dx_wide(const BwdParams& p) {
     mbarrier_init_fence();
   }
   // The weight slab, once (raw, in W: applied when read).
-  if constexpr (S::kHasWeight) {
-    const i64 bytes = n * static_cast<i64>(sizeof(W));  // a multiple of 16 (16-byte accesses)
-    using Chunk = Pack<unsigned, 4>;
-    const Chunk* src = reinterpret_cast<const Chunk*>(static_cast<const W*>(p.weight) + c0);
-    Chunk* dst = reinterpret_cast<Chunk*>(smem + S::kWeightOffset);
-    for (i64 q = t; q < bytes / 16; q += S::kThreads) dst[q] = src[q];
-  }
+  if constexpr (S::kHasWeight) stage_weight<S>(p, smem, c0, n, t);
   if (t == 0) {
     for (int q = 0; q < kBuffers; ++q) row_stats[q][0] = 0.f;  // RMSNorm's mean
     for (i64 i = 0; i < 2 && i < rows.count; ++i) load_stats(i);

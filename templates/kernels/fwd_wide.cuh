@@ -310,8 +310,15 @@ __device__ __forceinline__ void layer_norm_fwd_wide_cta(const FwdParams& p, FwdW
   // threads' parts merge by Chan's formula (all parts of a level the same
   // size): a butterfly over the warp, then over the warps' parts, with one
   // barrier, where the two passes took two sums over the CTA (four
-  // barriers) and a second pass over the row.
-  constexpr bool kOnePass = FULL && !S::kRms;
+  // barriers) and a second pass over the row. Where measured faster: clusters
+  // of 16, whose exchange over the cluster is the long pole of a row. On an
+  // H200 at x = 512 MiB, % of copy, two passes -> one, A/B, two rounds
+  // (bench/results/s39, call 2): LayerNorm fp16 N = 262144 81.7 / 81.4 ->
+  // 88.2 / 87.9, + add bf16 262144 90.7 / 90.8 -> 91.9 / 91.7 (bf16 262144
+  // level: 81.0 / 80.4 -> 80.5 / 80.0). Slower in smaller clusters: bf16
+  // 65536 (clusters of 4) 91.5 / 91.7 -> 90.0 / 90.0, fp16 91.8 / 91.7 ->
+  // 90.9 / 90.6, bf16 131072 (8) 94.4 / 94.1 -> 92.6 / 93.5.
+  constexpr bool kOnePass = FULL && !S::kRms && S::kCluster == 16;
   const auto local_sums = [&](i64 i, float& a, float& b) {
     if (n > 0) smem::barrier_wait(bars + 8u * static_cast<unsigned>(i % STAGES), static_cast<unsigned>((i / STAGES) & 1));
     if (kSlotR && n > 0) smem::barrier_wait(r_bar, static_cast<unsigned>(i & 1));
@@ -556,11 +563,13 @@ __device__ __forceinline__ void layer_norm_fwd_wide(const FwdParams& p) {
   // Only where the full slab keeps the row in registers: elsewhere the two
   // paths together took more registers than either (spills at fp32 rows
   // and residual of 256K columns, 16 warps).
-  if (fwd_wide_keeps_row<S>() && p.N - static_cast<i64>(cluster_rank()) * S::kBlockSize >= S::kBlockSize) {
-    layer_norm_fwd_wide_cta<S, STAGES, RESIDUAL, true>(p, sh);
-  } else {
-    layer_norm_fwd_wide_cta<S, STAGES, RESIDUAL, false>(p, sh);
+  if constexpr (fwd_wide_keeps_row<S>()) {
+    if (p.N - static_cast<i64>(cluster_rank()) * S::kBlockSize >= S::kBlockSize) {
+      layer_norm_fwd_wide_cta<S, STAGES, RESIDUAL, true>(p, sh);
+      return;
+    }
   }
+  layer_norm_fwd_wide_cta<S, STAGES, RESIDUAL, false>(p, sh);
 }
 
 }  // namespace lntune
