@@ -136,11 +136,16 @@ struct FwdWideShared {
   // without columns), as floats, for LayerNorm's combination: in shared
   // memory, not in registers hoisted out of the row loop.
   float columns[S::kCluster], inv_columns[S::kCluster];
-  float scratch[S::kThreads > 32 ? S::kThreads / 32 : 1];
-  // The one-pass statistics' warp parts (mean, m2), by row parity: with two
-  // buffers no barrier after the cross-warp step (the next row that writes
-  // a buffer follows the barrier of the row between's output).
-  float stats[2][2][S::kThreads > 32 ? S::kThreads / 32 : 1];
+  // The two-pass sums' warp parts; or, in clusters of 16 (whose full slabs
+  // take the one-pass statistics: kOnePass), the warp parts (mean, m2) of
+  // those, by row parity: with two buffers no barrier after the cross-warp
+  // step (the next row that writes a buffer follows the barrier of the row
+  // between's output). A CTA takes one path or the other for the whole
+  // kernel. (Elsewhere its size as before: 256 more bytes of static shared
+  // memory moved the stages and measured 1 point slower, bf16 N = 65536 in
+  // clusters of 4; bench/results/s39, call 3.)
+  static constexpr int kWarpParts = S::kThreads > 32 ? S::kThreads / 32 : 1;
+  float scratch[(S::kCluster == 16 ? 4 : 1) * kWarpParts];
 };
 
 // Statistics of two parts of `c` values each (mean, sum of squared
@@ -384,7 +389,7 @@ __device__ __forceinline__ void layer_norm_fwd_wide_cta(const FwdParams& p, FwdW
       }
       constexpr int kWarps = kThreads / 32;
       if constexpr (kWarps > 1) {
-        float (&st)[2][kWarps] = sh.stats[i & 1];
+        float(&st)[2][kWarps] = reinterpret_cast<float(*)[2][2][kWarps]>(sh.scratch)[0][i & 1];
         if ((t & 31) == 0) {
           st[0][t / 32] = mean;
           st[1][t / 32] = m2;
