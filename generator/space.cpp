@@ -769,21 +769,22 @@ std::optional<Config> fast_memory_default(const SpaceQuery& q, const ConfigFilte
       if (c && valid(*c)) return c;
     }
     if (q.n > 32768 && q.n <= 65536) return smem_wave_fwd_config(q, 2, valid);
-    // bf16 LayerNorm rows of 229377-262144 columns: the row's slab in shared
-    // memory over clusters of 8 (32768 columns, 16 warps a CTA, 3 CTAs a
-    // SM), one persistent wave (49 clusters; the launcher fits them to the 45
-    // an H200 runs at once). Against the wide forward (round 1 / round 2):
-    // lntune_sweep bf16 N = 262144 74.6 / 74.4 -> 80.8 / 79.8% of copy,
-    // 240000 72.4 / 72.3 -> 78.6 / 77.8, fp16 262144 77.1 / 76.8 -> 79.8 /
-    // 80.0 (s36 call 5); the Python bench (bench/probes/ln_forward_probe.py,
-    // call 12) bf16 78.6 / 78.4 -> 79.3 / 79.3 but fp16 81.4 / 81.1 -> 79.3 /
-    // 79.2: fp16 keeps the wide forward. (Every config, call 4: before the
-    // fit, 49 clusters, 64.3.)
-    if (plain_layer && q.dtype == DType::bf16 && q.n > 131072)
-      if (const std::optional<Config> c = smem_wave_fwd_config(q, 8, valid)) return c;
+    // (LayerNorm rows of more than 128K columns: bf16 took the row's slab in
+    // shared memory over clusters of 8, 3 CTAs a SM, from session 36 (80.8
+    // against 74.6% of copy for the wide forward then) to 39, when the wide
+    // forward's full slabs in clusters of 16 took their statistics in one
+    // pass (fwd_wide.cuh, kOnePass): bf16 N = 262144 85.4 against 80.3,
+    // fp16 88.1 (bench/results/s39, call 4).)
     const int cluster = q.n <= 32768 ? 2 : q.n <= 131072 ? 8 : 16;
     const std::optional<Config> c = wide_fwd_config(q, cluster, 16, cluster == 2 ? 3 : 4);
     if (c && valid(*c)) return c;
+    // bf16 LayerNorm rows of more than 128K columns the wide forward does not
+    // split (a 16384-column slab would be empty, e.g. N = 229384): the row's
+    // slab in shared memory over clusters of 8, one persistent wave, as
+    // before session 39 (N = 240000: 78.6% of copy against 72.4 for the wide
+    // forward then; s36 call 5).
+    if (plain_layer && q.dtype == DType::bf16 && q.n > 131072)
+      if (const std::optional<Config> w = smem_wave_fwd_config(q, 8, valid)) return w;
     return std::nullopt;
   }
   if (q.kernel != Kernel::bwd_dx) return std::nullopt;
@@ -830,12 +831,21 @@ std::optional<Config> fast_memory_default(const SpaceQuery& q, const ConfigFilte
   // below it (16 warps, 4 stages, one CTA a SM): 82.7 / 82.7 against 81.6 /
   // 81.2 this way (call 8; its bias accumulators and the preloaded dz fill
   // the 128 registers two CTAs a SM leave).
+  // Where 3 stages do not fit twice with the call's traits (an fp32 weight
+  // beside 16-bit rows, as PyTorch's autocast and mixed-precision training
+  // keep a LayerNorm's parameters: 3 stages and the weight slab take 128 KB),
+  // LayerNorm in clusters of 8 takes 2 stages at two CTAs a SM: bf16
+  // N = 65536 79.2% of copy against 76.3 for the one-a-SM rule below; not in
+  // clusters of 2 (N = 16384: 81.3 against 87.2; bench/results/s39, call 4).
   const bool add_layer_16k = q.residual && q.norm == Norm::layer && q.n == 16384;
   if (half && q.n > 8192 && q.n <= (q.residual ? 32768 : 65536) && !add_layer_16k) {
     const int cluster = q.n <= 16384 ? 2 : q.n <= 32768 ? 4 : 8;
-    Config c{8192, 8, q.residual ? 2 : 3, 0, cluster};
-    c.group_size_m = clip_groups(q, 1, 2 * std::max(1, q.sm_count / cluster));
-    if (cluster_slab(q.n, cluster) == 8192 && wide_bwd_two_per_sm(q, c)) {
+    std::vector<int> stage_counts{q.residual ? 2 : 3};
+    if (plain_layer && cluster == 8) stage_counts.push_back(2);
+    for (const int stages : stage_counts) {
+      Config c{8192, 8, stages, 0, cluster};
+      c.group_size_m = clip_groups(q, 1, 2 * std::max(1, q.sm_count / cluster));
+      if (cluster_slab(q.n, cluster) != 8192 || !wide_bwd_two_per_sm(q, c)) break;
       if (!accept) return c;
       // With the call's traits, the instance's own shared memory, x and dy
       // staged, and a residual in the row dtype (measured so only: an fp32
