@@ -717,7 +717,9 @@ std::optional<Config> smem_wave_fwd_config(const SpaceQuery& q, int cluster, con
 //     16384-column slices in clusters of 8, 16 warps, 2
 //     stages (bf16 131072 82.0 against 62.7); more, clusters of 16 in the
 //     7 that fit at once, 2 stages (bf16 262144 73.0 against 64.1; fp16
-//     68.9, 72.9 with 3 stages, against 67.7).
+//     68.9, 72.9 with 3 stages, against 67.7); fp16 at 3 stages since
+//     session 39 (73.1 against 68.7 at 2; bf16 66.1 at 3 against 73.0 at 2:
+//     bench/results/s39, call 7).
 //   * fp32 LayerNorm and RMSNorm backward of more than 128K columns, no
 //     residual, x alone staged: 16 warps, not 32 (262144: LayerNorm 66.8
 //     against 61.9, RMSNorm 68.0 against 61.8, call 5).
@@ -879,7 +881,8 @@ std::optional<Config> fast_memory_default(const SpaceQuery& q, const ConfigFilte
     const bool slices_8k = half && cluster == 8 && q.n <= 65536;
     const std::int64_t slab = cluster_slab(q.n, cluster);
     if (slab == 0 || slab != (slices_8k ? 8192 : 16384)) return std::nullopt;
-    Config c{static_cast<int>(slab), slices_8k ? 8 : 16, slices_8k ? 4 : 2, 0, cluster};
+    const int stages = slices_8k ? 4 : cluster == 16 && q.dtype == DType::f16 ? 3 : 2;
+    Config c{static_cast<int>(slab), slices_8k ? 8 : 16, stages, 0, cluster};
     c.group_size_m = coresident_clusters(q, cluster);
     if (wide_bwd_fits(q, c, !half, accept)) return c;
     return std::nullopt;

@@ -843,7 +843,21 @@ TEST(Default, FastMemoryRules) {
     EXPECT_EQ(to_string(c), "block_size=8192 num_warps=16 rows_per_cta=4 group_size_m=66 cluster_size=2");
   }
   EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 131072, 2048), "block_size=16384 num_warps=16 rows_per_cta=2 group_size_m=15 cluster_size=8");
-  EXPECT_EQ(def(Kernel::bwd_dx, DType::f16, 262144, 1024), "block_size=16384 num_warps=16 rows_per_cta=2 group_size_m=7 cluster_size=16");
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::f16, 262144, 1024), "block_size=16384 num_warps=16 rows_per_cta=2 group_size_m=7 cluster_size=16")
+      << "without traits the weight slab is sized fp32: 3 stages do not fit";
+  {
+    // fp16 rows of 256K columns with a 16-bit weight: 3 stages (bf16 keeps 2;
+    // with an fp32 weight 3 stages of x and dy do not fit).
+    const SpaceQuery q = query(Kernel::bwd_dx, DType::f16, 262144, 1024, 18.8);
+    const auto with_w = [&](DType x, DType w) {
+      SpaceQuery qq = q;
+      qq.dtype = x;
+      return to_string(default_config(qq, instances_for(Traits{Kernel::bwd_dx, x, w, true, true}, q.n, max_vec(x))));
+    };
+    EXPECT_EQ(with_w(DType::f16, DType::f16), "block_size=16384 num_warps=16 rows_per_cta=3 group_size_m=7 cluster_size=16");
+    EXPECT_EQ(with_w(DType::bf16, DType::bf16), "block_size=16384 num_warps=16 rows_per_cta=2 group_size_m=7 cluster_size=16");
+    EXPECT_EQ(with_w(DType::f16, DType::f32), "block_size=16384 num_warps=16 rows_per_cta=2 group_size_m=7 cluster_size=16");
+  }
   EXPECT_EQ(def(Kernel::bwd_dx, DType::f32, 262144, 512), "block_size=16384 num_warps=16 rows_per_cta=2 group_size_m=7 cluster_size=16");
   // Training sizes (16-48 rows a SM): the 16-bit LayerNorm backward of
   // 513-4096 columns in one CTA a SM (bench/results/s37, call 5); not
