@@ -22,7 +22,9 @@
 // Per row, one exchange over the cluster (fwd_smem.cuh has two for
 // LayerNorm): each CTA takes its slab's sum a_r and, LayerNorm, the sum of
 // squared deviations from its own slab mean, b_r = sum (x - a_r / n_r)^2 (two
-// passes over shared memory, exact as the CPU reference's), and pushes the
+// passes over shared memory, exact as the CPU reference's; in clusters of 16,
+// a full slab's in one pass, each thread's deviations from its first column
+// merged by Chan's formula: see kOnePass), and pushes the
 // pair (a_r, b_r) into every CTA's shared memory with st.async, counted on the
 // receiver's mbarrier (no cluster barrier: see fwd_smem.cuh's kExchangePush),
 // as soon as it has them: four buffers of pairs let a CTA run up to two rows
