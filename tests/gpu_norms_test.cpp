@@ -767,6 +767,25 @@ TEST_P(SmemForward, EveryConfigIsCorrect) {
 INSTANTIATE_TEST_SUITE_P(Norms, SmemForward, ::testing::ValuesIn(smem_cases()),
                          [](const ::testing::TestParamInfo<SmemCase>& i) { return i.param.label; });
 
+// Every shared-memory and wide-row forward config of the space for `c`
+// that is an instance for its traits (`fp`'s): fn(config, key, wide), under
+// a trace naming both.
+template <class Fn>
+void for_each_slab_forward(const CurrentGpu& gpu, const VCase& c, const rt::FwdProblem& fp, Fn&& fn) {
+  for (const Config& cfg : gen::search_space({Kernel::fwd, c.x, c.N, c.M, gpu.dev.sm_count, gpu.cc})) {
+    const bool wide = gen::is_wide_fwd(Kernel::fwd, cfg);
+    if (!gen::forward_in_smem(cfg, c.N) && !wide) continue;
+    SCOPED_TRACE(c.name() + " " + to_string(cfg));
+    InstanceKey key;
+    try {
+      key = gen::make_instance(fp.traits, cfg, c.N, fp.vec);
+    } catch (const Error&) {
+      continue;  // not an instance for these traits (e.g. narrower accesses than the wide kernel's)
+    }
+    fn(cfg, key, wide);
+  }
+}
+
 // Rows far from zero against their spread (mean / standard deviation 64 for
 // bf16, 512 for fp16): every shared-memory and wide-row forward config
 // against the float64 reference. The wide forward's full slabs take their
@@ -794,20 +813,11 @@ TEST(SmemForwardExactness, RowsFarFromZeroKeepTheirVariance) {
     NormRun run(c, rng);
     run.x = rng.tensor(k.d, c.M * c.N, k.offset, 1.0);
     run.gx = DeviceTensor(run.x);
-    const rt::FwdProblem fp = rt::check_forward(run.fwd());
-    for (const Config& cfg : gen::search_space({Kernel::fwd, k.d, c.N, c.M, gpu.dev.sm_count, gpu.cc})) {
-      const bool wide = gen::is_wide_fwd(Kernel::fwd, cfg);
-      if (!gen::forward_in_smem(cfg, c.N) && !wide) continue;
-      SCOPED_TRACE(c.name() + " " + to_string(cfg));
-      try {
-        gen::make_instance(fp.traits, cfg, c.N, fp.vec);
-      } catch (const Error&) {
-        continue;  // not an instance for these traits
-      }
+    for_each_slab_forward(gpu, c, rt::check_forward(run.fwd()), [&](const Config& cfg, const InstanceKey&, bool wide) {
       run.forward_and_check(&cfg);
       ++checked;
       if (wide) ++wide_checked;
-    }
+    });
   }
   EXPECT_GT(wide_checked, 0) << "no wide-row forward config ran";
   std::printf("[ offset   ] rows far from zero: %d shared-memory forward configs checked (%d wide-row)\n", checked,
@@ -838,16 +848,7 @@ TEST(SmemForwardExactness, ConstantRowsGiveTheBias) {
     run.gx = DeviceTensor(run.x);
     const ForwardArgs a = run.fwd();
     const rt::FwdProblem fp = rt::check_forward(a);
-    for (const Config& cfg : gen::search_space({Kernel::fwd, d, c.N, c.M, gpu.dev.sm_count, gpu.cc})) {
-      const bool wide = gen::is_wide_fwd(Kernel::fwd, cfg);
-      if (!gen::forward_in_smem(cfg, c.N) && !wide) continue;
-      SCOPED_TRACE(c.name() + " " + to_string(cfg));
-      InstanceKey key;
-      try {
-        key = gen::make_instance(fp.traits, cfg, c.N, fp.vec);
-      } catch (const Error&) {
-        continue;  // not an instance for these traits (e.g. narrower accesses than the wide kernel's)
-      }
+    for_each_slab_forward(gpu, c, fp, [&](const Config& cfg, const InstanceKey& key, bool wide) {
       run.gy.poison();
       rt::launch_forward(gpu.runtime.kernel(gpu.ctx, gpu.dev.arch(), key), cfg, a, fp);
       ++checked;
@@ -856,7 +857,7 @@ TEST(SmemForwardExactness, ConstantRowsGiveTheBias) {
       for (std::int64_t i = 0; i < c.M * c.N; ++i) wrong += y.get(i) != run.b.get(i % c.N);
       EXPECT_EQ(wrong, 0) << "y != bias in " << wrong << " of " << c.M * c.N << " elements";
       if (wide) ++wide_checked;
-    }
+    });
   }
   EXPECT_GT(wide_checked, 0) << "no wide-row forward config ran";
   std::printf("[ exact    ] constant rows: %d shared-memory forward configs checked for y = bias (%d wide-row)\n", checked,
