@@ -19,7 +19,7 @@
 // cluster without a cluster barrier: each CTA pushes its parts into every
 // CTA's shared memory with st.async, counted on the receiver's mbarrier, as
 // soon as it has them (four buffers of parts), and every CTA adds the parts
-// in rank order. (barrier.cluster.arrive.release compiles to MEMBAR.ALL.GPU:
+// in a fixed order. (barrier.cluster.arrive.release compiles to MEMBAR.ALL.GPU:
 // a wait for every store in flight, per row.) With 3 stages or more, a CTA
 // forms row i + 1's local sums before it waits for row i's parts: the
 // exchange hides behind that work.
@@ -32,7 +32,7 @@
 //
 // Deterministic: each dW/dB element has one owner thread, which visits its
 // cluster's rows in order; row sums are reduced in a fixed order (lanes by a
-// butterfly, warps in index order, CTAs in rank order). No atomics.
+// butterfly, warps in index order, CTAs by a butterfly over lanes). No atomics.
 //
 // Where shared memory cannot hold every stage of x and dy (fp32 rows of 256K
 // columns, whose slab of x and dy is 128 KB at clusters of 16), only x's
@@ -613,13 +613,11 @@ __device__ __forceinline__ void layer_norm_bwd_dx_wide(const BwdParams& p) {
     float dy_ahead[dy_ahead_b<S>() ? S::kAccesses : 1][S::kVec];
     // Row i's parts from every CTA of the cluster.
     mbarrier_wait(sums_bar + q, static_cast<unsigned>((i / kBuffers) & 1));
-    // c1, c2 over the cluster, in rank order.
-    float s_xw = 0.f, s_w = 0.f;
-#pragma unroll
-    for (int r = 0; r < S::kCluster; ++r) {
-      s_xw += sums[q][r][0];
-      s_w += sums[q][r][1];
-    }
+    // c1, c2 over the cluster: lane r of each kCluster lanes takes rank r's
+    // parts, summed by a butterfly over those lanes (a fixed order, the same
+    // bits in every lane, warp and CTA; as fwd_wide.cuh's gather).
+    const float s_xw = segment_sum<S::kCluster>(sums[q][t & (S::kCluster - 1)][0]);
+    const float s_w = segment_sum<S::kCluster>(sums[q][t & (S::kCluster - 1)][1]);
     // dx = rstd * (w dy - (xhat c1 + c2)) = w dy rstd + xhat c1r + c2r
     const float mean = row_stats[q][0], rstd = row_stats[q][1];
     const float c1r = -s_xw * inv_n * rstd;
