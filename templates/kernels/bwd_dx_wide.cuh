@@ -32,7 +32,8 @@
 //
 // Deterministic: each dW/dB element has one owner thread, which visits its
 // cluster's rows in order; row sums are reduced in a fixed order (lanes by a
-// butterfly, warps in index order, CTAs by a butterfly over lanes). No atomics.
+// butterfly, warps in index order, CTAs in rank order or by a butterfly over
+// lanes: kLaneSums). No atomics.
 //
 // Where shared memory cannot hold every stage of x and dy (fp32 rows of 256K
 // columns, whose slab of x and dy is 128 KB at clusters of 16), only x's
@@ -593,6 +594,13 @@ __device__ __forceinline__ void layer_norm_bwd_dx_wide(const BwdParams& p) {
   // (With a residual at 32 warps, the path without the lookahead spilled:
   // those keep it, as every instance did before.)
   constexpr bool kLookahead = S::kStages >= 3 || !S::kStageDy || (S::kResidual && S::kThreads > 512);
+  // The cluster's c1 and c2 by lanes (below) where measured faster: clusters
+  // of 16 with 3 stages or more. On an H200 at x = 512 MiB, % of copy, rank
+  // order -> lanes, A/B, two rounds (bench/results/s39, call 12): LayerNorm
+  // fp16 N = 262144 (3 stages) 73.1 / 72.7 -> 79.7 / 79.9; bf16 65536
+  // (clusters of 8, 3 stages) level, 89.4 / 88.6 -> 89.3 / 88.7; slower at 2
+  // stages (bf16 262144 73.0 / 72.7 -> 67.4 / 67.0).
+  constexpr bool kLaneSums = S::kCluster == 16 && S::kStages >= 3;
   if (kLookahead && rows.count > 0) sums_push(0);
   for (i64 i = 0; i < rows.count; ++i) {
     const int s = static_cast<int>(i % S::kStages);
@@ -613,11 +621,21 @@ __device__ __forceinline__ void layer_norm_bwd_dx_wide(const BwdParams& p) {
     float dy_ahead[dy_ahead_b<S>() ? S::kAccesses : 1][S::kVec];
     // Row i's parts from every CTA of the cluster.
     mbarrier_wait(sums_bar + q, static_cast<unsigned>((i / kBuffers) & 1));
-    // c1, c2 over the cluster: lane r of each kCluster lanes takes rank r's
-    // parts, summed by a butterfly over those lanes (a fixed order, the same
-    // bits in every lane, warp and CTA; as fwd_wide.cuh's gather).
-    const float s_xw = segment_sum<S::kCluster>(sums[q][t & (S::kCluster - 1)][0]);
-    const float s_w = segment_sum<S::kCluster>(sums[q][t & (S::kCluster - 1)][1]);
+    // c1, c2 over the cluster, in a fixed order: where kLaneSums, lane r of
+    // each kCluster lanes takes rank r's parts and the sums are a butterfly
+    // over those lanes (the same bits in every lane, warp and CTA; as
+    // fwd_wide.cuh's gather), else every thread adds them in rank order.
+    float s_xw = 0.f, s_w = 0.f;
+    if constexpr (kLaneSums) {
+      s_xw = segment_sum<S::kCluster>(sums[q][t & (S::kCluster - 1)][0]);
+      s_w = segment_sum<S::kCluster>(sums[q][t & (S::kCluster - 1)][1]);
+    } else {
+#pragma unroll
+      for (int r = 0; r < S::kCluster; ++r) {
+        s_xw += sums[q][r][0];
+        s_w += sums[q][r][1];
+      }
+    }
     // dx = rstd * (w dy - (xhat c1 + c2)) = w dy rstd + xhat c1r + c2r
     const float mean = row_stats[q][0], rstd = row_stats[q][1];
     const float c1r = -s_xw * inv_n * rstd;

@@ -460,36 +460,60 @@ __device__ __forceinline__ void layer_norm_fwd_wide_cta(const FwdParams& p, FwdW
       push_pair_remote(smem::cluster_address(slot, static_cast<unsigned>(r)), a, b,
                        smem::cluster_address(bar, static_cast<unsigned>(r)));
   };
-  // 2. Row i's statistics from the cluster's pairs, summed in a fixed order (a butterfly over lanes).
+  // 2. Row i's statistics from the cluster's pairs, summed in a fixed order:
+  // where kLaneGather, lane r of each kCluster lanes takes rank r's pair and
+  // the sums are a butterfly over those lanes (the same bits in every lane,
+  // warp and CTA); else every thread sums all kCluster pairs in a tree, four
+  // shared loads and four flops a rank (at clusters of 16 and 32 columns a
+  // thread, about 4 of the 19 instructions an element the forward issued;
+  // ncu, bench/results/s39, call 11). Where measured faster: clusters of 16
+  // and 4. On an H200 at x = 512 MiB, % of copy, tree -> lanes, A/B, two
+  // rounds (call 12): LayerNorm bf16 N = 262144 85.5 / 84.8 -> 92.9 / 92.8,
+  // fp16 88.2 / 88.2 -> 94.0 / 93.9, + add bf16 91.9 / 91.8 -> 92.6 / 92.5,
+  // bf16 65536 (clusters of 4) 92.0 / 92.0 -> 93.6 / 93.8; slower in
+  // clusters of 8 (bf16 131072 94.7 / 93.8 -> 92.5 / 92.5).
+  constexpr bool kLaneGather = kCluster == 16 || kCluster == 4;
   const auto gather = [&](i64 i, float& mean, float& var) {
     const int par = static_cast<int>(i % kPairBuffers);
     smem::barrier_wait_cluster(smem::address(&pairs_bar[par]), static_cast<unsigned>((i / kPairBuffers) & 1));
-    // Lane r of each kCluster lanes takes rank r's pair; the sums over the
-    // cluster by a butterfly over those lanes, a fixed order that leaves the
-    // same bits in every lane, warp and CTA. (Every thread summing all
-    // kCluster pairs in a tree took four shared loads and four flops a rank:
-    // at clusters of 16, 32 columns a thread, about 4 instructions a column
-    // of the 19 an element the forward issued; ncu, bench/results/s39,
-    // call 11.)
-    const int r = t & (kCluster - 1);
-    const float a_r = pairs[par][r][0];
-    const float total = segment_sum<kCluster>(a_r);
+    // The variance's terms n_r (a_r / n_r - mean)^2 as e^2 / n_r with
+    // e = a_r - n_r mean in one FMA, a multiply by the reciprocal, no
+    // division and its slow path (this is on the path from one row's
+    // exchange to the next's, which every CTA of the cluster waits for): a
+    // constant row (a_r = n_r mean exactly) gives e = 0 and so a variance of
+    // exactly 0 (y = bias, Gpu.DegenerateRowsAreExact), where a_r times the
+    // rounded 1 / n_r left a residue for slabs of other than a power of two
+    // columns (the last CTA of N = 20000). An empty CTA has a_r = b_r = 0
+    // and 1 / n_r = 0.
     mean = 0.f;
-    if constexpr (S::kRms) {
-      var = total / static_cast<float>(p.N);
+    if constexpr (kLaneGather) {
+      const int r = t & (kCluster - 1);
+      const float a_r = pairs[par][r][0];
+      const float total = segment_sum<kCluster>(a_r);
+      if constexpr (S::kRms) {
+        var = total / static_cast<float>(p.N);
+      } else {
+        mean = total / static_cast<float>(p.N);
+        const float e = fmaf(-columns[r], mean, a_r);
+        var = segment_sum<kCluster>(fmaf(e * inv_columns[r], e, pairs[par][r][1])) / static_cast<float>(p.N);
+      }
     } else {
-      mean = total / static_cast<float>(p.N);
-      // A multiply by the reciprocal, no division and its slow path: this
-      // is on the path from one row's exchange to the next's, which every
-      // CTA of the cluster waits for.
-      // n_r (a_r / n_r - mean)^2 as e^2 / n_r with e = a_r - n_r mean in one
-      // FMA: a constant row (a_r = n_r mean exactly) gives e = 0 and so a
-      // variance of exactly 0 (y = bias, Gpu.DegenerateRowsAreExact), where
-      // a_r times the rounded 1 / n_r left a residue for slabs of other
-      // than a power of two columns (the last CTA of N = 20000).
-      const float e = fmaf(-columns[r], mean, a_r);  // 0 for an empty CTA: a_r = 0, n_r = 0
-      var = segment_sum<kCluster>(fmaf(e * inv_columns[r], e, pairs[par][r][1])) /  // b_r = 0 there, 1 / n_r = 0
-            static_cast<float>(p.N);
+      float part[kCluster];
+#pragma unroll
+      for (int r = 0; r < kCluster; ++r) part[r] = pairs[par][r][0];
+      const float total = tree_sum<kCluster>(part);
+      if constexpr (S::kRms) {
+        var = total / static_cast<float>(p.N);
+      } else {
+        mean = total / static_cast<float>(p.N);
+        float term[kCluster];
+#pragma unroll
+        for (int r = 0; r < kCluster; ++r) {
+          const float e = fmaf(-columns[r], mean, pairs[par][r][0]);
+          term[r] = fmaf(e * inv_columns[r], e, pairs[par][r][1]);
+        }
+        var = tree_sum<kCluster>(term) / static_cast<float>(p.N);
+      }
     }
   };
   // 3. Row i's output, from its slot and the weight and bias in registers;
