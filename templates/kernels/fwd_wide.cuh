@@ -466,13 +466,15 @@ __device__ __forceinline__ void layer_norm_fwd_wide_cta(const FwdParams& p, FwdW
   // warp and CTA); else every thread sums all kCluster pairs in a tree, four
   // shared loads and four flops a rank (at clusters of 16 and 32 columns a
   // thread, about 4 of the 19 instructions an element the forward issued;
-  // ncu, bench/results/s39, call 11). Where measured faster: clusters of 16
-  // and 4. On an H200 at x = 512 MiB, % of copy, tree -> lanes, A/B, two
-  // rounds (call 12): LayerNorm bf16 N = 262144 85.5 / 84.8 -> 92.9 / 92.8,
-  // fp16 88.2 / 88.2 -> 94.0 / 93.9, + add bf16 91.9 / 91.8 -> 92.6 / 92.5,
-  // bf16 65536 (clusters of 4) 92.0 / 92.0 -> 93.6 / 93.8; slower in
-  // clusters of 8 (bf16 131072 94.7 / 93.8 -> 92.5 / 92.5).
-  constexpr bool kLaneGather = kCluster == 16 || kCluster == 4;
+  // ncu, bench/results/s39, call 11). Where measured faster: 16-bit
+  // LayerNorm rows (with or without the residual add) in clusters of 16 and
+  // 4. On an H200 at x = 512 MiB, % of copy, tree -> lanes, A/B, two rounds
+  // (call 12): LayerNorm bf16 N = 262144 85.5 / 84.8 -> 92.9 / 92.8, fp16
+  // 88.2 / 88.2 -> 94.0 / 93.9, + add bf16 91.9 / 91.8 -> 92.6 / 92.5, bf16
+  // 65536 (clusters of 4) 92.0 / 92.0 -> 93.6 / 93.8; slower in clusters of
+  // 8 (bf16 131072 94.7 / 93.8 -> 92.5 / 92.5). RMSNorm and fp32 rows were
+  // not measured so: they keep the tree.
+  constexpr bool kLaneGather = (kCluster == 16 || kCluster == 4) && !S::kRms && sizeof(T) == 2;
   const auto gather = [&](i64 i, float& mean, float& var) {
     const int par = static_cast<int>(i % kPairBuffers);
     smem::barrier_wait_cluster(smem::address(&pairs_bar[par]), static_cast<unsigned>((i / kPairBuffers) & 1));
