@@ -121,15 +121,9 @@ void validate_wide_fwd(const InstanceKey& key) {
     invalid(key, "the wide-row forward needs 16-byte accesses of x (and of the residual; its bulk copies need "
                  "16-byte aligned rows): pointers, strides and N must allow vec = " + std::to_string(max_vec(t.x_dtype)));
   // At most 32 columns a thread: with an fp32 weight and bias, 64 of the 128
-  // registers a thread has at 16 warps. Or 64 in CTAs of up to 8 warps with
-  // a 16-bit weight and bias (or none), built for two CTAs a SM
-  // (fwd_wide_ctas_per_sm): again 64 of the 128 registers a thread has.
-  const bool thin = !(t.has_weight || t.has_bias) || dtype_size(t.w_dtype) == 2;
-  const int max_columns = key.num_warps <= 8 && thin ? 64 : 32;
-  if (key.block_size / (32 * key.num_warps) > max_columns)
-    invalid(key, "block_size / threads exceeds " + std::to_string(max_columns) +
-                     " columns per thread (the weight and bias live in registers: 64 columns in CTAs of up to 8 "
-                     "warps with a 16-bit weight and bias, else 32)");
+  // registers a thread has at 16 warps.
+  if (key.block_size / (32 * key.num_warps) > 32)
+    invalid(key, "block_size / threads exceeds 32 columns per thread (the weight and bias live in registers)");
   if (wide_fwd_residual(key) != WideResidual::staged && t.residual != t.x_dtype)
     invalid(key, "the wide-row forward's stages of x and the residual need " +
                      std::to_string(wide_fwd_smem_bytes(key, WideResidual::staged)) +

@@ -222,20 +222,11 @@ void add_smem_forward(const SpaceQuery& q, std::vector<Config>& out) {
   }
 }
 
-// Whether a wide forward of `warps` warps holds more than 32 columns a
-// thread (up to 64: 16-bit rows in 8 warps; gen::validate_wide_fwd),
-// an instance built for two CTAs a SM (fwd_wide_ctas_per_sm).
-bool wide_fwd_thick(const SpaceQuery& q, std::int64_t slab, int warps) {
-  return slab / (32 * warps) > 32 && warps == 8 && dtype_size(q.dtype) == 2;
-}
-
 // The wide-row forward (templates/kernels/fwd_wide.cuh; gen::is_wide_fwd):
 // sm_90+, N > 16384. Clusters C in {2, 4, 8, 16} with slabs of
 // next_pow2(ceil(N / C)) columns (every CTA owning some), of at least 8 KB
 // of x; 4 to 16 warps (at 32 the registers spill) with vec to 32 columns per
-// thread (the weight and bias of the slab live in registers), or 64 in 8
-// warps or fewer for 16-bit rows, at two CTAs a SM only (wide_fwd_thick);
-// rows_per_cta = rows staged per CTA in
+// thread (the weight and bias of the slab live in registers); rows_per_cta = rows staged per CTA in
 // {2, 3, 4}, while they fit (sized with the row dtype: a residual's slab may
 // not fit, which make_instance rejects). The grid: the clusters that fit the
 // SMs at one CTA per SM (and, where shared memory and threads allow, two),
@@ -250,8 +241,7 @@ void add_wide_fwd(const SpaceQuery& q, std::vector<Config>& out) {
     if (slab == 0 || slab * esize < 8 * 1024) continue;
     for (int w : {4, 8, 16}) {
       const std::int64_t items = slab / (32 * w);
-      const bool thick = wide_fwd_thick(q, slab, w);
-      if (items < vec || (items > 32 && !thick) || items > 64) continue;
+      if (items < vec || items > 32) continue;
       for (int stages : {2, 3, 4}) {
         const std::int64_t bytes = stages * (slab * esize + 8);
         if (bytes > static_cast<std::int64_t>(kWideSmemLimit)) continue;
@@ -260,7 +250,6 @@ void add_wide_fwd(const SpaceQuery& q, std::vector<Config>& out) {
         int last = -1;
         for (int per_sm : {1, 2}) {
           if (per_sm == 2 && !two) continue;
-          if (per_sm == 1 && thick) continue;
           const int fit = std::max(1, q.sm_count * per_sm / cluster);
           for (int g : {fit, fit - 1}) {
             if (g < 1 || (g < fit && cluster < 8)) continue;
@@ -277,15 +266,13 @@ void add_wide_fwd(const SpaceQuery& q, std::vector<Config>& out) {
 // The wide-row forward's config for a row split over clusters of `cluster`
 // CTAs in `warps` warps with `stages` rows staged, on the clusters that run
 // at once; none where a slab would hold no columns or a thread more than 32
-// (the slab's weight and bias live in registers; 64 where wide_fwd_thick,
-// whose grid is of two CTAs a SM) or less than one access.
+// (the slab's weight and bias live in registers) or less than one access.
 std::optional<Config> wide_fwd_config(const SpaceQuery& q, int cluster, int warps, int stages) {
   const std::int64_t slab = cluster_slab(q.n, cluster);
   const std::int64_t items = slab / (32 * warps);
-  const bool thick = wide_fwd_thick(q, slab, warps);
-  if (slab == 0 || items < max_vec(q.dtype) || (items > 32 && !thick) || items > 64) return std::nullopt;
+  if (slab == 0 || items < max_vec(q.dtype) || items > 32) return std::nullopt;
   Config c{static_cast<int>(slab), warps, stages, 0, cluster};
-  c.group_size_m = thick ? clip_groups(q, 1, std::max(1, 2 * q.sm_count / cluster)) : coresident_clusters(q, cluster);
+  c.group_size_m = coresident_clusters(q, cluster);
   return c;
 }
 

@@ -186,19 +186,7 @@ TEST(Instance, WideForwardRulesAndSharedMemory) {
                                             262144, 4)),
             WideResidual::staged);  // no residual
   expect_invalid(f, c, 262144, 4, "needs 16-byte accesses of x");
-  // 64 columns a thread in 8 warps with a 16-bit weight and bias (or none):
-  // the instance built for two CTAs a SM, its weight and bias read from L2
-  // with each row's output (fwd_wide_ctas_per_sm); 32 with an fp32 weight,
-  // at 16 warps, or past 64.
-  const InstanceKey thick = make_instance(f, Config{16384, 8, 3, 16, 16}, 262144, 8);
-  EXPECT_EQ(dynamic_smem_bytes(thick), 3 * 16384 * 2 + 24);
-  Traits f_nowb = f;
-  f_nowb.w_dtype = DType::f32;
-  f_nowb.has_weight = f_nowb.has_bias = false;
-  EXPECT_NO_THROW(make_instance(f_nowb, Config{16384, 8, 3, 16, 16}, 262144, 8)) << "no weight or bias to hold";
-  expect_invalid(traits(Kernel::fwd, DType::bf16, DType::f32), Config{16384, 8, 3, 7, 16}, 262144, 8,
-                 "exceeds 32 columns per thread");
-  expect_invalid(f, Config{16384, 4, 3, 7, 16}, 262144, 8, "exceeds 64 columns per thread");
+  expect_invalid(f, Config{16384, 8, 3, 7, 16}, 262144, 8, "exceeds 32 columns per thread");
   expect_invalid(f, Config{16384, 16, 9, 7, 16}, 262144, 8, "stages 2 to 8 rows");
   expect_invalid(f, Config{16384, 32, 2, 7, 16}, 262144, 8, "takes 2 to 16 warps");
   expect_invalid(f, Config{16384, 16, 2, 7, 16}, 16384 * 15, 8, "every CTA owns columns");
@@ -273,13 +261,7 @@ TEST(Instance, RenderedSourceIsCleanCuda) {
           if (kernel == Kernel::bwd_dwdb && !weight && !bias) continue;
           const Traits t = traits(kernel, DType::bf16, DType::f32, weight, bias);
           for (const Config& c : search_space({kernel, DType::bf16, n, 4096, 132, 90})) {
-            // The wide forward's configs of 64 columns a thread take a 16-bit
-            // weight (the space is sized from the row dtype): those with this
-            // fp32 weight are invalid, and rendered with a bf16 one.
-            const bool thick = is_wide_fwd(kernel, c) && c.block_size / (32 * c.num_warps) > 32;
-            const Traits tt = thick ? traits(kernel, DType::bf16, DType::bf16, weight, bias) : t;
-            if (thick && (weight || bias)) expect_invalid(t, c, n, 8, "columns per thread");
-            const KernelSource s = render(make_instance(tt, c, n, 8));
+            const KernelSource s = render(make_instance(t, c, n, 8));
             SCOPED_TRACE(s.kernel_name);
             EXPECT_EQ(s.source.find("{{"), std::string::npos);
             EXPECT_EQ(s.source.find("{%"), std::string::npos);

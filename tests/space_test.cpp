@@ -481,34 +481,6 @@ TEST(Default, PartialRowsStayFewWhenMIsSmall) {
   EXPECT_LE(c.group_size_m, 4096 / 8);
 }
 
-// The wide forward's configs of more than 32 columns a thread (16384-column
-// slabs in 8 warps): 16-bit rows only, 8 warps, 64 columns a thread at most,
-// and only with grids of two CTAs a SM (the instance is built for two:
-// fwd_wide_ctas_per_sm), valid instances with a 16-bit weight.
-TEST(Space, WideForwardThickConfigsRunTwoCtasASm) {
-  for (DType d : {DType::bf16, DType::f16, DType::f32})
-    for (std::int64_t n : {65536, 131072, 262144}) {
-      const std::int64_t m = (std::int64_t{512} << 20) / (n * static_cast<std::int64_t>(dtype_size(d)));
-      int thick = 0;
-      for (const Config& c : search_space({Kernel::fwd, d, n, m, 132, 90})) {
-        if (!is_wide_fwd(Kernel::fwd, c) || c.block_size / (32 * c.num_warps) <= 32) continue;
-        SCOPED_TRACE(std::string(to_string(d)) + " N=" + std::to_string(n) + " " + to_string(c));
-        ++thick;
-        EXPECT_EQ(dtype_size(d), 2u);
-        EXPECT_EQ(c.num_warps, 8);
-        EXPECT_LE(c.block_size / (32 * c.num_warps), 64);
-        EXPECT_GT(c.group_size_m, 132 / c.cluster_size) << "a grid of two CTAs a SM";
-        EXPECT_NO_THROW(make_instance(Traits{Kernel::fwd, d, d, true, true}, c, n, max_vec(d)));
-      }
-      if (dtype_size(d) == 2) {
-        EXPECT_GT(thick, 0) << to_string(d) << " N=" << n;
-      } else {
-        EXPECT_EQ(thick, 0) << to_string(d) << " N=" << n;
-      }
-    }
-}
-
-
 // The wide-row backward (is_wide_bwd): sm_90+ and N >= 4096 only; the
 // default for long rows is one of its candidates (wherever one fits: not
 // fp32 at N = 262144); every CTA owns columns, its shared memory fits, group

@@ -103,25 +103,13 @@ __device__ __forceinline__ float tree_sum(const float* v) {
 
 constexpr int kPairBuffers = 4;
 
-// CTAs a SM the instance is built for (its __launch_bounds__ minimum): two
-// where a thread holds more than 32 columns (8 warps or fewer, 16-bit weight
-// and bias: gen::validate_wide_fwd), so that a slab of 16384 columns runs in
-// 8 warps at two CTAs a SM, 128 registers a thread, 64 of them the slab's
-// weight and bias; one elsewhere (the instances measured before, which
-// take up to 255 registers a thread at 4-8 warps).
-template <class S>
-constexpr int fwd_wide_ctas_per_sm() {
-  return S::kBlockSize / S::kThreads > 32 ? 2 : 1;
-}
-
 // Whether a thread's share of the slab (as floats) and of the weight and
 // bias (as stored) fit its registers, less 40 for the rest: then LayerNorm's
 // second pass reads the row from the registers of its first.
 template <class S>
 constexpr bool fwd_wide_keeps_row() {
   constexpr int kColumns = S::kBlockSize / S::kThreads;  // a thread's
-  constexpr int kRegisters = 65536 / (S::kThreads * fwd_wide_ctas_per_sm<S>());
-  return !S::kRms && kColumns + 2 * kColumns * static_cast<int>(sizeof(typename S::W)) / 4 <= kRegisters - 40;
+  return !S::kRms && kColumns + 2 * kColumns * static_cast<int>(sizeof(typename S::W)) / 4 <= 65536 / S::kThreads - 40;
 }
 
 // A wide forward's static shared memory, declared once by
@@ -266,17 +254,12 @@ __device__ __forceinline__ void layer_norm_fwd_wide_cta(const FwdParams& p, FwdW
     columns[t] = static_cast<float>(left < kSlab ? (left > 0 ? left : 0) : kSlab);
     inv_columns[t] = left > 0 ? 1.0f / columns[t] : 0.f;
   }
-  // The weight and bias of this CTA's slab, once, as stored; or, where a
-  // thread's 64 columns of them would leave the rest of the kernel too few
-  // of the 128 registers two CTAs a SM allow (kWeightsFromL2), read from L2
-  // with each row's output.
-  constexpr bool kWeightsFromL2 = fwd_wide_ctas_per_sm<S>() == 2;
-  constexpr int kHeld = kWeightsFromL2 ? 1 : kAccesses;
-  smem::Raw<W, kVec> wr[kHeld], br[kHeld];
+  // The weight and bias of this CTA's slab, once, as stored.
+  smem::Raw<W, kVec> wr[kAccesses], br[kAccesses];
 #pragma unroll
-  for (int j = 0; j < kHeld; ++j) {
+  for (int j = 0; j < kAccesses; ++j) {
     const int col = (j * kThreads + t) * kVec;
-    if (!kWeightsFromL2 && in_slab(col)) {
+    if (in_slab(col)) {
       if constexpr (S::kHasWeight) wr[j].load(static_cast<const W*>(p.weight) + c0 + col);
       if constexpr (S::kHasBias) br[j].load(static_cast<const W*>(p.bias) + c0 + col);
     }
@@ -306,7 +289,6 @@ __device__ __forceinline__ void layer_norm_fwd_wide_cta(const FwdParams& p, FwdW
   // without spilling: a full slab (a partial one's checks take registers)
   // and the row, weight and bias within the registers a thread has, less 40
   // for the rest. Otherwise it reads the slot again.
-  constexpr bool kKeepRow = FULL && fwd_wide_keeps_row<S>();
   // A full slab's LayerNorm statistics in one pass (kOnePass): each thread
   // sums its columns' deviations d from its first column x0, s = sum d and
   // q = sum d^2, so that its mean is x0 + s / c and its m2 q - s^2 / c (c
@@ -326,6 +308,7 @@ __device__ __forceinline__ void layer_norm_fwd_wide_cta(const FwdParams& p, FwdW
   // 65536 (clusters of 4) 91.5 / 91.7 -> 90.0 / 90.0, fp16 91.8 / 91.7 ->
   // 90.9 / 90.6, bf16 131072 (8) 94.4 / 94.1 -> 92.6 / 93.5.
   constexpr bool kOnePass = FULL && !S::kRms && S::kCluster == 16;
+  constexpr bool kKeepRow = FULL && fwd_wide_keeps_row<S>() && !kOnePass;  // a second pass, from registers
   const auto local_sums = [&](i64 i, float& a, float& b) {
     if (n > 0) smem::barrier_wait(bars + 8u * static_cast<unsigned>(i % STAGES), static_cast<unsigned>((i / STAGES) & 1));
     if (kSlotR && n > 0) smem::barrier_wait(r_bar, static_cast<unsigned>(i & 1));
@@ -337,9 +320,8 @@ __device__ __forceinline__ void layer_norm_fwd_wide_cta(const FwdParams& p, FwdW
     float part[kVec];
 #pragma unroll
     for (int k = 0; k < kVec; ++k) part[k] = 0.f;
-    // The row, for the second pass where kKeepRow; else an access at a time
-    // (held whole, the thick instances' 64 columns a thread spilled).
-    float v[kKeepRow && !kOnePass ? kAccesses : 1][kVec];
+    // The row, for the second pass where kKeepRow; else an access at a time.
+    float v[kKeepRow ? kAccesses : 1][kVec];
     float x0 = 0.f, sq[kOnePass ? kVec : 1];  // kOnePass: the shift, the sums of d^2
 #pragma unroll
     for (int k = 0; k < (kOnePass ? kVec : 1); ++k) sq[k] = 0.f;
@@ -347,7 +329,7 @@ __device__ __forceinline__ void layer_norm_fwd_wide_cta(const FwdParams& p, FwdW
     for (int j = 0; j < kAccesses; ++j) {
       const int col = (j * kThreads + t) * kVec;
       if (!in_slab(col)) continue;
-      float (&u)[kVec] = v[kKeepRow && !kOnePass ? j : 0];
+      float (&u)[kVec] = v[kKeepRow ? j : 0];
       load<kVec>(xs + col, u);
       if constexpr (S::kResidual) {
         float r[kVec];
@@ -378,7 +360,7 @@ __device__ __forceinline__ void layer_norm_fwd_wide_cta(const FwdParams& p, FwdW
       }
     }
     if constexpr (kOnePass) {
-      static_assert(kAccesses * kVec <= 32, "the bound on cancellation above (fwd_wide_keeps_row's instances)");
+      static_assert(kAccesses * kVec <= 32, "the bound on cancellation above (the instances of fwd_wide_keeps_row)");
       constexpr float kColumns = static_cast<float>(kAccesses * kVec);  // a thread's (a power of two)
       const float s = tree_sum<kVec>(part), q = tree_sum<kVec>(sq);
       float mean = fmaf(s, 1.0f / kColumns, x0);
@@ -425,7 +407,7 @@ __device__ __forceinline__ void layer_norm_fwd_wide_cta(const FwdParams& p, FwdW
           float u[kVec];
           if constexpr (kKeepRow) {
 #pragma unroll
-            for (int k = 0; k < kVec; ++k) u[k] = v[kKeepRow && !kOnePass ? j : 0][k];
+            for (int k = 0; k < kVec; ++k) u[k] = v[j][k];
           } else {
             row_at(i, col, u);
           }
@@ -524,41 +506,13 @@ __device__ __forceinline__ void layer_norm_fwd_wide_cta(const FwdParams& p, FwdW
     const i64 row = row_of(i);
     const RowAffine aff = row_affine<S>(p, row, mean, var, t == 0 && rank == 0);
     Y* out_row = y + row * p.y_stride;
-    if constexpr (kWeightsFromL2) {
-      // kBatch accesses' weight and bias loaded before any of their y is
-      // stored (the stores may alias them: a load after a store would wait
-      // for it), as fwd_smem.cuh's output.
-      constexpr int kBatch = 4;
-      static_assert(kAccesses % kBatch == 0, "whole batches");
 #pragma unroll
-      for (int j0 = 0; j0 < kAccesses; j0 += kBatch) {
-        smem::Raw<W, kVec> w[kBatch], b[kBatch];
-#pragma unroll
-        for (int u = 0; u < kBatch; ++u) {
-          const int col = ((j0 + u) * kThreads + t) * kVec;
-          if (in_slab(col)) {
-            if constexpr (S::kHasWeight) w[u].load(static_cast<const W*>(p.weight) + c0 + col);
-            if constexpr (S::kHasBias) b[u].load(static_cast<const W*>(p.bias) + c0 + col);
-          }
-        }
-#pragma unroll
-        for (int u = 0; u < kBatch; ++u) {
-          const int col = ((j0 + u) * kThreads + t) * kVec;
-          if (!in_slab(col)) continue;
-          float v[kVec];
-          row_at(i, col, v);
-          normalize_store_vec<S>(out_row + col, w[u], b[u], v, mean, aff.scale, aff.shift);
-        }
-      }
-    } else {
-#pragma unroll
-      for (int j = 0; j < kAccesses; ++j) {
-        const int col = (j * kThreads + t) * kVec;
-        if (!in_slab(col)) continue;
-        float v[kVec];
-        row_at(i, col, v);
-        normalize_store_vec<S>(out_row + col, wr[j], br[j], v, mean, aff.scale, aff.shift);
-      }
+    for (int j = 0; j < kAccesses; ++j) {
+      const int col = (j * kThreads + t) * kVec;
+      if (!in_slab(col)) continue;
+      float v[kVec];
+      row_at(i, col, v);
+      normalize_store_vec<S>(out_row + col, wr[j], br[j], v, mean, aff.scale, aff.shift);
     }
     // z was written into the slot by generic stores, which the copy
     // engine's next copy into it (async proxy) must follow.
