@@ -713,7 +713,8 @@ std::optional<Config> smem_wave_fwd_config(const SpaceQuery& q, int cluster, con
 //   * 16-bit RMSNorm forward, no residual, as LayerNorm's where measured
 //     (call 5): 32K-64K columns (65536 bf16 90.4 against 82.3 for clusters
 //     of 8 in 8 warps) and more than 128K (262144 92.9 against 88.9 with 3
-//     stages).
+//     stages); since session 40 also 64K-128K, and 65536 in clusters of 4
+//     (bench/results/s40, calls 2-3).
 //   * fp32 RMSNorm + add forward, 12289-16384 columns: the whole row in
 //     registers, 512 threads (N = 16384, M = 8192: 96.3 against 87.1 for the
 //     row in one CTA's shared memory, call 5). At any M: a threshold at
@@ -737,8 +738,19 @@ std::optional<Config> fast_memory_default(const SpaceQuery& q, const ConfigFilte
   if (q.kernel == Kernel::fwd && q.residual && q.norm == Norm::rms && esize == 4 && q.n > kRegisterRowFrom &&
       q.n <= 16384)
     return Config{16384, 16, 1, 0};
-  // RMSNorm rows: where measured (32K-64K and more than 128K columns).
-  const bool rms_measured = plain_rms && ((q.n > 32768 && q.n <= 65536) || q.n > 131072);
+  // fp32 rows of more than 128K columns without a residual: clusters of 16,
+  // 16 warps, 3 stages (192 KB), where wide_fwd_default's H100 rule takes 2
+  // (LayerNorm N = 262144: 91.3% of copy against 89.6; bench/results/s40,
+  // call 2; as the default, call 3).
+  if (q.kernel == Kernel::fwd && esize == 4 && !q.residual && q.n > 131072) {
+    const std::optional<Config> c = wide_fwd_config(q, 16, 16, 3);
+    if (c && valid(*c)) return c;
+  }
+  // RMSNorm rows: where measured (32K-128K and more than 128K columns; 64K-
+  // 128K since session 40: bf16 N = 131072 93.1% of copy in clusters of 8,
+  // 16 warps, 4 stages, as LayerNorm's, against 78.1 for H100's rule, clusters
+  // of 4 over 32768-column slabs, one stage; bench/results/s40, call 2).
+  const bool rms_measured = plain_rms && q.n > 32768;
   if (q.kernel == Kernel::fwd && half && (plain_layer || rms_measured)) {
     if (q.n > kRegisterRowFrom && q.n <= 16384) {
       if (q.m > 8192) return Config{16384, 16, 1, 0};
@@ -755,6 +767,13 @@ std::optional<Config> fast_memory_default(const SpaceQuery& q, const ConfigFilte
     // (call 3); RMSNorm bf16 65536 level (90.4 -> 90.2).
     if (plain_layer && q.n == 65536) {
       const std::optional<Config> c = wide_fwd_config(q, 4, 16, 4);
+      if (c && valid(*c)) return c;
+    }
+    // RMSNorm the same, at 3 stages: bf16 92.2% of copy (4 stages 90.8)
+    // against 90.2 for the slab in shared memory below (s40 call 2; as the
+    // default, call 3).
+    if (plain_rms && q.n == 65536) {
+      const std::optional<Config> c = wide_fwd_config(q, 4, 16, 3);
       if (c && valid(*c)) return c;
     }
     if (q.n > 32768 && q.n <= 65536) return smem_wave_fwd_config(q, 2, valid);
@@ -794,8 +813,10 @@ std::optional<Config> fast_memory_default(const SpaceQuery& q, const ConfigFilte
     c.group_size_m = q.sm_count;
     if (valid(c)) return c;
   }
-  // 16-bit rows of two to eight 8192-column slabs (8193-65536 columns, every
-  // CTA of the cluster owning some): the wide backward in 8192-column slabs,
+  // 16-bit rows of two to sixteen 8192-column slabs (8193-131072 columns,
+  // every CTA of the cluster owning some; 16 since session 40, without a
+  // residual: RMSNorm bf16 N = 131072 83.1% of copy against 65.2 for the
+  // rules below, bench/results/s40, call 2): the wide backward in 8192-column slabs,
   // 8 warps, two CTAs a SM (the launcher fits the grid to the clusters that
   // run at once: an H200 runs 30 clusters of 8 at two CTAs a SM, 15 at one),
   // 3 stages, 2 with a residual (at 3 its registers keep one CTA a SM).
@@ -827,8 +848,8 @@ std::optional<Config> fast_memory_default(const SpaceQuery& q, const ConfigFilte
   // N = 65536 79.2% of copy against 76.3 for the one-a-SM rule below; not in
   // clusters of 2 (N = 16384: 81.3 against 87.2; bench/results/s39, call 4).
   const bool add_layer_16k = q.residual && q.norm == Norm::layer && q.n == 16384;
-  if (half && q.n > 8192 && q.n <= (q.residual ? 32768 : 65536) && !add_layer_16k) {
-    const int cluster = q.n <= 16384 ? 2 : q.n <= 32768 ? 4 : 8;
+  if (half && q.n > 8192 && q.n <= (q.residual ? 32768 : 131072) && !add_layer_16k) {
+    const int cluster = q.n <= 16384 ? 2 : q.n <= 32768 ? 4 : q.n <= 65536 ? 8 : 16;
     std::vector<int> stage_counts{q.residual ? 2 : 3};
     if (plain_layer && cluster == 8) stage_counts.push_back(2);
     for (const int stages : stage_counts) {

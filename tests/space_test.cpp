@@ -743,10 +743,17 @@ TEST(Default, FastMemoryRules) {
   rms.norm = Norm::rms;
   SpaceQuery rms_h100 = rms;
   rms_h100.dram_bytes_per_sm_cycle = 12.8;
-  EXPECT_EQ(to_string(default_config(rms)), to_string(default_config(rms_h100))) << "RMSNorm at 128K: not measured";
+  // RMSNorm at 128K as LayerNorm (since session 40; the H100 keeps its rule),
+  // at 65536 the wide forward in clusters of 4 at 3 stages.
+  EXPECT_EQ(to_string(default_config(rms)), "block_size=16384 num_warps=16 rows_per_cta=4 group_size_m=15 cluster_size=8");
+  EXPECT_EQ(to_string(default_config(rms_h100)), "block_size=32768 num_warps=16 rows_per_cta=1 group_size_m=0 cluster_size=4");
   rms.n = rms_h100.n = 65536;
   rms.m = rms_h100.m = 4096;
-  EXPECT_EQ(to_string(default_config(rms)), "block_size=32768 num_warps=16 rows_per_cta=1 group_size_m=198 cluster_size=2");
+  EXPECT_EQ(to_string(default_config(rms)), "block_size=16384 num_warps=16 rows_per_cta=3 group_size_m=33 cluster_size=4");
+  rms.n = 65528;
+  EXPECT_EQ(to_string(default_config(rms)), "block_size=32768 num_warps=16 rows_per_cta=1 group_size_m=198 cluster_size=2")
+      << "the last slice part empty: the slab in shared memory";
+  rms.n = 65536;
   rms.n = 262144;
   rms.m = 1024;
   EXPECT_EQ(to_string(default_config(rms)), "block_size=16384 num_warps=16 rows_per_cta=4 group_size_m=7 cluster_size=16");
@@ -814,7 +821,16 @@ TEST(Default, FastMemoryRules) {
     const Config c = default_config(r, instances_for(t, r.n, max_vec(r.dtype)));
     EXPECT_EQ(to_string(c), "block_size=8192 num_warps=16 rows_per_cta=4 group_size_m=66 cluster_size=2");
   }
-  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 131072, 2048), "block_size=16384 num_warps=16 rows_per_cta=2 group_size_m=15 cluster_size=8");
+  // 16 slabs of 8192 columns at two CTAs a SM (since session 40); where a
+  // slab would be empty (N = 122880), clusters of 8 at one a SM as before.
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 131072, 2048), "block_size=8192 num_warps=8 rows_per_cta=3 group_size_m=16 cluster_size=16");
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 122880, 2048), "block_size=16384 num_warps=16 rows_per_cta=2 group_size_m=15 cluster_size=8");
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 131072, 2048, 12.8), "block_size=8192 num_warps=8 rows_per_cta=3 group_size_m=7 cluster_size=16")
+      << "the H100's rule";
+  // fp32 rows of more than 128K columns, forward: 3 stages (2 on an H100, and
+  // with an fp32 residual beside).
+  EXPECT_EQ(def(Kernel::fwd, DType::f32, 262144, 512), "block_size=16384 num_warps=16 rows_per_cta=3 group_size_m=7 cluster_size=16");
+  EXPECT_EQ(def(Kernel::fwd, DType::f32, 262144, 512, 12.8), "block_size=16384 num_warps=16 rows_per_cta=2 group_size_m=7 cluster_size=16");
   EXPECT_EQ(def(Kernel::bwd_dx, DType::f16, 262144, 1024), "block_size=16384 num_warps=16 rows_per_cta=2 group_size_m=7 cluster_size=16")
       << "without traits the weight slab is sized fp32: 3 stages do not fit";
   {

@@ -599,11 +599,12 @@ __device__ __forceinline__ void layer_norm_bwd_dx_wide(const BwdParams& p) {
   // order -> lanes, A/B, two rounds (bench/results/s39, call 12): LayerNorm
   // fp16 N = 262144 (3 stages) 73.1 / 72.7 -> 79.7 / 79.9; bf16 65536
   // (clusters of 8, 3 stages) level, 89.4 / 88.6 -> 89.3 / 88.7; slower at 2
-  // stages (bf16 262144 73.0 / 72.7 -> 67.4 / 67.0). Measured with 16-bit
-  // LayerNorm rows only: RMSNorm, the fused add and fp32 rows keep the rank
-  // order.
-  constexpr bool kLaneSums = S::kCluster == 16 && S::kStages >= 3 && sizeof(typename S::T) == 2 && !S::kRms &&
-                             !S::kResidual;
+  // stages (bf16 262144 73.0 / 72.7 -> 67.4 / 67.0). The fused add's 16-bit
+  // LayerNorm rows too (bench/results/s40, calls 1-2: bf16 262144 76.1 /
+  // 76.4 -> 76.7 / 77.0, fp16 77.8 / 77.3 -> 78.5 / 78.2); RMSNorm keeps the
+  // rank order (bf16 262144 77.9 / 78.0 -> 74.0 / 74.3 with the lanes), as do
+  // fp32 rows (not measured at 3 stages).
+  constexpr bool kLaneSums = S::kCluster == 16 && S::kStages >= 3 && sizeof(typename S::T) == 2 && !S::kRms;
   if (kLookahead && rows.count > 0) sums_push(0);
   for (i64 i = 0; i < rows.count; ++i) {
     const int s = static_cast<int>(i % S::kStages);

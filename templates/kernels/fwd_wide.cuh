@@ -112,6 +112,17 @@ constexpr bool fwd_wide_keeps_row() {
   return !S::kRms && kColumns + 2 * kColumns * static_cast<int>(sizeof(typename S::W)) / 4 <= 65536 / S::kThreads - 40;
 }
 
+// Whether a full slab's LayerNorm statistics take one pass (kOnePass, in
+// layer_norm_fwd_wide_cta): clusters of 16, up to 32 columns a thread. Also
+// where the row does not stay in registers for a second pass (fp32 rows of
+// 256K columns in 16 warps; H200, % of copy, A/B, bench/results/s40, calls
+// 1-2: 89.2 / 88.9 -> 89.7 / 89.6, with an fp32 residual 88.7 / 88.7 ->
+// 89.6 / 90.4): the full-slab instance is then compiled for it alone.
+template <class S>
+constexpr bool fwd_wide_one_pass() {
+  return !S::kRms && S::kCluster == 16 && S::kBlockSize / S::kThreads <= 32;
+}
+
 // A wide forward's static shared memory, declared once by
 // layer_norm_fwd_wide for both its instantiations (FULL or not): the pairs
 // are pushed to the same offset in every CTA of the cluster, whichever
@@ -307,7 +318,7 @@ __device__ __forceinline__ void layer_norm_fwd_wide_cta(const FwdParams& p, FwdW
   // level: 81.0 / 80.4 -> 80.5 / 80.0). Slower in smaller clusters: bf16
   // 65536 (clusters of 4) 91.5 / 91.7 -> 90.0 / 90.0, fp16 91.8 / 91.7 ->
   // 90.9 / 90.6, bf16 131072 (8) 94.4 / 94.1 -> 92.6 / 93.5.
-  constexpr bool kOnePass = FULL && !S::kRms && S::kCluster == 16;
+  constexpr bool kOnePass = FULL && fwd_wide_one_pass<S>();
   constexpr bool kKeepRow = FULL && fwd_wide_keeps_row<S>() && !kOnePass;  // a second pass, from registers
   const auto local_sums = [&](i64 i, float& a, float& b) {
     if (n > 0) smem::barrier_wait(bars + 8u * static_cast<unsigned>(i % STAGES), static_cast<unsigned>((i / STAGES) & 1));
@@ -454,8 +465,10 @@ __device__ __forceinline__ void layer_norm_fwd_wide_cta(const FwdParams& p, FwdW
   // (call 12): LayerNorm bf16 N = 262144 85.5 / 84.8 -> 92.9 / 92.8, fp16
   // 88.2 / 88.2 -> 94.0 / 93.9, + add bf16 91.9 / 91.8 -> 92.6 / 92.5, bf16
   // 65536 (clusters of 4) 92.0 / 92.0 -> 93.6 / 93.8; slower in clusters of
-  // 8 (bf16 131072 94.7 / 93.8 -> 92.5 / 92.5). RMSNorm and fp32 rows were
-  // not measured so: they keep the tree.
+  // 8 (bf16 131072 94.7 / 93.8 -> 92.5 / 92.5). RMSNorm and fp32 rows keep
+  // the tree: RMSNorm bf16 262144 93.4 / 93.5 -> 92.4 / 92.4 with the lanes,
+  // 131072 (clusters of 4) 79.0 / 79.4 -> 78.5 / 78.6, fp32 262144 level
+  // (s40, call 1).
   constexpr bool kLaneGather = (kCluster == 16 || kCluster == 4) && !S::kRms && sizeof(T) == 2;
   const auto gather = [&](i64 i, float& mean, float& var) {
     const int par = static_cast<int>(i % kPairBuffers);
@@ -549,10 +562,11 @@ __device__ __forceinline__ void layer_norm_fwd_wide_cta(const FwdParams& p, FwdW
 template <class S, int STAGES, int RESIDUAL = kResidualStaged>
 __device__ __forceinline__ void layer_norm_fwd_wide(const FwdParams& p) {
   __shared__ __align__(8) FwdWideShared<S> sh;
-  // Only where the full slab keeps the row in registers: elsewhere the two
-  // paths together took more registers than either (spills at fp32 rows
-  // and residual of 256K columns, 16 warps).
-  if constexpr (fwd_wide_keeps_row<S>()) {
+  // Only where the full slab keeps the row in registers or takes the one
+  // pass: elsewhere the two paths together took more registers than either
+  // (spills at fp32 rows and residual of 256K columns, 16 warps, before the
+  // one pass served them).
+  if constexpr (fwd_wide_keeps_row<S>() || fwd_wide_one_pass<S>()) {
     if (p.N - static_cast<i64>(cluster_rank()) * S::kBlockSize >= S::kBlockSize) {
       layer_norm_fwd_wide_cta<S, STAGES, RESIDUAL, true>(p, sh);
       return;
