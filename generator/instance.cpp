@@ -83,8 +83,10 @@ std::int64_t wide_fwd_smem_bytes(const InstanceKey& key, WideResidual how) {
 // access of, 2 to 8 rows staged.
 void validate_wide_shape(const InstanceKey& key, const std::string& which) {
   const Traits& t = key.traits;
-  if (key.cluster_size < 2 || key.cluster_size > 16 || !is_pow2(key.cluster_size))
-    invalid(key, "the wide-row " + which + " needs cluster_size 2, 4, 8 or 16");
+  // Any count of CTAs: a row of 100000 columns takes 13 slabs of 8192 (the
+  // last partial), where no power of two of CTAs leaves every CTA columns.
+  if (key.cluster_size < 2 || key.cluster_size > 16)
+    invalid(key, "the wide-row " + which + " needs cluster_size 2 to 16");
   if (key.rows_per_cta < 2 || key.rows_per_cta > 8)
     invalid(key, "the wide-row " + which + " stages 2 to 8 rows per CTA (rows_per_cta)");
   if (!key.single_tile) invalid(key, "the wide-row " + which + " needs N <= block_size * cluster_size");

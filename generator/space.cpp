@@ -51,6 +51,28 @@ std::int64_t cluster_slab(std::int64_t n, int cluster) {
   return (cluster - 1) * slab >= n ? 0 : slab;
 }
 
+// The CTAs that slabs of `slab` columns need for a row of n: ceil(n / slab),
+// where that is 3 to 15 CTAs and not a power of two (no power of two of CTAs
+// leaves every CTA columns there: a row of 100000 columns takes 13 slabs of
+// 8192, the last holding 1696); else 0. Only for rows of more than 65536
+// columns (where without it the backward fell back to tiles: bf16 N = 100000
+// 20.5% of copy on an H200, bench/results/s40, call 3); shorter rows keep
+// the powers of two.
+int gap_cluster(std::int64_t n, std::int64_t slab) {
+  if (n <= 65536) return 0;
+  const std::int64_t c = (n + slab - 1) / slab;
+  return c > 2 && c < 16 && (c & (c - 1)) != 0 ? static_cast<int>(c) : 0;
+}
+
+// The wide kernels' cluster sizes for a row of n: 2, 4, 8 and 16, and the
+// gap clusters of 8192- and 16384-column slabs.
+std::vector<int> wide_clusters(std::int64_t n) {
+  std::vector<int> out{2, 4, 8, 16};
+  for (std::int64_t slab : {8192, 16384})
+    if (const int c = gap_cluster(n, slab)) out.push_back(c);
+  return out;
+}
+
 // A persistent grid of clusters of `cluster` CTAs, at one CTA per SM, that
 // all run at once: one per SM group, one fewer for clusters of 8 or more
 // (whole clusters must fit a GPC; an H200 runs 15 of 8 and 7 of 16 at
@@ -129,7 +151,8 @@ int dwdb_split_count(const SpaceQuery& q, int cols, int per_sm) {
 
 // The wide-row backward (templates/kernels/bwd_dx_wide.cuh; gen::is_wide_bwd):
 // sm_90+, N >= 4096 (below 8192 columns it measured faster for fp32 rows:
-// see wide_bwd_default). Clusters C in {2, 4, 8, 16} with slabs of
+// see wide_bwd_default). Clusters C in {2, 4, 8, 16} (and wide_clusters'
+// gap clusters) with slabs of
 // next_pow2(ceil(N / C)) columns (every CTA owning some); 8 to 32 warps with
 // vec to 32 columns per thread (16 at 32 warps); rows_per_cta = rows staged
 // per CTA in {2, 3, 4}, while the stages and weight slab fit
@@ -147,7 +170,7 @@ void add_wide_bwd(const SpaceQuery& q, std::vector<Config>& out) {
   if (q.kernel != Kernel::bwd_dx || q.cc < 90 || q.n < 4096) return;
   const int vec = max_vec(q.dtype);
   const std::size_t esize = dtype_size(q.dtype);
-  for (int cluster : {2, 4, 8, 16}) {
+  for (int cluster : wide_clusters(q.n)) {
     const std::int64_t slab = cluster_slab(q.n, cluster);
     if (slab == 0) continue;
     for (int w : {8, 16, 32}) {
@@ -223,7 +246,8 @@ void add_smem_forward(const SpaceQuery& q, std::vector<Config>& out) {
 }
 
 // The wide-row forward (templates/kernels/fwd_wide.cuh; gen::is_wide_fwd):
-// sm_90+, N > 16384. Clusters C in {2, 4, 8, 16} with slabs of
+// sm_90+, N > 16384. Clusters C in {2, 4, 8, 16} (and wide_clusters' gap
+// clusters) with slabs of
 // next_pow2(ceil(N / C)) columns (every CTA owning some), of at least 8 KB
 // of x; 4 to 16 warps (at 32 the registers spill) with vec to 32 columns per
 // thread (the weight and bias of the slab live in registers); rows_per_cta = rows staged per CTA in
@@ -236,7 +260,7 @@ void add_wide_fwd(const SpaceQuery& q, std::vector<Config>& out) {
   if (q.kernel != Kernel::fwd || q.cc < 90 || q.n <= 16384) return;
   const int vec = max_vec(q.dtype);
   const auto esize = static_cast<std::int64_t>(dtype_size(q.dtype));
-  for (int cluster : {2, 4, 8, 16}) {
+  for (int cluster : wide_clusters(q.n)) {
     const std::int64_t slab = cluster_slab(q.n, cluster);
     if (slab == 0 || slab * esize < 8 * 1024) continue;
     for (int w : {4, 8, 16}) {
@@ -466,8 +490,11 @@ std::optional<Config> wide_bwd_default(const SpaceQuery& q, const ConfigFilter& 
   const std::size_t esize = dtype_size(q.dtype);
   for (bool x_only : {false, true}) {
     if (x_only && q.n <= 131072) break;
-    for (const Pass& pass : {Pass{8192, 8192, {2, 8, 16}}, Pass{1, 16384, {2, 8, 16, 4}}})
+    // (Each pass last: its slab's gap cluster, wide_clusters.)
+    for (const Pass& pass : {Pass{8192, 8192, {2, 8, 16, gap_cluster(q.n, 8192)}},
+                             Pass{1, 16384, {2, 8, 16, 4, gap_cluster(q.n, 16384)}}})
       for (int cluster : pass.clusters) {
+        if (cluster == 0) continue;
         const std::int64_t slab = cluster_slab(q.n, cluster);
         if (slab == 0 || slab < pass.min_slab || slab > pass.max_slab) continue;
         // 16 columns per thread (up to 16 warps); with a fused residual add,
@@ -743,8 +770,10 @@ std::optional<Config> fast_memory_default(const SpaceQuery& q, const ConfigFilte
   // (LayerNorm N = 262144: 91.3% of copy against 89.6; bench/results/s40,
   // call 2; as the default, call 3).
   if (q.kernel == Kernel::fwd && esize == 4 && !q.residual && q.n > 131072) {
-    const std::optional<Config> c = wide_fwd_config(q, 16, 16, 3);
-    if (c && valid(*c)) return c;
+    for (const int cluster : {16, gap_cluster(q.n, 16384)}) {  // (the gap cluster where a CTA of 16 would be empty)
+      const std::optional<Config> c = cluster > 0 ? wide_fwd_config(q, cluster, 16, 3) : std::nullopt;
+      if (c && valid(*c)) return c;
+    }
   }
   // RMSNorm rows: where measured (32K-128K and more than 128K columns; 64K-
   // 128K since session 40: bf16 N = 131072 93.1% of copy in clusters of 8,
@@ -793,6 +822,12 @@ std::optional<Config> fast_memory_default(const SpaceQuery& q, const ConfigFilte
     // forward then; s36 call 5).
     if (plain_layer && q.dtype == DType::bf16 && q.n > 131072)
       if (const std::optional<Config> w = smem_wave_fwd_config(q, 8, valid)) return w;
+    // Elsewhere where 16384-column slabs leave a CTA of 8 or 16 empty: the
+    // CTAs they need (wide_clusters' gap clusters, e.g. 7 at N = 100000).
+    if (const int gap = gap_cluster(q.n, 16384)) {
+      const std::optional<Config> g = wide_fwd_config(q, gap, 16, 4);
+      if (g && valid(*g)) return g;
+    }
     return std::nullopt;
   }
   if (q.kernel != Kernel::bwd_dx) return std::nullopt;
@@ -849,7 +884,8 @@ std::optional<Config> fast_memory_default(const SpaceQuery& q, const ConfigFilte
   // clusters of 2 (N = 16384: 81.3 against 87.2; bench/results/s39, call 4).
   const bool add_layer_16k = q.residual && q.norm == Norm::layer && q.n == 16384;
   if (half && q.n > 8192 && q.n <= (q.residual ? 32768 : 131072) && !add_layer_16k) {
-    const int cluster = q.n <= 16384 ? 2 : q.n <= 32768 ? 4 : q.n <= 65536 ? 8 : 16;
+    // (Rows of 65537-131072 columns: as many slabs as they need, 9 to 16.)
+    const int cluster = q.n <= 16384 ? 2 : q.n <= 32768 ? 4 : q.n <= 65536 ? 8 : static_cast<int>((q.n + 8191) / 8192);
     std::vector<int> stage_counts{q.residual ? 2 : 3};
     if (plain_layer && cluster == 8) stage_counts.push_back(2);
     for (const int stages : stage_counts) {
@@ -885,11 +921,15 @@ std::optional<Config> fast_memory_default(const SpaceQuery& q, const ConfigFilte
     // (Since session 38, 16-bit rows of 8192-column slabs in clusters of 8
     // come here only where the rule of two CTAs a SM above does not fit,
     // e.g. with an fp32 weight.)
-    const int cluster = q.n <= 32768 ? 2 : q.n <= 131072 ? 8 : 16;
+    int cluster = q.n <= 32768 ? 2 : q.n <= 131072 ? 8 : 16;
     const bool slices_8k = half && cluster == 8 && q.n <= 65536;
+    // Where 16384-column slabs leave a CTA of 8 or 16 empty: the CTAs they
+    // need (wide_clusters' gap clusters, e.g. 13 at N = 200000).
+    if (!slices_8k && cluster >= 8 && cluster_slab(q.n, cluster) == 0)
+      if (const int gap = gap_cluster(q.n, 16384)) cluster = gap;
     const std::int64_t slab = cluster_slab(q.n, cluster);
     if (slab == 0 || slab != (slices_8k ? 8192 : 16384)) return std::nullopt;
-    const int stages = slices_8k ? 4 : cluster == 16 && q.dtype == DType::f16 ? 3 : 2;
+    const int stages = slices_8k ? 4 : cluster > 8 && q.dtype == DType::f16 ? 3 : 2;
     Config c{static_cast<int>(slab), slices_8k ? 8 : 16, stages, 0, cluster};
     c.group_size_m = coresident_clusters(q, cluster);
     if (wide_bwd_fits(q, c, !half, accept)) return c;

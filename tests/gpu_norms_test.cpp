@@ -375,6 +375,24 @@ std::vector<VCase> variant_cases() {
     c.N = 262144;
     out.push_back(c);
   }
+  // Rows whose defaults take clusters of other than a power of two
+  // (gen::wide_clusters): 13 CTAs at N = 100000 and 200000, 7 for the
+  // forward at 100000; RMSNorm with a residual, LayerNorm in fp32.
+  for (std::int64_t n : {100000, 200000}) {
+    VCase c;
+    c.x = c.w = DType::bf16;
+    c.residual = DType::bf16;
+    c.norm = Norm::rms;
+    c.bias = false;
+    c.M = 11;
+    c.N = n;
+    out.push_back(c);
+    VCase f;
+    f.x = f.w = DType::f32;
+    f.M = 7;
+    f.N = n;
+    out.push_back(f);
+  }
   // A fused residual add in x's dtype (RMSNorm without a bias).
   const auto fused = [](DType d, Norm norm, std::int64_t M, std::int64_t N) {
     VCase c;
@@ -698,6 +716,22 @@ std::vector<SmemCase> smem_cases() {
   c.M = 19;
   c.N = 262144;
   add(c, "ln_fp32_resfp32_N262144", true);
+  // Clusters of other than a power of two (gen::wide_clusters): 7 slabs of
+  // 16384 columns or 13 of 8192 (N = 100000, the last holding 1696), 13 of
+  // 16384 (N = 200000, RMSNorm with an fp32 weight).
+  c = VCase{};
+  c.x = c.w = DType::bf16;
+  c.M = 17;
+  c.N = 100000;
+  add(c, "ln_bf16_N100000", true);
+  c = VCase{};
+  c.norm = Norm::rms;
+  c.x = DType::f16;
+  c.w = DType::f32;
+  c.bias = false;
+  c.M = 9;
+  c.N = 200000;
+  add(c, "rms_fp16_N200000", true);
   c.norm = Norm::rms;
   c.bias = false;
   c.zc = true;
@@ -801,7 +835,7 @@ TEST(SmemForwardExactness, RowsFarFromZeroKeepTheirVariance) {
     double offset;
   };
   for (const Pick& k : {Pick{DType::bf16, 65536, 64.0}, Pick{DType::f16, 262144, 512.0}, Pick{DType::bf16, 245768, 64.0},
-                        Pick{DType::f16, 32768, 512.0}}) {
+                        Pick{DType::f16, 32768, 512.0}, Pick{DType::bf16, 100000, 64.0}}) {
     VCase c;
     c.x = c.w = k.d;
     c.M = 9;

@@ -849,7 +849,10 @@ TEST(Gpu, WideBackwardConfigsAreCorrectAndDeterministic) {
                         Pick{DType::f32, DType::f32, 37, 8192, 4}, Pick{DType::f32, DType::f32, 29, 6148, 0},
                         Pick{DType::bf16, DType::bf16, 41, 4096, 8},
                         // two CTAs a SM (16-bit rows and weight in 8192-column slabs), rings wrapping
-                        Pick{DType::bf16, DType::bf16, 700, 16384, 8}}) {
+                        Pick{DType::bf16, DType::bf16, 700, 16384, 8},
+                        // clusters of other than a power of two (gen::wide_clusters): 13 slabs of
+                        // 8192 or 7 of 16384 (the last partial); 13 of 16384, strided
+                        Pick{DType::bf16, DType::bf16, 29, 100000, 0}, Pick{DType::f32, DType::f32, 13, 200000, 4}}) {
     Case c;
     c.x = k.x;
     c.w = k.w;

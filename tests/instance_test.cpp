@@ -91,7 +91,12 @@ TEST(Instance, WideBackwardRulesAndSharedMemory) {
   EXPECT_EQ(dynamic_smem_bytes(f2), 2u * 16384 * 4 + 16384 * 4 + 16);
   expect_invalid(f, Config{16384, 16, 3, 7, 16}, 262144, 4, "bytes of shared memory, more than");
   Config c32{4096, 4, 2, 8, 32};
-  expect_invalid(b, c32, 131072, 8, "cluster_size 2, 4, 8 or 16");
+  expect_invalid(b, c32, 131072, 8, "cluster_size 2 to 16");
+  // Any count of CTAs up to 16 where every CTA owns columns: 100000 columns
+  // in 13 slabs of 8192 (the last holding 1696), not in 14.
+  EXPECT_NO_THROW(make_instance(b, Config{8192, 8, 3, 16, 13}, 100000, 8));
+  expect_invalid(b, Config{8192, 8, 3, 16, 14}, 100000, 8, "every CTA owns columns");
+  expect_invalid(b, Config{8192, 8, 3, 16, 12}, 100000, 8, "needs N <= block_size * cluster_size");
   // An fp32 row with a 16-bit dy: 4-element accesses of dy are 8 bytes.
   Traits mixed = traits(Kernel::bwd_dx, DType::f32, DType::f32);
   mixed.y_dtype = DType::bf16;

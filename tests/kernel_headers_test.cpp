@@ -301,7 +301,7 @@ void expect_no_spills(const std::vector<InstanceKey>& keys, long most = 0) {
 // Every wide-row backward and wide-row forward config of the search space,
 // rendered by the generator, compiles for sm_90 with no spills (ptxas -v
 // through NVRTC), for each dtype at N = 4096, 8192, 20480 (a partial last
-// slab), 65536 and 262144; the backward also with a residual in x's dtype
+// slab), 65536, 100000 (clusters of 7 and 13) and 262144; the backward also with a residual in x's dtype
 // (the fused kernels' own space); the forward also with an fp32 residual
 // (with RMSNorm's zero-centred fp32 weight for 16-bit rows; fp32 rows at 256K
 // columns read it unstaged).
@@ -310,7 +310,7 @@ TEST(KernelHeaders, WideSpaceCompilesWithoutSpills) {
   int forward = 0;
   for (Kernel k : {Kernel::bwd_dx, Kernel::fwd})
     for (DType d : {f32, f16, bf16})
-      for (std::int64_t n : {4096, 8192, 20480, 65536, 262144}) {
+      for (std::int64_t n : {4096, 8192, 20480, 65536, 100000, 262144}) {
         std::vector<Traits> traits{Traits{k, d, d, true, true}};
         if (k == Kernel::fwd && d != f32) {
           Traits r{k, d, f32, true, false};

@@ -821,10 +821,22 @@ TEST(Default, FastMemoryRules) {
     const Config c = default_config(r, instances_for(t, r.n, max_vec(r.dtype)));
     EXPECT_EQ(to_string(c), "block_size=8192 num_warps=16 rows_per_cta=4 group_size_m=66 cluster_size=2");
   }
-  // 16 slabs of 8192 columns at two CTAs a SM (since session 40); where a
-  // slab would be empty (N = 122880), clusters of 8 at one a SM as before.
+  // 16 slabs of 8192 columns at two CTAs a SM (since session 40), and as
+  // many as a row of 65537-131071 columns needs (gen::wide_clusters: 15 at
+  // N = 122880, 13 at 100000, the last partial).
   EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 131072, 2048), "block_size=8192 num_warps=8 rows_per_cta=3 group_size_m=16 cluster_size=16");
-  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 122880, 2048), "block_size=16384 num_warps=16 rows_per_cta=2 group_size_m=15 cluster_size=8");
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 122880, 2048), "block_size=8192 num_warps=8 rows_per_cta=3 group_size_m=16 cluster_size=15");
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 100000, 2048), "block_size=8192 num_warps=8 rows_per_cta=3 group_size_m=20 cluster_size=13");
+  // 16384-column slabs, as many as the row needs: 13 at N = 200000; the
+  // forward's 7 at 100000, 13 at 200000.
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 200000, 1024), "block_size=16384 num_warps=16 rows_per_cta=2 group_size_m=9 cluster_size=13");
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::f16, 200000, 1024), "block_size=16384 num_warps=16 rows_per_cta=2 group_size_m=9 cluster_size=13")
+      << "without traits the weight slab is sized fp32: 3 stages do not fit";
+  EXPECT_EQ(def(Kernel::fwd, DType::bf16, 100000, 2048), "block_size=16384 num_warps=16 rows_per_cta=4 group_size_m=18 cluster_size=7");
+  EXPECT_EQ(def(Kernel::fwd, DType::f16, 200000, 1024), "block_size=16384 num_warps=16 rows_per_cta=4 group_size_m=9 cluster_size=13");
+  EXPECT_EQ(def(Kernel::fwd, DType::f32, 200000, 1024), "block_size=16384 num_warps=16 rows_per_cta=3 group_size_m=9 cluster_size=13");
+  // (N <= 65536 keeps the powers of two.)
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 50000, 2048, 12.8).find("cluster_size=7"), std::string::npos);
   EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 131072, 2048, 12.8), "block_size=8192 num_warps=8 rows_per_cta=3 group_size_m=7 cluster_size=16")
       << "the H100's rule";
   // fp32 rows of more than 128K columns, forward: 3 stages (2 on an H100, and

@@ -103,7 +103,7 @@ struct WideShape {
   static_assert(kAccesses >= 1 && kAccesses * kThreads * VEC == SLAB, "slab is a multiple of threads * vec");
   static_assert(VEC * sizeof(R) >= 16 && VEC * sizeof(Y) >= 16 && VEC * sizeof(RowT) <= 16,
                 "vec: 16-byte accesses of x (z) and dy (bulk copies need 16-byte aligned rows)");
-  static_assert(CLUSTER >= 2 && CLUSTER <= 16 && (CLUSTER & (CLUSTER - 1)) == 0, "cluster: 2, 4, 8 or 16 CTAs");
+  static_assert(CLUSTER >= 2 && CLUSTER <= 16, "cluster: 2 to 16 CTAs (any count: the row's slabs, the last partial)");
   static_assert(STAGES >= 2 && STAGES <= 8, "stages: 2 to 8 staged rows");
   static_assert(NORM == kLayerNorm || NORM == kRmsNorm, "norm: kLayerNorm or kRmsNorm");
   static_assert(!ZERO_CENTERED || HAS_WEIGHT, "zero-centred gamma needs a weight");

@@ -89,15 +89,25 @@ struct FwdWideLayout {
   static constexpr unsigned kSmemBytes = kBarrierOffset + 8u * kBarriers;
 };
 
+// The largest power of two below N (N >= 2).
+template <int N>
+constexpr int pow2_below() {
+  int h = 1;
+  while (2 * h < N) h *= 2;
+  return h;
+}
+
 // Sum of v[0..N) in a fixed pairwise order (the same bits wherever it runs):
-// log2(N) dependent adds, not N.
+// ceil(log2(N)) dependent adds, not N. The first half is the largest power of
+// two below N (N / 2 for a power of two; a cluster of 13 CTAs sums 8 + 5).
 template <int N>
 __device__ __forceinline__ float tree_sum(const float* v) {
-  static_assert(N >= 1 && (N & (N - 1)) == 0, "a power of two");
+  static_assert(N >= 1, "at least one value");
   if constexpr (N == 1) {
     return v[0];
   } else {
-    return tree_sum<N / 2>(v) + tree_sum<N / 2>(v + N / 2);
+    constexpr int kHalf = pow2_below<N>();
+    return tree_sum<kHalf>(v) + tree_sum<N - kHalf>(v + kHalf);
   }
 }
 
@@ -165,7 +175,7 @@ __device__ __forceinline__ void merge_equal_parts(float& mean, float& m2, float 
 template <class S, int STAGES, int RESIDUAL, bool FULL>
 __device__ __forceinline__ void layer_norm_fwd_wide_cta(const FwdParams& p, FwdWideShared<S>& sh) {
   static_assert(S::kRowsPerCta == 1 && S::kSingleTile, "a row's slab per CTA, in shared memory");
-  static_assert(S::kCluster >= 2 && S::kCluster <= 16, "cluster: 2 to 16 CTAs");
+  static_assert(S::kCluster >= 2 && S::kCluster <= 16, "cluster: 2 to 16 CTAs (any count: the row's slabs, the last partial)");
   static_assert(STAGES >= 2 && STAGES <= 8, "stages: 2 to 8 staged rows");
   static_assert(S::kThreads > 32, "more than a warp: row_sum's barriers order the exchanges (below)");
   using T = typename S::T;
