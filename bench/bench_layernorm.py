@@ -86,6 +86,17 @@ STYLES = {"lntune": ("tab:red", "-"), "lntune-default": ("tab:red", "--"), "torc
 TOL = {"fp32": 1e-4, "fp16": 5e-3, "bf16": 2e-2}
 
 BW_NS = [256, 512, 1024, 2048, 4096, 8192, 16384, 65536, 262144]
+
+
+def _positive_ns(text):
+    """--bandwidth-ns: comma-separated positive integers."""
+    try:
+        ns = [int(v) for v in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"N must be comma-separated integers, got {text!r}") from None
+    if not ns or any(n < 1 for n in ns):
+        raise argparse.ArgumentTypeError(f"every N must be at least 1, got {text!r}")
+    return ns
 GRID_M = 4096
 GRID_NS = [512 * i for i in range(2, 32)] + [32768, 65536]
 SMALL_MS = [1, 8, 64]
@@ -345,7 +356,7 @@ def measure_copy(args, results):
 
 
 def section_bandwidth(args, results, providers):
-    ns = QUICK_BW_NS if args.quick else BW_NS
+    ns = args.bandwidth_ns or (QUICK_BW_NS if args.quick else BW_NS)
     for dname in args.dtypes:
         size = torch.empty((), dtype=DTYPES[dname]).element_size()
         for N in ns:
@@ -956,6 +967,8 @@ def parse_args(argv=None):
     ap.add_argument("--warmup", type=float, default=None, help="do_bench warmup, ms (default 10; --quick 5)")
     ap.add_argument("--rep", type=float, default=None, help="do_bench repetition time, ms (default 40; --quick 20)")
     ap.add_argument("--bandwidth-mib", type=int, default=512, help="size of x in the bandwidth regime (default 512)")
+    ap.add_argument("--bandwidth-ns", type=_positive_ns, default=None,
+                    help="comma-separated N of the bandwidth section (default: " + ",".join(map(str, BW_NS)) + ")")
     ap.add_argument("--copy-mib", type=int, default=1024, help="size of the copy baseline (default 1024)")
     ap.add_argument("--host-calls", type=int, default=500, help="launches per host-time sample (small_m)")
     ap.add_argument("--eps", type=float, default=1e-5)
