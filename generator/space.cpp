@@ -356,6 +356,11 @@ std::optional<Config> wide_fwd_default(const SpaceQuery& q, const ConfigFilter& 
     then_two(2, 16, 3);
     picks.push_back(Pick{8, 4, 3});  // an fp32 residual beside 16384-column slabs
   }
+  // Where those clusters' 16384-column slabs would leave a CTA empty: as
+  // many as the row needs (wide_clusters' gap clusters), 16 warps, 2 stages
+  // for fp32 rows: N = 100000 in 7, 91.8% of copy against 55.3 for the row's
+  // slabs in shared memory (an H200; bench/results/s40, call 5).
+  if (const int gap = gap_cluster(q.n, 16384)) then_two(gap, 16, half ? 3 : 2);
   for (const Pick& k : picks) {
     const std::optional<Config> wide = wide_fwd_config(q, k.cluster, k.warps, k.stages);
     if (!wide) continue;

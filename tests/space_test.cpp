@@ -835,6 +835,7 @@ TEST(Default, FastMemoryRules) {
   EXPECT_EQ(def(Kernel::fwd, DType::bf16, 100000, 2048), "block_size=16384 num_warps=16 rows_per_cta=4 group_size_m=18 cluster_size=7");
   EXPECT_EQ(def(Kernel::fwd, DType::f16, 200000, 1024), "block_size=16384 num_warps=16 rows_per_cta=4 group_size_m=9 cluster_size=13");
   EXPECT_EQ(def(Kernel::fwd, DType::f32, 200000, 1024), "block_size=16384 num_warps=16 rows_per_cta=3 group_size_m=9 cluster_size=13");
+  EXPECT_EQ(def(Kernel::fwd, DType::f32, 100000, 1024), "block_size=16384 num_warps=16 rows_per_cta=2 group_size_m=18 cluster_size=7");
   // (N <= 65536 keeps the powers of two.)
   EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 50000, 2048, 12.8).find("cluster_size=7"), std::string::npos);
   EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 131072, 2048, 12.8), "block_size=8192 num_warps=8 rows_per_cta=3 group_size_m=7 cluster_size=16")
