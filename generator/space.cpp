@@ -54,22 +54,22 @@ std::int64_t cluster_slab(std::int64_t n, int cluster) {
 // The CTAs that slabs of `slab` columns need for a row of n: ceil(n / slab),
 // where that is 3 to 15 CTAs and not a power of two (no power of two of CTAs
 // leaves every CTA columns there: a row of 100000 columns takes 13 slabs of
-// 8192, the last holding 1696); else 0. Only for rows of more than 65536
-// columns (where without it the backward fell back to tiles: bf16 N = 100000
-// 20.5% of copy on an H200, bench/results/s40, call 3); shorter rows keep
-// the powers of two.
-int gap_cluster(std::int64_t n, std::int64_t slab) {
-  if (n <= 65536) return 0;
+// 8192, the last holding 1696); else 0. Only for rows of more than `above`
+// columns: 65536 unless a caller says otherwise (there, without it, the
+// backward fell back to tiles: bf16 N = 100000 20.5% of copy on an H200,
+// bench/results/s40, call 3); the wide backward's space from 16385.
+int gap_cluster(std::int64_t n, std::int64_t slab, std::int64_t above = 65536) {
+  if (n <= above) return 0;
   const std::int64_t c = (n + slab - 1) / slab;
   return c > 2 && c < 16 && (c & (c - 1)) != 0 ? static_cast<int>(c) : 0;
 }
 
 // The wide kernels' cluster sizes for a row of n: 2, 4, 8 and 16, and the
 // gap clusters of 8192- and 16384-column slabs.
-std::vector<int> wide_clusters(std::int64_t n) {
+std::vector<int> wide_clusters(std::int64_t n, std::int64_t above = 65536) {
   std::vector<int> out{2, 4, 8, 16};
   for (std::int64_t slab : {8192, 16384})
-    if (const int c = gap_cluster(n, slab)) out.push_back(c);
+    if (const int c = gap_cluster(n, slab, above)) out.push_back(c);
   return out;
 }
 
@@ -170,7 +170,9 @@ void add_wide_bwd(const SpaceQuery& q, std::vector<Config>& out) {
   if (q.kernel != Kernel::bwd_dx || q.cc < 90 || q.n < 4096) return;
   const int vec = max_vec(q.dtype);
   const std::size_t esize = dtype_size(q.dtype);
-  for (int cluster : wide_clusters(q.n)) {
+  // (The gap clusters from 16385 columns: the 16-bit default of two CTAs a
+  // SM takes them there, fast_memory_default.)
+  for (int cluster : wide_clusters(q.n, 16384)) {
     const std::int64_t slab = cluster_slab(q.n, cluster);
     if (slab == 0) continue;
     for (int w : {8, 16, 32}) {
@@ -889,8 +891,11 @@ std::optional<Config> fast_memory_default(const SpaceQuery& q, const ConfigFilte
   // clusters of 2 (N = 16384: 81.3 against 87.2; bench/results/s39, call 4).
   const bool add_layer_16k = q.residual && q.norm == Norm::layer && q.n == 16384;
   if (half && q.n > 8192 && q.n <= (q.residual ? 32768 : 131072) && !add_layer_16k) {
-    // (Rows of 65537-131072 columns: as many slabs as they need, 9 to 16.)
-    const int cluster = q.n <= 16384 ? 2 : q.n <= 32768 ? 4 : q.n <= 65536 ? 8 : static_cast<int>((q.n + 8191) / 8192);
+    // Without a residual, where the power of two would leave a CTA without
+    // columns: as many slabs as the row needs (3 at N = 20000, 5 at 40000,
+    // 13 at 100000; since session 40, bench/results/s40, calls 4 and 7).
+    int cluster = q.n <= 16384 ? 2 : q.n <= 32768 ? 4 : q.n <= 65536 ? 8 : 16;
+    if (!q.residual && cluster_slab(q.n, cluster) != 8192) cluster = static_cast<int>((q.n + 8191) / 8192);
     std::vector<int> stage_counts{q.residual ? 2 : 3};
     if (plain_layer && cluster == 8) stage_counts.push_back(2);
     for (const int stages : stage_counts) {

@@ -852,7 +852,8 @@ TEST(Gpu, WideBackwardConfigsAreCorrectAndDeterministic) {
                         Pick{DType::bf16, DType::bf16, 700, 16384, 8},
                         // clusters of other than a power of two (gen::wide_clusters): 13 slabs of
                         // 8192 or 7 of 16384 (the last partial); 13 of 16384, strided
-                        Pick{DType::bf16, DType::bf16, 29, 100000, 0}, Pick{DType::f32, DType::f32, 13, 200000, 4}}) {
+                        Pick{DType::bf16, DType::bf16, 29, 100000, 0}, Pick{DType::f32, DType::f32, 13, 200000, 4},
+                        Pick{DType::f16, DType::f16, 31, 40000, 8}}) {
     Case c;
     c.x = k.x;
     c.w = k.w;

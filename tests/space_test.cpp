@@ -790,8 +790,15 @@ TEST(Default, FastMemoryRules) {
   EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 32768, 8192), "block_size=8192 num_warps=8 rows_per_cta=3 group_size_m=66 cluster_size=4");
   EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 65536, 4096), "block_size=8192 num_warps=8 rows_per_cta=3 group_size_m=32 cluster_size=8");
   EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 65536, 20), "block_size=8192 num_warps=8 rows_per_cta=3 group_size_m=20 cluster_size=8") << "few rows";
-  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 20000, 8192), "block_size=16384 num_warps=16 rows_per_cta=2 group_size_m=66 cluster_size=2")
-      << "a fourth 8192-column slab would be empty";
+  // Where a fourth (eighth) 8192-column slab would be empty: as many as the
+  // row needs (session 40), with a residual the rule after.
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 20000, 8192), "block_size=8192 num_warps=8 rows_per_cta=3 group_size_m=88 cluster_size=3");
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 40000, 8192), "block_size=8192 num_warps=8 rows_per_cta=3 group_size_m=52 cluster_size=5");
+  {
+    SpaceQuery r = query(Kernel::bwd_dx, DType::bf16, 20000, 8192, 18.8);
+    r.residual = true;
+    EXPECT_NE(default_config(r).cluster_size, 3);
+  }
   EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 8192, 16384), def(Kernel::bwd_dx, DType::bf16, 8192, 16384, 12.8));
   {
     // An fp32 weight beside 16-bit rows: 3 stages do not fit twice; LayerNorm
