@@ -262,7 +262,7 @@ void add_wide_fwd(const SpaceQuery& q, std::vector<Config>& out) {
   if (q.kernel != Kernel::fwd || q.cc < 90 || q.n <= 16384) return;
   const int vec = max_vec(q.dtype);
   const auto esize = static_cast<std::int64_t>(dtype_size(q.dtype));
-  for (int cluster : wide_clusters(q.n)) {
+  for (int cluster : wide_clusters(q.n, 16384)) {
     const std::int64_t slab = cluster_slab(q.n, cluster);
     if (slab == 0 || slab * esize < 8 * 1024) continue;
     for (int w : {4, 8, 16}) {
