@@ -497,8 +497,13 @@ std::optional<Config> wide_bwd_default(const SpaceQuery& q, const ConfigFilter& 
   const std::size_t esize = dtype_size(q.dtype);
   for (bool x_only : {false, true}) {
     if (x_only && q.n <= 131072) break;
-    // (Each pass last: its slab's gap cluster, wide_clusters.)
-    for (const Pass& pass : {Pass{8192, 8192, {2, 8, 16, gap_cluster(q.n, 8192)}},
+    // (Each pass last: its slab's gap cluster, wide_clusters; for 8192-column
+    // slabs without a residual from 16385 columns: fp32 N = 40000 in 5 CTAs,
+    // 8 warps, 3 stages, 97.0% of copy against 42.5 for the cluster-split
+    // register kernel, 50000 in 7 87.6 against 45.7; an H200, every config
+    // in one process, bench/results/s40, call 8.)
+    const int gap_8k = gap_cluster(q.n, 8192, q.residual ? 65536 : 16384);
+    for (const Pass& pass : {Pass{8192, 8192, {2, 8, 16, gap_8k}},
                              Pass{1, 16384, {2, 8, 16, 4, gap_cluster(q.n, 16384)}}})
       for (int cluster : pass.clusters) {
         if (cluster == 0) continue;
@@ -810,6 +815,15 @@ std::optional<Config> fast_memory_default(const SpaceQuery& q, const ConfigFilte
     // default, call 3).
     if (plain_rms && q.n == 65536) {
       const std::optional<Config> c = wide_fwd_config(q, 4, 16, 3);
+      if (c && valid(*c)) return c;
+    }
+    // LayerNorm rows of 32769-49152 columns: three 16384-column slabs (the
+    // last partial), 16 warps, 4 stages: bf16 N = 40000 80.8% of copy against
+    // 68.8 for the slabs in shared memory below (every config in one
+    // process, bench/results/s40, call 8; at 50000, four slabs, the last
+    // holding 848 columns, 72.7 against 77.5: those keep the rule below).
+    if (plain_layer && q.n > 32768 && q.n <= 3 * 16384) {
+      const std::optional<Config> c = wide_fwd_config(q, 3, 16, 4);
       if (c && valid(*c)) return c;
     }
     if (q.n > 32768 && q.n <= 65536) return smem_wave_fwd_config(q, 2, valid);

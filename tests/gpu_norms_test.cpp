@@ -379,10 +379,15 @@ std::vector<VCase> variant_cases() {
   // (gen::wide_clusters): 13 CTAs at N = 100000 and 200000, 7 for the
   // forward at 100000; RMSNorm with a residual, LayerNorm in fp32.
   {
-    VCase c;  // 16-bit rows of 40000 columns: 5 slabs of 8192 at two CTAs a SM
+    // Rows of 40000 columns: the backward's 5 slabs of 8192 (16-bit at two
+    // CTAs a SM), the 16-bit forward's 3 slabs of 16384.
+    VCase c;
     c.x = c.w = DType::bf16;
     c.M = 300;
     c.N = 40000;
+    out.push_back(c);
+    c.x = c.w = DType::f32;
+    c.M = 45;
     out.push_back(c);
   }
   for (std::int64_t n : {100000, 200000}) {

@@ -843,8 +843,17 @@ TEST(Default, FastMemoryRules) {
   EXPECT_EQ(def(Kernel::fwd, DType::f16, 200000, 1024), "block_size=16384 num_warps=16 rows_per_cta=4 group_size_m=9 cluster_size=13");
   EXPECT_EQ(def(Kernel::fwd, DType::f32, 200000, 1024), "block_size=16384 num_warps=16 rows_per_cta=3 group_size_m=9 cluster_size=13");
   EXPECT_EQ(def(Kernel::fwd, DType::f32, 100000, 1024), "block_size=16384 num_warps=16 rows_per_cta=2 group_size_m=18 cluster_size=7");
-  // (N <= 65536 keeps the powers of two.)
-  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 50000, 2048, 12.8).find("cluster_size=7"), std::string::npos);
+  // 16385-65536 columns: the fp32 backward over as many 8192-column slabs as
+  // the row needs (5 at N = 40000, 7 at 50000); the 16-bit LayerNorm forward
+  // over three 16384-column slabs up to 49152 columns, then the slabs in
+  // shared memory as before.
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::f32, 40000, 3355), "block_size=8192 num_warps=8 rows_per_cta=3 group_size_m=26 cluster_size=5");
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::f32, 50000, 2684), "block_size=8192 num_warps=8 rows_per_cta=3 group_size_m=18 cluster_size=7");
+  EXPECT_EQ(def(Kernel::fwd, DType::bf16, 40000, 6710), "block_size=16384 num_warps=16 rows_per_cta=4 group_size_m=44 cluster_size=3");
+  EXPECT_EQ(def(Kernel::fwd, DType::bf16, 50000, 5368), "block_size=32768 num_warps=16 rows_per_cta=1 group_size_m=198 cluster_size=2");
+  // (The H100's rules take the gap clusters of 8192-column slabs as well, at
+  // one CTA a SM; not measured there.)
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 50000, 2048, 12.8), "block_size=8192 num_warps=8 rows_per_cta=3 group_size_m=18 cluster_size=7");
   EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 131072, 2048, 12.8), "block_size=8192 num_warps=8 rows_per_cta=3 group_size_m=7 cluster_size=16")
       << "the H100's rule";
   // fp32 rows of more than 128K columns, forward: 3 stages (2 on an H100, and
