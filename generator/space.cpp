@@ -358,11 +358,14 @@ std::optional<Config> wide_fwd_default(const SpaceQuery& q, const ConfigFilter& 
     then_two(2, 16, 3);
     picks.push_back(Pick{8, 4, 3});  // an fp32 residual beside 16384-column slabs
   }
-  // Where those clusters' 16384-column slabs would leave a CTA empty: as
-  // many as the row needs (wide_clusters' gap clusters), 16 warps, 2 stages
-  // for fp32 rows: N = 100000 in 7, 91.8% of copy against 55.3 for the row's
-  // slabs in shared memory (an H200; bench/results/s40, call 5).
-  if (const int gap = gap_cluster(q.n, 16384)) then_two(gap, 16, half ? 3 : 2);
+  // fp32 rows without a residual where those clusters' 16384-column slabs
+  // would leave a CTA empty: as many as the row needs (wide_clusters' gap
+  // clusters), 16 warps, 2 stages: N = 100000 in 7, 91.8% of copy against
+  // 55.3 for the row's slabs in shared memory (an H200; bench/results/s40,
+  // call 5). (Other rows there: gap_fwd_default, after the slabs in shared
+  // memory.)
+  if (!half && !q.residual)
+    if (const int gap = gap_cluster(q.n, 16384)) then_two(gap, 16, 2);
   for (const Pick& k : picks) {
     const std::optional<Config> wide = wide_fwd_config(q, k.cluster, k.warps, k.stages);
     if (!wide) continue;
@@ -437,6 +440,30 @@ std::optional<Config> smem_forward_default(const SpaceQuery& q, const ConfigFilt
   return std::nullopt;
 }
 
+// The forward of a row of more than 16384 columns that neither the rules
+// above nor the slabs in shared memory take (sm_90+): the wide forward over
+// as many slabs as the row needs, the last partial (wide_clusters' gap
+// clusters): 16384-column slabs in 16 warps, else 8192 in 8 (an fp32
+// residual beside x), 3 stages, else 2 (fp32 16384-column slabs: 2, else
+// 3). Not measured as a rule: without it
+// these rows (variants with a residual, rows whose slab count is not a power
+// of two) fell back to tiles, x read twice (Default.LongRowsReadXOnce); the
+// wide forward in such clusters measured 73-92% of copy where the rules
+// take it (bench/results/s40, calls 4-6).
+std::optional<Config> gap_fwd_default(const SpaceQuery& q, const ConfigFilter& accept) {
+  if (q.kernel != Kernel::fwd || q.cc < 90 || q.n <= 16384) return std::nullopt;
+  const bool half = dtype_size(q.dtype) == 2;
+  for (const auto& [slab, warps] : {std::pair<std::int64_t, int>{16384, 16}, std::pair<std::int64_t, int>{8192, 8}})
+    if (const int gap = gap_cluster(q.n, slab, 16384))
+      // (fp32 16384-column slabs at 2 stages first, as wide_fwd_default's
+      // clusters of 16: beside an fp32 residual 3 stages read it from L2.)
+      for (int stages : {slab == 16384 && !half ? 2 : 3, slab == 16384 && !half ? 3 : 2}) {
+        const std::optional<Config> c = wide_fwd_config(q, gap, warps, stages);
+        if (c && (!accept || accept(*c))) return c;
+      }
+  return std::nullopt;
+}
+
 // The default backward for rows longer than 8192 columns on sm_90+: the
 // wide-row kernel, column slices of 8192 columns per CTA (8 warps) in
 // clusters of 2, 8 or 16, else slices of up to 16384 columns (up to 16
@@ -498,13 +525,17 @@ std::optional<Config> wide_bwd_default(const SpaceQuery& q, const ConfigFilter& 
   for (bool x_only : {false, true}) {
     if (x_only && q.n <= 131072) break;
     // (Each pass last: its slab's gap cluster, wide_clusters; for 8192-column
-    // slabs without a residual from 16385 columns: fp32 N = 40000 in 5 CTAs,
-    // 8 warps, 3 stages, 97.0% of copy against 42.5 for the cluster-split
-    // register kernel, 50000 in 7 87.6 against 45.7; an H200, every config
-    // in one process, bench/results/s40, call 8.)
+    // slabs from 16385 columns: fp32 N = 40000 in 5 CTAs, 8 warps, 3 stages,
+    // 97.0% of copy against 42.5 for the cluster-split register kernel, 50000
+    // in 7 87.6 against 45.7; an H200, every config in one process,
+    // bench/results/s40, call 8. With a residual too, not measured: those
+    // rows fell back to tiles, x and dy read twice: Default.LongRowsReadXOnce.)
+    // (With a residual, the gap clusters of 8192-column slabs of 16385-65536
+    // columns come last: only where no other config took the row.)
     const int gap_8k = gap_cluster(q.n, 8192, q.residual ? 65536 : 16384);
+    const int gap_8k_last = q.residual && q.n <= 65536 ? gap_cluster(q.n, 8192, 16384) : 0;
     for (const Pass& pass : {Pass{8192, 8192, {2, 8, 16, gap_8k}},
-                             Pass{1, 16384, {2, 8, 16, 4, gap_cluster(q.n, 16384)}}})
+                             Pass{1, 16384, {2, 8, 16, 4, gap_cluster(q.n, 16384), gap_8k_last}}})
       for (int cluster : pass.clusters) {
         if (cluster == 0) continue;
         const std::int64_t slab = cluster_slab(q.n, cluster);
@@ -1056,6 +1087,8 @@ Config default_config(const SpaceQuery& q, const ConfigFilter& accept) {
     if (!bwd)
       if (const std::optional<Config> c = wide_fwd_default(q, accept)) return *c;
     if (const std::optional<Config> c = bwd ? wide_bwd_default(q, accept) : smem_forward_default(q, accept)) return *c;
+    if (!bwd)
+      if (const std::optional<Config> c = gap_fwd_default(q, accept)) return *c;
   }
   // (LayerNorm + add in 16 bits otherwise keeps the rule below: there the
   // fused rule's configs measured 77.4 and 87.1% of copy at N = 4096 and

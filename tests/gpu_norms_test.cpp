@@ -389,6 +389,20 @@ std::vector<VCase> variant_cases() {
     c.x = c.w = DType::f32;
     c.M = 45;
     out.push_back(c);
+    // With a residual there (gen::gap_fwd_default and the backward's last
+    // resort): fp32 LayerNorm beside an fp32 residual, 5 slabs of 8192 both
+    // ways; RMSNorm bf16 beside a bf16 residual.
+    c.residual = DType::f32;
+    c.M = 23;
+    out.push_back(c);
+    VCase r;
+    r.norm = Norm::rms;
+    r.x = r.w = DType::bf16;
+    r.residual = DType::bf16;
+    r.bias = false;
+    r.M = 37;
+    r.N = 40000;
+    out.push_back(r);
   }
   for (std::int64_t n : {100000, 200000}) {
     VCase c;

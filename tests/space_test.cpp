@@ -986,5 +986,61 @@ TEST(Default, NoMRuleFromTheBound) {
   EXPECT_GT(checked, 10000);
 }
 
+// Rows of 16385-262144 columns on sm_90 read x once: the default is never a
+// tiled kernel (a row over several tiles of one CTA, x read twice, dW/dB
+// through global memory), at any length. Rows whose slab count is not a
+// power of two fell back to tiles before session 40 (the bf16 backward at
+// N = 100000 ran at 20% of copy on an H200, 40000 at 34.5%): N here is
+// every length in steps that cross each slab boundary, in each dtype, norm,
+// residual (in x's dtype) and weight dtype, on an H100's and an H200's
+// rules, with the launcher's filter (the call's traits).
+TEST(Default, LongRowsReadXOnce) {
+  int checked = 0;
+  std::vector<std::string> tiled;
+  for (Kernel k : {Kernel::fwd, Kernel::bwd_dx})
+    for (DType d : {DType::f32, DType::f16, DType::bf16})
+      for (DType w : {d, DType::f32})
+        for (Norm norm : {Norm::layer, Norm::rms})
+          for (bool residual : {false, true})
+            for (double bpc : {12.8, 18.8})
+              for (std::int64_t n = 16384 + 8; n <= 262144; n += 2056) {
+                if (w != d && d == DType::f32) continue;
+                Traits t{k, d, w, true, norm == Norm::layer};
+                t.norm = norm;
+                if (residual) t.residual = d;
+                SpaceQuery q{k, d, n, (std::int64_t{512} << 20) / (n * static_cast<std::int64_t>(dtype_size(d))), 132, 90};
+                q.norm = norm;
+                q.residual = residual;
+                q.dram_bytes_per_sm_cycle = bpc;
+                const Config c = default_config(q, instances_for(t, n, max_vec(d)));
+                ++checked;
+                if (static_cast<std::int64_t>(c.block_size) * std::max(1, c.cluster_size) < n)
+                  tiled.push_back((k == Kernel::fwd ? "fwd " : "bwd ") + std::string(to_string(d)) + " w" +
+                                  std::string(to_string(w)) + (norm == Norm::rms ? " rms" : "") + (residual ? " +res" : "") +
+                                  " N=" + std::to_string(n) + " bpc " + std::to_string(bpc) + ": " + to_string(c));
+              }
+  EXPECT_GT(checked, 5000);
+  for (const std::string& s : tiled) ADD_FAILURE() << s;
+  // E.g. fp32 rows beside an fp32 residual at N = 40000: the forward over
+  // three 16384-column slabs (a slot for the residual), the backward over
+  // five of 8192; RMSNorm + add in bf16 keeps the slabs in shared memory
+  // forward (as before), the backward five of 8192.
+  const auto with = [](Kernel k, DType d, Norm norm) {
+    Traits t{k, d, d, true, norm == Norm::layer};
+    t.norm = norm;
+    t.residual = d;
+    SpaceQuery q{k, d, 40000, 3000, 132, 90};
+    q.norm = norm;
+    q.residual = true;
+    q.dram_bytes_per_sm_cycle = 18.8;
+    return to_string(default_config(q, instances_for(t, q.n, max_vec(d))));
+  };
+  EXPECT_EQ(with(Kernel::fwd, DType::f32, Norm::layer), "block_size=16384 num_warps=16 rows_per_cta=2 group_size_m=44 cluster_size=3");
+  EXPECT_EQ(with(Kernel::bwd_dx, DType::f32, Norm::layer), "block_size=8192 num_warps=8 rows_per_cta=2 group_size_m=26 cluster_size=5");
+  EXPECT_NE(with(Kernel::fwd, DType::bf16, Norm::rms).find("block_size=32768 num_warps=16 rows_per_cta=1"), std::string::npos);
+  EXPECT_EQ(with(Kernel::bwd_dx, DType::bf16, Norm::rms), "block_size=8192 num_warps=8 rows_per_cta=3 group_size_m=26 cluster_size=5");
+  std::printf("[ long     ] %d long-row defaults, %zu tiled\n", checked, tiled.size());
+}
+
 }  // namespace
 }  // namespace lntune::gen
