@@ -848,12 +848,13 @@ std::optional<Config> fast_memory_default(const SpaceQuery& q, const ConfigFilte
       const std::optional<Config> c = wide_fwd_config(q, 4, 16, 3);
       if (c && valid(*c)) return c;
     }
-    // LayerNorm rows of 32769-49152 columns: three 16384-column slabs (the
-    // last partial), 16 warps, 4 stages: bf16 N = 40000 80.8% of copy against
-    // 68.8 for the slabs in shared memory below (every config in one
-    // process, bench/results/s40, call 8; at 50000, four slabs, the last
-    // holding 848 columns, 72.7 against 77.5: those keep the rule below).
-    if (plain_layer && q.n > 32768 && q.n <= 3 * 16384) {
+    // LayerNorm rows of 36865-49152 columns: three 16384-column slabs (the
+    // last at least a quarter full), 16 warps, 4 stages: bf16 N = 40000 (the
+    // last 44% full) 80.8% of copy against 68.8 for the slabs in shared
+    // memory below (every config in one process, bench/results/s40, call 8;
+    // at 50000, four slabs, the last holding 848 columns, 72.7 against 77.5:
+    // a nearly empty last slab keeps the rule below).
+    if (plain_layer && q.n > 36864 && q.n <= 3 * 16384) {
       const std::optional<Config> c = wide_fwd_config(q, 3, 16, 4);
       if (c && valid(*c)) return c;
     }

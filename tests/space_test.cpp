@@ -851,6 +851,8 @@ TEST(Default, FastMemoryRules) {
   EXPECT_EQ(def(Kernel::bwd_dx, DType::f32, 50000, 2684), "block_size=8192 num_warps=8 rows_per_cta=3 group_size_m=18 cluster_size=7");
   EXPECT_EQ(def(Kernel::fwd, DType::bf16, 40000, 6710), "block_size=16384 num_warps=16 rows_per_cta=4 group_size_m=44 cluster_size=3");
   EXPECT_EQ(def(Kernel::fwd, DType::bf16, 50000, 5368), "block_size=32768 num_warps=16 rows_per_cta=1 group_size_m=198 cluster_size=2");
+  EXPECT_EQ(def(Kernel::fwd, DType::bf16, 34000, 6710), "block_size=32768 num_warps=16 rows_per_cta=1 group_size_m=198 cluster_size=2")
+      << "a third slab less than a quarter full";
   // (The H100's rules take the gap clusters of 8192-column slabs as well, at
   // one CTA a SM; not measured there.)
   EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 50000, 2048, 12.8), "block_size=8192 num_warps=8 rows_per_cta=3 group_size_m=18 cluster_size=7");
