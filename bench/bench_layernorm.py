@@ -88,7 +88,7 @@ TOL = {"fp32": 1e-4, "fp16": 5e-3, "bf16": 2e-2}
 BW_NS = [256, 512, 1024, 2048, 4096, 8192, 16384, 65536, 262144]
 
 
-def _positive_ns(text):
+def positive_ns(text):
     """--bandwidth-ns: comma-separated positive integers."""
     try:
         ns = [int(v) for v in text.split(",")]
@@ -967,7 +967,7 @@ def parse_args(argv=None):
     ap.add_argument("--warmup", type=float, default=None, help="do_bench warmup, ms (default 10; --quick 5)")
     ap.add_argument("--rep", type=float, default=None, help="do_bench repetition time, ms (default 40; --quick 20)")
     ap.add_argument("--bandwidth-mib", type=int, default=512, help="size of x in the bandwidth regime (default 512)")
-    ap.add_argument("--bandwidth-ns", type=_positive_ns, default=None,
+    ap.add_argument("--bandwidth-ns", type=positive_ns, default=None,
                     help="comma-separated N of the bandwidth section (default: " + ",".join(map(str, BW_NS)) + ")")
     ap.add_argument("--copy-mib", type=int, default=1024, help="size of the copy baseline (default 1024)")
     ap.add_argument("--host-calls", type=int, default=500, help="launches per host-time sample (small_m)")

@@ -227,7 +227,7 @@ def section_bandwidth(args, results):
     for op in args.ops:
         for dname in args.dtypes:
             size = torch.empty((), dtype=bl.DTYPES[dname]).element_size()
-            for N in (bl.QUICK_BW_NS if args.quick else bl.BW_NS):
+            for N in (args.bandwidth_ns or (bl.QUICK_BW_NS if args.quick else bl.BW_NS)):
                 M = max(1, -(-(args.bandwidth_mib << 20) // (N * size)))
                 run_case(args, results, "bandwidth", op, dname, M, N)
                 torch.cuda.empty_cache()
@@ -368,6 +368,8 @@ def parse_args(argv=None):
     ap.add_argument("--warmup", type=float, default=None)
     ap.add_argument("--rep", type=float, default=None)
     ap.add_argument("--bandwidth-mib", type=int, default=512)
+    ap.add_argument("--bandwidth-ns", type=bl.positive_ns, default=None,
+                    help="comma-separated N of the bandwidth section (default: bench_layernorm.py's)")
     ap.add_argument("--copy-mib", type=int, default=1024)
     args = ap.parse_args(argv)
     args.ops = [o.strip() for o in args.ops.split(",") if o.strip()]

@@ -16,6 +16,10 @@
 #              (lntune_sweep train), fp16 / bf16 / fp32, N = 1024 ... 16384
 #   bandwidth  LayerNorm at x = 512 MiB against PyTorch (bench_layernorm.py)
 #   norms      RMSNorm and the fused forms at x = 512 MiB (bench_norms.py)
+#   gaps       LayerNorm and RMSNorm at x = 512 MiB against PyTorch at N that no
+#              power of two of 8192- or 16384-column slabs splits (20000,
+#              40000, 100000, 200000: such rows fell back to tiles before
+#              session 40), bf16 and fp32
 #   grid       the tutorial grid at M = 4096 end to end (autograd), small M,
 #              host time per call and per training step (bench_layernorm.py)
 #   e2e        the grid's end-to-end backward interleaved with PyTorch's
@@ -27,13 +31,13 @@
 # step ran to the end, 1 otherwise (the failed steps are named on stderr),
 # 2 for bad arguments.
 set -uo pipefail
-usage() { echo "usage: gpu_tables.sh DIR TAG (TABLES=\"ext train bandwidth norms grid e2e\")" >&2; exit 2; }
+usage() { echo "usage: gpu_tables.sh DIR TAG (TABLES=\"ext train bandwidth norms gaps grid e2e\")" >&2; exit 2; }
 [ $# -eq 2 ] || usage
 [ -d "$1" ] || { echo "gpu_tables.sh: no build directory '$1'" >&2; exit 2; }
 D=$(cd "$1" && pwd)
 tag=$2
 [[ $tag =~ ^[A-Za-z0-9._-]+$ ]] || { echo "gpu_tables.sh: TAG must be letters, digits, '.', '_' or '-', got '$tag'" >&2; exit 2; }
-all="ext train bandwidth norms grid e2e"
+all="ext train bandwidth norms gaps grid e2e"
 steps=${TABLES:-$all}
 for s in $steps; do
   [[ " $all " == *" $s "* ]] || { echo "gpu_tables.sh: unknown step '$s' (steps: $all)" >&2; exit 2; }
@@ -93,6 +97,13 @@ print('extension', 'built' if lt._ext is not None else 'absent (ctypes path)')"
     norms)
       step norms python3 "$root/bench/bench_norms.py" --section bandwidth --dtypes bf16,fp32 --out "$T/norms" &&
         table norms "$T/norms/norms.md"
+      ;;
+    gaps)
+      step gaps bash -c 'python3 "$0/bench/bench_layernorm.py" --no-plots --section bandwidth --dtypes bf16,fp32 \
+        --bandwidth-ns 20000,40000,100000,200000 --providers "$1" --out "$2/gaps" &&
+        python3 "$0/bench/bench_norms.py" --section bandwidth --ops rms --dtypes bf16,fp32 \
+        --bandwidth-ns 20000,40000,100000,200000 --out "$2/gaps_norms"' "$root" "$providers" "$T" &&
+        table gaps "$T/gaps/results.md" && table gaps_norms "$T/gaps_norms/norms.md"
       ;;
     grid)
       step grid python3 "$root/bench/bench_layernorm.py" --no-plots --section grid,small_m,host --dtypes fp16,bf16,fp32 \
