@@ -51,25 +51,27 @@ std::int64_t cluster_slab(std::int64_t n, int cluster) {
   return (cluster - 1) * slab >= n ? 0 : slab;
 }
 
-// The CTAs that slabs of `slab` columns need for a row of n: ceil(n / slab),
-// where that is 3 to 15 CTAs and not a power of two (no power of two of CTAs
+// The CTAs that slabs of `slab` columns need for a row of n: ceil(n / slab)
+// (the last slab partial).
+int slab_count(std::int64_t n, std::int64_t slab) { return static_cast<int>((n + slab - 1) / slab); }
+
+// The gap cluster of `slab`-column slabs for a row of n: slab_count where
+// that is 3 to 15 CTAs and not a power of two (no power of two of CTAs
 // leaves every CTA columns there: a row of 100000 columns takes 13 slabs of
-// 8192, the last holding 1696); else 0. Only for rows of more than `above`
-// columns: 65536 unless a caller says otherwise (there, without it, the
-// backward fell back to tiles: bf16 N = 100000 20.5% of copy on an H200,
-// bench/results/s40, call 3); the wide backward's space from 16385.
-int gap_cluster(std::int64_t n, std::int64_t slab, std::int64_t above = 65536) {
-  if (n <= above) return 0;
-  const std::int64_t c = (n + slab - 1) / slab;
-  return c > 2 && c < 16 && (c & (c - 1)) != 0 ? static_cast<int>(c) : 0;
+// 8192, the last holding 1696; without these clusters the backward fell back
+// to tiles there, bf16 20.5% of copy on an H200, bench/results/s40, call 3);
+// else 0.
+int gap_cluster(std::int64_t n, std::int64_t slab) {
+  const int c = slab_count(n, slab);
+  return c > 2 && c < 16 && (c & (c - 1)) != 0 ? c : 0;
 }
 
 // The wide kernels' cluster sizes for a row of n: 2, 4, 8 and 16, and the
 // gap clusters of 8192- and 16384-column slabs.
-std::vector<int> wide_clusters(std::int64_t n, std::int64_t above = 65536) {
+std::vector<int> wide_clusters(std::int64_t n) {
   std::vector<int> out{2, 4, 8, 16};
   for (std::int64_t slab : {8192, 16384})
-    if (const int c = gap_cluster(n, slab, above)) out.push_back(c);
+    if (const int c = gap_cluster(n, slab)) out.push_back(c);
   return out;
 }
 
@@ -170,9 +172,7 @@ void add_wide_bwd(const SpaceQuery& q, std::vector<Config>& out) {
   if (q.kernel != Kernel::bwd_dx || q.cc < 90 || q.n < 4096) return;
   const int vec = max_vec(q.dtype);
   const std::size_t esize = dtype_size(q.dtype);
-  // (The gap clusters from 16385 columns: the 16-bit default of two CTAs a
-  // SM takes them there, fast_memory_default.)
-  for (int cluster : wide_clusters(q.n, 16384)) {
+  for (int cluster : wide_clusters(q.n)) {
     const std::int64_t slab = cluster_slab(q.n, cluster);
     if (slab == 0) continue;
     for (int w : {8, 16, 32}) {
@@ -262,7 +262,7 @@ void add_wide_fwd(const SpaceQuery& q, std::vector<Config>& out) {
   if (q.kernel != Kernel::fwd || q.cc < 90 || q.n <= 16384) return;
   const int vec = max_vec(q.dtype);
   const auto esize = static_cast<std::int64_t>(dtype_size(q.dtype));
-  for (int cluster : wide_clusters(q.n, 16384)) {
+  for (int cluster : wide_clusters(q.n)) {
     const std::int64_t slab = cluster_slab(q.n, cluster);
     if (slab == 0 || slab * esize < 8 * 1024) continue;
     for (int w : {4, 8, 16}) {
@@ -300,6 +300,35 @@ std::optional<Config> wide_fwd_config(const SpaceQuery& q, int cluster, int warp
   Config c{static_cast<int>(slab), warps, stages, 0, cluster};
   c.group_size_m = coresident_clusters(q, cluster);
   return c;
+}
+
+// The wide forward over the gap cluster of `slab`-column slabs (16 warps
+// for 16384 columns, 8 for 8192), 3 stages, else 2 (fp32 16384-column
+// slabs: 2, else 3, as wide_fwd_default's clusters of 16: beside an fp32
+// residual 3 stages read it from L2); none where the slab count is a power
+// of two.
+std::optional<Config> gap_fwd_config(const SpaceQuery& q, const ConfigFilter& accept, std::int64_t slab) {
+  const int gap = gap_cluster(q.n, slab);
+  if (q.kernel != Kernel::fwd || q.cc < 90 || gap == 0) return std::nullopt;
+  const bool two_first = slab == 16384 && dtype_size(q.dtype) == 4;
+  for (int stages : {two_first ? 2 : 3, two_first ? 3 : 2}) {
+    const std::optional<Config> c = wide_fwd_config(q, gap, slab == 16384 ? 16 : 8, stages);
+    if (c && (!accept || accept(*c))) return c;
+  }
+  return std::nullopt;
+}
+
+// The forward of a row of more than 16384 columns that neither the rules
+// above nor the slabs in shared memory take (sm_90+): the wide forward over
+// as many slabs as the row needs, the last partial (gap_fwd_config: 16384
+// columns, else 8192 as an fp32 residual beside x needs). Not measured as a
+// rule: without it these rows (variants with a residual, rows whose slab
+// count is not a power of two) fell back to tiles, x read twice
+// (Default.LongRowsReadXOnce); the wide forward in such clusters measured
+// 73-92% of copy where the rules take it (bench/results/s40, calls 4-6).
+std::optional<Config> gap_fwd_default(const SpaceQuery& q, const ConfigFilter& accept) {
+  if (const std::optional<Config> c = gap_fwd_config(q, accept, 16384)) return c;
+  return gap_fwd_config(q, accept, 8192);
 }
 
 // The default forward for wide rows on sm_90+ where the wide-row forward
@@ -358,14 +387,6 @@ std::optional<Config> wide_fwd_default(const SpaceQuery& q, const ConfigFilter& 
     then_two(2, 16, 3);
     picks.push_back(Pick{8, 4, 3});  // an fp32 residual beside 16384-column slabs
   }
-  // fp32 rows without a residual where those clusters' 16384-column slabs
-  // would leave a CTA empty: as many as the row needs (wide_clusters' gap
-  // clusters), 16 warps, 2 stages: N = 100000 in 7, 91.8% of copy against
-  // 55.3 for the row's slabs in shared memory (an H200; bench/results/s40,
-  // call 5). (Other rows there: gap_fwd_default, after the slabs in shared
-  // memory.)
-  if (!half && !q.residual)
-    if (const int gap = gap_cluster(q.n, 16384)) then_two(gap, 16, 2);
   for (const Pick& k : picks) {
     const std::optional<Config> wide = wide_fwd_config(q, k.cluster, k.warps, k.stages);
     if (!wide) continue;
@@ -379,6 +400,12 @@ std::optional<Config> wide_fwd_default(const SpaceQuery& q, const ConfigFilter& 
                                           (q.n > 131072 || wide_fwd_residual(*key) == WideResidual::staged))))
       return c;
   }
+  // fp32 rows of more than 64K columns without a residual where those
+  // clusters would leave a CTA empty: the gap cluster of 16384-column slabs,
+  // before the slabs in shared memory (N = 100000 in 7, 2 stages: 91.8% of
+  // copy against 55.3 for the slabs in shared memory; an H200,
+  // bench/results/s40, call 5).
+  if (!half && !q.residual && q.n > 65536) return gap_fwd_config(q, accept, 16384);
   return std::nullopt;
 }
 
@@ -437,30 +464,6 @@ std::optional<Config> smem_forward_default(const SpaceQuery& q, const ConfigFilt
       // (fused_short: measured with the residual in x's dtype only.)
       if (key && (!fused_short || key->traits.residual == key->traits.x_dtype)) return c;
     }
-  return std::nullopt;
-}
-
-// The forward of a row of more than 16384 columns that neither the rules
-// above nor the slabs in shared memory take (sm_90+): the wide forward over
-// as many slabs as the row needs, the last partial (wide_clusters' gap
-// clusters): 16384-column slabs in 16 warps, else 8192 in 8 (an fp32
-// residual beside x), 3 stages, else 2 (fp32 16384-column slabs: 2, else
-// 3). Not measured as a rule: without it
-// these rows (variants with a residual, rows whose slab count is not a power
-// of two) fell back to tiles, x read twice (Default.LongRowsReadXOnce); the
-// wide forward in such clusters measured 73-92% of copy where the rules
-// take it (bench/results/s40, calls 4-6).
-std::optional<Config> gap_fwd_default(const SpaceQuery& q, const ConfigFilter& accept) {
-  if (q.kernel != Kernel::fwd || q.cc < 90 || q.n <= 16384) return std::nullopt;
-  const bool half = dtype_size(q.dtype) == 2;
-  for (const auto& [slab, warps] : {std::pair<std::int64_t, int>{16384, 16}, std::pair<std::int64_t, int>{8192, 8}})
-    if (const int gap = gap_cluster(q.n, slab, 16384))
-      // (fp32 16384-column slabs at 2 stages first, as wide_fwd_default's
-      // clusters of 16: beside an fp32 residual 3 stages read it from L2.)
-      for (int stages : {slab == 16384 && !half ? 2 : 3, slab == 16384 && !half ? 3 : 2}) {
-        const std::optional<Config> c = wide_fwd_config(q, gap, warps, stages);
-        if (c && (!accept || accept(*c))) return c;
-      }
   return std::nullopt;
 }
 
@@ -524,18 +527,19 @@ std::optional<Config> wide_bwd_default(const SpaceQuery& q, const ConfigFilter& 
   const std::size_t esize = dtype_size(q.dtype);
   for (bool x_only : {false, true}) {
     if (x_only && q.n <= 131072) break;
-    // (Each pass last: its slab's gap cluster, wide_clusters; for 8192-column
-    // slabs from 16385 columns: fp32 N = 40000 in 5 CTAs, 8 warps, 3 stages,
-    // 97.0% of copy against 42.5 for the cluster-split register kernel, 50000
-    // in 7 87.6 against 45.7; an H200, every config in one process,
-    // bench/results/s40, call 8. With a residual too, not measured: those
-    // rows fell back to tiles, x and dy read twice: Default.LongRowsReadXOnce.)
-    // (With a residual, the gap clusters of 8192-column slabs of 16385-65536
-    // columns come last: only where no other config took the row.)
-    const int gap_8k = gap_cluster(q.n, 8192, q.residual ? 65536 : 16384);
-    const int gap_8k_last = q.residual && q.n <= 65536 ? gap_cluster(q.n, 8192, 16384) : 0;
-    for (const Pass& pass : {Pass{8192, 8192, {2, 8, 16, gap_8k}},
-                             Pass{1, 16384, {2, 8, 16, 4, gap_cluster(q.n, 16384), gap_8k_last}}})
+    // Each pass last: its slab's gap cluster (wide_clusters). 8192-column
+    // slabs: fp32 N = 40000 in 5 CTAs, 8 warps, 3 stages, 97.0% of copy
+    // against 42.5 for the cluster-split register kernel, 50000 in 7 87.6
+    // against 45.7 (an H200, every config in one process, bench/results/s40,
+    // call 8). With a residual, of up to 65536 columns (not measured: they
+    // fell back to tiles or the cluster-split kernel), at the very end: only
+    // where no other config takes the row. 16384-column slabs: from 65537
+    // columns (below, the 8192-column ones take the row first).
+    const int gap_8k = gap_cluster(q.n, 8192);
+    const bool gap_8k_last = q.residual && q.n <= 65536;
+    const int gap_16k = q.n > 65536 ? gap_cluster(q.n, 16384) : 0;
+    for (const Pass& pass : {Pass{8192, 8192, {2, 8, 16, gap_8k_last ? 0 : gap_8k}},
+                             Pass{1, 16384, {2, 8, 16, 4, gap_16k, gap_8k_last ? gap_8k : 0}}})
       for (int cluster : pass.clusters) {
         if (cluster == 0) continue;
         const std::int64_t slab = cluster_slab(q.n, cluster);
@@ -808,15 +812,14 @@ std::optional<Config> fast_memory_default(const SpaceQuery& q, const ConfigFilte
   if (q.kernel == Kernel::fwd && q.residual && q.norm == Norm::rms && esize == 4 && q.n > kRegisterRowFrom &&
       q.n <= 16384)
     return Config{16384, 16, 1, 0};
-  // fp32 rows of more than 128K columns without a residual: clusters of 16,
-  // 16 warps, 3 stages (192 KB), where wide_fwd_default's H100 rule takes 2
-  // (LayerNorm N = 262144: 91.3% of copy against 89.6; bench/results/s40,
-  // call 2; as the default, call 3).
-  if (q.kernel == Kernel::fwd && esize == 4 && !q.residual && q.n > 131072) {
-    for (const int cluster : {16, gap_cluster(q.n, 16384)}) {  // (the gap cluster where a CTA of 16 would be empty)
-      const std::optional<Config> c = cluster > 0 ? wide_fwd_config(q, cluster, 16, 3) : std::nullopt;
-      if (c && valid(*c)) return c;
-    }
+  // fp32 rows of 128K-256K columns without a residual: 16384-column slabs,
+  // as many as the row needs (16 at 262144, 13 at 200000), 16 warps, 3
+  // stages (192 KB), where wide_fwd_default's H100 rule takes 2 (LayerNorm
+  // N = 262144: 91.3% of copy against 89.6; bench/results/s40, call 2; as
+  // the default, call 3).
+  if (q.kernel == Kernel::fwd && esize == 4 && !q.residual && q.n > 131072 && q.n <= 16 * 16384) {
+    const std::optional<Config> c = wide_fwd_config(q, slab_count(q.n, 16384), 16, 3);
+    if (c && valid(*c)) return c;
   }
   // RMSNorm rows: where measured (32K-128K and more than 128K columns; 64K-
   // 128K since session 40: bf16 N = 131072 93.1% of copy in clusters of 8,
@@ -937,17 +940,18 @@ std::optional<Config> fast_memory_default(const SpaceQuery& q, const ConfigFilte
   // clusters of 2 (N = 16384: 81.3 against 87.2; bench/results/s39, call 4).
   const bool add_layer_16k = q.residual && q.norm == Norm::layer && q.n == 16384;
   if (half && q.n > 8192 && q.n <= (q.residual ? 32768 : 131072) && !add_layer_16k) {
-    // Without a residual, where the power of two would leave a CTA without
-    // columns: as many slabs as the row needs (3 at N = 20000, 5 at 40000,
-    // 13 at 100000; since session 40, bench/results/s40, calls 4 and 7).
-    int cluster = q.n <= 16384 ? 2 : q.n <= 32768 ? 4 : q.n <= 65536 ? 8 : 16;
-    if (!q.residual && cluster_slab(q.n, cluster) != 8192) cluster = static_cast<int>((q.n + 8191) / 8192);
+    // As many slabs as the row needs, the last partial (since session 40
+    // also other than a power of two: 3 at N = 20000, 5 at 40000, 13 at
+    // 100000; bench/results/s40, calls 4 and 7); with a residual only a power
+    // of two (as measured).
+    const int cluster = slab_count(q.n, 8192);
     std::vector<int> stage_counts{q.residual ? 2 : 3};
     if (plain_layer && cluster == 8) stage_counts.push_back(2);
+    if (q.residual && (cluster & (cluster - 1)) != 0) stage_counts.clear();
     for (const int stages : stage_counts) {
       Config c{8192, 8, stages, 0, cluster};
       c.group_size_m = clip_groups(q, 1, 2 * std::max(1, q.sm_count / cluster));
-      if (cluster_slab(q.n, cluster) != 8192 || !wide_bwd_two_per_sm(q, c)) break;
+      if (!wide_bwd_two_per_sm(q, c)) break;
       if (!accept) return c;
       // With the call's traits, the instance's own shared memory, x and dy
       // staged, and a residual in the row dtype (measured so only: an fp32
@@ -977,14 +981,13 @@ std::optional<Config> fast_memory_default(const SpaceQuery& q, const ConfigFilte
     // (Since session 38, 16-bit rows of 8192-column slabs in clusters of 8
     // come here only where the rule of two CTAs a SM above does not fit,
     // e.g. with an fp32 weight.)
-    int cluster = q.n <= 32768 ? 2 : q.n <= 131072 ? 8 : 16;
-    const bool slices_8k = half && cluster == 8 && q.n <= 65536;
-    // Where 16384-column slabs leave a CTA of 8 or 16 empty: the CTAs they
-    // need (wide_clusters' gap clusters, e.g. 13 at N = 200000).
-    if (!slices_8k && cluster >= 8 && cluster_slab(q.n, cluster) == 0)
-      if (const int gap = gap_cluster(q.n, 16384)) cluster = gap;
-    const std::int64_t slab = cluster_slab(q.n, cluster);
-    if (slab == 0 || slab != (slices_8k ? 8192 : 16384)) return std::nullopt;
+    // As many slabs as the row needs, the last partial (since session 40
+    // also other than a power of two: 13 at N = 200000); 16-bit rows of
+    // 32K-64K columns in exactly eight 8192-column slices.
+    const bool slices_8k = half && q.n > 32768 && q.n <= 65536;
+    const std::int64_t slab = slices_8k ? 8192 : 16384;
+    const int cluster = slab_count(q.n, slab);
+    if (cluster > 16 || (slices_8k && cluster != 8)) return std::nullopt;
     const int stages = slices_8k ? 4 : cluster > 8 && q.dtype == DType::f16 ? 3 : 2;
     Config c{static_cast<int>(slab), slices_8k ? 8 : 16, stages, 0, cluster};
     c.group_size_m = coresident_clusters(q, cluster);

@@ -376,8 +376,7 @@ std::vector<VCase> variant_cases() {
     out.push_back(c);
   }
   // Rows whose defaults take clusters of other than a power of two
-  // (gen::wide_clusters): 13 CTAs at N = 100000 and 200000, 7 for the
-  // forward at 100000; RMSNorm with a residual, LayerNorm in fp32.
+  // (gen::wide_clusters).
   {
     // Rows of 40000 columns: the backward's 5 slabs of 8192 (16-bit at two
     // CTAs a SM), the 16-bit forward's 3 slabs of 16384.
@@ -404,6 +403,8 @@ std::vector<VCase> variant_cases() {
     r.N = 40000;
     out.push_back(r);
   }
+  // 13 CTAs at N = 100000 and 200000, 7 for the forward at 100000; RMSNorm
+  // with a residual, LayerNorm in fp32.
   for (std::int64_t n : {100000, 200000}) {
     VCase c;
     c.x = c.w = DType::bf16;

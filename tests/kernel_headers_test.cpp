@@ -301,8 +301,8 @@ void expect_no_spills(const std::vector<InstanceKey>& keys, long most = 0) {
 // Every wide-row backward and wide-row forward config of the search space,
 // rendered by the generator, compiles for sm_90 with no spills (ptxas -v
 // through NVRTC), for each dtype at N = 4096, 8192, 20480 (a partial last
-// slab), 65536, 100000 (clusters of 7 and 13) and 262144; the backward also with a residual in x's dtype
-// (the fused kernels' own space); the forward also with an fp32 residual
+// slab; clusters of 3), 65536, 100000 (clusters of 7 and 13) and 262144; the
+// backward also with a residual in x's dtype (the fused kernels' own space); the forward also with an fp32 residual
 // (with RMSNorm's zero-centred fp32 weight for 16-bit rows; fp32 rows at 256K
 // columns read it unstaged).
 TEST(KernelHeaders, WideSpaceCompilesWithoutSpills) {

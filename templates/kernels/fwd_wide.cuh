@@ -381,7 +381,7 @@ __device__ __forceinline__ void layer_norm_fwd_wide_cta(const FwdParams& p, FwdW
       }
     }
     if constexpr (kOnePass) {
-      static_assert(kAccesses * kVec <= 32, "the bound on cancellation above (the instances of fwd_wide_keeps_row)");
+      static_assert(kAccesses * kVec <= 32, "the bound on cancellation above (fwd_wide_one_pass)");
       constexpr float kColumns = static_cast<float>(kAccesses * kVec);  // a thread's (a power of two)
       const float s = tree_sum<kVec>(part), q = tree_sum<kVec>(sq);
       float mean = fmaf(s, 1.0f / kColumns, x0);
