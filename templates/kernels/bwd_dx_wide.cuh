@@ -604,7 +604,8 @@ __device__ __forceinline__ void layer_norm_bwd_dx_wide(const BwdParams& p) {
   // 76.4 -> 76.7 / 77.0, fp16 77.8 / 77.3 -> 78.5 / 78.2); RMSNorm keeps the
   // rank order (bf16 262144 77.9 / 78.0 -> 74.0 / 74.3 with the lanes), as do
   // fp32 rows (not measured at 3 stages).
-  constexpr bool kLaneSums = S::kCluster == 16 && S::kStages >= 3 && sizeof(typename S::T) == 2 && !S::kRms;
+  constexpr bool kLaneSums = S::kCluster > 8 && S::kStages >= 3 && sizeof(typename S::T) == 2 && !S::kRms;
+  constexpr int kLaneGroup = 16;  // lanes past the cluster's ranks add 0
   if (kLookahead && rows.count > 0) sums_push(0);
   for (i64 i = 0; i < rows.count; ++i) {
     const int s = static_cast<int>(i % S::kStages);
@@ -631,8 +632,9 @@ __device__ __forceinline__ void layer_norm_bwd_dx_wide(const BwdParams& p) {
     // fwd_wide.cuh's gather), else every thread adds them in rank order.
     float s_xw = 0.f, s_w = 0.f;
     if constexpr (kLaneSums) {
-      s_xw = segment_sum<S::kCluster>(sums[q][t & (S::kCluster - 1)][0]);
-      s_w = segment_sum<S::kCluster>(sums[q][t & (S::kCluster - 1)][1]);
+      const int r = t & (kLaneGroup - 1);
+      s_xw = segment_sum<kLaneGroup>(r < S::kCluster ? sums[q][r][0] : 0.f);
+      s_w = segment_sum<kLaneGroup>(r < S::kCluster ? sums[q][r][1] : 0.f);
     } else {
 #pragma unroll
       for (int r = 0; r < S::kCluster; ++r) {

@@ -130,7 +130,7 @@ constexpr bool fwd_wide_keeps_row() {
 // 89.6 / 90.4): the full-slab instance is then compiled for it alone.
 template <class S>
 constexpr bool fwd_wide_one_pass() {
-  return !S::kRms && S::kCluster == 16 && S::kBlockSize / S::kThreads <= 32;
+  return !S::kRms && S::kCluster > 8 && S::kBlockSize / S::kThreads <= 32;
 }
 
 // A wide forward's static shared memory, declared once by
@@ -156,7 +156,7 @@ struct FwdWideShared {
   // memory moved the stages and measured 1 point slower, bf16 N = 65536 in
   // clusters of 4; bench/results/s39, call 3.)
   static constexpr int kWarpParts = S::kThreads > 32 ? S::kThreads / 32 : 1;
-  float scratch[(S::kCluster == 16 ? 4 : 1) * kWarpParts];
+  float scratch[(S::kCluster > 8 ? 4 : 1) * kWarpParts];
 };
 
 // Statistics of two parts of `c` values each (mean, sum of squared
@@ -479,7 +479,9 @@ __device__ __forceinline__ void layer_norm_fwd_wide_cta(const FwdParams& p, FwdW
   // the tree: RMSNorm bf16 262144 93.4 / 93.5 -> 92.4 / 92.4 with the lanes,
   // 131072 (clusters of 4) 79.0 / 79.4 -> 78.5 / 78.6, fp32 262144 level
   // (s40, call 1).
-  constexpr bool kLaneGather = (kCluster == 16 || kCluster == 4) && !S::kRms && sizeof(T) == 2;
+  constexpr bool kLaneGather = (kCluster > 8 || kCluster == 4) && !S::kRms && sizeof(T) == 2;
+  // Lanes a group (a power of two; lanes past the cluster's ranks add 0).
+  constexpr int kLaneGroup = kCluster > 8 ? 16 : kCluster;
   const auto gather = [&](i64 i, float& mean, float& var) {
     const int par = static_cast<int>(i % kPairBuffers);
     smem::barrier_wait_cluster(smem::address(&pairs_bar[par]), static_cast<unsigned>((i / kPairBuffers) & 1));
@@ -494,15 +496,17 @@ __device__ __forceinline__ void layer_norm_fwd_wide_cta(const FwdParams& p, FwdW
     // and 1 / n_r = 0.
     mean = 0.f;
     if constexpr (kLaneGather) {
-      const int r = t & (kCluster - 1);
-      const float a_r = pairs[par][r][0];
-      const float total = segment_sum<kCluster>(a_r);
+      const int r = t & (kLaneGroup - 1);
+      const bool is_rank = kLaneGroup == kCluster || r < kCluster;  // lane r stands for a rank
+      const float a_r = is_rank ? pairs[par][r][0] : 0.f;
+      const float total = segment_sum<kLaneGroup>(a_r);
       if constexpr (S::kRms) {
         var = total / static_cast<float>(p.N);
       } else {
         mean = total / static_cast<float>(p.N);
-        const float e = fmaf(-columns[r], mean, a_r);
-        var = segment_sum<kCluster>(fmaf(e * inv_columns[r], e, pairs[par][r][1])) / static_cast<float>(p.N);
+        const float e = is_rank ? fmaf(-columns[r], mean, a_r) : 0.f;
+        const float term = is_rank ? fmaf(e * inv_columns[r], e, pairs[par][r][1]) : 0.f;
+        var = segment_sum<kLaneGroup>(term) / static_cast<float>(p.N);
       }
     } else {
       float part[kCluster];
