@@ -249,6 +249,10 @@ InstanceKey make_instance(const Traits& traits, const Config& config, std::int64
   if ((is_wide_bwd(key) || is_wide_fwd(key)) && static_cast<std::int64_t>(key.cluster_size - 1) * key.block_size >= n)
     invalid(key, std::string("the wide-row ") + (is_wide_fwd(key) ? "forward" : "backward") +
                      " needs N > (cluster_size - 1) * block_size (every CTA owns columns)");
+  if (stages_in_smem(key) && !is_pow2(key.cluster_size) &&
+      static_cast<std::int64_t>(key.cluster_size - 1) * key.block_size >= n)
+    invalid(key, "a slab in shared memory over a cluster of " + std::to_string(key.cluster_size) +
+                     " CTAs (not a power of two) needs N > (cluster_size - 1) * block_size (every CTA owns columns)");
   return key;
 }
 
@@ -275,8 +279,10 @@ void validate(const InstanceKey& key) {
   if (stages_in_smem(key)) {
     // A slab in shared memory (fwd_smem.cuh): up to 16 CTAs per cluster
     // (16: the non-portable cluster size, sm_90), no register bound.
-    if (key.cluster_size < 1 || key.cluster_size > 16 || !is_pow2(key.cluster_size))
-      invalid(key, "cluster_size must be 1, 2, 4, 8 or 16 (slab in shared memory)");
+    if (key.cluster_size < 1 || key.cluster_size > 16)
+      invalid(key, "cluster_size must be 1 to 16 (slab in shared memory)");
+    // (make_instance: other counts than a power of two where every CTA owns
+    // columns, the gap clusters of gen::smem_clusters.)
     if (key.vec < 1 || key.vec > max_vec(t.x_dtype) || !is_pow2(key.vec))
       invalid(key, "vec must be a power of two of at most 16 bytes");
     const std::int64_t bytes = dynamic_smem_bytes(key);

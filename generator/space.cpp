@@ -75,6 +75,18 @@ std::vector<int> wide_clusters(std::int64_t n) {
   return out;
 }
 
+// The forward's clusters for a row of n with its slabs in shared memory
+// (fwd_smem.cuh): 1, 2, 4, 8 and 16, and the gap clusters of 16384- and
+// 32768-column slabs (e.g. 5 of 32768 at N = 150000, where no power of two
+// leaves every CTA columns in slabs of at most 64 KiB of 16-bit x, and the
+// wide forward's 10 of 16384 run 7 at once, one a GPC).
+std::vector<int> smem_clusters(std::int64_t n) {
+  std::vector<int> out{1, 2, 4, 8, 16};
+  for (std::int64_t slab : {16384, 32768})
+    if (const int c = gap_cluster(n, slab)) out.push_back(c);
+  return out;
+}
+
 // A persistent grid of clusters of `cluster` CTAs, at one CTA per SM, that
 // all run at once: one per SM group, one fewer for clusters of 8 or more
 // (whole clusters must fit a GPC; an H200 runs 15 of 8 and 7 of 16 at
@@ -229,7 +241,7 @@ int smem_forward_wave(const SpaceQuery& q, const Config& c) {
 
 void add_smem_forward(const SpaceQuery& q, std::vector<Config>& out) {
   const auto esize = static_cast<std::int64_t>(dtype_size(q.dtype));
-  for (int cluster : {1, 2, 4, 8, 16}) {
+  for (int cluster : smem_clusters(q.n)) {
     const std::int64_t block = cluster_slab(q.n, cluster);
     if (block == 0) continue;
     const std::int64_t bytes = block * esize;
@@ -738,12 +750,13 @@ bool backward_stages_rows(const Config& c, const ConfigFilter& accept) {
 }
 
 // The forward with the row's slab in shared memory over clusters of
-// `cluster` CTAs of 16 warps, one persistent wave of them (smem_forward_wave;
-// the launcher fits it to the clusters that run at once), where it is a
-// shared-memory config and `valid` takes it.
+// `cluster` CTAs of `warps` warps (16 unless given), one persistent wave of
+// them (smem_forward_wave; the launcher fits it to the clusters that run at
+// once), where it is a shared-memory config and `valid` takes it.
 template <class Valid>
-std::optional<Config> smem_wave_fwd_config(const SpaceQuery& q, int cluster, const Valid& valid) {
-  Config c{static_cast<int>(cluster_slab(q.n, cluster)), 16, 1, 0, cluster};
+std::optional<Config> smem_wave_fwd_config(const SpaceQuery& q, int cluster, const Valid& valid, int warps = 16) {
+  if (cluster < 1) return std::nullopt;
+  Config c{static_cast<int>(cluster_slab(q.n, cluster)), warps, 1, 0, cluster};
   c.group_size_m = smem_forward_wave(q, c);
   if (c.block_size > 0 && forward_in_smem(c, q.n) && valid(c)) return c;
   return std::nullopt;
@@ -821,6 +834,24 @@ std::optional<Config> fast_memory_default(const SpaceQuery& q, const ConfigFilte
     const std::optional<Config> c = wide_fwd_config(q, slab_count(q.n, 16384), 16, 3);
     if (c && valid(*c)) return c;
   }
+  // fp32 rows of 16385-65535 columns without a residual whose 8192-column
+  // slabs are not a power of two (3, 5, 6 or 7; gen::gap_cluster): 3 to 6
+  // such slabs in 8 warps, 4 stages; 7, four 16384-column slabs in 16 warps,
+  // 2 stages (an H200 runs 16 clusters of 7 at once, 18 fit the SMs). Every
+  // config in one process, LayerNorm, % of copy against the default before
+  // (bench/results/s41, call 3): N = 20000 91.9 against 82.9 (16384-column
+  // slabs in clusters of 2), 36000 92.6 against 53.3 and 45000 88.7 against
+  // 59.9 (the slabs in shared memory, clusters of 2), 57000 87.3 against
+  // 72.4 (the same).
+  // RMSNorm from 5 slabs: at 3 (N = 20000) its 16384-column slabs in
+  // clusters of 2 stay (91.9 against 86.8 this way; 36000 67.2 -> 91.3,
+  // 45000 72.2 -> 83.2, 57000 81.2 -> 87.5; A/B, call 4).
+  const int slabs8k = slab_count(q.n, 8192);
+  if (q.kernel == Kernel::fwd && esize == 4 && !q.residual && q.n > 16384 && q.n < 65536 &&
+      gap_cluster(q.n, 8192) != 0 && (q.norm == Norm::layer || slabs8k > 4)) {
+    const std::optional<Config> c = slabs8k == 7 ? wide_fwd_config(q, 4, 16, 2) : wide_fwd_config(q, slabs8k, 8, 4);
+    if (c && valid(*c)) return c;
+  }
   // RMSNorm rows: where measured (32K-128K and more than 128K columns; 64K-
   // 128K since session 40: bf16 N = 131072 93.1% of copy in clusters of 8,
   // 16 warps, 4 stages, as LayerNorm's, against 78.1 for H100's rule, clusters
@@ -832,6 +863,15 @@ std::optional<Config> fast_memory_default(const SpaceQuery& q, const ConfigFilte
       return std::nullopt;
     }
     if (q.n <= 16384) return std::nullopt;
+    // LayerNorm rows of 16385-24576 columns (a second 16384-column slab at
+    // most half full): the whole row in one CTA's shared memory, 16 warps, a
+    // CTA per row: bf16 N = 20000 82.5% of copy against 64.4 for the wide
+    // forward in clusters of 2 below (every config in one process,
+    // bench/results/s41, call 3).
+    if (plain_layer && q.n <= 24576) {
+      const Config c{32768, 16, 1, 0};
+      if (valid(c)) return c;
+    }
     // LayerNorm rows of 65536 columns, four full slices of 16384: clusters
     // of 4, 16 warps, 4 stages (the launcher fits the grid to the 30
     // clusters of 4 an H200 runs at once). Against the slab in shared memory
@@ -851,13 +891,14 @@ std::optional<Config> fast_memory_default(const SpaceQuery& q, const ConfigFilte
       const std::optional<Config> c = wide_fwd_config(q, 4, 16, 3);
       if (c && valid(*c)) return c;
     }
-    // LayerNorm rows of 36865-49152 columns: three 16384-column slabs (the
-    // last at least a quarter full), 16 warps, 4 stages: bf16 N = 40000 (the
-    // last 44% full) 80.8% of copy against 68.8 for the slabs in shared
-    // memory below (every config in one process, bench/results/s40, call 8;
-    // at 50000, four slabs, the last holding 848 columns, 72.7 against 77.5:
-    // a nearly empty last slab keeps the rule below).
-    if (plain_layer && q.n > 36864 && q.n <= 3 * 16384) {
+    // LayerNorm rows of 32769-49152 columns: three 16384-column slabs, 16
+    // warps, 4 stages: bf16 N = 40000 (the last 44% full) 80.8% of copy
+    // against 68.8 for the slabs in shared memory below (every config in one
+    // process, bench/results/s40, call 8), 36000 (20% full) 72.5 against 61.6
+    // (bench/results/s41, call 3); at 50000, four slabs, the last holding 848
+    // columns, 72.7 against 77.5: a nearly empty fourth slab keeps the rule
+    // below.
+    if (plain_layer && q.n > 32768 && q.n <= 3 * 16384) {
       const std::optional<Config> c = wide_fwd_config(q, 3, 16, 4);
       if (c && valid(*c)) return c;
     }
@@ -878,6 +919,17 @@ std::optional<Config> fast_memory_default(const SpaceQuery& q, const ConfigFilte
     // forward then; s36 call 5).
     if (plain_layer && q.dtype == DType::bf16 && q.n > 131072)
       if (const std::optional<Config> w = smem_wave_fwd_config(q, 8, valid)) return w;
+    // Rows of more than 128K columns whose 16384-column slabs are not a
+    // power of two (9 to 15, gen::gap_cluster): the row's slabs in shared
+    // memory over that many CTAs, 8 warps, one persistent wave, where the
+    // wide forward over the same slabs runs 7 clusters at once (one a GPC:
+    // 70 SMs for clusters of 10) and the slabs in shared memory need no
+    // registers (CTAs of 8 warps, two or more a SM). Every config in one
+    // process, bf16 LayerNorm (bench/results/s41, call 4), % of copy against
+    // the wide forward: N = 150000 75.2 against 56.0 (the best, 77.0, 32768-
+    // column slabs over 5 CTAs in 16 warps), 200000 77.9 against 71.9.
+    if (q.n > 131072)
+      if (const std::optional<Config> w = smem_wave_fwd_config(q, gap_cluster(q.n, 16384), valid, 8)) return w;
     // Elsewhere where 16384-column slabs leave a CTA of 8 or 16 empty: the
     // CTAs they need (wide_clusters' gap clusters, e.g. 7 at N = 100000).
     if (const int gap = gap_cluster(q.n, 16384)) {
@@ -988,7 +1040,7 @@ std::optional<Config> fast_memory_default(const SpaceQuery& q, const ConfigFilte
     const std::int64_t slab = slices_8k ? 8192 : 16384;
     const int cluster = slab_count(q.n, slab);
     if (cluster > 16 || (slices_8k && cluster != 8)) return std::nullopt;
-    const int stages = slices_8k ? 4 : cluster > 8 && q.dtype == DType::f16 ? 3 : 2;
+    const int stages = slices_8k ? 4 : cluster > 8 && half ? 3 : 2;
     Config c{static_cast<int>(slab), slices_8k ? 8 : 16, stages, 0, cluster};
     c.group_size_m = coresident_clusters(q, cluster);
     if (wide_bwd_fits(q, c, !half, accept)) return c;

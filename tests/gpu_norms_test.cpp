@@ -420,6 +420,15 @@ std::vector<VCase> variant_cases() {
     f.N = n;
     out.push_back(f);
   }
+  // bf16 LayerNorm at N = 150000: the forward's slabs in shared memory over
+  // 10 CTAs, the backward's wide kernel over 10 (3 stages).
+  {
+    VCase c;
+    c.x = c.w = DType::bf16;
+    c.M = 5;
+    c.N = 150000;
+    out.push_back(c);
+  }
   // A fused residual add in x's dtype (RMSNorm without a bias).
   const auto fused = [](DType d, Norm norm, std::int64_t M, std::int64_t N) {
     VCase c;
@@ -759,6 +768,13 @@ std::vector<SmemCase> smem_cases() {
   c.M = 9;
   c.N = 200000;
   add(c, "rms_fp16_N200000", true);
+  // The slabs in shared memory over gap clusters (gen::smem_clusters): 5 of
+  // 32768 columns or 10 of 16384 at N = 150000 (the default, 8 warps).
+  c = VCase{};
+  c.x = c.w = DType::bf16;
+  c.M = 6;
+  c.N = 150000;
+  add(c, "ln_bf16_N150000", true);
   c.norm = Norm::rms;
   c.bias = false;
   c.zc = true;
@@ -894,7 +910,8 @@ TEST(SmemForwardExactness, ConstantRowsGiveTheBias) {
   SCOPED_TRACE("seed " + std::to_string(rng.seed()));
   int checked = 0, wide_checked = 0;
   for (const auto& [d, n] : std::vector<std::pair<DType, std::int64_t>>{
-           {DType::bf16, 20000}, {DType::f16, 20000}, {DType::bf16, 245768}, {DType::f32, 40001}, {DType::f32, 200000}}) {
+           {DType::bf16, 20000}, {DType::f16, 20000}, {DType::bf16, 245768}, {DType::f32, 40001}, {DType::f32, 200000},
+           {DType::bf16, 150000}}) {
     VCase c;
     c.x = c.w = d;
     c.M = 7;

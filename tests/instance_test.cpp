@@ -240,7 +240,15 @@ TEST(Instance, SlabInSharedMemory) {
   big.cluster_size = 32;
   big.block_size = 8192;
   expect_invalid(traits(Kernel::fwd, DType::f32, DType::f32), big, 262144, 4,
-                 "cluster_size must be 1, 2, 4, 8 or 16 (slab in shared memory)");
+                 "cluster_size must be 1 to 16 (slab in shared memory)");
+  // Gap clusters (gen::smem_clusters): 5 slabs of 32768 columns for 150000,
+  // not for a row that leaves the fifth CTA no columns.
+  Config gap{32768, 16, 1, 0};
+  gap.cluster_size = 5;
+  EXPECT_TRUE(stages_in_smem(make_instance(traits(Kernel::fwd), gap, 150000, 8)));
+  expect_invalid(traits(Kernel::fwd), gap, 131072, 8,
+                 "a slab in shared memory over a cluster of 5 CTAs (not a power of two) needs N > (cluster_size - 1) * "
+                 "block_size (every CTA owns columns)");
   Config reg{4096, 4, 1, 0};
   reg.cluster_size = 16;
   expect_invalid(traits(Kernel::fwd), reg, 65536, 8, "cluster_size must be 1, 2, 4 or 8");

@@ -840,19 +840,33 @@ TEST(Default, FastMemoryRules) {
   EXPECT_EQ(def(Kernel::bwd_dx, DType::f16, 200000, 1024), "block_size=16384 num_warps=16 rows_per_cta=2 group_size_m=9 cluster_size=13")
       << "without traits the weight slab is sized fp32: 3 stages do not fit";
   EXPECT_EQ(def(Kernel::fwd, DType::bf16, 100000, 2048), "block_size=16384 num_warps=16 rows_per_cta=4 group_size_m=18 cluster_size=7");
-  EXPECT_EQ(def(Kernel::fwd, DType::f16, 200000, 1024), "block_size=16384 num_warps=16 rows_per_cta=4 group_size_m=9 cluster_size=13");
+  // 16-bit rows of more than 128K columns: the slabs in shared memory over
+  // the gap clusters (8 warps, one wave; session 41), where bf16 LayerNorm's
+  // clusters of 8 over 32768-column slabs leave a CTA empty.
+  EXPECT_EQ(def(Kernel::fwd, DType::f16, 200000, 1024), "block_size=16384 num_warps=8 rows_per_cta=1 group_size_m=60 cluster_size=13");
+  EXPECT_EQ(def(Kernel::fwd, DType::bf16, 150000, 1789), "block_size=16384 num_warps=8 rows_per_cta=1 group_size_m=79 cluster_size=10");
+  EXPECT_EQ(def(Kernel::fwd, DType::bf16, 230000, 1167), "block_size=32768 num_warps=16 rows_per_cta=1 group_size_m=49 cluster_size=8");
   EXPECT_EQ(def(Kernel::fwd, DType::f32, 200000, 1024), "block_size=16384 num_warps=16 rows_per_cta=3 group_size_m=9 cluster_size=13");
   EXPECT_EQ(def(Kernel::fwd, DType::f32, 100000, 1024), "block_size=16384 num_warps=16 rows_per_cta=2 group_size_m=18 cluster_size=7");
   // 16385-65536 columns: the fp32 backward over as many 8192-column slabs as
   // the row needs (5 at N = 40000, 7 at 50000); the 16-bit LayerNorm forward
-  // over three 16384-column slabs up to 49152 columns, then the slabs in
-  // shared memory as before.
+  // in one CTA's shared memory up to 24576 columns, over three 16384-column
+  // slabs from 32769 to 49152 columns, then the slabs in shared memory as
+  // before; the fp32 forward over 3, 5 or 6 slabs of 8192 columns, four of
+  // 16384 for 7 (RMSNorm from 5 slabs), the rules before at 4 and 8.
   EXPECT_EQ(def(Kernel::bwd_dx, DType::f32, 40000, 3355), "block_size=8192 num_warps=8 rows_per_cta=3 group_size_m=26 cluster_size=5");
   EXPECT_EQ(def(Kernel::bwd_dx, DType::f32, 50000, 2684), "block_size=8192 num_warps=8 rows_per_cta=3 group_size_m=18 cluster_size=7");
   EXPECT_EQ(def(Kernel::fwd, DType::bf16, 40000, 6710), "block_size=16384 num_warps=16 rows_per_cta=4 group_size_m=44 cluster_size=3");
   EXPECT_EQ(def(Kernel::fwd, DType::bf16, 50000, 5368), "block_size=32768 num_warps=16 rows_per_cta=1 group_size_m=198 cluster_size=2");
-  EXPECT_EQ(def(Kernel::fwd, DType::bf16, 34000, 6710), "block_size=32768 num_warps=16 rows_per_cta=1 group_size_m=198 cluster_size=2")
-      << "a third slab less than a quarter full";
+  EXPECT_EQ(def(Kernel::fwd, DType::bf16, 34000, 6710), "block_size=16384 num_warps=16 rows_per_cta=4 group_size_m=44 cluster_size=3")
+      << "a third slab less than a quarter full (session 41: 36000, 20% full, 72.5% of copy against 61.6)";
+  EXPECT_EQ(def(Kernel::fwd, DType::bf16, 20000, 13421), "block_size=32768 num_warps=16 rows_per_cta=1 group_size_m=0");
+  EXPECT_EQ(def(Kernel::fwd, DType::bf16, 28000, 9586), "block_size=16384 num_warps=16 rows_per_cta=3 group_size_m=66 cluster_size=2");
+  EXPECT_EQ(def(Kernel::fwd, DType::f32, 20000, 6710), "block_size=8192 num_warps=8 rows_per_cta=4 group_size_m=44 cluster_size=3");
+  EXPECT_EQ(def(Kernel::fwd, DType::f32, 45000, 2982), "block_size=8192 num_warps=8 rows_per_cta=4 group_size_m=22 cluster_size=6");
+  EXPECT_EQ(def(Kernel::fwd, DType::f32, 57000, 2354), "block_size=16384 num_warps=16 rows_per_cta=2 group_size_m=33 cluster_size=4");
+  EXPECT_EQ(def(Kernel::fwd, DType::f32, 28000, 4793), "block_size=16384 num_warps=16 rows_per_cta=3 group_size_m=66 cluster_size=2")
+      << "four slabs of 8192: the rule before";
   // (The H100's rules take the gap clusters of 8192-column slabs as well, at
   // one CTA a SM; not measured there.)
   EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 50000, 2048, 12.8), "block_size=8192 num_warps=8 rows_per_cta=3 group_size_m=18 cluster_size=7");
@@ -865,8 +879,9 @@ TEST(Default, FastMemoryRules) {
   EXPECT_EQ(def(Kernel::bwd_dx, DType::f16, 262144, 1024), "block_size=16384 num_warps=16 rows_per_cta=2 group_size_m=7 cluster_size=16")
       << "without traits the weight slab is sized fp32: 3 stages do not fit";
   {
-    // fp16 rows of 256K columns with a 16-bit weight: 3 stages (bf16 keeps 2;
-    // with an fp32 weight 3 stages of x and dy do not fit).
+    // 16-bit rows of 256K columns with a 16-bit weight: 3 stages (bf16 since
+    // session 41, with the lane sums; with an fp32 weight 3 stages of x and
+    // dy do not fit).
     const SpaceQuery q = query(Kernel::bwd_dx, DType::f16, 262144, 1024, 18.8);
     const auto with_w = [&](DType x, DType w) {
       SpaceQuery qq = q;
@@ -874,7 +889,7 @@ TEST(Default, FastMemoryRules) {
       return to_string(default_config(qq, instances_for(Traits{Kernel::bwd_dx, x, w, true, true}, q.n, max_vec(x))));
     };
     EXPECT_EQ(with_w(DType::f16, DType::f16), "block_size=16384 num_warps=16 rows_per_cta=3 group_size_m=7 cluster_size=16");
-    EXPECT_EQ(with_w(DType::bf16, DType::bf16), "block_size=16384 num_warps=16 rows_per_cta=2 group_size_m=7 cluster_size=16");
+    EXPECT_EQ(with_w(DType::bf16, DType::bf16), "block_size=16384 num_warps=16 rows_per_cta=3 group_size_m=7 cluster_size=16");
     EXPECT_EQ(with_w(DType::f16, DType::f32), "block_size=16384 num_warps=16 rows_per_cta=2 group_size_m=7 cluster_size=16");
   }
   EXPECT_EQ(def(Kernel::bwd_dx, DType::f32, 262144, 512), "block_size=16384 num_warps=16 rows_per_cta=2 group_size_m=7 cluster_size=16");
