@@ -912,12 +912,15 @@ std::optional<Config> fast_memory_default(const SpaceQuery& q, const ConfigFilte
     const int cluster = q.n <= 32768 ? 2 : q.n <= 131072 ? 8 : 16;
     const std::optional<Config> c = wide_fwd_config(q, cluster, 16, cluster == 2 ? 3 : 4);
     if (c && valid(*c)) return c;
-    // bf16 LayerNorm rows of more than 128K columns the wide forward does not
-    // split (a 16384-column slab would be empty, e.g. N = 229384): the row's
-    // slab in shared memory over clusters of 8, one persistent wave, as
-    // before session 39 (N = 240000: 78.6% of copy against 72.4 for the wide
-    // forward then; s36 call 5).
-    if (plain_layer && q.dtype == DType::bf16 && q.n > 131072)
+    // bf16 LayerNorm rows of 237569-245760 columns (15 slabs of 16384, the
+    // last more than half full): the row's slab in shared memory over
+    // clusters of 8, one persistent wave (N = 240000: 78.6% of copy against
+    // 72.4 for the wide forward in clusters of 16, s36 call 5; 78.8 against
+    // 74.7 for the wide forward over 15 CTAs, bench/results/s41, call 6).
+    // Not at 229377-237568 (the rule from session 36 to 40): N = 230000 73.9
+    // this way against 81.6 over 15 CTAs (call 6, one round each).
+    const int gap16k = gap_cluster(q.n, 16384);
+    if (plain_layer && q.dtype == DType::bf16 && q.n > 237568)
       if (const std::optional<Config> w = smem_wave_fwd_config(q, 8, valid)) return w;
     // Rows of more than 128K columns whose 16384-column slabs are not a
     // power of two (9 to 15, gen::gap_cluster): the row's slabs in shared
@@ -927,9 +930,16 @@ std::optional<Config> fast_memory_default(const SpaceQuery& q, const ConfigFilte
     // registers (CTAs of 8 warps, two or more a SM). Every config in one
     // process, bf16 LayerNorm (bench/results/s41, call 4), % of copy against
     // the wide forward: N = 150000 75.2 against 56.0 (the best, 77.0, 32768-
-    // column slabs over 5 CTAs in 16 warps), 200000 77.9 against 71.9.
-    if (q.n > 131072)
-      if (const std::optional<Config> w = smem_wave_fwd_config(q, gap_cluster(q.n, 16384), valid, 8)) return w;
+    // column slabs over 5 CTAs in 16 warps), 200000 77.9 against 71.9; as
+    // the default (A/B, call 5): bf16 140000 59.3 -> 78.7, 150000 56.3 ->
+    // 74.7, 200000 72.6 -> 78.0, fp16 150000 57.5 -> 76.3, 200000 75.2 ->
+    // 79.3, RMSNorm bf16 150000 60.5 -> 83.5, 200000 79.2 -> 85.8. Up to 13
+    // CTAs: at 14 and 15 the wide forward's clusters take 98 and 105 SMs,
+    // and fp16 N = 230000 (15) lost 84.8 -> 75.9 this way; there bf16
+    // LayerNorm takes the wide forward too (74.0% of copy at 230000 in
+    // 32768-column slabs over clusters of 8, call 2).
+    if (q.n > 131072 && gap16k > 0 && gap16k <= 13)
+      if (const std::optional<Config> w = smem_wave_fwd_config(q, gap16k, valid, 8)) return w;
     // Elsewhere where 16384-column slabs leave a CTA of 8 or 16 empty: the
     // CTAs they need (wide_clusters' gap clusters, e.g. 7 at N = 100000).
     if (const int gap = gap_cluster(q.n, 16384)) {

@@ -705,10 +705,11 @@ TEST(Default, FastMemoryRules) {
   EXPECT_EQ(def(Kernel::fwd, DType::bf16, 131072, 2048), "block_size=16384 num_warps=16 rows_per_cta=4 group_size_m=15 cluster_size=8");
   // More than 128K columns: the wide forward in clusters of 16 (its full
   // slabs' statistics in one pass), bf16 as fp16; where a slab would be empty
-  // (N = 229384), bf16 the slab in shared memory over clusters of 8, a wave
-  // of them (fitted to the driver's count by the launcher).
+  // (N = 229384), the 15 CTAs the row needs (session 41; before, bf16 took
+  // the slab in shared memory over clusters of 8, as it still does from
+  // 237569 columns).
   EXPECT_EQ(def(Kernel::fwd, DType::bf16, 262144, 1024), "block_size=16384 num_warps=16 rows_per_cta=4 group_size_m=7 cluster_size=16");
-  EXPECT_EQ(def(Kernel::fwd, DType::bf16, 229384, 1024), "block_size=32768 num_warps=16 rows_per_cta=1 group_size_m=49 cluster_size=8");
+  EXPECT_EQ(def(Kernel::fwd, DType::bf16, 229384, 1024), "block_size=16384 num_warps=16 rows_per_cta=4 group_size_m=7 cluster_size=15");
   EXPECT_EQ(def(Kernel::fwd, DType::bf16, 262144, 40), "block_size=16384 num_warps=16 rows_per_cta=4 group_size_m=7 cluster_size=16");
   EXPECT_EQ(def(Kernel::fwd, DType::f16, 262144, 1024), "block_size=16384 num_warps=16 rows_per_cta=4 group_size_m=7 cluster_size=16");
   // The backward of the fused add at 65536 columns: four full slices in
@@ -845,7 +846,12 @@ TEST(Default, FastMemoryRules) {
   // clusters of 8 over 32768-column slabs leave a CTA empty.
   EXPECT_EQ(def(Kernel::fwd, DType::f16, 200000, 1024), "block_size=16384 num_warps=8 rows_per_cta=1 group_size_m=60 cluster_size=13");
   EXPECT_EQ(def(Kernel::fwd, DType::bf16, 150000, 1789), "block_size=16384 num_warps=8 rows_per_cta=1 group_size_m=79 cluster_size=10");
-  EXPECT_EQ(def(Kernel::fwd, DType::bf16, 230000, 1167), "block_size=32768 num_warps=16 rows_per_cta=1 group_size_m=49 cluster_size=8");
+  EXPECT_EQ(def(Kernel::fwd, DType::bf16, 230000, 1167), "block_size=16384 num_warps=16 rows_per_cta=4 group_size_m=7 cluster_size=15")
+      << "15 CTAs: the wide forward (105 SMs at once)";
+  EXPECT_EQ(def(Kernel::fwd, DType::bf16, 220000, 1167), "block_size=16384 num_warps=16 rows_per_cta=4 group_size_m=8 cluster_size=14");
+  EXPECT_EQ(def(Kernel::fwd, DType::bf16, 240000, 1118), "block_size=32768 num_warps=16 rows_per_cta=1 group_size_m=49 cluster_size=8")
+      << "the fifteenth slab more than half full: bf16 keeps the slabs in shared memory over clusters of 8";
+  EXPECT_EQ(def(Kernel::fwd, DType::f16, 240000, 1118), "block_size=16384 num_warps=16 rows_per_cta=4 group_size_m=7 cluster_size=15");
   EXPECT_EQ(def(Kernel::fwd, DType::f32, 200000, 1024), "block_size=16384 num_warps=16 rows_per_cta=3 group_size_m=9 cluster_size=13");
   EXPECT_EQ(def(Kernel::fwd, DType::f32, 100000, 1024), "block_size=16384 num_warps=16 rows_per_cta=2 group_size_m=18 cluster_size=7");
   // 16385-65536 columns: the fp32 backward over as many 8192-column slabs as
