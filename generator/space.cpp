@@ -922,8 +922,8 @@ std::optional<Config> fast_memory_default(const SpaceQuery& q, const ConfigFilte
     const int gap16k = gap_cluster(q.n, 16384);
     if (plain_layer && q.dtype == DType::bf16 && q.n > 237568)
       if (const std::optional<Config> w = smem_wave_fwd_config(q, 8, valid)) return w;
-    // Rows of more than 128K columns whose 16384-column slabs are not a
-    // power of two (9 to 15, gen::gap_cluster): the row's slabs in shared
+    // Rows of more than 64K columns whose 16384-column slabs are not a
+    // power of two (5 to 13, gen::gap_cluster): the row's slabs in shared
     // memory over that many CTAs, 8 warps, one persistent wave, where the
     // wide forward over the same slabs runs 7 clusters at once (one a GPC:
     // 70 SMs for clusters of 10) and the slabs in shared memory need no
@@ -937,11 +937,17 @@ std::optional<Config> fast_memory_default(const SpaceQuery& q, const ConfigFilte
     // CTAs: at 14 and 15 the wide forward's clusters take 98 and 105 SMs,
     // and fp16 N = 230000 (15) lost 84.8 -> 75.9 this way; there bf16
     // LayerNorm takes the wide forward too (74.0% of copy at 230000 in
-    // 32768-column slabs over clusters of 8, call 2).
-    if (q.n > 131072 && gap16k > 0 && gap16k <= 13)
+    // 32768-column slabs over clusters of 8, call 2). From 65537 columns (5
+    // to 7 slabs) since every config in one process measured so (bf16
+    // LayerNorm, call 5: N = 70000 80.1 against 77.3 for the wide forward
+    // over the same slabs, 90000 81.8 against 74.8, 110000 81.4 against
+    // 74.4; not yet A/B'd as the default, nor RMSNorm there).
+    if (q.n > 65536 && gap16k > 0 && gap16k <= 13)
       if (const std::optional<Config> w = smem_wave_fwd_config(q, gap16k, valid, 8)) return w;
     // Elsewhere where 16384-column slabs leave a CTA of 8 or 16 empty: the
-    // CTAs they need (wide_clusters' gap clusters, e.g. 7 at N = 100000).
+    // CTAs they need on the wide forward (wide_clusters' gap clusters: 3
+    // from 32769 columns, 14 or 15 from 212993; 7 at N = 100000 before
+    // session 41's slabs in shared memory above).
     if (const int gap = gap_cluster(q.n, 16384)) {
       const std::optional<Config> g = wide_fwd_config(q, gap, 16, 4);
       if (g && valid(*g)) return g;

@@ -840,10 +840,11 @@ TEST(Default, FastMemoryRules) {
   EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 200000, 1024), "block_size=16384 num_warps=16 rows_per_cta=2 group_size_m=9 cluster_size=13");
   EXPECT_EQ(def(Kernel::bwd_dx, DType::f16, 200000, 1024), "block_size=16384 num_warps=16 rows_per_cta=2 group_size_m=9 cluster_size=13")
       << "without traits the weight slab is sized fp32: 3 stages do not fit";
-  EXPECT_EQ(def(Kernel::fwd, DType::bf16, 100000, 2048), "block_size=16384 num_warps=16 rows_per_cta=4 group_size_m=18 cluster_size=7");
-  // 16-bit rows of more than 128K columns: the slabs in shared memory over
-  // the gap clusters (8 warps, one wave; session 41), where bf16 LayerNorm's
-  // clusters of 8 over 32768-column slabs leave a CTA empty.
+  EXPECT_EQ(def(Kernel::fwd, DType::bf16, 100000, 2048), "block_size=16384 num_warps=8 rows_per_cta=1 group_size_m=113 cluster_size=7")
+      << "the slabs in shared memory over the 7 CTAs (session 41)";
+  // 16-bit rows of more than 64K columns whose 16384-column slabs are 5-13:
+  // the slabs in shared memory over the gap clusters (8 warps, one wave;
+  // session 41).
   EXPECT_EQ(def(Kernel::fwd, DType::f16, 200000, 1024), "block_size=16384 num_warps=8 rows_per_cta=1 group_size_m=60 cluster_size=13");
   EXPECT_EQ(def(Kernel::fwd, DType::bf16, 150000, 1789), "block_size=16384 num_warps=8 rows_per_cta=1 group_size_m=79 cluster_size=10");
   EXPECT_EQ(def(Kernel::fwd, DType::bf16, 230000, 1167), "block_size=16384 num_warps=16 rows_per_cta=4 group_size_m=7 cluster_size=15")
