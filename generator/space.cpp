@@ -793,7 +793,9 @@ std::optional<Config> smem_wave_fwd_config(const SpaceQuery& q, int cluster, con
 //     7 that fit at once, 2 stages (bf16 262144 73.0 against 64.1; fp16
 //     68.9, 72.9 with 3 stages, against 67.7); fp16 at 3 stages since
 //     session 39 (73.1 against 68.7 at 2; bf16 66.1 at 3 against 73.0 at 2:
-//     bench/results/s39, call 7).
+//     bench/results/s39, call 7), bf16 too since session 41, with the lane
+//     sums in every cluster of more than 8 (262144 73.0 -> 76.0, 230000
+//     58.2 -> 66.7, 200000 58.2 -> 61.9; bench/results/s41, call 4).
 //   * fp32 LayerNorm and RMSNorm backward of more than 128K columns, no
 //     residual, x alone staged: 16 warps, not 32 (262144: LayerNorm 66.8
 //     against 61.9, RMSNorm 68.0 against 61.8, call 5).
