@@ -762,6 +762,10 @@ std::optional<Config> smem_wave_fwd_config(const SpaceQuery& q, int cluster, con
   return std::nullopt;
 }
 
+// fast_memory_default's forward and backward (bwd_dx) rules, after it.
+std::optional<Config> fast_memory_fwd_default(const SpaceQuery& q, const ConfigFilter& accept);
+std::optional<Config> fast_memory_bwd_default(const SpaceQuery& q, const ConfigFilter& accept);
+
 // The defaults of a GPU whose memory outruns its SMs (fast_memory: an H200,
 // 4.8 TB/s over the 132 SMs of an H100 at the same clock). There the rules
 // measured on an H100 leave the kernels bound by the instructions each SM
@@ -816,6 +820,13 @@ std::optional<Config> smem_wave_fwd_config(const SpaceQuery& q, int cluster, con
 // fp32 backward, 8 columns a thread; calls 1-3).
 std::optional<Config> fast_memory_default(const SpaceQuery& q, const ConfigFilter& accept) {
   if (!fast_memory(q) || q.cc < 90) return std::nullopt;
+  if (q.kernel == Kernel::fwd) return fast_memory_fwd_default(q, accept);
+  if (q.kernel == Kernel::bwd_dx) return fast_memory_bwd_default(q, accept);
+  return std::nullopt;
+}
+
+// fast_memory_default's forward rules.
+std::optional<Config> fast_memory_fwd_default(const SpaceQuery& q, const ConfigFilter& accept) {
   const std::size_t esize = dtype_size(q.dtype);
   const bool half = esize == 2;
   const bool plain_layer = q.norm == Norm::layer && !q.residual;
@@ -824,15 +835,14 @@ std::optional<Config> fast_memory_default(const SpaceQuery& q, const ConfigFilte
   // Rows of 8193-12288 columns keep the H100's rules (no measured gain: bf16
   // N = 12288 88.9 / 88.3% of copy with them, 88.7 / 88.8 this way, call 3).
   constexpr std::int64_t kRegisterRowFrom = 12288;
-  if (q.kernel == Kernel::fwd && q.residual && q.norm == Norm::rms && esize == 4 && q.n > kRegisterRowFrom &&
-      q.n <= 16384)
+  if (q.residual && q.norm == Norm::rms && esize == 4 && q.n > kRegisterRowFrom && q.n <= 16384)
     return Config{16384, 16, 1, 0};
   // fp32 rows of 128K-256K columns without a residual: 16384-column slabs,
   // as many as the row needs (16 at 262144, 13 at 200000), 16 warps, 3
   // stages (192 KB), where wide_fwd_default's H100 rule takes 2 (LayerNorm
   // N = 262144: 91.3% of copy against 89.6; bench/results/s40, call 2; as
   // the default, call 3).
-  if (q.kernel == Kernel::fwd && esize == 4 && !q.residual && q.n > 131072 && q.n <= 16 * 16384) {
+  if (esize == 4 && !q.residual && q.n > 131072 && q.n <= 16 * 16384) {
     const std::optional<Config> c = wide_fwd_config(q, slab_count(q.n, 16384), 16, 3);
     if (c && valid(*c)) return c;
   }
@@ -849,7 +859,7 @@ std::optional<Config> fast_memory_default(const SpaceQuery& q, const ConfigFilte
   // clusters of 2 stay (91.9 against 86.8 this way; 36000 67.2 -> 91.3,
   // 45000 72.2 -> 83.2, 57000 81.2 -> 87.5; A/B, call 4).
   const int slabs8k = slab_count(q.n, 8192);
-  if (q.kernel == Kernel::fwd && esize == 4 && !q.residual && q.n > 16384 && q.n < 65536 &&
+  if (esize == 4 && !q.residual && q.n > 16384 && q.n < 65536 &&
       gap_cluster(q.n, 8192) != 0 && (q.norm == Norm::layer || slabs8k > 4)) {
     const std::optional<Config> c = slabs8k == 7 ? wide_fwd_config(q, 4, 16, 2) : wide_fwd_config(q, slabs8k, 8, 4);
     if (c && valid(*c)) return c;
@@ -859,104 +869,111 @@ std::optional<Config> fast_memory_default(const SpaceQuery& q, const ConfigFilte
   // 16 warps, 4 stages, as LayerNorm's, against 78.1 for H100's rule, clusters
   // of 4 over 32768-column slabs, one stage; bench/results/s40, call 2).
   const bool rms_measured = plain_rms && q.n > 32768;
-  if (q.kernel == Kernel::fwd && half && (plain_layer || rms_measured)) {
-    if (q.n > kRegisterRowFrom && q.n <= 16384) {
-      if (q.m > 8192) return Config{16384, 16, 1, 0};
-      return std::nullopt;
-    }
-    if (q.n <= 16384) return std::nullopt;
-    // LayerNorm rows of 16385-24576 columns (a second 16384-column slab at
-    // most half full): the whole row in one CTA's shared memory, 16 warps, a
-    // CTA per row: bf16 N = 20000 82.5% of copy against 64.4 for the wide
-    // forward in clusters of 2 below (every config in one process,
-    // bench/results/s41, call 3).
-    if (plain_layer && q.n <= 24576) {
-      const Config c{32768, 16, 1, 0};
-      if (valid(c)) return c;
-    }
-    // LayerNorm rows of 65536 columns, four full slices of 16384: clusters
-    // of 4, 16 warps, 4 stages (the launcher fits the grid to the 30
-    // clusters of 4 an H200 runs at once). Against the slab in shared memory
-    // (round 1 / round 2): bf16 87.1 / 86.7 -> 91.4 / 91.5% of copy, fp16
-    // 86.9 / 86.6 -> 92.0 / 92.2 (s36 call 3); but where the last slice is
-    // part empty, slower: bf16 63488 86.3 / 86.1 -> 76.5 / 76.7, 61448 77.4
-    // / 77.1 -> 74.4 / 74.5 (call 4), 57344 85.8 -> 81.2, 50000 76.2 -> 70.8
-    // (call 3); RMSNorm bf16 65536 level (90.4 -> 90.2).
-    if (plain_layer && q.n == 65536) {
-      const std::optional<Config> c = wide_fwd_config(q, 4, 16, 4);
-      if (c && valid(*c)) return c;
-    }
-    // RMSNorm the same, at 3 stages: bf16 92.2% of copy (4 stages 90.8)
-    // against 90.2 for the slab in shared memory below (s40 call 2; as the
-    // default, call 3).
-    if (plain_rms && q.n == 65536) {
-      const std::optional<Config> c = wide_fwd_config(q, 4, 16, 3);
-      if (c && valid(*c)) return c;
-    }
-    // LayerNorm rows of 32769-49152 columns: three 16384-column slabs, 16
-    // warps, 4 stages: bf16 N = 40000 (the last 44% full) 80.8% of copy
-    // against 68.8 for the slabs in shared memory below (every config in one
-    // process, bench/results/s40, call 8), 36000 (20% full) 72.5 against 61.6
-    // (bench/results/s41, call 3); at 50000, four slabs, the last holding 848
-    // columns, 72.7 against 77.5: a nearly empty fourth slab keeps the rule
-    // below.
-    if (plain_layer && q.n > 32768 && q.n <= 3 * 16384) {
-      const std::optional<Config> c = wide_fwd_config(q, 3, 16, 4);
-      if (c && valid(*c)) return c;
-    }
-    if (q.n > 32768 && q.n <= 65536) return smem_wave_fwd_config(q, 2, valid);
-    // (LayerNorm rows of more than 128K columns: bf16 took the row's slab in
-    // shared memory over clusters of 8, 3 CTAs a SM, from session 36 (80.8
-    // against 74.6% of copy for the wide forward then) to 39, when the wide
-    // forward's full slabs in clusters of 16 took their statistics in one
-    // pass (fwd_wide.cuh, kOnePass): bf16 N = 262144 85.4 against 80.3,
-    // fp16 88.1 (bench/results/s39, call 4).)
-    const int cluster = q.n <= 32768 ? 2 : q.n <= 131072 ? 8 : 16;
-    const std::optional<Config> c = wide_fwd_config(q, cluster, 16, cluster == 2 ? 3 : 4);
-    if (c && valid(*c)) return c;
-    // bf16 LayerNorm rows of 237569-245760 columns (15 slabs of 16384, the
-    // last more than half full): the row's slab in shared memory over
-    // clusters of 8, one persistent wave (N = 240000: 78.6% of copy against
-    // 72.4 for the wide forward in clusters of 16, s36 call 5; 78.8 against
-    // 74.7 for the wide forward over 15 CTAs, bench/results/s41, call 6).
-    // Not at 229377-237568 (the rule from session 36 to 40): N = 230000 73.9
-    // this way against 81.6 over 15 CTAs (call 6, one round each).
-    const int gap16k = gap_cluster(q.n, 16384);
-    if (plain_layer && q.dtype == DType::bf16 && q.n > 237568)
-      if (const std::optional<Config> w = smem_wave_fwd_config(q, 8, valid)) return w;
-    // Rows of more than 64K columns whose 16384-column slabs are not a
-    // power of two (5 to 13, gen::gap_cluster): the row's slabs in shared
-    // memory over that many CTAs, 8 warps, one persistent wave, where the
-    // wide forward over the same slabs runs 7 clusters at once (one a GPC:
-    // 70 SMs for clusters of 10) and the slabs in shared memory need no
-    // registers (CTAs of 8 warps, two or more a SM). Every config in one
-    // process, bf16 LayerNorm (bench/results/s41, call 4), % of copy against
-    // the wide forward: N = 150000 75.2 against 56.0 (the best, 77.0, 32768-
-    // column slabs over 5 CTAs in 16 warps), 200000 77.9 against 71.9; as
-    // the default (A/B, call 5): bf16 140000 59.3 -> 78.7, 150000 56.3 ->
-    // 74.7, 200000 72.6 -> 78.0, fp16 150000 57.5 -> 76.3, 200000 75.2 ->
-    // 79.3, RMSNorm bf16 150000 60.5 -> 83.5, 200000 79.2 -> 85.8. Up to 13
-    // CTAs: at 14 and 15 the wide forward's clusters take 98 and 105 SMs,
-    // and fp16 N = 230000 (15) lost 84.8 -> 75.9 this way; there bf16
-    // LayerNorm takes the wide forward too (74.0% of copy at 230000 in
-    // 32768-column slabs over clusters of 8, call 2). From 65537 columns (5
-    // to 7 slabs) since every config in one process measured so (bf16
-    // LayerNorm, call 5: N = 70000 80.1 against 77.3 for the wide forward
-    // over the same slabs, 90000 81.8 against 74.8, 110000 81.4 against
-    // 74.4; not yet A/B'd as the default, nor RMSNorm there).
-    if (q.n > 65536 && gap16k > 0 && gap16k <= 13)
-      if (const std::optional<Config> w = smem_wave_fwd_config(q, gap16k, valid, 8)) return w;
-    // Elsewhere where 16384-column slabs leave a CTA of 8 or 16 empty: the
-    // CTAs they need on the wide forward (wide_clusters' gap clusters: 3
-    // from 32769 columns, 14 or 15 from 212993; 7 at N = 100000 before
-    // session 41's slabs in shared memory above).
-    if (const int gap = gap_cluster(q.n, 16384)) {
-      const std::optional<Config> g = wide_fwd_config(q, gap, 16, 4);
-      if (g && valid(*g)) return g;
-    }
+  if (!half || !(plain_layer || rms_measured)) return std::nullopt;
+  if (q.n > kRegisterRowFrom && q.n <= 16384) {
+    if (q.m > 8192) return Config{16384, 16, 1, 0};
     return std::nullopt;
   }
-  if (q.kernel != Kernel::bwd_dx) return std::nullopt;
+  if (q.n <= 16384) return std::nullopt;
+  // LayerNorm rows of 16385-24576 columns (a second 16384-column slab at
+  // most half full): the whole row in one CTA's shared memory, 16 warps, a
+  // CTA per row: bf16 N = 20000 82.5% of copy against 64.4 for the wide
+  // forward in clusters of 2 below (every config in one process,
+  // bench/results/s41, call 3).
+  if (plain_layer && q.n <= 24576) {
+    const Config c{32768, 16, 1, 0};
+    if (valid(c)) return c;
+  }
+  // LayerNorm rows of 65536 columns, four full slices of 16384: clusters
+  // of 4, 16 warps, 4 stages (the launcher fits the grid to the 30
+  // clusters of 4 an H200 runs at once). Against the slab in shared memory
+  // (round 1 / round 2): bf16 87.1 / 86.7 -> 91.4 / 91.5% of copy, fp16
+  // 86.9 / 86.6 -> 92.0 / 92.2 (s36 call 3); but where the last slice is
+  // part empty, slower: bf16 63488 86.3 / 86.1 -> 76.5 / 76.7, 61448 77.4
+  // / 77.1 -> 74.4 / 74.5 (call 4), 57344 85.8 -> 81.2, 50000 76.2 -> 70.8
+  // (call 3); RMSNorm bf16 65536 level (90.4 -> 90.2).
+  if (plain_layer && q.n == 65536) {
+    const std::optional<Config> c = wide_fwd_config(q, 4, 16, 4);
+    if (c && valid(*c)) return c;
+  }
+  // RMSNorm the same, at 3 stages: bf16 92.2% of copy (4 stages 90.8)
+  // against 90.2 for the slab in shared memory below (s40 call 2; as the
+  // default, call 3).
+  if (plain_rms && q.n == 65536) {
+    const std::optional<Config> c = wide_fwd_config(q, 4, 16, 3);
+    if (c && valid(*c)) return c;
+  }
+  // LayerNorm rows of 32769-49152 columns: three 16384-column slabs, 16
+  // warps, 4 stages: bf16 N = 40000 (the last 44% full) 80.8% of copy
+  // against 68.8 for the slabs in shared memory below (every config in one
+  // process, bench/results/s40, call 8), 36000 (20% full) 72.5 against 61.6
+  // (bench/results/s41, call 3); at 50000, four slabs, the last holding 848
+  // columns, 72.7 against 77.5: a nearly empty fourth slab keeps the rule
+  // below.
+  if (plain_layer && q.n > 32768 && q.n <= 3 * 16384) {
+    const std::optional<Config> c = wide_fwd_config(q, 3, 16, 4);
+    if (c && valid(*c)) return c;
+  }
+  if (q.n > 32768 && q.n <= 65536) return smem_wave_fwd_config(q, 2, valid);
+  // (LayerNorm rows of more than 128K columns: bf16 took the row's slab in
+  // shared memory over clusters of 8, 3 CTAs a SM, from session 36 (80.8
+  // against 74.6% of copy for the wide forward then) to 39, when the wide
+  // forward's full slabs in clusters of 16 took their statistics in one
+  // pass (fwd_wide.cuh, kOnePass): bf16 N = 262144 85.4 against 80.3,
+  // fp16 88.1 (bench/results/s39, call 4).)
+  const int cluster = q.n <= 32768 ? 2 : q.n <= 131072 ? 8 : 16;
+  const std::optional<Config> c = wide_fwd_config(q, cluster, 16, cluster == 2 ? 3 : 4);
+  if (c && valid(*c)) return c;
+  // bf16 LayerNorm rows of 237569-245760 columns (15 slabs of 16384, the
+  // last more than half full): the row's slab in shared memory over
+  // clusters of 8, one persistent wave (N = 240000: 78.6% of copy against
+  // 72.4 for the wide forward in clusters of 16, s36 call 5; 78.8 against
+  // 74.7 for the wide forward over 15 CTAs, bench/results/s41, call 6).
+  // Not at 229377-237568 (the rule from session 36 to 40): N = 230000 73.9
+  // this way against 81.6 over 15 CTAs (call 6, one round each).
+  const int gap16k = gap_cluster(q.n, 16384);
+  if (plain_layer && q.dtype == DType::bf16 && q.n > 237568)
+    if (const std::optional<Config> w = smem_wave_fwd_config(q, 8, valid)) return w;
+  // Rows of more than 64K columns whose 16384-column slabs are not a
+  // power of two (5 to 13, gen::gap_cluster): the row's slabs in shared
+  // memory over that many CTAs, 8 warps, one persistent wave, where the
+  // wide forward over the same slabs runs 7 clusters at once (one a GPC:
+  // 70 SMs for clusters of 10) and the slabs in shared memory need no
+  // registers (CTAs of 8 warps, two or more a SM). Every config in one
+  // process, bf16 LayerNorm (bench/results/s41, call 4), % of copy against
+  // the wide forward: N = 150000 75.2 against 56.0 (the best, 77.0, 32768-
+  // column slabs over 5 CTAs in 16 warps), 200000 77.9 against 71.9; as
+  // the default (A/B, call 5): bf16 140000 59.3 -> 78.7, 150000 56.3 ->
+  // 74.7, 200000 72.6 -> 78.0, fp16 150000 57.5 -> 76.3, 200000 75.2 ->
+  // 79.3, RMSNorm bf16 150000 60.5 -> 83.5, 200000 79.2 -> 85.8. Up to 13
+  // CTAs: at 14 and 15 the wide forward's clusters take 98 and 105 SMs,
+  // and fp16 N = 230000 (15) lost 84.8 -> 75.9 this way; there bf16
+  // LayerNorm takes the wide forward too (74.0% of copy at 230000 in
+  // 32768-column slabs over clusters of 8, call 2). From 65537 columns (5
+  // to 7 slabs) since every config in one process measured so (bf16
+  // LayerNorm, call 5: N = 70000 80.1 against 77.3 for the wide forward
+  // over the same slabs, 90000 81.8 against 74.8, 110000 81.4 against
+  // 74.4; not yet A/B'd as the default, nor RMSNorm there).
+  if (q.n > 65536 && gap16k > 0 && gap16k <= 13)
+    if (const std::optional<Config> w = smem_wave_fwd_config(q, gap16k, valid, 8)) return w;
+  // Elsewhere where 16384-column slabs leave a CTA of 8 or 16 empty: the
+  // CTAs they need on the wide forward (wide_clusters' gap clusters: 3
+  // from 32769 columns, 14 or 15 from 212993; 7 at N = 100000 before
+  // session 41's slabs in shared memory above).
+  if (const int gap = gap_cluster(q.n, 16384)) {
+    const std::optional<Config> g = wide_fwd_config(q, gap, 16, 4);
+    if (g && valid(*g)) return g;
+  }
+  return std::nullopt;
+}
+
+// fast_memory_default's backward (bwd_dx) rules.
+std::optional<Config> fast_memory_bwd_default(const SpaceQuery& q, const ConfigFilter& accept) {
+  const std::size_t esize = dtype_size(q.dtype);
+  const bool half = esize == 2;
+  const bool plain_layer = q.norm == Norm::layer && !q.residual;
+  const bool plain_rms = q.norm == Norm::rms && !q.residual;
+  const auto valid = [&](const Config& c) { return !accept || accept(c).has_value(); };
   // Training sizes: 16-bit LayerNorm rows of 513-4096 columns over 16-48
   // rows a SM (M = 2112-6336 on 132 SMs): one CTA a SM, whose row slots step
   // apart (bwd_dx.cuh, bwd_slot_barriers), and where the CTA is under 512
