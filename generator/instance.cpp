@@ -100,6 +100,12 @@ void validate_wide_shape(const InstanceKey& key, const std::string& which) {
 void validate_wide(const InstanceKey& key) {
   const Traits& t = key.traits;
   validate_wide_shape(key, "backward");
+  // Any multiple of the CTA's accesses (gen::wide_bwd_fine_split: 12288
+  // columns, 13 CTAs, at N = 150000), where the kernel's threads each take
+  // the same whole count of accesses.
+  if (key.block_size % (32 * key.num_warps * key.vec) != 0)
+    invalid(key, "the wide-row backward's block_size must be a multiple of 32 * num_warps * vec (" +
+                     std::to_string(32 * key.num_warps * key.vec) + ": every thread the same accesses)");
   if (static_cast<std::size_t>(key.vec) * row_size(t) < 16 || static_cast<std::size_t>(key.vec) * dy_size(t) < 16)
     invalid(key, "the wide-row backward needs 16-byte accesses of x (z) and dy (its bulk copies need 16-byte aligned "
                  "rows): pointers, strides and N must allow vec = " + std::to_string(max_vec(t.x_dtype)));
@@ -260,7 +266,8 @@ void validate(const InstanceKey& key) {
   const Traits& t = key.traits;
   if (key.num_warps < 1 || key.num_warps > 32 || !is_pow2(key.num_warps))
     invalid(key, "num_warps must be a power of two in [1, 32]");
-  if (!is_pow2(key.block_size)) invalid(key, "block_size must be a power of two");
+  // (The wide-row backward's slab: a multiple of a CTA's accesses, validate_wide.)
+  if (!is_pow2(key.block_size) && !is_wide_bwd(key)) invalid(key, "block_size must be a power of two");
   if (t.zero_centered && !t.has_weight) invalid(key, "zero-centred gamma needs a weight");
   if (t.kernel == Kernel::bwd_dwdb) {
     if (!t.has_weight && !t.has_bias) invalid(key, "bwd_dwdb needs a weight or a bias");

@@ -87,6 +87,29 @@ std::vector<int> smem_clusters(std::int64_t n) {
   return out;
 }
 
+// The wide backward's split of a row of n over more CTAs than its gap
+// cluster of 16384-column slabs where that is 9-15 (an H200 runs 7 clusters
+// of 9-16 CTAs at once at one CTA a SM, one a GPC: 70 SMs at N = 150000,
+// where 13 CTAs would take 91): the most CTAs, up to 16, whose slabs, a
+// multiple of a 16-warp CTA's accesses (512 * vec columns: 12288 for 16-bit
+// rows, 10240-14336 for fp32) and at most 16384, leave every CTA columns.
+// E.g. bf16 N = 150000: 13 slabs of 12288 (10 of 16384 before); fp32: 15
+// of 10240. None where no count beats the gap cluster (bf16 200000).
+struct WideSplit {
+  int cluster;        // CTAs a row
+  std::int64_t slab;  // columns a CTA (the last partial)
+};
+std::optional<WideSplit> wide_bwd_fine_split(std::int64_t n, int vec) {
+  const int gap = gap_cluster(n, 16384);
+  if (gap < 9) return std::nullopt;
+  const std::int64_t grain = 512 * static_cast<std::int64_t>(vec);
+  for (int c = 16; c > gap; --c) {
+    const std::int64_t slab = ((n + c - 1) / c + grain - 1) / grain * grain;
+    if (slab <= 16384 && (c - 1) * slab < n) return WideSplit{c, slab};
+  }
+  return std::nullopt;
+}
+
 // A persistent grid of clusters of `cluster` CTAs, at one CTA per SM, that
 // all run at once: one per SM group, one fewer for clusters of 8 or more
 // (whole clusters must fit a GPC; an H200 runs 15 of 8 and 7 of 16 at
@@ -184,12 +207,20 @@ void add_wide_bwd(const SpaceQuery& q, std::vector<Config>& out) {
   if (q.kernel != Kernel::bwd_dx || q.cc < 90 || q.n < 4096) return;
   const int vec = max_vec(q.dtype);
   const std::size_t esize = dtype_size(q.dtype);
-  for (int cluster : wide_clusters(q.n)) {
-    const std::int64_t slab = cluster_slab(q.n, cluster);
+  // The clusters and their slabs: a power of two of columns (cluster_slab),
+  // and the finer split of wide_bwd_fine_split (16 warps).
+  std::vector<WideSplit> splits;
+  for (int cluster : wide_clusters(q.n)) splits.push_back(WideSplit{cluster, cluster_slab(q.n, cluster)});
+  const std::optional<WideSplit> fine = wide_bwd_fine_split(q.n, vec);
+  if (fine) splits.push_back(*fine);
+  for (const WideSplit& split : splits) {
+    const int cluster = split.cluster;
+    const std::int64_t slab = split.slab;
     if (slab == 0) continue;
     for (int w : {8, 16, 32}) {
       const std::int64_t items = slab / (32 * w);
       if (items < vec || items > (w >= 32 ? 16 : 32)) continue;
+      if (fine && slab == fine->slab && cluster == fine->cluster && w != 16) continue;
       for (int stages : {2, 3, 4}) {
         if (wide_stage_bytes(slab, esize, stages) > kWideSmemLimit) continue;
         // fp32 rows with a residual in slabs of up to 4096 columns at 2
@@ -197,6 +228,12 @@ void add_wide_bwd(const SpaceQuery& q, std::vector<Config>& out) {
         // WideSpaceCompilesWithoutSpills); 3 and 4 stages measured faster
         // there anyway (bench/results/h200x2_2026-11-24, call 7).
         if (q.residual && esize == 4 && slab <= 4096 && stages == 2) continue;
+        // 16-bit rows with a residual in 16384-column slabs, 16 warps, 4
+        // stages, in clusters of 9-15 (the lane sums over a partial group
+        // of 16) spill 4 bytes (N = 150000); the defaults there take 32
+        // warps at 3 stages.
+        if (q.residual && esize == 2 && slab == 16384 && w == 16 && stages == 4 && cluster > 8 && cluster < 16)
+          continue;
         Config c{static_cast<int>(slab), w, stages, 0, cluster};
         int last = -1;
         const int fit = std::max(1, q.sm_count / cluster);

@@ -853,7 +853,10 @@ TEST(Gpu, WideBackwardConfigsAreCorrectAndDeterministic) {
                         // clusters of other than a power of two (gen::wide_clusters): 13 slabs of
                         // 8192 or 7 of 16384 (the last partial); 13 of 16384, strided
                         Pick{DType::bf16, DType::bf16, 29, 100000, 0}, Pick{DType::f32, DType::f32, 13, 200000, 4},
-                        Pick{DType::f16, DType::f16, 31, 40000, 8}}) {
+                        Pick{DType::f16, DType::f16, 31, 40000, 8},
+                        // slabs of other than a power of two (gen::wide_bwd_fine_split): 13 of
+                        // 12288 columns (16-bit), 15 of 10240 (fp32), strided
+                        Pick{DType::bf16, DType::bf16, 17, 150000, 8}, Pick{DType::f32, DType::f32, 11, 150000, 4}}) {
     Case c;
     c.x = k.x;
     c.w = k.w;

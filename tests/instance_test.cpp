@@ -104,6 +104,17 @@ TEST(Instance, WideBackwardRulesAndSharedMemory) {
   // Cluster size 16 is allowed for the wide kernel only.
   EXPECT_NO_THROW(make_instance(b, Config{16384, 16, 2, 8, 16}, 262144, 8));
   expect_invalid(b, Config{16384, 16, 1, 8, 16}, 262144, 8, "cluster_size must be 1, 2, 4 or 8");
+  // The wide-row backward's slabs: any multiple of a CTA's accesses (13 of
+  // 12288 columns at 150000, gen::wide_bwd_fine_split); other kernels'
+  // block_size stays a power of two.
+  Config fine{12288, 16, 3, 0};
+  fine.cluster_size = 13;
+  EXPECT_TRUE(is_wide_bwd(make_instance(traits(Kernel::bwd_dx), fine, 150000, 8)));
+  fine.block_size = 10240;  // 2.5 accesses of 16 warps at 8 columns
+  fine.cluster_size = 15;
+  expect_invalid(traits(Kernel::bwd_dx), fine, 150000, 8,
+                 "the wide-row backward's block_size must be a multiple of 32 * num_warps * vec (4096");
+  expect_invalid(traits(Kernel::fwd), Config{12288, 16, 3, 0, 13}, 150000, 8, "block_size must be a power of two");
 }
 
 // The wide-row forward: a fwd config with cluster_size > 1 and rows_per_cta

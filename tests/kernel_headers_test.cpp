@@ -301,7 +301,9 @@ void expect_no_spills(const std::vector<InstanceKey>& keys, long most = 0) {
 // Every wide-row backward and wide-row forward config of the search space,
 // rendered by the generator, compiles for sm_90 with no spills (ptxas -v
 // through NVRTC), for each dtype at N = 4096, 8192, 20480 (a partial last
-// slab; clusters of 3), 65536, 100000 (clusters of 7 and 13) and 262144; the
+// slab; clusters of 3), 65536, 100000 (clusters of 7 and 13), 150000 (the
+// backward's slabs of other than a power of two: 13 of 12288 columns for
+// 16-bit rows, 15 of 10240 for fp32) and 262144; the
 // backward also with a residual in x's dtype (the fused kernels' own space); the forward also with an fp32 residual
 // (with RMSNorm's zero-centred fp32 weight for 16-bit rows; fp32 rows at 256K
 // columns read it unstaged).
@@ -310,7 +312,7 @@ TEST(KernelHeaders, WideSpaceCompilesWithoutSpills) {
   int forward = 0;
   for (Kernel k : {Kernel::bwd_dx, Kernel::fwd})
     for (DType d : {f32, f16, bf16})
-      for (std::int64_t n : {4096, 8192, 20480, 65536, 100000, 262144}) {
+      for (std::int64_t n : {4096, 8192, 20480, 65536, 100000, 150000, 262144}) {
         std::vector<Traits> traits{Traits{k, d, d, true, true}};
         if (k == Kernel::fwd && d != f32) {
           Traits r{k, d, f32, true, false};
@@ -352,8 +354,13 @@ TEST(KernelHeaders, WideSpaceCompilesWithoutSpills) {
       }
   ASSERT_GE(keys.size() - forward, 20u);
   ASSERT_GE(forward, 20);
+  const auto fine = std::count_if(keys.begin(), keys.end(),
+                                  [](const InstanceKey& k) { return (k.block_size & (k.block_size - 1)) != 0; });
+  EXPECT_GE(fine, 6) << "the backward's slabs of other than a power of two (gen::wide_bwd_fine_split)";
   expect_no_spills(keys);
-  std::printf("[ wide     ] %zu wide-row instances compiled (%d forward), no spills\n", keys.size(), forward);
+  std::printf("[ wide     ] %zu wide-row instances compiled (%d forward, %d in slabs of other than a power of two), "
+              "no spills\n",
+              keys.size(), forward, static_cast<int>(fine));
 }
 
 // The fused backward's single-tile kernel holds dz in registers beside x and

@@ -103,6 +103,37 @@ TEST(Nvrtc, ClusterInstancesNeedSm90) {
   EXPECT_NO_THROW(rt::compile(src, "sm_90"));
 }
 
+// The forward's slabs in shared memory over clusters of other than a power of
+// two (gen::smem_clusters: 5 of 32768 columns and 10 of 16384 at N = 150000,
+// 7 and 13 at 200000, 6 of 16384 at 90000), every such config of the space in
+// each dtype, LayerNorm and RMSNorm (with a residual beside 16-bit x): they
+// compile for sm_90
+// (the default grid's N, powers of two, never make them).
+TEST(Nvrtc, SmemForwardGapClustersCompile) {
+  int compiled = 0;
+  for (std::int64_t n : {90000, 150000, 200000})
+    for (DType d : {DType::f16, DType::bf16, DType::f32}) {
+      std::set<int> clusters;
+      for (const Config& c : gen::search_space({Kernel::fwd, d, n, 2048, 132, 90})) {
+        if ((c.cluster_size & (c.cluster_size - 1)) == 0 || !gen::forward_in_smem(c, n) || c.group_size_m != 0) continue;
+        clusters.insert(c.cluster_size);
+        Traits t{Kernel::fwd, d, DType::f32, true, true};
+        if (compiled % 2 == 1) {  // RMSNorm, with a residual beside 16-bit x (fp32's would not fit)
+          t.norm = Norm::rms;
+          t.has_bias = false;
+          if (d != DType::f32) t.residual = d;
+        }
+        const auto src = gen::render(gen::make_instance(t, c, n, gen::max_vec(d)));
+        SCOPED_TRACE(src.kernel_name);
+        EXPECT_TRUE(gen::stages_in_smem(src.key));
+        EXPECT_NO_THROW(rt::compile(src, "sm_90"));
+        ++compiled;
+      }
+      EXPECT_FALSE(clusters.empty()) << "no gap cluster at N = " << n;
+    }
+  std::printf("[ smem gap ] %d forward instances over gap clusters compiled for sm_90\n", compiled);
+}
+
 TEST(Nvrtc, RejectsMalformedArch) { EXPECT_THROW(rt::compile_options("90", rt::BinaryKind::cubin), Error); }
 
 TEST(Nvrtc, PtxOfEachKernel) {
