@@ -799,6 +799,17 @@ std::optional<Config> smem_wave_fwd_config(const SpaceQuery& q, int cluster, con
   return std::nullopt;
 }
 
+// What fast_memory_default's rules ask of a row: its element size, 16 bits
+// or not, and plain LayerNorm or RMSNorm (no residual).
+struct RowKind {
+  std::size_t esize;
+  bool half, plain_layer, plain_rms;
+};
+RowKind row_kind(const SpaceQuery& q) {
+  const std::size_t esize = dtype_size(q.dtype);
+  return RowKind{esize, esize == 2, q.norm == Norm::layer && !q.residual, q.norm == Norm::rms && !q.residual};
+}
+
 // fast_memory_default's forward and backward (bwd_dx) rules, after it.
 std::optional<Config> fast_memory_fwd_default(const SpaceQuery& q, const ConfigFilter& accept);
 std::optional<Config> fast_memory_bwd_default(const SpaceQuery& q, const ConfigFilter& accept);
@@ -864,10 +875,7 @@ std::optional<Config> fast_memory_default(const SpaceQuery& q, const ConfigFilte
 
 // fast_memory_default's forward rules.
 std::optional<Config> fast_memory_fwd_default(const SpaceQuery& q, const ConfigFilter& accept) {
-  const std::size_t esize = dtype_size(q.dtype);
-  const bool half = esize == 2;
-  const bool plain_layer = q.norm == Norm::layer && !q.residual;
-  const bool plain_rms = q.norm == Norm::rms && !q.residual;
+  const auto [esize, half, plain_layer, plain_rms] = row_kind(q);
   const auto valid = [&](const Config& c) { return !accept || accept(c).has_value(); };
   // Rows of 8193-12288 columns keep the H100's rules (no measured gain: bf16
   // N = 12288 88.9 / 88.3% of copy with them, 88.7 / 88.8 this way, call 3).
@@ -1006,10 +1014,7 @@ std::optional<Config> fast_memory_fwd_default(const SpaceQuery& q, const ConfigF
 
 // fast_memory_default's backward (bwd_dx) rules.
 std::optional<Config> fast_memory_bwd_default(const SpaceQuery& q, const ConfigFilter& accept) {
-  const std::size_t esize = dtype_size(q.dtype);
-  const bool half = esize == 2;
-  const bool plain_layer = q.norm == Norm::layer && !q.residual;
-  const bool plain_rms = q.norm == Norm::rms && !q.residual;
+  const auto [esize, half, plain_layer, plain_rms] = row_kind(q);
   const auto valid = [&](const Config& c) { return !accept || accept(c).has_value(); };
   // Training sizes: 16-bit LayerNorm rows of 513-4096 columns over 16-48
   // rows a SM (M = 2112-6336 on 132 SMs): one CTA a SM, whose row slots step
