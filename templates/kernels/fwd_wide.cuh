@@ -497,7 +497,7 @@ __device__ __forceinline__ void layer_norm_fwd_wide_cta(const FwdParams& p, FwdW
     mean = 0.f;
     if constexpr (kLaneGather) {
       const int r = t & (kLaneGroup - 1);
-      const bool is_rank = kLaneGroup == kCluster || r < kCluster;  // lane r stands for a rank
+      const bool is_rank = r < kCluster;  // lane r stands for a rank (always, where the group is the cluster)
       const float a_r = is_rank ? pairs[par][r][0] : 0.f;
       const float total = segment_sum<kLaneGroup>(a_r);
       if constexpr (S::kRms) {
