@@ -252,13 +252,16 @@ InstanceKey make_instance(const Traits& traits, const Config& config, std::int64
     key.single_tile = n <= static_cast<std::int64_t>(config.block_size) * config.cluster_size;
   }
   validate(key);
-  if ((is_wide_bwd(key) || is_wide_fwd(key)) && static_cast<std::int64_t>(key.cluster_size - 1) * key.block_size >= n)
-    invalid(key, std::string("the wide-row ") + (is_wide_fwd(key) ? "forward" : "backward") +
-                     " needs N > (cluster_size - 1) * block_size (every CTA owns columns)");
-  if (stages_in_smem(key) && !is_pow2(key.cluster_size) &&
-      static_cast<std::int64_t>(key.cluster_size - 1) * key.block_size >= n)
-    invalid(key, "a slab in shared memory over a cluster of " + std::to_string(key.cluster_size) +
-                     " CTAs (not a power of two) needs N > (cluster_size - 1) * block_size (every CTA owns columns)");
+  // Clusters of any count of CTAs (the wide-row kernels; the slab in shared
+  // memory over other than a power of two, gen::smem_clusters) leave no CTA
+  // without columns.
+  const bool any_count = is_wide_bwd(key) || is_wide_fwd(key) || (stages_in_smem(key) && !is_pow2(key.cluster_size));
+  if (any_count && static_cast<std::int64_t>(key.cluster_size - 1) * key.block_size >= n) {
+    const std::string what = is_wide_fwd(key)   ? "the wide-row forward"
+                             : is_wide_bwd(key) ? "the wide-row backward"
+                                                : "a slab in shared memory over other than a power of two of CTAs";
+    invalid(key, what + " needs N > (cluster_size - 1) * block_size (every CTA owns columns)");
+  }
   return key;
 }
 

@@ -92,7 +92,8 @@ std::vector<int> smem_clusters(std::int64_t n) {
 // of 9-16 CTAs at once at one CTA a SM, one a GPC: 70 SMs at N = 150000,
 // where 13 CTAs would take 91): the most CTAs, up to 16, whose slabs, a
 // multiple of a 16-warp CTA's accesses (512 * vec columns: 12288 for 16-bit
-// rows, 10240-14336 for fp32) and at most 16384, leave every CTA columns.
+// rows, 10240-14336 for fp32) and at most 16384, leave every CTA columns
+// (add_wide_bwd takes the warp counts whose accesses divide the slab).
 // E.g. bf16 N = 150000: 13 slabs of 12288 (10 of 16384 before); fp32: 15
 // of 10240. None where no count beats the gap cluster (bf16 200000).
 struct WideSplit {
@@ -208,19 +209,19 @@ void add_wide_bwd(const SpaceQuery& q, std::vector<Config>& out) {
   const int vec = max_vec(q.dtype);
   const std::size_t esize = dtype_size(q.dtype);
   // The clusters and their slabs: a power of two of columns (cluster_slab),
-  // and the finer split of wide_bwd_fine_split (16 warps).
+  // and the finer split of wide_bwd_fine_split.
   std::vector<WideSplit> splits;
   for (int cluster : wide_clusters(q.n)) splits.push_back(WideSplit{cluster, cluster_slab(q.n, cluster)});
-  const std::optional<WideSplit> fine = wide_bwd_fine_split(q.n, vec);
-  if (fine) splits.push_back(*fine);
+  if (const std::optional<WideSplit> fine = wide_bwd_fine_split(q.n, vec)) splits.push_back(*fine);
   for (const WideSplit& split : splits) {
     const int cluster = split.cluster;
     const std::int64_t slab = split.slab;
     if (slab == 0) continue;
     for (int w : {8, 16, 32}) {
       const std::int64_t items = slab / (32 * w);
-      if (items < vec || items > (w >= 32 ? 16 : 32)) continue;
-      if (fine && slab == fine->slab && cluster == fine->cluster && w != 16) continue;
+      // Every thread the same whole count of accesses (a power-of-two slab
+      // of at least one access a thread always divides).
+      if (items < vec || items > (w >= 32 ? 16 : 32) || slab % (32 * w * vec) != 0) continue;
       for (int stages : {2, 3, 4}) {
         if (wide_stage_bytes(slab, esize, stages) > kWideSmemLimit) continue;
         // fp32 rows with a residual in slabs of up to 4096 columns at 2
@@ -792,7 +793,6 @@ bool backward_stages_rows(const Config& c, const ConfigFilter& accept) {
 // once), where it is a shared-memory config and `valid` takes it.
 template <class Valid>
 std::optional<Config> smem_wave_fwd_config(const SpaceQuery& q, int cluster, const Valid& valid, int warps = 16) {
-  if (cluster < 1) return std::nullopt;
   Config c{static_cast<int>(cluster_slab(q.n, cluster)), warps, 1, 0, cluster};
   c.group_size_m = smem_forward_wave(q, c);
   if (c.block_size > 0 && forward_in_smem(c, q.n) && valid(c)) return c;
@@ -903,10 +903,9 @@ std::optional<Config> fast_memory_fwd_default(const SpaceQuery& q, const ConfigF
   // RMSNorm from 5 slabs: at 3 (N = 20000) its 16384-column slabs in
   // clusters of 2 stay (91.9 against 86.8 this way; 36000 67.2 -> 91.3,
   // 45000 72.2 -> 83.2, 57000 81.2 -> 87.5; A/B, call 4).
-  const int slabs8k = slab_count(q.n, 8192);
-  if (esize == 4 && !q.residual && q.n > 16384 && q.n < 65536 &&
-      gap_cluster(q.n, 8192) != 0 && (q.norm == Norm::layer || slabs8k > 4)) {
-    const std::optional<Config> c = slabs8k == 7 ? wide_fwd_config(q, 4, 16, 2) : wide_fwd_config(q, slabs8k, 8, 4);
+  const int gap8k = gap_cluster(q.n, 8192);
+  if (esize == 4 && !q.residual && gap8k > 0 && gap8k <= 7 && (q.norm == Norm::layer || gap8k > 4)) {
+    const std::optional<Config> c = gap8k == 7 ? wide_fwd_config(q, 4, 16, 2) : wide_fwd_config(q, gap8k, 8, 4);
     if (c && valid(*c)) return c;
   }
   // RMSNorm rows: where measured (32K-128K and more than 128K columns; 64K-
@@ -969,6 +968,7 @@ std::optional<Config> fast_memory_fwd_default(const SpaceQuery& q, const ConfigF
   const int cluster = q.n <= 32768 ? 2 : q.n <= 131072 ? 8 : 16;
   const std::optional<Config> c = wide_fwd_config(q, cluster, 16, cluster == 2 ? 3 : 4);
   if (c && valid(*c)) return c;
+  const int gap16k = gap_cluster(q.n, 16384);  // the 16384-column slabs a row needs, where not a power of two
   // bf16 LayerNorm rows of 237569-245760 columns (15 slabs of 16384, the
   // last more than half full): the row's slab in shared memory over
   // clusters of 8, one persistent wave (N = 240000: 78.6% of copy against
@@ -976,7 +976,6 @@ std::optional<Config> fast_memory_fwd_default(const SpaceQuery& q, const ConfigF
   // 74.7 for the wide forward over 15 CTAs, bench/results/s41, call 6).
   // Not at 229377-237568 (the rule from session 36 to 40): N = 230000 73.9
   // this way against 81.6 over 15 CTAs (call 6, one round each).
-  const int gap16k = gap_cluster(q.n, 16384);
   if (plain_layer && q.dtype == DType::bf16 && q.n > 237568)
     if (const std::optional<Config> w = smem_wave_fwd_config(q, 8, valid)) return w;
   // Rows of more than 64K columns whose 16384-column slabs are not a
@@ -1005,8 +1004,8 @@ std::optional<Config> fast_memory_fwd_default(const SpaceQuery& q, const ConfigF
   // CTAs they need on the wide forward (wide_clusters' gap clusters: 3
   // from 32769 columns, 14 or 15 from 212993; 7 at N = 100000 before
   // session 41's slabs in shared memory above).
-  if (const int gap = gap_cluster(q.n, 16384)) {
-    const std::optional<Config> g = wide_fwd_config(q, gap, 16, 4);
+  if (gap16k > 0) {
+    const std::optional<Config> g = wide_fwd_config(q, gap16k, 16, 4);
     if (g && valid(*g)) return g;
   }
   return std::nullopt;

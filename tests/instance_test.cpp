@@ -258,7 +258,7 @@ TEST(Instance, SlabInSharedMemory) {
   gap.cluster_size = 5;
   EXPECT_TRUE(stages_in_smem(make_instance(traits(Kernel::fwd), gap, 150000, 8)));
   expect_invalid(traits(Kernel::fwd), gap, 131072, 8,
-                 "a slab in shared memory over a cluster of 5 CTAs (not a power of two) needs N > (cluster_size - 1) * "
+                 "a slab in shared memory over other than a power of two of CTAs needs N > (cluster_size - 1) * "
                  "block_size (every CTA owns columns)");
   Config reg{4096, 4, 1, 0};
   reg.cluster_size = 16;

@@ -301,9 +301,10 @@ void expect_no_spills(const std::vector<InstanceKey>& keys, long most = 0) {
 // Every wide-row backward and wide-row forward config of the search space,
 // rendered by the generator, compiles for sm_90 with no spills (ptxas -v
 // through NVRTC), for each dtype at N = 4096, 8192, 20480 (a partial last
-// slab; clusters of 3), 65536, 100000 (clusters of 7 and 13), 150000 (the
-// backward's slabs of other than a power of two: 13 of 12288 columns for
-// 16-bit rows, 15 of 10240 for fp32) and 262144; the
+// slab; clusters of 3), 65536, 100000 (clusters of 7 and 13), 150000 and
+// 180000 (the backward's slabs of other than a power of two: 13 and 15 of
+// 12288 columns for 16-bit rows, 15 of 10240 and of 12288 for fp32, the
+// last in 32 warps too) and 262144; the
 // backward also with a residual in x's dtype (the fused kernels' own space); the forward also with an fp32 residual
 // (with RMSNorm's zero-centred fp32 weight for 16-bit rows; fp32 rows at 256K
 // columns read it unstaged).
@@ -312,7 +313,7 @@ TEST(KernelHeaders, WideSpaceCompilesWithoutSpills) {
   int forward = 0;
   for (Kernel k : {Kernel::bwd_dx, Kernel::fwd})
     for (DType d : {f32, f16, bf16})
-      for (std::int64_t n : {4096, 8192, 20480, 65536, 100000, 150000, 262144}) {
+      for (std::int64_t n : {4096, 8192, 20480, 65536, 100000, 150000, 180000, 262144}) {
         std::vector<Traits> traits{Traits{k, d, d, true, true}};
         if (k == Kernel::fwd && d != f32) {
           Traits r{k, d, f32, true, false};

@@ -606,15 +606,16 @@ TEST(Space, Fp32BackwardAt8192IsWide) {
 
 // The wide backward's finer split (wide_bwd_fine_split): where the gap
 // cluster of 16384-column slabs is 9-15 CTAs, the most CTAs up to 16 whose
-// slabs of a multiple of 512 * vec columns leave every CTA columns, in 16
-// warps; not where no count beats the gap cluster, nor below 9.
+// slabs of a multiple of 512 * vec columns leave every CTA columns, in the
+// warps whose accesses divide the slab; not where no count beats the gap
+// cluster, nor below 9.
 TEST(Space, WideBackwardFineSplit) {
   const auto fine = [](DType d, std::int64_t n) {
     std::set<std::pair<int, int>> out;  // (block_size, cluster_size) of slabs not a power of two
     for (const Config& c : search_space({Kernel::bwd_dx, d, n, 1024, 132, 90}))
       if ((c.block_size & (c.block_size - 1)) != 0) {
         EXPECT_TRUE(is_wide_bwd(Kernel::bwd_dx, c)) << to_string(c);
-        EXPECT_EQ(c.num_warps, 16) << to_string(c);
+        EXPECT_EQ(c.block_size % (32 * c.num_warps * max_vec(d)), 0) << to_string(c) << ": every thread whole accesses";
         EXPECT_LT(static_cast<std::int64_t>(c.cluster_size - 1) * c.block_size, n) << "every CTA owns columns";
         EXPECT_GE(static_cast<std::int64_t>(c.cluster_size) * c.block_size, n) << "the row fits";
         out.insert({c.block_size, c.cluster_size});
@@ -626,6 +627,7 @@ TEST(Space, WideBackwardFineSplit) {
   EXPECT_EQ(fine(DType::f16, 180000), (S{{12288, 15}}));
   EXPECT_EQ(fine(DType::f32, 150000), (S{{10240, 15}}));
   EXPECT_EQ(fine(DType::f32, 200000), (S{{14336, 14}}));
+  EXPECT_EQ(fine(DType::f32, 180000), (S{{12288, 15}})) << "16 warps and 32 (three accesses a thread)";
   EXPECT_EQ(fine(DType::bf16, 200000), S{}) << "no count of 12288-column slabs holds the row in 16";
   EXPECT_EQ(fine(DType::bf16, 100000), S{}) << "7 slabs of 16384: clusters of under 9 pack the GPCs";
   EXPECT_EQ(fine(DType::bf16, 262144), S{});
