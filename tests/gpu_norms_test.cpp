@@ -352,6 +352,17 @@ std::vector<VCase> variant_cases() {
           out.push_back(c);
         }
     }
+  // A fused residual add in x's dtype (RMSNorm without a bias).
+  const auto fused = [](DType d, Norm norm, std::int64_t M, std::int64_t N) {
+    VCase c;
+    c.x = c.w = d;
+    c.residual = d;
+    c.norm = norm;
+    c.bias = norm == Norm::layer;
+    c.M = M;
+    c.N = N;
+    return c;
+  };
   // Long rows at the wide kernels' defaults (bench/results/h100_2026-11-25):
   // fp32 rows with an fp32 residual (the forward's residual slot at 256K
   // columns; the backward's 16 warps, 2 stages at 64K), and 16-bit
@@ -394,26 +405,12 @@ std::vector<VCase> variant_cases() {
     c.residual = DType::f32;
     c.M = 23;
     out.push_back(c);
-    VCase r;
-    r.norm = Norm::rms;
-    r.x = r.w = DType::bf16;
-    r.residual = DType::bf16;
-    r.bias = false;
-    r.M = 37;
-    r.N = 40000;
-    out.push_back(r);
+    out.push_back(fused(DType::bf16, Norm::rms, 37, 40000));
   }
   // 13 CTAs at N = 100000 and 200000, 7 for the forward at 100000; RMSNorm
   // with a residual, LayerNorm in fp32.
   for (std::int64_t n : {100000, 200000}) {
-    VCase c;
-    c.x = c.w = DType::bf16;
-    c.residual = DType::bf16;
-    c.norm = Norm::rms;
-    c.bias = false;
-    c.M = 11;
-    c.N = n;
-    out.push_back(c);
+    out.push_back(fused(DType::bf16, Norm::rms, 11, n));
     VCase f;
     f.x = f.w = DType::f32;
     f.M = 7;
@@ -429,17 +426,6 @@ std::vector<VCase> variant_cases() {
     c.N = 150000;
     out.push_back(c);
   }
-  // A fused residual add in x's dtype (RMSNorm without a bias).
-  const auto fused = [](DType d, Norm norm, std::int64_t M, std::int64_t N) {
-    VCase c;
-    c.x = c.w = d;
-    c.residual = d;
-    c.norm = norm;
-    c.bias = norm == Norm::layer;
-    c.M = M;
-    c.N = N;
-    return c;
-  };
   // Fused rows of 8193-16384 columns (bench/results/h200x2_2026-11-24, call
   // 9): the forward's whole row in shared memory (LayerNorm + add, fp32
   // RMSNorm + add), the 16-bit backward's 32 warps and 4 stages.
