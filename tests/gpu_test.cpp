@@ -836,6 +836,10 @@ TEST(Gpu, WideBackwardConfigsAreCorrectAndDeterministic) {
   // compute-sanitizer tools; .ci/gpu_sanitize.sh).
   const char* stride_env = std::getenv("LNTUNE_TEST_WIDE_STRIDE");
   const long stride = stride_env ? std::max(1L, std::strtol(stride_env, nullptr, 10)) : 1L;
+  // LNTUNE_TEST_WIDE_N=n checks the picks of n columns only (one shape's
+  // configs on the GPU, e.g. under a sanitizer).
+  const char* n_env = std::getenv("LNTUNE_TEST_WIDE_N");
+  const std::int64_t only_n = n_env ? std::strtoll(n_env, nullptr, 10) : 0;
   long index = 0;
   struct Pick {
     DType x, w;
@@ -857,6 +861,7 @@ TEST(Gpu, WideBackwardConfigsAreCorrectAndDeterministic) {
                         // slabs of other than a power of two (gen::wide_bwd_fine_split): 13 of
                         // 12288 columns (16-bit), 15 of 10240 (fp32), strided
                         Pick{DType::bf16, DType::bf16, 17, 150000, 8}, Pick{DType::f32, DType::f32, 11, 150000, 4}}) {
+    if (only_n != 0 && k.N != only_n) continue;
     Case c;
     c.x = k.x;
     c.w = k.w;
