@@ -1032,6 +1032,16 @@ std::optional<Config> fast_memory_bwd_default(const SpaceQuery& q, const ConfigF
     c.group_size_m = q.sm_count;
     if (valid(c)) return c;
   }
+  // fp32 rows of 4097-6144 columns without a residual over many rows: the
+  // register kernel's whole row in 16 warps, a CTA per SM, where
+  // wide_bwd_default's split in two leaves the second 4096-column slab at
+  // most half full. Every config in one process on an H200 at x = 512 MiB,
+  // LayerNorm (bench/results/s42, call 2): N = 5120 92.9% of copy against
+  // 66.5 for the split, 6144 97.8 against 79.0.
+  if (esize == 4 && (plain_layer || plain_rms) && q.m > 8192 && q.n > 4096 && q.n <= 6144) {
+    const Config c{8192, 16, 1, q.sm_count};
+    if (valid(c)) return c;
+  }
   // 16-bit rows of two to sixteen 8192-column slabs (8193-131072 columns,
   // every CTA of the cluster owning some; 16 since session 40, without a
   // residual: RMSNorm bf16 N = 131072 83.1% of copy against 65.2 for the
@@ -1104,6 +1114,29 @@ std::optional<Config> fast_memory_bwd_default(const SpaceQuery& q, const ConfigF
     Config c{16384, q.residual ? 32 : 16, 3, 0, 4};
     c.group_size_m = coresident_clusters(q, 4);
     if (wide_bwd_fits(q, c, true, accept)) return c;
+  }
+  // Rows of 131073-245760 columns without a residual, whose 16384-column
+  // slabs are 9 to 15 CTAs (an H200 runs 7 such clusters at once, one a GPC:
+  // 70 SMs at 10): the finer slabs of gen::wide_bwd_fine_split (more CTAs,
+  // up to 16, slabs of other than a power of two), 16-bit rows in 16 warps
+  // at 3 stages, fp32 rows of 12288 columns in 32 warps at 3 (x alone
+  // staged), of 10240 or 14336 in 16 at 2. Every wide config in one process
+  // on an H200 at x = 512 MiB, LayerNorm, % of copy against the gap cluster
+  // of 16384-column slabs (bench/results/s42, calls 1-2): bf16 N = 135000
+  // 56.3 against 53.8 (11 of 12288), 140000 57.8 / 56.2 (12), 150000 61.2
+  // / 46.9 (13), 160000 64.7 / 52.2 (14), 170000 68.0 / 52.6 (14), 180000
+  // 70.8 / 55.6 (15); fp32 140000 84.5 / 58.2 (14 of 10240), 150000 85.7 /
+  // 49.1 (15), 160000 87.3 / 53.4 (16), 170000 61.4 / 53.0 (14 of 12288),
+  // 180000 66.3 / 58.0 (15), 190000 63.8 / 57.4 (16), 200000 62.5 / 61.9
+  // (14 of 14336), 220000 63.5 / 62.2 (16).
+  if ((plain_layer || plain_rms) && q.n > 131072) {
+    const int vec = static_cast<int>(16 / esize);
+    if (const std::optional<WideSplit> fine = wide_bwd_fine_split(q.n, vec)) {
+      const bool fp32_12k = !half && fine->slab == 12288;
+      Config c{static_cast<int>(fine->slab), fp32_12k ? 32 : 16, half || fp32_12k ? 3 : 2, 0, fine->cluster};
+      c.group_size_m = coresident_clusters(q, fine->cluster);
+      if (wide_bwd_fits(q, c, !half, accept)) return c;
+    }
   }
   if ((plain_layer && q.n > 16384 && (half || q.n > 131072)) || (plain_rms && !half && q.n > 131072)) {
     // (Since session 38, 16-bit rows of 8192-column slabs in clusters of 8
