@@ -882,6 +882,21 @@ std::optional<Config> fast_memory_fwd_default(const SpaceQuery& q, const ConfigF
   constexpr std::int64_t kRegisterRowFrom = 12288;
   if (q.residual && q.norm == Norm::rms && esize == 4 && q.n > kRegisterRowFrom && q.n <= 16384)
     return Config{16384, 16, 1, 0};
+  // 16-bit rows of 1025-4095 columns that are not a power of two, without a
+  // residual, over many rows: 32 elements a thread (the tile the next power
+  // of two, the last accesses masked), one row a CTA (64 threads up to 2047
+  // columns, 128 up to 4095). Every config in one process on an H200 at x =
+  // 512 MiB, bf16 LayerNorm, % of copy against the default before (16
+  // elements a thread up to 2048 columns, two rows a CTA of 256 threads
+  // above; bench/results/s42, call 3): N = 1152 91.7 against 79.6, 1280
+  // 95.8 against 85.1, 1536 99.6 against 90.5, 1792 99.0 against 95.0,
+  // 2304 91.6 against 81.8, 2560 94.9 against 86.2, 2816 98.4 against 90.9,
+  // 3072 99.7 against 94.0, 3328 99.6 against 95.8, 3840 98.9 against 99.4.
+  if (half && !q.residual && q.m > 8192 && q.n > 1024 && q.n < 4096 && (q.n & (q.n - 1)) != 0) {
+    const int single = q.n <= 2048 ? 2048 : 4096;
+    const Config c{single, single / (32 * 32), 1, 0};
+    if (valid(c)) return c;
+  }
   // fp32 rows of 128K-256K columns without a residual: 16384-column slabs,
   // as many as the row needs (16 at 262144, 13 at 200000), 16 warps, 3
   // stages (192 KB), where wide_fwd_default's H100 rule takes 2 (LayerNorm
@@ -965,8 +980,13 @@ std::optional<Config> fast_memory_fwd_default(const SpaceQuery& q, const ConfigF
   // forward's full slabs in clusters of 16 took their statistics in one
   // pass (fwd_wide.cuh, kOnePass): bf16 N = 262144 85.4 against 80.3,
   // fp16 88.1 (bench/results/s39, call 4).)
+  // Clusters of 2 over rows of 24577-32767 columns (the second slab part
+  // empty) at 4 stages, 3 at 32768: every config in one process, bf16
+  // LayerNorm (bench/results/s42, call 3), 4 stages against 3: N = 26000
+  // 83.9 against 78.2% of copy, 28672 87.7 against 82.3, 30000 85.1 against
+  // 80.6; 32768 91.9 at 3 stages.
   const int cluster = q.n <= 32768 ? 2 : q.n <= 131072 ? 8 : 16;
-  const std::optional<Config> c = wide_fwd_config(q, cluster, 16, cluster == 2 ? 3 : 4);
+  const std::optional<Config> c = wide_fwd_config(q, cluster, 16, cluster == 2 && q.n < 32768 ? 4 : cluster == 2 ? 3 : 4);
   if (c && valid(*c)) return c;
   const int gap16k = gap_cluster(q.n, 16384);  // the 16384-column slabs a row needs, where not a power of two
   // bf16 LayerNorm rows of 237569-245760 columns (15 slabs of 16384, the
@@ -1032,13 +1052,17 @@ std::optional<Config> fast_memory_bwd_default(const SpaceQuery& q, const ConfigF
     c.group_size_m = q.sm_count;
     if (valid(c)) return c;
   }
-  // fp32 rows of 4097-6144 columns without a residual over many rows: the
+  // fp32 rows of 4097-8191 columns without a residual over many rows: the
   // register kernel's whole row in 16 warps, a CTA per SM, where
-  // wide_bwd_default's split in two leaves the second 4096-column slab at
-  // most half full. Every config in one process on an H200 at x = 512 MiB,
-  // LayerNorm (bench/results/s42, call 2): N = 5120 92.9% of copy against
-  // 66.5 for the split, 6144 97.8 against 79.0.
-  if (esize == 4 && (plain_layer || plain_rms) && q.m > 8192 && q.n > 4096 && q.n <= 6144) {
+  // wide_bwd_default's split in two leaves the second 4096-column slab part
+  // empty. Every config in one process on an H200 at x = 512 MiB, LayerNorm
+  // (bench/results/s42, calls 2-3): N = 5120 92.9% of copy against 66.5 for
+  // the split, 6144 97.8 against 79.0, 6656 98.9 against 85.3, 7168 99.0
+  // against 91.5, 7680 98.9 against 97.2; as the default (A/B, call 3):
+  // LayerNorm 5120 66.9 / 66.4 -> 92.7 / 92.6, 6144 79.8 / 79.2 -> 98.2 /
+  // 98.0, RMSNorm 5120 67.8 / 67.4 -> 97.8 / 97.9. (8192 columns keep the
+  // split: H100 99.1 against 90.3 for this config.)
+  if (esize == 4 && (plain_layer || plain_rms) && q.m > 8192 && q.n > 4096 && q.n < 8192) {
     const Config c{8192, 16, 1, q.sm_count};
     if (valid(c)) return c;
   }
@@ -1129,6 +1153,12 @@ std::optional<Config> fast_memory_bwd_default(const SpaceQuery& q, const ConfigF
   // 49.1 (15), 160000 87.3 / 53.4 (16), 170000 61.4 / 53.0 (14 of 12288),
   // 180000 66.3 / 58.0 (15), 190000 63.8 / 57.4 (16), 200000 62.5 / 61.9
   // (14 of 14336), 220000 63.5 / 62.2 (16).
+  // As the default (A/B, call 3, round 1 / round 2): LayerNorm bf16 150000
+  // 47.2 / 47.5 -> 61.7 / 61.2, 180000 56.1 / 56.3 -> 71.6 / 71.2, fp16
+  // 150000 47.3 / 47.5 -> 62.6 / 62.5, fp32 150000 49.1 / 48.8 -> 85.4 /
+  // 86.1, 170000 53.2 / 52.9 -> 62.1 / 61.7, 200000 62.0 / 61.9 -> 62.8 /
+  // 62.8; RMSNorm bf16 150000 48.2 / 48.3 -> 58.3 / 57.8, fp32 150000 47.9
+  // / 47.9 -> 87.1 / 87.6.
   if ((plain_layer || plain_rms) && q.n > 131072) {
     const int vec = static_cast<int>(16 / esize);
     if (const std::optional<WideSplit> fine = wide_bwd_fine_split(q.n, vec)) {

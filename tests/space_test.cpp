@@ -899,7 +899,27 @@ TEST(Default, FastMemoryRules) {
   EXPECT_EQ(def(Kernel::fwd, DType::bf16, 34000, 6710), "block_size=16384 num_warps=16 rows_per_cta=4 group_size_m=44 cluster_size=3")
       << "a third slab less than a quarter full (session 41: 36000, 20% full, 72.5% of copy against 61.6)";
   EXPECT_EQ(def(Kernel::fwd, DType::bf16, 20000, 13421), "block_size=32768 num_warps=16 rows_per_cta=1 group_size_m=0");
-  EXPECT_EQ(def(Kernel::fwd, DType::bf16, 28000, 9586), "block_size=16384 num_warps=16 rows_per_cta=3 group_size_m=66 cluster_size=2");
+  EXPECT_EQ(def(Kernel::fwd, DType::bf16, 28000, 9586), "block_size=16384 num_warps=16 rows_per_cta=4 group_size_m=66 cluster_size=2")
+      << "the second slab part empty: 4 stages (session 42)";
+  EXPECT_EQ(def(Kernel::fwd, DType::bf16, 32768, 8192), "block_size=16384 num_warps=16 rows_per_cta=3 group_size_m=66 cluster_size=2");
+  // Session 42: 16-bit rows of 1025-4095 columns that are not a power of
+  // two, 32 elements a thread, one row a CTA (bandwidth regime only); fp32
+  // backward rows of 4097-8191 columns on the register kernel's whole row;
+  // the wide backward's fine split for 131073-245760 columns.
+  EXPECT_EQ(def(Kernel::fwd, DType::bf16, 1536, 174762), "block_size=2048 num_warps=2 rows_per_cta=1 group_size_m=0");
+  EXPECT_EQ(def(Kernel::fwd, DType::f16, 2560, 104857), "block_size=4096 num_warps=4 rows_per_cta=1 group_size_m=0");
+  EXPECT_NE(def(Kernel::fwd, DType::bf16, 2560, 4096), "block_size=4096 num_warps=4 rows_per_cta=1 group_size_m=0")
+      << "M = 4096 keeps its rule";
+  EXPECT_NE(def(Kernel::fwd, DType::bf16, 2048, 131072), "block_size=2048 num_warps=2 rows_per_cta=1 group_size_m=0")
+      << "a power of two keeps its rule";
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::f32, 5120, 26214), "block_size=8192 num_warps=16 rows_per_cta=1 group_size_m=132");
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::f32, 7168, 18724), "block_size=8192 num_warps=16 rows_per_cta=1 group_size_m=132");
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::f32, 8192, 16384), "block_size=4096 num_warps=8 rows_per_cta=4 group_size_m=66 cluster_size=2");
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 150000, 1789), "block_size=12288 num_warps=16 rows_per_cta=3 group_size_m=9 cluster_size=13");
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::f32, 150000, 894), "block_size=10240 num_warps=16 rows_per_cta=2 group_size_m=7 cluster_size=15");
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::f32, 170000, 789), "block_size=12288 num_warps=32 rows_per_cta=3 group_size_m=8 cluster_size=14");
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 200000, 1342), "block_size=16384 num_warps=16 rows_per_cta=2 group_size_m=9 cluster_size=13")
+      << "no finer split beats 13 slabs of 16384";
   EXPECT_EQ(def(Kernel::fwd, DType::f32, 20000, 6710), "block_size=8192 num_warps=8 rows_per_cta=4 group_size_m=44 cluster_size=3");
   EXPECT_EQ(def(Kernel::fwd, DType::f32, 45000, 2982), "block_size=8192 num_warps=8 rows_per_cta=4 group_size_m=22 cluster_size=6");
   EXPECT_EQ(def(Kernel::fwd, DType::f32, 57000, 2354), "block_size=16384 num_warps=16 rows_per_cta=2 group_size_m=33 cluster_size=4");
