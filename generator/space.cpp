@@ -891,8 +891,16 @@ std::optional<Config> fast_memory_fwd_default(const SpaceQuery& q, const ConfigF
   // above; bench/results/s42, call 3): N = 1152 91.7 against 79.6, 1280
   // 95.8 against 85.1, 1536 99.6 against 90.5, 1792 99.0 against 95.0,
   // 2304 91.6 against 81.8, 2560 94.9 against 86.2, 2816 98.4 against 90.9,
-  // 3072 99.7 against 94.0, 3328 99.6 against 95.8, 3840 98.9 against 99.4.
-  if (half && !q.residual && q.m > 8192 && q.n > 1024 && q.n < 4096 && (q.n & (q.n - 1)) != 0) {
+  // 3072 99.7 against 94.0, 3328 99.6 against 95.8, 3840 98.9 against 99.4
+  // (so up to 3839 columns). As the default (A/B, call 4, round 1 / round
+  // 2): bf16 1152 79.5 / 80.3 -> 92.1 / 92.2, 1536 91.2 / 91.6 -> 99.6 /
+  // 99.5, 2304 81.6 / 82.2 -> 91.9 / 92.0, 2560 86.1 / 86.7 -> 95.3 / 95.2,
+  // 3072 94.1 / 95.2 -> 99.7 / 99.6; fp16 1536 91.6 / 92.0 -> 99.1 / 99.8,
+  // 2560 86.6 / 87.1 -> 95.4 / 95.9; RMSNorm bf16 1536 98.6 / 98.1 -> 99.6
+  // / 100.2, 2560 90.3 / 90.1 -> 94.7 / 94.8; at M = 16384 (kernel time, L2
+  // flushed) bf16 1536 83.6 / 83.9 -> 89.9 / 89.3, 2560 82.1 / 79.9 -> 87.7
+  // / 90.1, 3072 88.7 / 88.6 -> 93.7 / 94.6.
+  if (half && !q.residual && q.m > 8192 && q.n > 1024 && q.n < 3840 && (q.n & (q.n - 1)) != 0) {
     const int single = q.n <= 2048 ? 2048 : 4096;
     const Config c{single, single / (32 * 32), 1, 0};
     if (valid(c)) return c;
@@ -984,7 +992,9 @@ std::optional<Config> fast_memory_fwd_default(const SpaceQuery& q, const ConfigF
   // empty) at 4 stages, 3 at 32768: every config in one process, bf16
   // LayerNorm (bench/results/s42, call 3), 4 stages against 3: N = 26000
   // 83.9 against 78.2% of copy, 28672 87.7 against 82.3, 30000 85.1 against
-  // 80.6; 32768 91.9 at 3 stages.
+  // 80.6; 32768 91.9 at 3 stages. As the default (A/B, call 4): bf16 26000
+  // 77.8 / 78.2 -> 83.5 / 83.5, 28672 82.2 / 82.7 -> 88.1 / 88.1, 30000
+  // 80.2 / 80.7 -> 84.7 / 84.7, fp16 28672 83.8 / 83.8 -> 90.0 / 90.0.
   const int cluster = q.n <= 32768 ? 2 : q.n <= 131072 ? 8 : 16;
   const std::optional<Config> c = wide_fwd_config(q, cluster, 16, cluster == 2 && q.n < 32768 ? 4 : cluster == 2 ? 3 : 4);
   if (c && valid(*c)) return c;
@@ -1060,7 +1070,9 @@ std::optional<Config> fast_memory_bwd_default(const SpaceQuery& q, const ConfigF
   // the split, 6144 97.8 against 79.0, 6656 98.9 against 85.3, 7168 99.0
   // against 91.5, 7680 98.9 against 97.2; as the default (A/B, call 3):
   // LayerNorm 5120 66.9 / 66.4 -> 92.7 / 92.6, 6144 79.8 / 79.2 -> 98.2 /
-  // 98.0, RMSNorm 5120 67.8 / 67.4 -> 97.8 / 97.9. (8192 columns keep the
+  // 98.0, RMSNorm 5120 67.8 / 67.4 -> 97.8 / 97.9; call 4: LayerNorm 6656
+  // 85.1 / 84.9 -> 98.3 / 98.4, 7168 91.1 / 90.9 -> 98.5 / 98.7, RMSNorm
+  // 7168 92.6 / 92.5 -> 99.5 / 99.1. (8192 columns keep the
   // split: H100 99.1 against 90.3 for this config.)
   if (esize == 4 && (plain_layer || plain_rms) && q.m > 8192 && q.n > 4096 && q.n < 8192) {
     const Config c{8192, 16, 1, q.sm_count};

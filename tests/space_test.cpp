@@ -912,6 +912,8 @@ TEST(Default, FastMemoryRules) {
       << "M = 4096 keeps its rule";
   EXPECT_NE(def(Kernel::fwd, DType::bf16, 2048, 131072), "block_size=2048 num_warps=2 rows_per_cta=1 group_size_m=0")
       << "a power of two keeps its rule";
+  EXPECT_NE(def(Kernel::fwd, DType::bf16, 3840, 69905), "block_size=4096 num_warps=4 rows_per_cta=1 group_size_m=0")
+      << "3840 columns keep theirs (99.4% of copy against 98.9)";
   EXPECT_EQ(def(Kernel::bwd_dx, DType::f32, 5120, 26214), "block_size=8192 num_warps=16 rows_per_cta=1 group_size_m=132");
   EXPECT_EQ(def(Kernel::bwd_dx, DType::f32, 7168, 18724), "block_size=8192 num_warps=16 rows_per_cta=1 group_size_m=132");
   EXPECT_EQ(def(Kernel::bwd_dx, DType::f32, 8192, 16384), "block_size=4096 num_warps=8 rows_per_cta=4 group_size_m=66 cluster_size=2");
