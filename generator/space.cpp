@@ -900,9 +900,19 @@ std::optional<Config> fast_memory_fwd_default(const SpaceQuery& q, const ConfigF
   // / 100.2, 2560 90.3 / 90.1 -> 94.7 / 94.8; at M = 16384 (kernel time, L2
   // flushed) bf16 1536 83.6 / 83.9 -> 89.9 / 89.3, 2560 82.1 / 79.9 -> 87.7
   // / 90.1, 3072 88.7 / 88.6 -> 93.7 / 94.6.
-  if (half && !q.residual && q.m > 8192 && q.n > 1024 && q.n < 3840 && (q.n & (q.n - 1)) != 0) {
-    const int single = q.n <= 2048 ? 2048 : 4096;
-    const Config c{single, single / (32 * 32), 1, 0};
+  // 513-1023 columns the same, two rows a CTA of 64 threads: bf16 N = 640
+  // 97.3 against 78.8 (call 6).
+  if (half && !q.residual && q.m > 8192 && q.n > 512 && q.n < 3840 && (q.n & (q.n - 1)) != 0) {
+    const int single = q.n <= 1024 ? 1024 : q.n <= 2048 ? 2048 : 4096;
+    const Config c{single, std::max(2, single / (32 * 32)), std::max(1, 2048 / single), 0};
+    if (valid(c)) return c;
+  }
+  // RMSNorm's 16-bit rows of 4097-5119 columns without a residual: tiles of
+  // 4096 columns in 8 warps (the row read twice, the second time from L2):
+  // bf16 N = 4608 98.9% of copy against 75.4 for the whole row in 8 warps
+  // (every config in one process, call 6).
+  if (half && plain_rms && q.m > 8192 && q.n > 4096 && q.n < 5120) {
+    const Config c{4096, 8, 1, 0};
     if (valid(c)) return c;
   }
   // fp32 rows of 128K-256K columns without a residual: 16384-column slabs,
@@ -1061,6 +1071,29 @@ std::optional<Config> fast_memory_bwd_default(const SpaceQuery& q, const ConfigF
     Config c = single <= 1024 ? Config{1024, 8, 4, 0} : single == 2048 ? Config{2048, 8, 2, 0} : Config{4096, 16, 2, 0};
     c.group_size_m = q.sm_count;
     if (valid(c)) return c;
+  }
+  // fp32 rows of 1025-4095 columns that are not a power of two, without a
+  // residual, over many rows: two CTAs a SM of 16 columns a thread (1025-
+  // 2047: two rows a CTA of 256 threads; 2049-4095: one of 256), where the
+  // rules above take 4 columns a thread in 512 threads (fp32_short_rows) or
+  // one CTA a SM. Every config in one process on an H200 at x = 512 MiB,
+  // LayerNorm (bench/results/s42, call 6): N = 1152 100.0% of copy against
+  // 79.3, 2304 100.4 against 81.2.
+  if (esize == 4 && (plain_layer || plain_rms) && q.m > 8192 && q.n > 1024 && q.n < 4096 && (q.n & (q.n - 1)) != 0) {
+    Config c = q.n < 2048 ? Config{2048, 8, 2, 0} : Config{4096, 8, 1, 0};
+    c.group_size_m = persistent_groups(q, c.rows_per_cta, 2 * static_cast<std::int64_t>(q.sm_count));
+    if (valid(c)) return c;
+  }
+  // fp32 rows of 24577-32768 columns without a residual: four 8192-column
+  // slabs, 8 warps, 3 stages (the gap clusters' config below, at a power of
+  // two), where wide_bwd_default took eight 4096-column slabs in 4 warps (32
+  // columns a thread): N = 30720 95.6% of copy against 69.7 (every config
+  // in one process on an H200 at x = 512 MiB, bench/results/s42, call 6;
+  // the best, 96.2, eight slabs in 8 warps at 2 stages).
+  if (esize == 4 && (plain_layer || plain_rms) && q.n > 24576 && q.n <= 32768) {
+    Config c{8192, 8, 3, 0, 4};
+    c.group_size_m = coresident_clusters(q, 4);
+    if (wide_bwd_fits(q, c, false, accept)) return c;
   }
   // fp32 rows of 4097-8191 columns without a residual over many rows: the
   // register kernel's whole row in 16 warps, a CTA per SM, where
