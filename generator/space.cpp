@@ -901,7 +901,10 @@ std::optional<Config> fast_memory_fwd_default(const SpaceQuery& q, const ConfigF
   // flushed) bf16 1536 83.6 / 83.9 -> 89.9 / 89.3, 2560 82.1 / 79.9 -> 87.7
   // / 90.1, 3072 88.7 / 88.6 -> 93.7 / 94.6.
   // 513-1023 columns the same, two rows a CTA of 64 threads: bf16 N = 640
-  // 97.3 against 78.8 (call 6).
+  // 97.3 against 78.8 (call 6); as the default (call 7): bf16 640 78.9 /
+  // 79.5 -> 97.2 / 98.0, 768 89.5 / 90.0 -> 97.7 / 97.9, 896 95.7 / 96.3
+  // -> 97.5 / 98.3, fp16 640 81.7 / 81.4 -> 97.3 / 97.4, RMSNorm bf16 640
+  // 93.1 / 93.2 -> 98.3 / 98.5.
   if (half && !q.residual && q.m > 8192 && q.n > 512 && q.n < 3840 && (q.n & (q.n - 1)) != 0) {
     const int single = q.n <= 1024 ? 1024 : q.n <= 2048 ? 2048 : 4096;
     const Config c{single, std::max(2, single / (32 * 32)), std::max(1, 2048 / single), 0};
@@ -910,7 +913,9 @@ std::optional<Config> fast_memory_fwd_default(const SpaceQuery& q, const ConfigF
   // RMSNorm's 16-bit rows of 4097-5119 columns without a residual: tiles of
   // 4096 columns in 8 warps (the row read twice, the second time from L2):
   // bf16 N = 4608 98.9% of copy against 75.4 for the whole row in 8 warps
-  // (every config in one process, call 6).
+  // (every config in one process, call 6); as the default (call 7): bf16
+  // 4200 70.6 / 70.5 -> 95.7 / 95.9, 4608 75.0 / 75.0 -> 98.5 / 98.8, 5000
+  // 77.5 / 77.5 -> 97.2 / 97.1, fp16 4608 75.5 / 75.0 -> 99.1 / 99.2.
   if (half && plain_rms && q.m > 8192 && q.n > 4096 && q.n < 5120) {
     const Config c{4096, 8, 1, 0};
     if (valid(c)) return c;
@@ -1078,8 +1083,15 @@ std::optional<Config> fast_memory_bwd_default(const SpaceQuery& q, const ConfigF
   // rules above take 4 columns a thread in 512 threads (fp32_short_rows) or
   // one CTA a SM. Every config in one process on an H200 at x = 512 MiB,
   // LayerNorm (bench/results/s42, call 6): N = 1152 100.0% of copy against
-  // 79.3, 2304 100.4 against 81.2.
-  if (esize == 4 && (plain_layer || plain_rms) && q.m > 8192 && q.n > 1024 && q.n < 4096 && (q.n & (q.n - 1)) != 0) {
+  // 79.3, 2304 100.4 against 81.2. As the default (A/B, call 7, round 1 /
+  // round 2): 1152 79.5 / 79.1 -> 99.1 / 100.0, 1408 88.8 / 88.3 -> 97.7 /
+  // 98.4, 1664 96.5 / 95.9 -> 96.5 / 97.0, 2304 81.3 / 81.3 -> 100.9 /
+  // 101.3, 2816 87.8 / 87.6 -> 96.8 / 97.6, 3328 90.8 / 91.5 -> 96.4 /
+  // 96.5, RMSNorm 2304 82.7 / 82.2 -> 100.8 / 101.3; but 1920 99.3 / 99.4
+  // -> 96.6 / 97.2 and 3840 97.3 / 97.0 -> 96.0 / 96.7: rows less than 7/8
+  // of the power of two above them only.
+  const std::int64_t pow2_above = q.n <= 2048 ? 2048 : 4096;
+  if (esize == 4 && (plain_layer || plain_rms) && q.m > 8192 && q.n > 1024 && 8 * q.n < 7 * pow2_above) {
     Config c = q.n < 2048 ? Config{2048, 8, 2, 0} : Config{4096, 8, 1, 0};
     c.group_size_m = persistent_groups(q, c.rows_per_cta, 2 * static_cast<std::int64_t>(q.sm_count));
     if (valid(c)) return c;
@@ -1089,7 +1101,10 @@ std::optional<Config> fast_memory_bwd_default(const SpaceQuery& q, const ConfigF
   // two), where wide_bwd_default took eight 4096-column slabs in 4 warps (32
   // columns a thread): N = 30720 95.6% of copy against 69.7 (every config
   // in one process on an H200 at x = 512 MiB, bench/results/s42, call 6;
-  // the best, 96.2, eight slabs in 8 warps at 2 stages).
+  // the best, 96.2, eight slabs in 8 warps at 2 stages). As the default
+  // (A/B, call 7): 30720 69.8 / 69.4 -> 94.2 / 95.4, 32768 74.3 / 74.0 ->
+  // 93.3 / 93.5, 26000 level (90.9 / 90.6 -> 90.2 / 91.1), RMSNorm 30720
+  // 71.3 / 71.0 -> 94.9 / 95.3.
   if (esize == 4 && (plain_layer || plain_rms) && q.n > 24576 && q.n <= 32768) {
     Config c{8192, 8, 3, 0, 4};
     c.group_size_m = coresident_clusters(q, 4);

@@ -915,6 +915,19 @@ TEST(Default, FastMemoryRules) {
   EXPECT_NE(def(Kernel::fwd, DType::bf16, 3840, 69905), "block_size=4096 num_warps=4 rows_per_cta=1 group_size_m=0")
       << "3840 columns keep theirs (99.4% of copy against 98.9)";
   EXPECT_EQ(def(Kernel::bwd_dx, DType::f32, 5120, 26214), "block_size=8192 num_warps=16 rows_per_cta=1 group_size_m=132");
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::f32, 1152, 116508), "block_size=2048 num_warps=8 rows_per_cta=2 group_size_m=264");
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::f32, 3328, 40329), "block_size=4096 num_warps=8 rows_per_cta=1 group_size_m=264");
+  EXPECT_NE(def(Kernel::bwd_dx, DType::f32, 1920, 69905), "block_size=2048 num_warps=8 rows_per_cta=2 group_size_m=264")
+      << "7/8 of the power of two above or more: the rule before";
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::f32, 30720, 4369), "block_size=8192 num_warps=8 rows_per_cta=3 group_size_m=33 cluster_size=4");
+  EXPECT_EQ(def(Kernel::fwd, DType::bf16, 640, 419430), "block_size=1024 num_warps=2 rows_per_cta=2 group_size_m=0");
+  {
+    SpaceQuery q = query(Kernel::fwd, DType::bf16, 4608, 58254, 18.8);
+    q.norm = Norm::rms;
+    EXPECT_EQ(to_string(default_config(q)), "block_size=4096 num_warps=8 rows_per_cta=1 group_size_m=0") << "RMSNorm 4097-5119: tiles";
+    q.norm = Norm::layer;
+    EXPECT_NE(to_string(default_config(q)), "block_size=4096 num_warps=8 rows_per_cta=1 group_size_m=0") << "not LayerNorm";
+  }
   EXPECT_EQ(def(Kernel::bwd_dx, DType::f32, 7168, 18724), "block_size=8192 num_warps=16 rows_per_cta=1 group_size_m=132");
   EXPECT_EQ(def(Kernel::bwd_dx, DType::f32, 8192, 16384), "block_size=4096 num_warps=8 rows_per_cta=4 group_size_m=66 cluster_size=2");
   EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 150000, 1789), "block_size=12288 num_warps=16 rows_per_cta=3 group_size_m=9 cluster_size=13");
