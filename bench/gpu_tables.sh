@@ -20,6 +20,10 @@
 #              power of two of 8192- or 16384-column slabs splits (20000,
 #              40000, 100000, 200000: such rows fell back to tiles before
 #              session 40), bf16 and fp32
+#   hidden     LayerNorm and RMSNorm at x = 512 MiB against PyTorch at
+#              hidden sizes of current models between the powers of two
+#              (1152 ... 12288, where session 42's scan found the defaults
+#              at 66-87% of copy), bf16 and fp32
 #   grid       the tutorial grid at M = 4096 end to end (autograd), small M,
 #              host time per call and per training step (bench_layernorm.py)
 #   e2e        the grid's end-to-end backward interleaved with PyTorch's
@@ -31,13 +35,13 @@
 # step ran to the end, 1 otherwise (the failed steps are named on stderr),
 # 2 for bad arguments.
 set -uo pipefail
-usage() { echo "usage: gpu_tables.sh DIR TAG (TABLES=\"ext train bandwidth norms gaps grid e2e\")" >&2; exit 2; }
+usage() { echo "usage: gpu_tables.sh DIR TAG (TABLES=\"ext train bandwidth norms gaps hidden grid e2e\")" >&2; exit 2; }
 [ $# -eq 2 ] || usage
 [ -d "$1" ] || { echo "gpu_tables.sh: no build directory '$1'" >&2; exit 2; }
 D=$(cd "$1" && pwd)
 tag=$2
 [[ $tag =~ ^[A-Za-z0-9._-]+$ ]] || { echo "gpu_tables.sh: TAG must be letters, digits, '.', '_' or '-', got '$tag'" >&2; exit 2; }
-all="ext train bandwidth norms gaps grid e2e"
+all="ext train bandwidth norms gaps hidden grid e2e"
 steps=${TABLES:-$all}
 for s in $steps; do
   [[ " $all " == *" $s "* ]] || { echo "gpu_tables.sh: unknown step '$s' (steps: $all)" >&2; exit 2; }
@@ -104,6 +108,13 @@ print('extension', 'built' if lt._ext is not None else 'absent (ctypes path)')"
         python3 "$0/bench/bench_norms.py" --section bandwidth --ops rms --dtypes bf16,fp32 \
         --bandwidth-ns 20000,40000,100000,200000 --out "$2/gaps_norms"' "$root" "$providers" "$T" &&
         table gaps "$T/gaps/results.md" && table gaps_norms "$T/gaps_norms/norms.md"
+      ;;
+    hidden)
+      step hidden bash -c 'python3 "$0/bench/bench_layernorm.py" --no-plots --section bandwidth --dtypes bf16,fp32 \
+        --bandwidth-ns "$3" --providers "$1" --out "$2/hidden" &&
+        python3 "$0/bench/bench_norms.py" --section bandwidth --ops rms --dtypes bf16,fp32 \
+        --bandwidth-ns "$3" --out "$2/hidden_norms"' "$root" "$providers" "$T" "1152,2304,2560,4608,5120,9216,12288" &&
+        table hidden "$T/hidden/results.md" && table hidden_norms "$T/hidden_norms/norms.md"
       ;;
     grid)
       step grid python3 "$root/bench/bench_layernorm.py" --no-plots --section grid,small_m,host --dtypes fp16,bf16,fp32 \
