@@ -15,6 +15,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "generator/instance.hpp"
@@ -424,6 +425,31 @@ std::vector<VCase> variant_cases() {
     c.x = c.w = DType::bf16;
     c.M = 5;
     c.N = 150000;
+    out.push_back(c);
+  }
+  // Session 42's rules of a GPU whose memory outruns its SMs (an H200; an
+  // H100 takes its own rules at the same shapes): over more than 8192 rows,
+  // the 16-bit forward's 32 elements a thread at 640 and 2560 columns,
+  // RMSNorm's 4096-column tiles at 4608, the fp32 backward's two CTAs a SM
+  // at 1152 and 2304 and whole row at 7168; four 8192-column slabs for the
+  // fp32 backward at 30720; the wide backward's fine split at 150000 (fp32:
+  // 15 slabs of 10240) and 170000 (14 of 12288 in 32 warps).
+  for (const auto& [d, norm, M, N] : std::vector<std::tuple<DType, Norm, std::int64_t, std::int64_t>>{
+           {DType::bf16, Norm::layer, 8200, 640},
+           {DType::f16, Norm::layer, 8200, 2560},
+           {DType::bf16, Norm::rms, 8200, 4608},
+           {DType::f32, Norm::layer, 8200, 1152},
+           {DType::f32, Norm::rms, 8200, 2304},
+           {DType::f32, Norm::layer, 8200, 7168},
+           {DType::f32, Norm::layer, 9, 30720},
+           {DType::f32, Norm::layer, 7, 150000},
+           {DType::f32, Norm::rms, 5, 170000}}) {
+    VCase c;
+    c.x = c.w = d;
+    c.norm = norm;
+    c.bias = norm == Norm::layer;
+    c.M = M;
+    c.N = N;
     out.push_back(c);
   }
   // Fused rows of 8193-16384 columns (bench/results/h200x2_2026-11-24, call
