@@ -111,6 +111,18 @@ std::optional<WideSplit> wide_bwd_fine_split(std::int64_t n, int vec) {
   return std::nullopt;
 }
 
+// Rows just above 8192 columns, where the power-of-two slabs leave the last
+// CTA mostly empty (8192 + 1024 columns at N = 9216): equal slabs, 16-bit
+// rows of 8193-12288 columns in two of 6144, fp32 rows of 8193-11264 in
+// three of a multiple of 512 columns (3072 at 9216, 3584 at 10240), the
+// latter in 4 warps too (add_wide_bwd). bench/results/s42, calls 6 and 11.
+std::optional<WideSplit> wide_bwd_even_split(std::int64_t n, std::size_t esize) {
+  if (n <= 8192) return std::nullopt;
+  if (esize == 2 && n <= 12288) return WideSplit{2, 6144};
+  if (esize == 4 && n <= 11264) return WideSplit{3, ((n + 2) / 3 + 511) / 512 * 512};
+  return std::nullopt;
+}
+
 // A persistent grid of clusters of `cluster` CTAs, at one CTA per SM, that
 // all run at once: one per SM group, one fewer for clusters of 8 or more
 // (whole clusters must fit a GPC; an H200 runs 15 of 8 and 7 of 16 at
@@ -213,11 +225,15 @@ void add_wide_bwd(const SpaceQuery& q, std::vector<Config>& out) {
   std::vector<WideSplit> splits;
   for (int cluster : wide_clusters(q.n)) splits.push_back(WideSplit{cluster, cluster_slab(q.n, cluster)});
   if (const std::optional<WideSplit> fine = wide_bwd_fine_split(q.n, vec)) splits.push_back(*fine);
+  const std::optional<WideSplit> even = wide_bwd_even_split(q.n, esize);
+  if (even) splits.push_back(*even);
   for (const WideSplit& split : splits) {
     const int cluster = split.cluster;
     const std::int64_t slab = split.slab;
     if (slab == 0) continue;
-    for (int w : {8, 16, 32}) {
+    const bool is_even = even && even->cluster == cluster && even->slab == slab;
+    for (int w : {4, 8, 16, 32}) {
+      if (w == 4 && !is_even) continue;
       const std::int64_t items = slab / (32 * w);
       // Every thread the same whole count of accesses (a power-of-two slab
       // of at least one access a thread always divides).
@@ -915,7 +931,12 @@ std::optional<Config> fast_memory_fwd_default(const SpaceQuery& q, const ConfigF
   // bf16 N = 4608 98.9% of copy against 75.4 for the whole row in 8 warps
   // (every config in one process, call 6); as the default (call 7): bf16
   // 4200 70.6 / 70.5 -> 95.7 / 95.9, 4608 75.0 / 75.0 -> 98.5 / 98.8, 5000
-  // 77.5 / 77.5 -> 97.2 / 97.1, fp16 4608 75.5 / 75.0 -> 99.1 / 99.2.
+  // 77.5 / 77.5 -> 97.2 / 97.1, fp16 4608 75.5 / 75.0 -> 99.1 / 99.2; up to
+  // 6143 since call 10 (bf16 5120 was 0.99x PyTorch in call 9): bf16 5120
+  // 79.2 / 79.2 -> 97.2 / 97.9, 5632 84.8 / 84.8 -> 92.3 / 91.7, 6000 87.4
+  // / 87.5 -> 96.2 / 95.5, fp16 5120 79.5 / 79.9 -> 97.6 / 96.7 (6144
+  // keeps its rule: 88.5 either way); against PyTorch in one process: bf16
+  // 5120 1.21x, 5632 1.19x, 6000 1.32x.
   if (half && plain_rms && q.m > 8192 && q.n > 4096 && q.n < 6144) {
     const Config c{4096, 8, 1, 0};
     if (valid(c)) return c;
@@ -1110,6 +1131,21 @@ std::optional<Config> fast_memory_bwd_default(const SpaceQuery& q, const ConfigF
     c.group_size_m = coresident_clusters(q, 4);
     if (wide_bwd_fits(q, c, false, accept)) return c;
   }
+  // Rows just above 8192 columns without a residual, where the rules below
+  // leave a second slab mostly empty (8192 + 1024 columns at N = 9216: bf16
+  // 69.4% of copy, fp32 74.2; bench/results/s42, call 6): fp32 rows of
+  // 8193-11264 columns over three equal slabs (a multiple of 512 columns)
+  // in 4 warps, 3 stages (9216: 3 of 3072, 94.6 against 74.2; 8 warps
+  // 91.0); 16-bit rows of 8193-12288 columns over two slabs of 6144 in 8
+  // warps, 3 stages (9216: 80.2 against 69.4). Configs timed outside the
+  // space (LNTUNE_SWEEP_CONFIG), call 6; A/B as the default, call 11.
+  if (plain_layer || plain_rms)
+    if (const std::optional<WideSplit> even = wide_bwd_even_split(q.n, esize)) {
+      Config c{static_cast<int>(even->slab), half ? 8 : 4, 3, 0, even->cluster};
+      const int fit = std::max(1, q.sm_count / even->cluster);
+      c.group_size_m = clip_groups(q, 1, wide_bwd_two_per_sm(q, c) ? 2 * fit : fit);
+      if (wide_bwd_fits(q, c, false, accept)) return c;
+    }
   // fp32 rows of 4097-8191 columns without a residual over many rows: the
   // register kernel's whole row in 16 warps, a CTA per SM, where
   // wide_bwd_default's split in two leaves the second 4096-column slab part

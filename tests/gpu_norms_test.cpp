@@ -433,7 +433,8 @@ std::vector<VCase> variant_cases() {
   // RMSNorm's 4096-column tiles at 4608, the fp32 backward's two CTAs a SM
   // at 1152 and 2304 and whole row at 7168; four 8192-column slabs for the
   // fp32 backward at 30720; the wide backward's fine split at 150000 (fp32:
-  // 15 slabs of 10240) and 170000 (14 of 12288 in 32 warps).
+  // 15 slabs of 10240) and 170000 (14 of 12288 in 32 warps); the wide
+  // backward's equal slabs just above 8192 columns.
   for (const auto& [d, norm, M, N] : std::vector<std::tuple<DType, Norm, std::int64_t, std::int64_t>>{
            {DType::bf16, Norm::layer, 8200, 640},
            {DType::f16, Norm::layer, 8200, 2560},
@@ -443,7 +444,13 @@ std::vector<VCase> variant_cases() {
            {DType::f32, Norm::layer, 8200, 7168},
            {DType::f32, Norm::layer, 9, 30720},
            {DType::f32, Norm::layer, 7, 150000},
-           {DType::f32, Norm::rms, 5, 170000}}) {
+           {DType::f32, Norm::rms, 5, 170000},
+           // rows just above 8192 columns: bf16 over two slabs of 6144,
+           // fp32 over three equal slabs (3072 at 9216, 3584 at 10240)
+           {DType::bf16, Norm::layer, 37, 9216},
+           {DType::f16, Norm::rms, 29, 12288},
+           {DType::f32, Norm::layer, 37, 10240},
+           {DType::f32, Norm::rms, 23, 9216}}) {
     VCase c;
     c.x = c.w = d;
     c.norm = norm;

@@ -817,7 +817,9 @@ TEST(Default, FastMemoryRules) {
   // 8193-65536 columns in 8192-column slabs (every CTA owning some), 8 warps,
   // two CTAs a SM (bench/results/s38, calls 2-3): 3 stages, 2 with a
   // residual (up to 32768 columns); elsewhere the rules before.
-  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 12288, 16384), "block_size=8192 num_warps=8 rows_per_cta=3 group_size_m=132 cluster_size=2");
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 12288, 16384), "block_size=6144 num_warps=8 rows_per_cta=3 group_size_m=132 cluster_size=2")
+      << "8193-12288 columns: two equal slabs of 6144 (session 42)";
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::f32, 10240, 6553), "block_size=3584 num_warps=4 rows_per_cta=3 group_size_m=88 cluster_size=3");
   EXPECT_EQ(def(Kernel::bwd_dx, DType::f16, 16384, 16384), "block_size=8192 num_warps=8 rows_per_cta=3 group_size_m=132 cluster_size=2");
   EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 32768, 8192), "block_size=8192 num_warps=8 rows_per_cta=3 group_size_m=66 cluster_size=4");
   EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 65536, 4096), "block_size=8192 num_warps=8 rows_per_cta=3 group_size_m=32 cluster_size=8");
