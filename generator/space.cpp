@@ -1138,7 +1138,17 @@ std::optional<Config> fast_memory_bwd_default(const SpaceQuery& q, const ConfigF
   // in 4 warps, 3 stages (9216: 3 of 3072, 94.6 against 74.2; 8 warps
   // 91.0); 16-bit rows of 8193-12288 columns over two slabs of 6144 in 8
   // warps, 3 stages (9216: 80.2 against 69.4). Configs timed outside the
-  // space (LNTUNE_SWEEP_CONFIG), call 6; A/B as the default, call 11.
+  // space (LNTUNE_SWEEP_CONFIG), call 6. As the default (A/B, call 11,
+  // round 1 / round 2): LayerNorm bf16 9216 69.7 / 70.0 -> 80.5 / 80.9,
+  // 10240 76.3 / 76.7 -> 87.7 / 88.1, 11264 82.8 / 82.9 -> 91.8 / 91.8,
+  // 12288 level (88.4 / 88.7 -> 88.5 / 88.6), fp16 10240 79.4 / 79.4 ->
+  // 90.8 / 90.8, fp32 9216 74.4 / 74.4 -> 96.9 / 97.1, 10240 82.0 / 82.0
+  // -> 94.1 / 94.1, 11264 89.0 / 89.2 -> 92.1 / 92.3; RMSNorm bf16 9216
+  // 68.6 / 68.6 -> 82.4 / 82.3, fp32 75.1 / 75.0 -> 96.9 / 97.6; at M =
+  // 4096 (dx and dW/dB, L2 flushed) bf16 9216 52.6 / 52.7 -> 59.0 / 59.0,
+  // 12288 65.3 / 65.1 -> 66.8 / 67.1, fp32 9216 68.1 / 68.3 -> 90.4 /
+  // 90.5, 10240 75.1 / 75.5 -> 88.5 / 88.1; at M = 8 bf16 9216 16.2 ->
+  // 15.2 us, fp32 12.6 -> 10.9 us.
   if (plain_layer || plain_rms)
     if (const std::optional<WideSplit> even = wide_bwd_even_split(q.n, esize)) {
       Config c{static_cast<int>(even->slab), half ? 8 : 4, 3, 0, even->cluster};
