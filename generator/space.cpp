@@ -1032,7 +1032,7 @@ std::optional<Config> fast_memory_fwd_default(const SpaceQuery& q, const ConfigF
   // 77.8 / 78.2 -> 83.5 / 83.5, 28672 82.2 / 82.7 -> 88.1 / 88.1, 30000
   // 80.2 / 80.7 -> 84.7 / 84.7, fp16 28672 83.8 / 83.8 -> 90.0 / 90.0.
   const int cluster = q.n <= 32768 ? 2 : q.n <= 131072 ? 8 : 16;
-  const std::optional<Config> c = wide_fwd_config(q, cluster, 16, cluster == 2 && q.n < 32768 ? 4 : cluster == 2 ? 3 : 4);
+  const std::optional<Config> c = wide_fwd_config(q, cluster, 16, cluster == 2 && q.n == 32768 ? 3 : 4);
   if (c && valid(*c)) return c;
   const int gap16k = gap_cluster(q.n, 16384);  // the 16384-column slabs a row needs, where not a power of two
   // bf16 LayerNorm rows of 237569-245760 columns (15 slabs of 16384, the
@@ -1169,7 +1169,8 @@ std::optional<Config> fast_memory_bwd_default(const SpaceQuery& q, const ConfigF
   // 7168 92.6 / 92.5 -> 99.5 / 99.1. (8192 columns keep the
   // split: H100 99.1 against 90.3 for this config.)
   if (esize == 4 && (plain_layer || plain_rms) && q.m > 8192 && q.n > 4096 && q.n < 8192) {
-    const Config c{8192, 16, 1, q.sm_count};
+    Config c{8192, 16, 1, 0};
+    c.group_size_m = persistent_groups(q, 1, q.sm_count);
     if (valid(c)) return c;
   }
   // 16-bit rows of two to sixteen 8192-column slabs (8193-131072 columns,
