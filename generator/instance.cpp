@@ -247,7 +247,12 @@ InstanceKey make_instance(const Traits& traits, const Config& config, std::int64
     const int group = rows_per_group(traits.kernel, config);
     const int tpr = group > 0 ? config.threads() / group : 0;
     int v = vec;
-    while (v > 1 && tpr > 0 && static_cast<std::int64_t>(tpr) * v > config.block_size) v /= 2;
+    // (The forward's single tile in one CTA: the widest vec whose accesses
+    // divide it, for tiles of other than a power of two.)
+    const bool fwd_tile = traits.kernel == Kernel::fwd && config.cluster_size == 1;
+    while (v > 1 && tpr > 0 &&
+           (static_cast<std::int64_t>(tpr) * v > config.block_size || (fwd_tile && config.block_size % (tpr * v) != 0)))
+      v /= 2;
     key.vec = v;
     key.single_tile = n <= static_cast<std::int64_t>(config.block_size) * config.cluster_size;
   }
@@ -270,7 +275,14 @@ void validate(const InstanceKey& key) {
   if (key.num_warps < 1 || key.num_warps > 32 || !is_pow2(key.num_warps))
     invalid(key, "num_warps must be a power of two in [1, 32]");
   // (The wide-row backward's slab: a multiple of a CTA's accesses, validate_wide.)
-  if (!is_pow2(key.block_size) && !is_wide_bwd(key)) invalid(key, "block_size must be a power of two");
+  // The forward's single tile (in registers, or a slab in shared memory) may
+  // be any multiple of its threads' accesses: the row rounded up to it
+  // (5120 columns in 8 warps of 4-element accesses), fewer masked accesses
+  // and registers than next_pow2(N) (search_space; bench/results/s42,
+  // call 13). make_instance takes the widest vec that divides it.
+  const bool any_fwd_block = t.kernel == Kernel::fwd && key.single_tile && key.cluster_size == 1 && !is_wide_fwd(key) &&
+                             key.block_size % (32 * key.num_warps / std::max(1, key.rows_per_cta) * key.vec) == 0;
+  if (!is_pow2(key.block_size) && !is_wide_bwd(key) && !any_fwd_block) invalid(key, "block_size must be a power of two");
   if (t.zero_centered && !t.has_weight) invalid(key, "zero-centred gamma needs a weight");
   if (t.kernel == Kernel::bwd_dwdb) {
     if (!t.has_weight && !t.has_bias) invalid(key, "bwd_dwdb needs a weight or a bias");

@@ -794,6 +794,36 @@ std::vector<SmemCase> smem_cases() {
   c.M = 6;
   c.N = 150000;
   add(c, "ln_bf16_N150000", true);
+  // The forward's single tile of other than a power of two (session 42):
+  // 5120 columns in 8 warps of 4-element accesses (registers) or 4 warps
+  // (a slab in shared memory), strided; 4608 and 9216 (in shared memory);
+  // fp32 5120 in 16 warps of 2-element accesses; RMSNorm with an fp32
+  // weight at 2560.
+  c = VCase{};
+  c.x = c.w = DType::bf16;
+  c.M = 300;
+  c.N = 5120;
+  c.pad = 8;
+  add(c, "ln_bf16_N5120_pad8");
+  c.pad = 0;
+  c.N = 4608;
+  add(c, "ln_bf16_N4608");
+  c.M = 37;
+  c.N = 9216;
+  add(c, "ln_bf16_N9216");
+  c = VCase{};
+  c.x = c.w = DType::f32;
+  c.M = 300;
+  c.N = 5120;
+  add(c, "ln_fp32_N5120");
+  c = VCase{};
+  c.norm = Norm::rms;
+  c.x = DType::bf16;
+  c.w = DType::f32;
+  c.bias = false;
+  c.M = 300;
+  c.N = 2560;
+  add(c, "rms_bf16_wfp32_N2560");
   c.norm = Norm::rms;
   c.bias = false;
   c.zc = true;

@@ -366,6 +366,30 @@ TEST(KernelHeaders, WideSpaceCompilesWithoutSpills) {
               keys.size(), forward, static_cast<int>(fine));
 }
 
+// The forward's single tiles of other than a power of two (search_space,
+// session 42), in registers or a slab in shared memory, compile for sm_90
+// with no spills at N = 1152, 2560, 4608, 5120, 9216 and 12288, 16-bit and
+// fp32 rows, LayerNorm and RMSNorm.
+TEST(KernelHeaders, ForwardTilesOfAnyMultipleCompileWithoutSpills) {
+  std::vector<InstanceKey> keys;
+  for (DType d : {f32, bf16})
+    for (Norm norm : {Norm::layer, Norm::rms})
+      for (std::int64_t n : {1152, 2560, 4608, 5120, 9216, 12288}) {
+        Traits t{Kernel::fwd, d, d, true, norm == Norm::layer};
+        t.norm = norm;
+        gen::SpaceQuery q{Kernel::fwd, d, n, 65536, 132, 90};
+        q.norm = norm;
+        for (const Config& c : gen::search_space(q)) {
+          if (c.cluster_size != 1 || (c.block_size & (c.block_size - 1)) == 0) continue;
+          const InstanceKey key = gen::make_instance(t, c, n, gen::max_vec(d));
+          if (std::find(keys.begin(), keys.end(), key) == keys.end()) keys.push_back(key);
+        }
+      }
+  ASSERT_GE(keys.size(), 40u);
+  expect_no_spills(keys);
+  std::printf("[ tiles    ] %zu forward tiles of other than a power of two compiled, no spills\n", keys.size());
+}
+
 // The fused backward's single-tile kernel holds dz in registers beside x and
 // dy (loaded together, so that dz's latency hides behind theirs): the config
 // that each fused shape runs untuned must still fit its registers, up to a

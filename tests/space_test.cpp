@@ -1134,5 +1134,44 @@ TEST(Default, LongRowsReadXOnce) {
   std::printf("[ long     ] %d long-row defaults, %zu tiled\n", checked, tiled.size());
 }
 
+
+// The forward's whole row in one tile of other than a power of two (session
+// 42): N rounded up to a multiple of the CTA's 16- or 8-byte accesses, one
+// row a CTA of 4, 8 or 16 warps; not at a power of two, with a residual, at
+// 1024 columns or fewer, nor (where a thread would hold more than 32
+// elements) below sm_90; every such config a valid instance.
+TEST(Space, ForwardTilesOfAnyMultiple) {
+  const auto query = [](Kernel k, DType d, std::int64_t n, std::int64_t m, double bytes_per_cycle) {
+    SpaceQuery q{k, d, n, m, 132, 90};
+    q.dram_bytes_per_sm_cycle = bytes_per_cycle;
+    return q;
+  };
+  const auto odd_blocks = [](SpaceQuery q) {
+    std::vector<Config> out;
+    for (const Config& c : search_space(q))
+      if (c.cluster_size == 1 && (c.block_size & (c.block_size - 1)) != 0) out.push_back(c);
+    return out;
+  };
+  const SpaceQuery bf16 = query(Kernel::fwd, DType::bf16, 5120, 52428, 18.8);
+  const std::vector<Config> got = odd_blocks(bf16);
+  EXPECT_NE(std::find(got.begin(), got.end(), Config{5120, 8, 1, 0}), got.end());
+  EXPECT_NE(std::find(got.begin(), got.end(), Config{5120, 4, 1, 0}), got.end());
+  for (const Config& c : got) {
+    SCOPED_TRACE(to_string(c));
+    const InstanceKey key = make_instance(Traits{Kernel::fwd, DType::bf16, DType::bf16, true, true}, c, 5120, 8);
+    EXPECT_EQ(key.block_size % (32 * key.num_warps * key.vec), 0);
+    EXPECT_LT(key.block_size, 8192);
+  }
+  EXPECT_TRUE(odd_blocks(query(Kernel::fwd, DType::bf16, 4096, 65536, 18.8)).empty()) << "a power of two";
+  EXPECT_TRUE(odd_blocks(query(Kernel::fwd, DType::bf16, 1000, 65536, 18.8)).empty()) << "1024 columns or fewer";
+  EXPECT_TRUE(odd_blocks(query(Kernel::bwd_dx, DType::bf16, 5120, 52428, 18.8)).empty()) << "the backward";
+  SpaceQuery res = bf16;
+  res.residual = true;
+  EXPECT_TRUE(odd_blocks(res).empty()) << "with a residual";
+  SpaceQuery a100 = bf16;
+  a100.cc = 80;
+  for (const Config& c : odd_blocks(a100)) EXPECT_LE(c.block_size / (32 * c.num_warps), 32) << to_string(c);
+  EXPECT_FALSE(odd_blocks(query(Kernel::fwd, DType::f32, 9216, 14563, 18.8)).empty());
+}
 }  // namespace
 }  // namespace lntune::gen
