@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Call 13 (session 42; the last device minutes). s42x = main with
-# bench/experiments/fwd-any-block.patch (the forward's single tile, in
+# the patch committed as aadfa85 (the forward's single tile, in
 # registers or a slab in shared memory, of any multiple of its threads'
 # accesses; not in the space): such configs timed one at a time
 # (LNTUNE_SWEEP_CONFIG; the sweep prints the default beside each) at the
