@@ -799,35 +799,39 @@ std::vector<SmemCase> smem_cases() {
   // (a slab in shared memory), strided; 4608 and 9216 (in shared memory);
   // fp32 5120 in 16 warps of 2-element accesses; RMSNorm with an fp32
   // weight at 2560.
+  struct Tile {
+    const char* label;
+    DType x, w;
+    Norm norm;
+    std::int64_t M, N, pad;
+  };
+  for (const Tile& t : {Tile{"ln_bf16_N5120_pad8", DType::bf16, DType::bf16, Norm::layer, 300, 5120, 8},
+                        Tile{"ln_bf16_N4608", DType::bf16, DType::bf16, Norm::layer, 300, 4608, 0},
+                        Tile{"ln_bf16_N9216", DType::bf16, DType::bf16, Norm::layer, 37, 9216, 0},
+                        Tile{"ln_fp32_N5120", DType::f32, DType::f32, Norm::layer, 300, 5120, 0},
+                        Tile{"rms_bf16_wfp32_N2560", DType::bf16, DType::f32, Norm::rms, 300, 2560, 0}}) {
+    c = VCase{};
+    c.x = t.x;
+    c.w = t.w;
+    c.norm = t.norm;
+    c.bias = t.norm == Norm::layer;
+    c.M = t.M;
+    c.N = t.N;
+    c.pad = t.pad;
+    add(c, t.label);
+  }
+  // RMSNorm with zero-centred gamma over fp32 rows and residual of 256K
+  // columns. (From session 40 to 42 this case took the fields of the case
+  // inserted before it, bf16 or fp16 rows of 150000-200000 columns, under
+  // this label: spelled out since.)
   c = VCase{};
-  c.x = c.w = DType::bf16;
-  c.M = 300;
-  c.N = 5120;
-  c.pad = 8;
-  add(c, "ln_bf16_N5120_pad8");
-  c.pad = 0;
-  c.N = 4608;
-  add(c, "ln_bf16_N4608");
-  c.M = 37;
-  c.N = 9216;
-  add(c, "ln_bf16_N9216");
-  c = VCase{};
+  c.norm = Norm::rms;
   c.x = c.w = DType::f32;
-  c.M = 300;
-  c.N = 5120;
-  add(c, "ln_fp32_N5120");
-  c = VCase{};
-  c.norm = Norm::rms;
-  c.x = DType::bf16;
-  c.w = DType::f32;
-  c.bias = false;
-  c.M = 300;
-  c.N = 2560;
-  add(c, "rms_bf16_wfp32_N2560");
-  c.norm = Norm::rms;
+  c.residual = DType::f32;
   c.bias = false;
   c.zc = true;
   c.M = 9;
+  c.N = 262144;
   add(c, "rms_fp32_resfp32_zc_N262144", true);
   return out;
 }
