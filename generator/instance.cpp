@@ -274,15 +274,22 @@ void validate(const InstanceKey& key) {
   const Traits& t = key.traits;
   if (key.num_warps < 1 || key.num_warps > 32 || !is_pow2(key.num_warps))
     invalid(key, "num_warps must be a power of two in [1, 32]");
-  // (The wide-row backward's slab: a multiple of a CTA's accesses, validate_wide.)
-  // The forward's single tile (in registers, or a slab in shared memory) may
-  // be any multiple of its threads' accesses: the row rounded up to it
-  // (5120 columns in 8 warps of 4-element accesses), fewer masked accesses
-  // and registers than next_pow2(N) (search_space; bench/results/s42,
-  // call 13). make_instance takes the widest vec that divides it.
-  const bool any_fwd_block = t.kernel == Kernel::fwd && key.single_tile && key.cluster_size == 1 && !is_wide_fwd(key) &&
-                             key.block_size % (32 * key.num_warps / std::max(1, key.rows_per_cta) * key.vec) == 0;
-  if (!is_pow2(key.block_size) && !is_wide_bwd(key) && !any_fwd_block) invalid(key, "block_size must be a power of two");
+  // Tiles of other than a power of two: the wide-row backward's slab (a
+  // multiple of a CTA's accesses, validate_wide), and the forward's single
+  // tile in one CTA (in registers, or a slab in shared memory): the row
+  // rounded up to a multiple of its threads' accesses (5120 columns in 8
+  // warps of 4-element accesses), fewer masked accesses and registers than
+  // next_pow2(N) (search_space; bench/results/s42, call 13); make_instance
+  // takes the widest vec that divides it.
+  if (!is_pow2(key.block_size) && !is_wide_bwd(key)) {
+    if (t.kernel != Kernel::fwd || !key.single_tile || key.cluster_size != 1)
+      invalid(key, "block_size must be a power of two (other sizes: the forward's single tile in one CTA, the "
+                   "wide-row backward's slab)");
+    const int accesses = 32 * key.num_warps / std::max(1, key.rows_per_cta) * key.vec;
+    if (key.block_size % accesses != 0)
+      invalid(key, "the forward's single tile of other than a power of two must be a multiple of threads_per_row * vec (" +
+                       std::to_string(accesses) + ")");
+  }
   if (t.zero_centered && !t.has_weight) invalid(key, "zero-centred gamma needs a weight");
   if (t.kernel == Kernel::bwd_dwdb) {
     if (!t.has_weight && !t.has_bias) invalid(key, "bwd_dwdb needs a weight or a bias");

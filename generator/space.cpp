@@ -55,6 +55,13 @@ std::int64_t cluster_slab(std::int64_t n, int cluster) {
 // (the last slab partial).
 int slab_count(std::int64_t n, std::int64_t slab) { return static_cast<int>((n + slab - 1) / slab); }
 
+// v rounded up to a multiple of grain.
+std::int64_t round_up(std::int64_t v, std::int64_t grain) { return (v + grain - 1) / grain * grain; }
+
+// A row of n split over `cluster` CTAs in slabs of a multiple of grain
+// columns (the last partial): ceil(n / cluster) rounded up to the grain.
+std::int64_t grain_slab(std::int64_t n, int cluster, std::int64_t grain) { return round_up((n + cluster - 1) / cluster, grain); }
+
 // The gap cluster of `slab`-column slabs for a row of n: slab_count where
 // that is 3 to 15 CTAs and not a power of two (no power of two of CTAs
 // leaves every CTA columns there: a row of 100000 columns takes 13 slabs of
@@ -99,13 +106,14 @@ std::vector<int> smem_clusters(std::int64_t n) {
 struct WideSplit {
   int cluster;        // CTAs a row
   std::int64_t slab;  // columns a CTA (the last partial)
+  int min_warps = 8;  // the fewest warps add_wide_bwd gives its CTAs
 };
 std::optional<WideSplit> wide_bwd_fine_split(std::int64_t n, int vec) {
   const int gap = gap_cluster(n, 16384);
   if (gap < 9) return std::nullopt;
   const std::int64_t grain = 512 * static_cast<std::int64_t>(vec);
   for (int c = 16; c > gap; --c) {
-    const std::int64_t slab = ((n + c - 1) / c + grain - 1) / grain * grain;
+    const std::int64_t slab = grain_slab(n, c, grain);
     if (slab <= 16384 && (c - 1) * slab < n) return WideSplit{c, slab};
   }
   return std::nullopt;
@@ -119,7 +127,7 @@ std::optional<WideSplit> wide_bwd_fine_split(std::int64_t n, int vec) {
 std::optional<WideSplit> wide_bwd_even_split(std::int64_t n, std::size_t esize) {
   if (n <= 8192) return std::nullopt;
   if (esize == 2 && n <= 12288) return WideSplit{2, 6144};
-  if (esize == 4 && n <= 11264) return WideSplit{3, ((n + 2) / 3 + 511) / 512 * 512};
+  if (esize == 4 && n <= 11264) return WideSplit{3, grain_slab(n, 3, 512), 4};
   return std::nullopt;
 }
 
@@ -221,19 +229,18 @@ void add_wide_bwd(const SpaceQuery& q, std::vector<Config>& out) {
   const int vec = max_vec(q.dtype);
   const std::size_t esize = dtype_size(q.dtype);
   // The clusters and their slabs: a power of two of columns (cluster_slab),
-  // and the finer split of wide_bwd_fine_split.
+  // the finer split of wide_bwd_fine_split and the even one of
+  // wide_bwd_even_split.
   std::vector<WideSplit> splits;
   for (int cluster : wide_clusters(q.n)) splits.push_back(WideSplit{cluster, cluster_slab(q.n, cluster)});
   if (const std::optional<WideSplit> fine = wide_bwd_fine_split(q.n, vec)) splits.push_back(*fine);
-  const std::optional<WideSplit> even = wide_bwd_even_split(q.n, esize);
-  if (even) splits.push_back(*even);
+  if (const std::optional<WideSplit> even = wide_bwd_even_split(q.n, esize)) splits.push_back(*even);
   for (const WideSplit& split : splits) {
     const int cluster = split.cluster;
     const std::int64_t slab = split.slab;
     if (slab == 0) continue;
-    const bool is_even = even && even->cluster == cluster && even->slab == slab;
     for (int w : {4, 8, 16, 32}) {
-      if (w == 4 && !is_even) continue;
+      if (w < split.min_warps) continue;
       const std::int64_t items = slab / (32 * w);
       // Every thread the same whole count of accesses (a power-of-two slab
       // of at least one access a thread always divides).
@@ -921,9 +928,10 @@ std::optional<Config> fast_memory_fwd_default(const SpaceQuery& q, const ConfigF
   // 79.5 -> 97.2 / 98.0, 768 89.5 / 90.0 -> 97.7 / 97.9, 896 95.7 / 96.3
   // -> 97.5 / 98.3, fp16 640 81.7 / 81.4 -> 97.3 / 97.4, RMSNorm bf16 640
   // 93.1 / 93.2 -> 98.3 / 98.5.
-  if (half && !q.residual && q.m > 8192 && q.n > 512 && q.n < 3840 && (q.n & (q.n - 1)) != 0) {
-    const int single = q.n <= 1024 ? 1024 : q.n <= 2048 ? 2048 : 4096;
-    const Config c{single, std::max(2, single / (32 * 32)), std::max(1, 2048 / single), 0};
+  const std::int64_t single = next_pow2(q.n);
+  if (half && !q.residual && q.m > 8192 && q.n > 512 && q.n < 3840 && q.n != single) {
+    const Config c{static_cast<int>(single), static_cast<int>(std::max<std::int64_t>(2, single / 1024)),
+                   static_cast<int>(std::max<std::int64_t>(1, 2048 / single)), 0};
     if (valid(c)) return c;
   }
   // RMSNorm's 16-bit rows of 4097-6143 columns without a residual: tiles of
@@ -1111,8 +1119,7 @@ std::optional<Config> fast_memory_bwd_default(const SpaceQuery& q, const ConfigF
   // 96.5, RMSNorm 2304 82.7 / 82.2 -> 100.8 / 101.3; but 1920 99.3 / 99.4
   // -> 96.6 / 97.2 and 3840 97.3 / 97.0 -> 96.0 / 96.7: rows less than 7/8
   // of the power of two above them only.
-  const std::int64_t pow2_above = q.n <= 2048 ? 2048 : 4096;
-  if (esize == 4 && (plain_layer || plain_rms) && q.m > 8192 && q.n > 1024 && 8 * q.n < 7 * pow2_above) {
+  if (esize == 4 && !q.residual && q.m > 8192 && q.n > 1024 && q.n < 4096 && 8 * q.n < 7 * next_pow2(q.n)) {
     Config c = q.n < 2048 ? Config{2048, 8, 2, 0} : Config{4096, 8, 1, 0};
     c.group_size_m = persistent_groups(q, c.rows_per_cta, 2 * static_cast<std::int64_t>(q.sm_count));
     if (valid(c)) return c;
@@ -1126,7 +1133,7 @@ std::optional<Config> fast_memory_bwd_default(const SpaceQuery& q, const ConfigF
   // (A/B, call 7): 30720 69.8 / 69.4 -> 94.2 / 95.4, 32768 74.3 / 74.0 ->
   // 93.3 / 93.5, 26000 level (90.9 / 90.6 -> 90.2 / 91.1), RMSNorm 30720
   // 71.3 / 71.0 -> 94.9 / 95.3.
-  if (esize == 4 && (plain_layer || plain_rms) && q.n > 24576 && q.n <= 32768) {
+  if (esize == 4 && !q.residual && q.n > 24576 && q.n <= 32768) {
     Config c{8192, 8, 3, 0, 4};
     c.group_size_m = coresident_clusters(q, 4);
     if (wide_bwd_fits(q, c, false, accept)) return c;
@@ -1149,9 +1156,9 @@ std::optional<Config> fast_memory_bwd_default(const SpaceQuery& q, const ConfigF
   // 12288 65.3 / 65.1 -> 66.8 / 67.1, fp32 9216 68.1 / 68.3 -> 90.4 /
   // 90.5, 10240 75.1 / 75.5 -> 88.5 / 88.1; at M = 8 bf16 9216 16.2 ->
   // 15.2 us, fp32 12.6 -> 10.9 us.
-  if (plain_layer || plain_rms)
+  if (!q.residual)
     if (const std::optional<WideSplit> even = wide_bwd_even_split(q.n, esize)) {
-      Config c{static_cast<int>(even->slab), half ? 8 : 4, 3, 0, even->cluster};
+      Config c{static_cast<int>(even->slab), even->min_warps, 3, 0, even->cluster};
       const int fit = std::max(1, q.sm_count / even->cluster);
       c.group_size_m = clip_groups(q, 1, wide_bwd_two_per_sm(q, c) ? 2 * fit : fit);
       if (wide_bwd_fits(q, c, false, accept)) return c;
@@ -1168,7 +1175,7 @@ std::optional<Config> fast_memory_bwd_default(const SpaceQuery& q, const ConfigF
   // 85.1 / 84.9 -> 98.3 / 98.4, 7168 91.1 / 90.9 -> 98.5 / 98.7, RMSNorm
   // 7168 92.6 / 92.5 -> 99.5 / 99.1. (8192 columns keep the
   // split: H100 99.1 against 90.3 for this config.)
-  if (esize == 4 && (plain_layer || plain_rms) && q.m > 8192 && q.n > 4096 && q.n < 8192) {
+  if (esize == 4 && !q.residual && q.m > 8192 && q.n > 4096 && q.n < 8192) {
     Config c{8192, 16, 1, 0};
     c.group_size_m = persistent_groups(q, 1, q.sm_count);
     if (valid(c)) return c;
@@ -1266,9 +1273,8 @@ std::optional<Config> fast_memory_bwd_default(const SpaceQuery& q, const ConfigF
   // 86.1, 170000 53.2 / 52.9 -> 62.1 / 61.7, 200000 62.0 / 61.9 -> 62.8 /
   // 62.8; RMSNorm bf16 150000 48.2 / 48.3 -> 58.3 / 57.8, fp32 150000 47.9
   // / 47.9 -> 87.1 / 87.6.
-  if ((plain_layer || plain_rms) && q.n > 131072) {
-    const int vec = static_cast<int>(16 / esize);
-    if (const std::optional<WideSplit> fine = wide_bwd_fine_split(q.n, vec)) {
+  if (!q.residual && q.n > 131072) {
+    if (const std::optional<WideSplit> fine = wide_bwd_fine_split(q.n, max_vec(q.dtype))) {
       const bool fp32_12k = !half && fine->slab == 12288;
       Config c{static_cast<int>(fine->slab), fp32_12k ? 32 : 16, half || fp32_12k ? 3 : 2, 0, fine->cluster};
       c.group_size_m = coresident_clusters(q, fine->cluster);
@@ -1345,10 +1351,9 @@ std::vector<Config> search_space(const SpaceQuery& q) {
   if (q.kernel == Kernel::fwd && !q.residual && q.n > 1024 && q.n != single) {
     for (int w : {4, 8, 16})
       for (int v : {max_vec(q.dtype), max_vec(q.dtype) / 2}) {
-        const std::int64_t grain = std::int64_t{32} * w * v;
-        const std::int64_t block = (q.n + grain - 1) / grain * grain;
+        const std::int64_t block = round_up(q.n, std::int64_t{32} * w * v);
         const bool in_smem = block / (32 * w) > max_items_per_thread(q.kernel, w);
-        if (v < 1 || block >= single || (in_smem && q.cc < 90)) continue;
+        if (block >= single || (in_smem && q.cc < 90)) continue;
         const Config c{static_cast<int>(block), w, 1, 0};
         if (std::find(out.begin(), out.end(), c) == out.end()) add_group_sizes(q, c, out);
       }

@@ -29,7 +29,7 @@ void expect_invalid(const Traits& t, const Config& c, std::int64_t n, int vec, c
 
 TEST(Instance, ValidationMessages) {
   const Traits f = traits(Kernel::fwd);
-  expect_invalid(f, Config{1000, 4, 1, 0}, 1000, 8, "block_size must be a power of two");
+  expect_invalid(f, Config{1000, 4, 1, 0}, 1000, 8, "must be a multiple of threads_per_row * vec (128)");
   // The forward's single tile may be any multiple of its threads' accesses
   // (the widest vec dividing it): 5120 in 8 warps takes 4-element accesses,
   // in 4 warps 8 (a slab in shared memory); 5000 divides none; a tiled row
@@ -37,7 +37,7 @@ TEST(Instance, ValidationMessages) {
   EXPECT_EQ(make_instance(f, Config{5120, 8, 1, 0}, 5120, 8).vec, 4);
   EXPECT_EQ(make_instance(f, Config{5120, 4, 1, 0}, 5120, 8).vec, 8);
   EXPECT_TRUE(stages_in_smem(make_instance(f, Config{5120, 4, 1, 0}, 5120, 8)));
-  expect_invalid(f, Config{5000, 8, 1, 0}, 5000, 8, "block_size must be a power of two");
+  expect_invalid(f, Config{5000, 8, 1, 0}, 5000, 8, "must be a multiple of threads_per_row * vec (256)");
   expect_invalid(f, Config{5120, 8, 1, 0}, 6000, 8, "block_size must be a power of two");
   expect_invalid(traits(Kernel::bwd_dx), Config{5120, 8, 1, 0}, 5120, 8, "block_size must be a power of two");
   expect_invalid(f, Config{1024, 3, 1, 0}, 1000, 8, "num_warps must be a power of two in [1, 32]");

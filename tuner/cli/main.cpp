@@ -208,7 +208,7 @@ int main(int argc, char** argv) {
   bool flatten = false;
   auto* gen = app.add_subcommand("gen", "Print the CUDA source of one kernel instance (its constants and entry point)");
   gen_po.add(*gen);
-  gen->add_option("--block-size", block, "Columns per tile (a power of two; the wide-row backward's slab: a multiple of 32 * num_warps * vec)");
+  gen->add_option("--block-size", block, "Columns per tile (a power of two; the wide-row backward's slab and the forward's single tile in one CTA: also a multiple of the threads' accesses)");
   gen->add_option("--num-warps", warps, "Warps per CTA");
   gen->add_option("--rows-per-cta", rows, "Rows per CTA");
   gen->add_option("--vec", vec, "Elements per vector access (default: 16 bytes)");
