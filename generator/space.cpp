@@ -929,6 +929,40 @@ std::optional<Config> fast_memory_fwd_default(const SpaceQuery& q, const ConfigF
   // -> 97.5 / 98.3, fp16 640 81.7 / 81.4 -> 97.3 / 97.4, RMSNorm bf16 640
   // 93.1 / 93.2 -> 98.3 / 98.5.
   const std::int64_t single = next_pow2(q.n);
+  // 16-bit rows without a residual whose length is not a power of two, over
+  // many rows: the whole row in one tile of other than a power of two (N
+  // rounded up to a multiple of the CTA's accesses), one row a CTA, in
+  // registers up to 32 elements a thread, else a slab in shared memory.
+  // Every config in one process on an H200 at x = 512 MiB, % of copy
+  // against the default before (bench/results/s43, call 1):
+  //   * LayerNorm: 2049-2560 columns in 2560-column tiles of 4 warps (bf16
+  //     2304 99.5 against 91.5, 2560 99.5 / 94.6); 4097-8191 in 8 warps,
+  //     tiles of a multiple of 1024 (4608 in 5120 98.3 / 81.6, 5120 100.1 /
+  //     85.9, 6144 99.5 / 93.8); 8193-12288 and 16385-20480 in 8 warps,
+  //     tiles of a multiple of 2048 in shared memory (16-byte copies; 9216
+  //     in 10240 98.0 / 86.2, where 9216 columns of 8-byte copies ran 90.4;
+  //     10240 97.5 / 85.6, 12288 93.2 / 89.2, 18432 91.3 / 84.5).
+  //   * RMSNorm, 24 elements a thread (three 16-byte accesses): 2049-3071
+  //     columns in 3072-column tiles of 4 warps (bf16 2304 100.4 / 92.1);
+  //     4097-6144 in 6144 of 8 warps (4608 100.0 / 98.7, 5632 99.0 / 92.9);
+  //     8193-12288 in 12288 of 16 warps (9216 100.1 / 95.8, 12288 98.5 /
+  //     96.5).
+  //   At M = 16384 (kernel time, L2 flushed), LayerNorm bf16: 2304 93.0 /
+  //   87.6, 4608 94.5 / 79.5, 5120 96.9 / 84.3, 9216 97.3 / 85.5.
+  if (half && (plain_layer || plain_rms) && q.m > 8192 && q.n != single) {
+    Config c{0, 0, 1, 0};
+    if (plain_layer) {
+      if (q.n > 2048 && q.n <= 2560) c = Config{2560, 4, 1, 0};
+      if (q.n > 4096 && q.n < 8192) c = Config{static_cast<int>(round_up(q.n, 1024)), 8, 1, 0};
+      if ((q.n > 8192 && q.n <= 12288) || (q.n > 16384 && q.n <= 20480))
+        c = Config{static_cast<int>(round_up(q.n, 2048)), 8, 1, 0};
+    } else {
+      if (q.n > 2048 && q.n < 3072) c = Config{3072, 4, 1, 0};
+      if (q.n > 4096 && q.n <= 6144) c = Config{6144, 8, 1, 0};
+      if (q.n > 8192 && q.n <= 12288) c = Config{12288, 16, 1, 0};
+    }
+    if (c.block_size > 0 && valid(c)) return c;
+  }
   if (half && !q.residual && q.m > 8192 && q.n > 512 && q.n < 3840 && q.n != single) {
     const Config c{static_cast<int>(single), static_cast<int>(std::max<std::int64_t>(2, single / 1024)),
                    static_cast<int>(std::max<std::int64_t>(1, 2048 / single)), 0};

@@ -450,7 +450,16 @@ std::vector<VCase> variant_cases() {
            {DType::bf16, Norm::layer, 37, 9216},
            {DType::f16, Norm::rms, 29, 12288},
            {DType::f32, Norm::layer, 37, 10240},
-           {DType::f32, Norm::rms, 23, 9216}}) {
+           {DType::f32, Norm::rms, 23, 9216},
+           // Session 43's forward tiles of other than a power of two
+           // (16-bit, over more than 8192 rows): LayerNorm 5120 (registers,
+           // 8-byte accesses), 9216 in 10240 and 18432 (shared memory);
+           // RMSNorm 2304 in 3072, 10240 in 12288 (16 warps).
+           {DType::bf16, Norm::layer, 8200, 5120},
+           {DType::f16, Norm::layer, 8200, 9216},
+           {DType::bf16, Norm::layer, 8193, 18432},
+           {DType::bf16, Norm::rms, 8200, 2304},
+           {DType::f16, Norm::rms, 8200, 10240}}) {
     VCase c;
     c.x = c.w = d;
     c.norm = norm;
@@ -671,12 +680,17 @@ struct SmemCase {
   VCase c;
   std::string label;
   bool wide = false;  // the space has wide-row forward configs valid for it (fwd_wide.cuh): some must run
+  // Every forward config, in registers too, and at least one single tile
+  // of other than a power of two (block_size != next_pow2(N)) must run.
+  bool tiles = false;
 };
 void PrintTo(const SmemCase& c, std::ostream* os) { *os << c.label; }
 
 std::vector<SmemCase> smem_cases() {
   std::vector<SmemCase> out;
-  const auto add = [&out](VCase c, const std::string& label, bool wide = false) { out.push_back({c, label, wide}); };
+  const auto add = [&out](VCase c, const std::string& label, bool wide = false, bool tiles = false) {
+    out.push_back({c, label, wide, tiles});
+  };
   VCase c;
   c.M = 64;
   c.N = 65536;
@@ -818,7 +832,7 @@ std::vector<SmemCase> smem_cases() {
     c.M = t.M;
     c.N = t.N;
     c.pad = t.pad;
-    add(c, t.label);
+    add(c, t.label, false, true);
   }
   // RMSNorm with zero-centred gamma over fp32 rows and residual of 256K
   // columns. (From session 40 to 42 this case took the fields of the case
@@ -858,10 +872,11 @@ TEST_P(SmemForward, EveryConfigIsCorrect) {
   SCOPED_TRACE("seed " + std::to_string(rng.seed()));
   NormRun run(c, rng);
   const rt::FwdProblem fp = rt::check_forward(run.fwd());
-  int checked = 0, wide_checked = 0, skipped = 0;
+  int checked = 0, wide_checked = 0, tiles_checked = 0, skipped = 0;
   for (const Config& cfg : gen::search_space({Kernel::fwd, c.x, c.N, c.M, gpu.dev.sm_count, gpu.cc})) {
     const bool wide = gen::is_wide_fwd(Kernel::fwd, cfg);
-    if (!gen::forward_in_smem(cfg, c.N) && !wide) continue;
+    if (!GetParam().tiles && !gen::forward_in_smem(cfg, c.N) && !wide) continue;
+    const bool tile = !wide && cfg.block_size >= c.N && (cfg.block_size & (cfg.block_size - 1)) != 0;
     SCOPED_TRACE(c.name() + " " + to_string(cfg));
     try {
       gen::make_instance(fp.traits, cfg, c.N, fp.vec);
@@ -881,13 +896,18 @@ TEST_P(SmemForward, EveryConfigIsCorrect) {
     EXPECT_TRUE(y1.bytes == y2.bytes) << "two launches differ: not deterministic";
     ++checked;
     if (wide) ++wide_checked;
+    if (tile) ++tiles_checked;
   }
   EXPECT_GT(checked, 0);
   if (GetParam().wide) {
     EXPECT_GT(wide_checked, 0) << "no wide-row forward config ran";
   }
-  std::printf("[ smem fwd ] %s: %d configs checked (%d wide-row), %d invalid for these traits\n", c.name().c_str(),
-              checked, wide_checked, skipped);
+  if (GetParam().tiles) {
+    EXPECT_GT(tiles_checked, 0) << "no single tile of other than a power of two ran";
+  }
+  std::printf("[ smem fwd ] %s: %d configs checked (%d wide-row, %d tiles of other than a power of two), %d invalid for "
+              "these traits\n",
+              c.name().c_str(), checked, wide_checked, tiles_checked, skipped);
 }
 
 INSTANTIATE_TEST_SUITE_P(Norms, SmemForward, ::testing::ValuesIn(smem_cases()),
