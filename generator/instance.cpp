@@ -247,11 +247,11 @@ InstanceKey make_instance(const Traits& traits, const Config& config, std::int64
     const int group = rows_per_group(traits.kernel, config);
     const int tpr = group > 0 ? config.threads() / group : 0;
     int v = vec;
-    // (The forward's single tile in one CTA: the widest vec whose accesses
-    // divide it, for tiles of other than a power of two.)
-    const bool fwd_tile = traits.kernel == Kernel::fwd && config.cluster_size == 1;
+    // (A single tile in one CTA: the widest vec whose accesses divide it,
+    // for tiles of other than a power of two.)
+    const bool tile = (traits.kernel == Kernel::fwd || traits.kernel == Kernel::bwd_dx) && config.cluster_size == 1;
     while (v > 1 && tpr > 0 &&
-           (static_cast<std::int64_t>(tpr) * v > config.block_size || (fwd_tile && config.block_size % (tpr * v) != 0)))
+           (static_cast<std::int64_t>(tpr) * v > config.block_size || (tile && config.block_size % (tpr * v) != 0)))
       v /= 2;
     key.vec = v;
     key.single_tile = n <= static_cast<std::int64_t>(config.block_size) * config.cluster_size;
@@ -282,12 +282,12 @@ void validate(const InstanceKey& key) {
   // next_pow2(N) (search_space; bench/results/s42, call 13); make_instance
   // takes the widest vec that divides it.
   if (!is_pow2(key.block_size) && !is_wide_bwd(key)) {
-    if (t.kernel != Kernel::fwd || !key.single_tile || key.cluster_size != 1)
-      invalid(key, "block_size must be a power of two (other sizes: the forward's single tile in one CTA, the "
-                   "wide-row backward's slab)");
+    if ((t.kernel != Kernel::fwd && t.kernel != Kernel::bwd_dx) || !key.single_tile || key.cluster_size != 1)
+      invalid(key, "block_size must be a power of two (other sizes: a single tile in one CTA, the wide-row "
+                   "backward's slab)");
     const int accesses = 32 * key.num_warps / std::max(1, key.rows_per_cta) * key.vec;
     if (key.block_size % accesses != 0)
-      invalid(key, "the forward's single tile of other than a power of two must be a multiple of threads_per_row * vec (" +
+      invalid(key, "a single tile of other than a power of two must be a multiple of threads_per_row * vec (" +
                        std::to_string(accesses) + ")");
   }
   if (t.zero_centered && !t.has_weight) invalid(key, "zero-centred gamma needs a weight");

@@ -930,15 +930,17 @@ std::optional<Config> fast_memory_fwd_default(const SpaceQuery& q, const ConfigF
   // 93.1 / 93.2 -> 98.3 / 98.5.
   const std::int64_t single = next_pow2(q.n);
   // 16-bit rows without a residual whose length is not a power of two, over
-  // many rows: the whole row in one tile of other than a power of two (N
-  // rounded up to a multiple of the CTA's accesses), one row a CTA, in
-  // registers up to 32 elements a thread, else a slab in shared memory.
-  // Every config in one process on an H200 at x = 512 MiB, % of copy
-  // against the default before (bench/results/s43, call 1):
+  // at least 16 rows an SM (the launcher's plan bucket from 2112 rows on an
+  // H200, cache::m_bucket): the whole row in one tile of other than a power
+  // of two (N rounded up to a multiple of the CTA's accesses), one row a
+  // CTA, in registers up to 32 elements a thread, else a slab in shared
+  // memory. Every config in one process on an H200 at x = 512 MiB, % of
+  // copy against the default before (bench/results/s43, call 1):
   //   * LayerNorm: 2049-2560 columns in 2560-column tiles of 4 warps (bf16
-  //     2304 99.5 against 91.5, 2560 99.5 / 94.6); 4097-8191 in 8 warps,
+  //     2304 99.5 against 91.5, 2560 99.5 / 94.6); 4097-6144 in 8 warps,
   //     tiles of a multiple of 1024 (4608 in 5120 98.3 / 81.6, 5120 100.1 /
-  //     85.9, 6144 99.5 / 93.8); 8193-12288 and 16385-20480 in 8 warps,
+  //     85.9, 6144 99.5 / 93.8; 7168's 28 elements a thread ran 89.4 against
+  //     98.5 for its rule, call 2); 8193-12288 and 16385-20480 in 8 warps,
   //     tiles of a multiple of 2048 in shared memory (16-byte copies; 9216
   //     in 10240 98.0 / 86.2, where 9216 columns of 8-byte copies ran 90.4;
   //     10240 97.5 / 85.6, 12288 93.2 / 89.2, 18432 91.3 / 84.5).
@@ -946,14 +948,28 @@ std::optional<Config> fast_memory_fwd_default(const SpaceQuery& q, const ConfigF
   //     columns in 3072-column tiles of 4 warps (bf16 2304 100.4 / 92.1);
   //     4097-6144 in 6144 of 8 warps (4608 100.0 / 98.7, 5632 99.0 / 92.9);
   //     8193-12288 in 12288 of 16 warps (9216 100.1 / 95.8, 12288 98.5 /
-  //     96.5).
-  //   At M = 16384 (kernel time, L2 flushed), LayerNorm bf16: 2304 93.0 /
-  //   87.6, 4608 94.5 / 79.5, 5120 96.9 / 84.3, 9216 97.3 / 85.5.
-  if (half && (plain_layer || plain_rms) && q.m > 8192 && q.n != single) {
+  //     96.5). 4097-6143 columns took session 42's 4096-column tiles
+  //     before (the row read twice, the second time from L2: 4608 75.0 ->
+  //     98.5, 5120 79.2 -> 97.2 against 8 warps' whole row; bench/results/
+  //     s42, calls 7 and 10).
+  //   At M = 16384 and 4096 (kernel time, L2 flushed), bf16: LayerNorm 2304
+  //   93.0 / 87.6 and 66.1 / 58.6, 5120 96.9 / 84.3 and 84.8 / 65.7, 9216
+  //   97.3 / 85.5 and 86.6 / 78.5; RMSNorm at M = 4096 2304 71.5 / 67.7,
+  //   5120 90.5 / 74.6, 9216 93.5 / 88.1 (call 2).
+  // As the defaults (A/B, call 2, round 1 / round 2), bf16 LayerNorm 2304
+  // 91.7 / 91.7 -> 99.7 / 99.3, 4608 81.4 / 81.6 -> 97.9 / 97.6, 5120 85.9
+  // / 86.2 -> 99.9 / 99.4, 9216 86.0 / 86.2 -> 97.9 / 97.5, 12288 89.2 /
+  // 89.3 -> 93.1 / 92.9, 18432 84.1 / 84.2 -> 89.7 / 90.2, 20480 85.2 /
+  // 85.2 -> 88.6 / 88.4; fp16 5120 86.3 / 86.7 -> 99.7 / 99.8, 9216 87.5 /
+  // 88.0 -> 98.2 / 98.6; RMSNorm bf16 2304 92.2 / 91.9 -> 100.1 / 100.3,
+  // 5632 92.5 / 93.4 -> 98.9 / 99.7, 6144 88.9 / 88.8 -> 99.0 / 99.1, 9216
+  // 96.3 / 96.1 -> 99.7 / 100.0; M = 16384 LayerNorm bf16 4608 79.3 / 79.0
+  // -> 94.5 / 94.0, 9216 84.8 / 85.0 -> 97.1 / 97.0.
+  if (half && (plain_layer || plain_rms) && q.m >= 16 * std::int64_t{q.sm_count} && q.n != single) {
     Config c{0, 0, 1, 0};
     if (plain_layer) {
       if (q.n > 2048 && q.n <= 2560) c = Config{2560, 4, 1, 0};
-      if (q.n > 4096 && q.n < 8192) c = Config{static_cast<int>(round_up(q.n, 1024)), 8, 1, 0};
+      if (q.n > 4096 && q.n <= 6144) c = Config{static_cast<int>(round_up(q.n, 1024)), 8, 1, 0};
       if ((q.n > 8192 && q.n <= 12288) || (q.n > 16384 && q.n <= 20480))
         c = Config{static_cast<int>(round_up(q.n, 2048)), 8, 1, 0};
     } else {
@@ -966,21 +982,6 @@ std::optional<Config> fast_memory_fwd_default(const SpaceQuery& q, const ConfigF
   if (half && !q.residual && q.m > 8192 && q.n > 512 && q.n < 3840 && q.n != single) {
     const Config c{static_cast<int>(single), static_cast<int>(std::max<std::int64_t>(2, single / 1024)),
                    static_cast<int>(std::max<std::int64_t>(1, 2048 / single)), 0};
-    if (valid(c)) return c;
-  }
-  // RMSNorm's 16-bit rows of 4097-6143 columns without a residual: tiles of
-  // 4096 columns in 8 warps (the row read twice, the second time from L2):
-  // bf16 N = 4608 98.9% of copy against 75.4 for the whole row in 8 warps
-  // (every config in one process, call 6); as the default (call 7): bf16
-  // 4200 70.6 / 70.5 -> 95.7 / 95.9, 4608 75.0 / 75.0 -> 98.5 / 98.8, 5000
-  // 77.5 / 77.5 -> 97.2 / 97.1, fp16 4608 75.5 / 75.0 -> 99.1 / 99.2; up to
-  // 6143 since call 10 (bf16 5120 was 0.99x PyTorch in call 9): bf16 5120
-  // 79.2 / 79.2 -> 97.2 / 97.9, 5632 84.8 / 84.8 -> 92.3 / 91.7, 6000 87.4
-  // / 87.5 -> 96.2 / 95.5, fp16 5120 79.5 / 79.9 -> 97.6 / 96.7 (6144
-  // keeps its rule: 88.5 either way); against PyTorch in one process: bf16
-  // 5120 1.21x, 5632 1.19x, 6000 1.32x.
-  if (half && plain_rms && q.m > 8192 && q.n > 4096 && q.n < 6144) {
-    const Config c{4096, 8, 1, 0};
     if (valid(c)) return c;
   }
   // fp32 rows of 128K-256K columns without a residual: 16384-column slabs,
@@ -1382,14 +1383,22 @@ std::vector<Config> search_space(const SpaceQuery& q) {
   // 95.0, 4608 in 4 (shared memory) 92.3 against 81.6, 9216 in 8 (shared
   // memory) 90.4 against 86.1, 12288 in 8 (shared memory) 93.3 against
   // 89.0. Not yet a default: their GPU tests first.
-  if (q.kernel == Kernel::fwd && !q.residual && q.n > 1024 && q.n != single) {
+  // The backward's (bwd_dx) the same in registers alone (session 43; its
+  // kernel has no slab in shared memory): 1152 columns in 4 warps of 1536,
+  // 4608 in 16 of 6144, 12 elements a thread, where next_pow2(N) masks
+  // a third to a half of each thread's accesses.
+  if ((q.kernel == Kernel::fwd || q.kernel == Kernel::bwd_dx) && !q.residual && q.n > 1024 && q.n != single) {
     for (int w : {4, 8, 16})
       for (int v : {max_vec(q.dtype), max_vec(q.dtype) / 2}) {
         const std::int64_t block = round_up(q.n, std::int64_t{32} * w * v);
         const bool in_smem = block / (32 * w) > max_items_per_thread(q.kernel, w);
-        if (block >= single || (in_smem && q.cc < 90)) continue;
+        if (block >= single || (in_smem && (q.cc < 90 || q.kernel != Kernel::fwd))) continue;
         const Config c{static_cast<int>(block), w, 1, 0};
-        if (std::find(out.begin(), out.end(), c) == out.end()) add_group_sizes(q, c, out);
+        const auto same_tile = [&c](const Config& o) {
+          return o.block_size == c.block_size && o.num_warps == c.num_warps && o.rows_per_cta == c.rows_per_cta &&
+                 o.cluster_size == c.cluster_size;
+        };
+        if (std::none_of(out.begin(), out.end(), same_tile)) add_group_sizes(q, c, out);
       }
   }
   if (q.cc >= 90 && q.n > 2048) {

@@ -30,16 +30,22 @@ void expect_invalid(const Traits& t, const Config& c, std::int64_t n, int vec, c
 TEST(Instance, ValidationMessages) {
   const Traits f = traits(Kernel::fwd);
   expect_invalid(f, Config{1000, 4, 1, 0}, 1000, 8, "must be a multiple of threads_per_row * vec (128)");
-  // The forward's single tile may be any multiple of its threads' accesses
-  // (the widest vec dividing it): 5120 in 8 warps takes 4-element accesses,
-  // in 4 warps 8 (a slab in shared memory); 5000 divides none; a tiled row
-  // (N > block_size) and the backward keep powers of two.
+  // A single tile may be any multiple of its threads' accesses (the widest
+  // vec dividing it): the forward's 5120 in 8 warps takes 4-element
+  // accesses, in 4 warps 8 (a slab in shared memory); 5000 divides none; a
+  // tiled row (N > block_size) keeps powers of two; the backward's tile in
+  // registers alone (6144 in 16 warps: 4-element accesses).
   EXPECT_EQ(make_instance(f, Config{5120, 8, 1, 0}, 5120, 8).vec, 4);
   EXPECT_EQ(make_instance(f, Config{5120, 4, 1, 0}, 5120, 8).vec, 8);
   EXPECT_TRUE(stages_in_smem(make_instance(f, Config{5120, 4, 1, 0}, 5120, 8)));
   expect_invalid(f, Config{5000, 8, 1, 0}, 5000, 8, "must be a multiple of threads_per_row * vec (256)");
   expect_invalid(f, Config{5120, 8, 1, 0}, 6000, 8, "block_size must be a power of two");
-  expect_invalid(traits(Kernel::bwd_dx), Config{5120, 8, 1, 0}, 5120, 8, "block_size must be a power of two");
+  EXPECT_EQ(make_instance(traits(Kernel::bwd_dx), Config{6144, 16, 1, 0}, 4608, 8).vec, 4);
+  expect_invalid(traits(Kernel::bwd_dx), Config{5120, 8, 1, 0}, 5120, 8, "exceeds 16 elements per thread");
+  expect_invalid(traits(Kernel::bwd_dx), Config{6144, 16, 1, 0}, 7000, 8, "block_size must be a power of two");
+  Config two{6144, 16, 1, 0};
+  two.cluster_size = 2;
+  expect_invalid(traits(Kernel::bwd_dx), two, 12000, 8, "block_size must be a power of two");
   expect_invalid(f, Config{1024, 3, 1, 0}, 1000, 8, "num_warps must be a power of two in [1, 32]");
   expect_invalid(f, Config{1024, 64, 1, 0}, 1000, 8, "num_warps must be a power of two in [1, 32]");
   // Tiles in registers are bounded; a row that fits the CTA is staged in shared memory instead.

@@ -768,7 +768,9 @@ TEST(Default, FastMemoryRules) {
     EXPECT_EQ(def(Kernel::fwd, DType::bf16, 262144, 1024, h100), "block_size=16384 num_warps=16 rows_per_cta=3 group_size_m=7 cluster_size=16");
   }
   EXPECT_EQ(def(Kernel::fwd, DType::bf16, 16384, 4096), def(Kernel::fwd, DType::bf16, 16384, 4096, 12.8)) << "few rows";
-  EXPECT_EQ(def(Kernel::fwd, DType::bf16, 12288, 16384), def(Kernel::fwd, DType::bf16, 12288, 16384, 12.8)) << "no gain measured";
+  EXPECT_EQ(def(Kernel::fwd, DType::bf16, 12288, 16384), "block_size=12288 num_warps=8 rows_per_cta=1 group_size_m=0")
+      << "session 43: a tile in shared memory";
+  EXPECT_NE(def(Kernel::fwd, DType::bf16, 12288, 16384, 12.8), "block_size=12288 num_warps=8 rows_per_cta=1 group_size_m=0");
   EXPECT_EQ(def(Kernel::fwd, DType::bf16, 12289, 16384), "block_size=16384 num_warps=16 rows_per_cta=1 group_size_m=0");
   EXPECT_EQ(def(Kernel::fwd, DType::f32, 65536, 2048), def(Kernel::fwd, DType::f32, 65536, 2048, 12.8));
   SpaceQuery rms = query(Kernel::fwd, DType::bf16, 131072, 2048, 18.8);
@@ -900,7 +902,9 @@ TEST(Default, FastMemoryRules) {
   EXPECT_EQ(def(Kernel::fwd, DType::bf16, 50000, 5368), "block_size=32768 num_warps=16 rows_per_cta=1 group_size_m=198 cluster_size=2");
   EXPECT_EQ(def(Kernel::fwd, DType::bf16, 34000, 6710), "block_size=16384 num_warps=16 rows_per_cta=4 group_size_m=44 cluster_size=3")
       << "a third slab less than a quarter full (session 41: 36000, 20% full, 72.5% of copy against 61.6)";
-  EXPECT_EQ(def(Kernel::fwd, DType::bf16, 20000, 13421), "block_size=32768 num_warps=16 rows_per_cta=1 group_size_m=0");
+  EXPECT_EQ(def(Kernel::fwd, DType::bf16, 20000, 13421), "block_size=20480 num_warps=8 rows_per_cta=1 group_size_m=0")
+      << "session 43: a tile of 20480 columns in shared memory";
+  EXPECT_EQ(def(Kernel::fwd, DType::bf16, 22000, 12201), "block_size=32768 num_warps=16 rows_per_cta=1 group_size_m=0");
   EXPECT_EQ(def(Kernel::fwd, DType::bf16, 28000, 9586), "block_size=16384 num_warps=16 rows_per_cta=4 group_size_m=66 cluster_size=2")
       << "the second slab part empty: 4 stages (session 42)";
   EXPECT_EQ(def(Kernel::fwd, DType::bf16, 32768, 8192), "block_size=16384 num_warps=16 rows_per_cta=3 group_size_m=66 cluster_size=2");
@@ -909,7 +913,7 @@ TEST(Default, FastMemoryRules) {
   // backward rows of 4097-8191 columns on the register kernel's whole row;
   // the wide backward's fine split for 131073-245760 columns.
   EXPECT_EQ(def(Kernel::fwd, DType::bf16, 1536, 174762), "block_size=2048 num_warps=2 rows_per_cta=1 group_size_m=0");
-  EXPECT_EQ(def(Kernel::fwd, DType::f16, 2560, 104857), "block_size=4096 num_warps=4 rows_per_cta=1 group_size_m=0");
+  EXPECT_EQ(def(Kernel::fwd, DType::f16, 2816, 95325), "block_size=4096 num_warps=4 rows_per_cta=1 group_size_m=0");
   EXPECT_NE(def(Kernel::fwd, DType::bf16, 2560, 4096), "block_size=4096 num_warps=4 rows_per_cta=1 group_size_m=0")
       << "M = 4096 keeps its rule";
   EXPECT_NE(def(Kernel::fwd, DType::bf16, 2048, 131072), "block_size=2048 num_warps=2 rows_per_cta=1 group_size_m=0")
@@ -926,9 +930,46 @@ TEST(Default, FastMemoryRules) {
   {
     SpaceQuery q = query(Kernel::fwd, DType::bf16, 4608, 58254, 18.8);
     q.norm = Norm::rms;
-    EXPECT_EQ(to_string(default_config(q)), "block_size=4096 num_warps=8 rows_per_cta=1 group_size_m=0") << "RMSNorm 4097-5119: tiles";
+    EXPECT_EQ(to_string(default_config(q)), "block_size=6144 num_warps=8 rows_per_cta=1 group_size_m=0")
+        << "RMSNorm 4097-6144: one tile of 6144 (session 43)";
     q.norm = Norm::layer;
-    EXPECT_NE(to_string(default_config(q)), "block_size=4096 num_warps=8 rows_per_cta=1 group_size_m=0") << "not LayerNorm";
+    EXPECT_EQ(to_string(default_config(q)), "block_size=5120 num_warps=8 rows_per_cta=1 group_size_m=0")
+        << "LayerNorm: tiles of a multiple of 1024";
+  }
+  // Session 43: the 16-bit forward's single tiles of other than a power of
+  // two, no residual, from 16 rows an SM (2112 on 132 SMs), an H200's rule.
+  {
+    const auto tile = [&](Norm norm, DType d, std::int64_t n, std::int64_t m, double bw = 18.8, bool residual = false) {
+      SpaceQuery q = query(Kernel::fwd, d, n, m, bw);
+      q.norm = norm;
+      q.residual = residual;
+      const Config c = default_config(q);
+      return std::to_string(c.block_size) + "/" + std::to_string(c.num_warps) + "/" + std::to_string(c.rows_per_cta) +
+             (c.cluster_size > 1 ? "/c" + std::to_string(c.cluster_size) : "");
+    };
+    const Norm L = Norm::layer, R = Norm::rms;
+    EXPECT_EQ(tile(L, DType::bf16, 2049, 100000), "2560/4/1");
+    EXPECT_EQ(tile(L, DType::f16, 2560, 100000), "2560/4/1");
+    EXPECT_EQ(tile(L, DType::bf16, 2561, 100000), "4096/4/1") << "session 42's 32 elements a thread";
+    EXPECT_EQ(tile(L, DType::bf16, 4097, 100000), "5120/8/1");
+    EXPECT_EQ(tile(L, DType::bf16, 6144, 100000), "6144/8/1");
+    EXPECT_NE(tile(L, DType::bf16, 7168, 100000), "7168/8/1") << "89.4% of copy against 98.5 for its rule";
+    EXPECT_EQ(tile(L, DType::bf16, 8193, 100000), "10240/8/1");
+    EXPECT_EQ(tile(L, DType::bf16, 9216, 100000), "10240/8/1") << "16-byte copies, not 9216 of 8-byte";
+    EXPECT_EQ(tile(L, DType::bf16, 12289, 100000), "16384/16/1") << "the register row above";
+    EXPECT_EQ(tile(L, DType::bf16, 16385, 100000), "18432/8/1");
+    EXPECT_EQ(tile(L, DType::bf16, 20480, 100000), "20480/8/1");
+    EXPECT_EQ(tile(L, DType::bf16, 20481, 100000), "32768/16/1");
+    EXPECT_EQ(tile(R, DType::bf16, 2049, 100000), "3072/4/1");
+    EXPECT_EQ(tile(R, DType::f16, 5632, 100000), "6144/8/1");
+    EXPECT_EQ(tile(R, DType::bf16, 8193, 100000), "12288/16/1");
+    EXPECT_EQ(tile(R, DType::bf16, 12288, 100000), "12288/16/1");
+    EXPECT_EQ(tile(L, DType::bf16, 5120, 2112), "5120/8/1") << "16 rows an SM";
+    EXPECT_NE(tile(L, DType::bf16, 5120, 2111), "5120/8/1") << "fewer rows";
+    EXPECT_NE(tile(L, DType::bf16, 5120, 100000, 12.8), "5120/8/1") << "an H100";
+    EXPECT_NE(tile(L, DType::bf16, 5120, 100000, 18.8, true), "5120/8/1") << "with a residual";
+    EXPECT_NE(tile(L, DType::f32, 5120, 100000), "5120/8/1") << "fp32 rows";
+    EXPECT_EQ(tile(L, DType::bf16, 16384, 100000), "16384/16/1") << "a power of two keeps its rule";
   }
   EXPECT_EQ(def(Kernel::bwd_dx, DType::f32, 7168, 18724), "block_size=8192 num_warps=16 rows_per_cta=1 group_size_m=132");
   EXPECT_EQ(def(Kernel::bwd_dx, DType::f32, 8192, 16384), "block_size=4096 num_warps=8 rows_per_cta=4 group_size_m=66 cluster_size=2");
@@ -1164,7 +1205,20 @@ TEST(Space, ForwardTilesOfAnyMultiple) {
   }
   EXPECT_TRUE(odd_blocks(query(Kernel::fwd, DType::bf16, 4096, 65536, 18.8)).empty()) << "a power of two";
   EXPECT_TRUE(odd_blocks(query(Kernel::fwd, DType::bf16, 1000, 65536, 18.8)).empty()) << "1024 columns or fewer";
-  EXPECT_TRUE(odd_blocks(query(Kernel::bwd_dx, DType::bf16, 5120, 52428, 18.8)).empty()) << "the backward";
+  // The backward's tiles in registers alone (at most 16 elements a thread).
+  std::vector<Config> bwd;
+  for (const Config& c : odd_blocks(query(Kernel::bwd_dx, DType::bf16, 4608, 58254, 18.8)))
+    if (std::none_of(bwd.begin(), bwd.end(), [&c](const Config& o) { return o.block_size == c.block_size && o.num_warps == c.num_warps; }))
+      bwd.push_back(Config{c.block_size, c.num_warps, c.rows_per_cta, 0});
+  EXPECT_EQ(bwd, (std::vector<Config>{Config{6144, 16, 1, 0}})) << "bf16 4608: 6144 in 16 warps alone";
+  for (const Config& c : odd_blocks(query(Kernel::bwd_dx, DType::f32, 1152, 116508, 18.8))) {
+    SCOPED_TRACE(to_string(c));
+    const InstanceKey key = make_instance(Traits{Kernel::bwd_dx, DType::f32, DType::f32, true, true}, c, 1152, 4);
+    EXPECT_EQ(key.block_size % (32 * key.num_warps * key.vec), 0);
+    EXPECT_LE(key.block_size / (32 * key.num_warps), 16);
+  }
+  EXPECT_FALSE(odd_blocks(query(Kernel::bwd_dx, DType::f32, 1152, 116508, 18.8)).empty());
+  EXPECT_TRUE(odd_blocks(query(Kernel::bwd_dx, DType::bf16, 9216, 29127, 18.8)).empty()) << "more than 16 elements a thread";
   SpaceQuery res = bf16;
   res.residual = true;
   EXPECT_TRUE(odd_blocks(res).empty()) << "with a residual";
