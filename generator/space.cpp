@@ -940,15 +940,18 @@ std::optional<Config> fast_memory_fwd_default(const SpaceQuery& q, const ConfigF
   //     2304 99.5 against 91.5, 2560 99.5 / 94.6); 4097-6144 in 8 warps,
   //     tiles of a multiple of 1024 (4608 in 5120 98.3 / 81.6, 5120 100.1 /
   //     85.9, 6144 99.5 / 93.8; 7168's 28 elements a thread ran 89.4 against
-  //     98.5 for its rule, call 2); 8193-12288 and 16385-20480 in 8 warps,
+  //     98.5 for its rule, call 2); 8193-12288 and 16385-22528 in 8 warps,
   //     tiles of a multiple of 2048 in shared memory (16-byte copies; 9216
   //     in 10240 98.0 / 86.2, where 9216 columns of 8-byte copies ran 90.4;
-  //     10240 97.5 / 85.6, 12288 93.2 / 89.2, 18432 91.3 / 84.5).
+  //     10240 97.5 / 85.6, 12288 93.2 / 89.2, 18432 91.3 / 84.5; 22528
+  //     88.1 / 85.3, call 3).
   //   * RMSNorm, 24 elements a thread (three 16-byte accesses): 2049-3071
   //     columns in 3072-column tiles of 4 warps (bf16 2304 100.4 / 92.1);
   //     4097-6144 in 6144 of 8 warps (4608 100.0 / 98.7, 5632 99.0 / 92.9);
   //     8193-12288 in 12288 of 16 warps (9216 100.1 / 95.8, 12288 98.5 /
-  //     96.5). 4097-6143 columns took session 42's 4096-column tiles
+  //     96.5). Also (call 3) 1025-1535 in 1536 of 4 warps, 12 elements a
+  //     thread (1280 100.6 / 96.0), and 6145-8191 in the 8192-column tile
+  //     of 8 warps (6656 96.1 / 91.6, 7168 97.8 / 92.6, 7680 99.2 / 95.4). 4097-6143 columns took session 42's 4096-column tiles
   //     before (the row read twice, the second time from L2: 4608 75.0 ->
   //     98.5, 5120 79.2 -> 97.2 against 8 warps' whole row; bench/results/
   //     s42, calls 7 and 10).
@@ -970,11 +973,13 @@ std::optional<Config> fast_memory_fwd_default(const SpaceQuery& q, const ConfigF
     if (plain_layer) {
       if (q.n > 2048 && q.n <= 2560) c = Config{2560, 4, 1, 0};
       if (q.n > 4096 && q.n <= 6144) c = Config{static_cast<int>(round_up(q.n, 1024)), 8, 1, 0};
-      if ((q.n > 8192 && q.n <= 12288) || (q.n > 16384 && q.n <= 20480))
+      if ((q.n > 8192 && q.n <= 12288) || (q.n > 16384 && q.n <= 22528))
         c = Config{static_cast<int>(round_up(q.n, 2048)), 8, 1, 0};
     } else {
+      if (q.n > 1024 && q.n < 1536) c = Config{1536, 4, 1, 0};
       if (q.n > 2048 && q.n < 3072) c = Config{3072, 4, 1, 0};
       if (q.n > 4096 && q.n <= 6144) c = Config{6144, 8, 1, 0};
+      if (q.n > 6144 && q.n < 8192) c = Config{8192, 8, 1, 0};
       if (q.n > 8192 && q.n <= 12288) c = Config{12288, 16, 1, 0};
     }
     if (c.block_size > 0 && valid(c)) return c;
@@ -1210,8 +1215,12 @@ std::optional<Config> fast_memory_bwd_default(const SpaceQuery& q, const ConfigF
   // 85.1 / 84.9 -> 98.3 / 98.4, 7168 91.1 / 90.9 -> 98.5 / 98.7, RMSNorm
   // 7168 92.6 / 92.5 -> 99.5 / 99.1. (8192 columns keep the
   // split: H100 99.1 against 90.3 for this config.)
+  // Up to 6144 columns, since session 43, a tile of 6144 (12 elements a
+  // thread, no access masked at 6144): N = 4608 100.9% of copy against
+  // 88.8 for 8192 columns (every config in one process, bench/results/s43,
+  // call 3).
   if (esize == 4 && !q.residual && q.m > 8192 && q.n > 4096 && q.n < 8192) {
-    Config c{8192, 16, 1, 0};
+    Config c{q.n <= 6144 ? 6144 : 8192, 16, 1, 0};
     c.group_size_m = persistent_groups(q, 1, q.sm_count);
     if (valid(c)) return c;
   }

@@ -904,7 +904,7 @@ TEST(Default, FastMemoryRules) {
       << "a third slab less than a quarter full (session 41: 36000, 20% full, 72.5% of copy against 61.6)";
   EXPECT_EQ(def(Kernel::fwd, DType::bf16, 20000, 13421), "block_size=20480 num_warps=8 rows_per_cta=1 group_size_m=0")
       << "session 43: a tile of 20480 columns in shared memory";
-  EXPECT_EQ(def(Kernel::fwd, DType::bf16, 22000, 12201), "block_size=32768 num_warps=16 rows_per_cta=1 group_size_m=0");
+  EXPECT_EQ(def(Kernel::fwd, DType::bf16, 23000, 11671), "block_size=32768 num_warps=16 rows_per_cta=1 group_size_m=0");
   EXPECT_EQ(def(Kernel::fwd, DType::bf16, 28000, 9586), "block_size=16384 num_warps=16 rows_per_cta=4 group_size_m=66 cluster_size=2")
       << "the second slab part empty: 4 stages (session 42)";
   EXPECT_EQ(def(Kernel::fwd, DType::bf16, 32768, 8192), "block_size=16384 num_warps=16 rows_per_cta=3 group_size_m=66 cluster_size=2");
@@ -920,7 +920,9 @@ TEST(Default, FastMemoryRules) {
       << "a power of two keeps its rule";
   EXPECT_NE(def(Kernel::fwd, DType::bf16, 3840, 69905), "block_size=4096 num_warps=4 rows_per_cta=1 group_size_m=0")
       << "3840 columns keep theirs (99.4% of copy against 98.9)";
-  EXPECT_EQ(def(Kernel::bwd_dx, DType::f32, 5120, 26214), "block_size=8192 num_warps=16 rows_per_cta=1 group_size_m=132");
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::f32, 5120, 26214), "block_size=6144 num_warps=16 rows_per_cta=1 group_size_m=132")
+      << "session 43: a tile of 6144 up to 6144 columns";
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::f32, 6145, 26214), "block_size=8192 num_warps=16 rows_per_cta=1 group_size_m=132");
   EXPECT_EQ(def(Kernel::bwd_dx, DType::f32, 1152, 116508), "block_size=2048 num_warps=8 rows_per_cta=2 group_size_m=264");
   EXPECT_EQ(def(Kernel::bwd_dx, DType::f32, 3328, 40329), "block_size=4096 num_warps=8 rows_per_cta=1 group_size_m=264");
   EXPECT_NE(def(Kernel::bwd_dx, DType::f32, 1920, 69905), "block_size=2048 num_warps=8 rows_per_cta=2 group_size_m=264")
@@ -959,7 +961,12 @@ TEST(Default, FastMemoryRules) {
     EXPECT_EQ(tile(L, DType::bf16, 12289, 100000), "16384/16/1") << "the register row above";
     EXPECT_EQ(tile(L, DType::bf16, 16385, 100000), "18432/8/1");
     EXPECT_EQ(tile(L, DType::bf16, 20480, 100000), "20480/8/1");
-    EXPECT_EQ(tile(L, DType::bf16, 20481, 100000), "32768/16/1");
+    EXPECT_EQ(tile(L, DType::bf16, 22528, 100000), "22528/8/1");
+    EXPECT_EQ(tile(L, DType::bf16, 22529, 100000), "32768/16/1");
+    EXPECT_EQ(tile(R, DType::bf16, 1025, 100000), "1536/4/1");
+    EXPECT_NE(tile(R, DType::bf16, 1536, 100000), "1536/4/1") << "1536 keeps session 42's rule";
+    EXPECT_EQ(tile(R, DType::bf16, 6145, 100000), "8192/8/1");
+    EXPECT_EQ(tile(R, DType::f16, 8191, 100000), "8192/8/1");
     EXPECT_EQ(tile(R, DType::bf16, 2049, 100000), "3072/4/1");
     EXPECT_EQ(tile(R, DType::f16, 5632, 100000), "6144/8/1");
     EXPECT_EQ(tile(R, DType::bf16, 8193, 100000), "12288/16/1");
