@@ -15,7 +15,7 @@ echo "memcheck rc=$?"; grep -E "ERROR SUMMARY|PASSED|FAILED" $O/san_memcheck.log
 s "A/B"
 OUT=$O bash bench/gpu_ab.sh ab4 2 $B/s43c $D -- "bwd||bwd fp32 4608 5120 5632 6144" "rmsb|LNTUNE_SWEEP_OP=rmsnorm|bwd fp32 4608 5120" \
   "rms|LNTUNE_SWEEP_OP=rmsnorm|fwd bf16 1152 1280 1408 6656 7168 7680" "rms|LNTUNE_SWEEP_OP=rmsnorm|fwd fp16 1280 7168" \
-  "fwd||fwd bf16 21000 22528" "m4k|LNTUNE_SWEEP_M=4096|train fp32 4608 5120" | grep -v copy; echo "ab rc=$?"
+  "fwd||fwd bf16 21000 22528" "m16k|LNTUNE_SWEEP_M=16384|bwd fp32 4608 5120" | grep -v copy; echo "ab rc=$?"
 s "suites"
 OUT=$O timeout 420 bash bench/gpu_suites.sh $D s43d; echo "suites rc=$?"
 s done
