@@ -950,8 +950,12 @@ std::optional<Config> fast_memory_fwd_default(const SpaceQuery& q, const ConfigF
   //     4097-6144 in 6144 of 8 warps (4608 100.0 / 98.7, 5632 99.0 / 92.9);
   //     8193-12288 in 12288 of 16 warps (9216 100.1 / 95.8, 12288 98.5 /
   //     96.5). Also (call 3) 1025-1535 in 1536 of 4 warps, 12 elements a
-  //     thread (1280 100.6 / 96.0), and 6145-8191 in the 8192-column tile
-  //     of 8 warps (6656 96.1 / 91.6, 7168 97.8 / 92.6, 7680 99.2 / 95.4). 4097-6143 columns took session 42's 4096-column tiles
+  //     thread (1280 100.6 / 96.0), 6145-8191 in the 8192-column tile of
+  //     8 warps (6656 96.1 / 91.6, 7168 97.8 / 92.6, 7680 99.2 / 95.4), and
+  //     16385-20480 in 20480 of 16 warps in shared memory (18432 97.8 /
+  //     96.0, 20480 97.3 / 95.3); LayerNorm 2561-3071 in 3072 of 4 warps
+  //     (2816 100.5 / 98.6, where session 42's 32 elements a thread mask a
+  //     quarter). 4097-6143 columns took session 42's 4096-column tiles
   //     before (the row read twice, the second time from L2: 4608 75.0 ->
   //     98.5, 5120 79.2 -> 97.2 against 8 warps' whole row; bench/results/
   //     s42, calls 7 and 10).
@@ -972,6 +976,7 @@ std::optional<Config> fast_memory_fwd_default(const SpaceQuery& q, const ConfigF
     Config c{0, 0, 1, 0};
     if (plain_layer) {
       if (q.n > 2048 && q.n <= 2560) c = Config{2560, 4, 1, 0};
+      if (q.n > 2560 && q.n < 3072) c = Config{3072, 4, 1, 0};
       if (q.n > 4096 && q.n <= 6144) c = Config{static_cast<int>(round_up(q.n, 1024)), 8, 1, 0};
       if ((q.n > 8192 && q.n <= 12288) || (q.n > 16384 && q.n <= 22528))
         c = Config{static_cast<int>(round_up(q.n, 2048)), 8, 1, 0};
@@ -981,6 +986,7 @@ std::optional<Config> fast_memory_fwd_default(const SpaceQuery& q, const ConfigF
       if (q.n > 4096 && q.n <= 6144) c = Config{6144, 8, 1, 0};
       if (q.n > 6144 && q.n < 8192) c = Config{8192, 8, 1, 0};
       if (q.n > 8192 && q.n <= 12288) c = Config{12288, 16, 1, 0};
+      if (q.n > 16384 && q.n <= 20480) c = Config{20480, 16, 1, 0};
     }
     if (c.block_size > 0 && valid(c)) return c;
   }

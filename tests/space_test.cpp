@@ -913,7 +913,7 @@ TEST(Default, FastMemoryRules) {
   // backward rows of 4097-8191 columns on the register kernel's whole row;
   // the wide backward's fine split for 131073-245760 columns.
   EXPECT_EQ(def(Kernel::fwd, DType::bf16, 1536, 174762), "block_size=2048 num_warps=2 rows_per_cta=1 group_size_m=0");
-  EXPECT_EQ(def(Kernel::fwd, DType::f16, 2816, 95325), "block_size=4096 num_warps=4 rows_per_cta=1 group_size_m=0");
+  EXPECT_EQ(def(Kernel::fwd, DType::f16, 3328, 80659), "block_size=4096 num_warps=4 rows_per_cta=1 group_size_m=0");
   EXPECT_NE(def(Kernel::fwd, DType::bf16, 2560, 4096), "block_size=4096 num_warps=4 rows_per_cta=1 group_size_m=0")
       << "M = 4096 keeps its rule";
   EXPECT_NE(def(Kernel::fwd, DType::bf16, 2048, 131072), "block_size=2048 num_warps=2 rows_per_cta=1 group_size_m=0")
@@ -952,7 +952,12 @@ TEST(Default, FastMemoryRules) {
     const Norm L = Norm::layer, R = Norm::rms;
     EXPECT_EQ(tile(L, DType::bf16, 2049, 100000), "2560/4/1");
     EXPECT_EQ(tile(L, DType::f16, 2560, 100000), "2560/4/1");
-    EXPECT_EQ(tile(L, DType::bf16, 2561, 100000), "4096/4/1") << "session 42's 32 elements a thread";
+    EXPECT_EQ(tile(L, DType::bf16, 2561, 100000), "3072/4/1");
+    EXPECT_EQ(tile(L, DType::bf16, 3071, 100000), "3072/4/1");
+    EXPECT_EQ(tile(L, DType::bf16, 3072, 100000), "4096/4/1") << "session 42's 32 elements a thread";
+    EXPECT_EQ(tile(R, DType::bf16, 16385, 100000), "20480/16/1");
+    EXPECT_EQ(tile(R, DType::f16, 20480, 100000), "20480/16/1");
+    EXPECT_NE(tile(R, DType::bf16, 20481, 100000), "20480/16/1");
     EXPECT_EQ(tile(L, DType::bf16, 4097, 100000), "5120/8/1");
     EXPECT_EQ(tile(L, DType::bf16, 6144, 100000), "6144/8/1");
     EXPECT_NE(tile(L, DType::bf16, 7168, 100000), "7168/8/1") << "89.4% of copy against 98.5 for its rule";
