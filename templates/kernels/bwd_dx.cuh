@@ -365,11 +365,6 @@ __device__ __forceinline__ void layer_norm_bwd_dx_single_tile(const BwdParams& p
 #pragma unroll
     for (int j = 0; j < S::kVecsPerThread; ++j) {
       const bool valid = active && static_cast<i64>(j * S::kThreadsPerRow + t) * S::kVec < n;
-      // An access past the row's end for the whole warp (a row just above a
-      // power of two: 1152 columns in a tile of 2048 leave three of four
-      // warps' second access empty) is skipped, not computed on zeros: its
-      // terms add nothing and dx's loop below skips it too.
-      if (static_cast<i64>(j * S::kThreadsPerRow + (t & ~31)) * S::kVec >= n) continue;
 #pragma unroll
       for (int k = 0; k < S::kVec; ++k) {
         if constexpr (S::kFusedXhat) {
