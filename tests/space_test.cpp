@@ -950,32 +950,50 @@ TEST(Default, FastMemoryRules) {
              (c.cluster_size > 1 ? "/c" + std::to_string(c.cluster_size) : "");
     };
     const Norm L = Norm::layer, R = Norm::rms;
-    EXPECT_EQ(tile(L, DType::bf16, 2049, 100000), "2560/4/1");
-    EXPECT_EQ(tile(L, DType::f16, 2560, 100000), "2560/4/1");
-    EXPECT_EQ(tile(L, DType::bf16, 2561, 100000), "3072/4/1");
-    EXPECT_EQ(tile(L, DType::bf16, 3071, 100000), "3072/4/1");
-    EXPECT_EQ(tile(L, DType::bf16, 3072, 100000), "4096/4/1") << "session 42's 32 elements a thread";
-    EXPECT_EQ(tile(R, DType::bf16, 16385, 100000), "20480/16/1");
-    EXPECT_EQ(tile(R, DType::f16, 20480, 100000), "20480/16/1");
-    EXPECT_NE(tile(R, DType::bf16, 20481, 100000), "20480/16/1");
-    EXPECT_EQ(tile(L, DType::bf16, 4097, 100000), "5120/8/1");
-    EXPECT_EQ(tile(L, DType::bf16, 6144, 100000), "6144/8/1");
-    EXPECT_NE(tile(L, DType::bf16, 7168, 100000), "7168/8/1") << "89.4% of copy against 98.5 for its rule";
-    EXPECT_EQ(tile(L, DType::bf16, 8193, 100000), "10240/8/1");
-    EXPECT_EQ(tile(L, DType::bf16, 9216, 100000), "10240/8/1") << "16-byte copies, not 9216 of 8-byte";
-    EXPECT_EQ(tile(L, DType::bf16, 12289, 100000), "16384/16/1") << "the register row above";
-    EXPECT_EQ(tile(L, DType::bf16, 16385, 100000), "18432/8/1");
-    EXPECT_EQ(tile(L, DType::bf16, 20480, 100000), "20480/8/1");
-    EXPECT_EQ(tile(L, DType::bf16, 22528, 100000), "22528/8/1");
-    EXPECT_EQ(tile(L, DType::bf16, 22529, 100000), "32768/16/1");
-    EXPECT_EQ(tile(R, DType::bf16, 1025, 100000), "1536/4/1");
-    EXPECT_NE(tile(R, DType::bf16, 1536, 100000), "1536/4/1") << "1536 keeps session 42's rule";
-    EXPECT_EQ(tile(R, DType::bf16, 6145, 100000), "8192/8/1");
-    EXPECT_EQ(tile(R, DType::f16, 8191, 100000), "8192/8/1");
-    EXPECT_EQ(tile(R, DType::bf16, 2049, 100000), "3072/4/1");
-    EXPECT_EQ(tile(R, DType::f16, 5632, 100000), "6144/8/1");
-    EXPECT_EQ(tile(R, DType::bf16, 8193, 100000), "12288/16/1");
-    EXPECT_EQ(tile(R, DType::bf16, 12288, 100000), "12288/16/1");
+    struct Edge {
+      Norm norm;
+      DType d;
+      std::int64_t n;
+      const char* want;  // block/warps/rows; "!" + config: anything but it
+      const char* why;
+    };
+    for (const Edge& e : std::vector<Edge>{
+             {L, DType::bf16, 2049, "2560/4/1", ""},
+             {L, DType::f16, 2560, "2560/4/1", ""},
+             {L, DType::bf16, 2561, "3072/4/1", ""},
+             {L, DType::bf16, 3071, "3072/4/1", ""},
+             {L, DType::bf16, 3072, "4096/4/1", "session 42's 32 elements a thread"},
+             {L, DType::bf16, 4097, "5120/8/1", ""},
+             {L, DType::bf16, 6144, "6144/8/1", ""},
+             {L, DType::bf16, 7168, "!7168/8/1", "89.4% of copy against 98.5 for its rule"},
+             {L, DType::bf16, 8193, "10240/8/1", ""},
+             {L, DType::bf16, 9216, "10240/8/1", "16-byte copies, not 9216 of 8-byte"},
+             {L, DType::bf16, 12289, "16384/16/1", "the register row above"},
+             {L, DType::bf16, 16384, "16384/16/1", "a power of two keeps its rule"},
+             {L, DType::bf16, 16385, "18432/8/1", ""},
+             {L, DType::bf16, 20480, "20480/8/1", ""},
+             {L, DType::bf16, 22528, "22528/8/1", ""},
+             {L, DType::bf16, 22529, "32768/16/1", ""},
+             {R, DType::bf16, 1025, "1536/4/1", ""},
+             {R, DType::bf16, 1536, "!1536/4/1", "1536 keeps session 42's rule"},
+             {R, DType::bf16, 2049, "3072/4/1", ""},
+             {R, DType::f16, 5632, "6144/8/1", ""},
+             {R, DType::bf16, 6145, "8192/8/1", ""},
+             {R, DType::f16, 8191, "8192/8/1", ""},
+             {R, DType::bf16, 8193, "12288/16/1", ""},
+             {R, DType::bf16, 12288, "12288/16/1", ""},
+             {R, DType::bf16, 16385, "20480/16/1", ""},
+             {R, DType::f16, 20480, "20480/16/1", ""},
+             {R, DType::bf16, 20481, "!20480/16/1", ""}}) {
+      SCOPED_TRACE(std::string(e.norm == L ? "LayerNorm " : "RMSNorm ") + std::string(to_string(e.d)) + " N=" +
+                   std::to_string(e.n));
+      const std::string got = tile(e.norm, e.d, e.n, 100000);
+      if (e.want[0] == '!') {
+        EXPECT_NE(got, e.want + 1) << e.why;
+      } else {
+        EXPECT_EQ(got, e.want) << e.why;
+      }
+    }
     EXPECT_EQ(tile(L, DType::bf16, 5120, 2112), "5120/8/1") << "16 rows an SM";
     EXPECT_NE(tile(L, DType::bf16, 5120, 2111), "5120/8/1") << "fewer rows";
     EXPECT_NE(tile(L, DType::bf16, 5120, 100000, 12.8), "5120/8/1") << "an H100";
