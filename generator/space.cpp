@@ -1397,11 +1397,15 @@ std::vector<Config> search_space(const SpaceQuery& q) {
   // of copy: N = 5120 in 8 warps 99.8 against 86.0, 2560 in 4 99.4 against
   // 95.0, 4608 in 4 (shared memory) 92.3 against 81.6, 9216 in 8 (shared
   // memory) 90.4 against 86.1, 12288 in 8 (shared memory) 93.3 against
-  // 89.0. Not yet a default: their GPU tests first.
+  // 89.0. The 16-bit defaults of an H200 since session 43 where they led
+  // (fast_memory_fwd_default).
   // The backward's (bwd_dx) the same in registers alone (session 43; its
   // kernel has no slab in shared memory): 1152 columns in 4 warps of 1536,
-  // 4608 in 16 of 6144, 12 elements a thread, where next_pow2(N) masks
-  // a third to a half of each thread's accesses.
+  // 4608 in 16 of 6144, 12 elements a thread, where next_pow2(N) masks a
+  // third to a half of each thread's accesses. On an H200 the 16-bit ones
+  // lose to the masked power of two (bf16 1152 80.0% of copy against 81.2,
+  // 4608 75.9 against 81.2: 8-byte accesses); fp32 4608 in 6144 ran 100.9
+  // against 88.8 (fast_memory_bwd_default; bench/results/s43, call 3).
   if ((q.kernel == Kernel::fwd || q.kernel == Kernel::bwd_dx) && !q.residual && q.n > 1024 && q.n != single) {
     for (int w : {4, 8, 16})
       for (int v : {max_vec(q.dtype), max_vec(q.dtype) / 2}) {
