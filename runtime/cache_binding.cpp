@@ -56,6 +56,21 @@ Config adapt_config(const Config& c, Kernel kernel, std::int64_t from_n, std::in
   if (!whole_row) return c;  // tiled: kept as is
   const std::int64_t share = (to_n + cluster - 1) / cluster;
   const std::int64_t block = gen::next_pow2(share);
+  // A single tile of other than a power of two (a multiple of its threads'
+  // accesses, gen::search_space): the same threads, the new N rounded up to
+  // the same grain (the threads per row times the largest power of two, at
+  // most 8, dividing each thread's elements), at most next_pow2(N);
+  // make_instance picks the vec and validates (a tile past the registers'
+  // bound: the caller's default instead).
+  if (cluster == 1 && gen::next_pow2(c.block_size) != c.block_size) {
+    const std::int64_t tpr = c.threads_per_row();
+    const std::int64_t items = c.block_size / std::max<std::int64_t>(1, tpr);
+    std::int64_t grain = tpr;
+    for (std::int64_t v = 2; v <= 8 && items % v == 0; v *= 2) grain = tpr * v;
+    Config out = c;
+    out.block_size = static_cast<int>(std::min(block, (to_n + grain - 1) / grain * grain));
+    return out;
+  }
   Config out = c;
   out.block_size = static_cast<int>(block);
   // Same elements per thread: threads per row scale with the block. Rows

@@ -256,6 +256,25 @@ TEST(CacheBinding, AdaptConfigKeepsTheShape) {
   EXPECT_EQ(rt::adapt_config(cfg(1024, 2, 2), Kernel::fwd, 1024, 3000), cfg(4096, 8, 2));
   // A CTA of 1024 threads holds half the items (registers): fewer rows.
   EXPECT_EQ(rt::adapt_config(cfg(1024, 16, 16), Kernel::fwd, 1024, 1536), cfg(2048, 16, 8));
+  // A tile of other than a power of two: the same threads, N rounded up to
+  // the tile's grain (5120 in 8 warps: 20 elements a thread, grain 4 x
+  // 256), and an instance for the new N; where that grain reaches the
+  // power of two, the rule above.
+  EXPECT_EQ(rt::adapt_config(cfg(5120, 8), Kernel::fwd, 5120, 4700), cfg(5120, 8));
+  EXPECT_EQ(rt::adapt_config(cfg(5120, 8), Kernel::fwd, 5120, 5800), cfg(6144, 8));
+  EXPECT_EQ(rt::adapt_config(cfg(10240, 8), Kernel::fwd, 9216, 11000), cfg(12288, 8));
+  EXPECT_EQ(rt::adapt_config(cfg(6144, 16), Kernel::bwd_dx, 4608, 5000), cfg(6144, 16));
+  EXPECT_EQ(rt::adapt_config(cfg(5120, 8), Kernel::fwd, 5120, 7800), cfg(8192, 8)) << "at most next_pow2(N)";
+  {
+    const Traits ft{Kernel::fwd, DType::bf16, DType::bf16, true, true};
+    const Config a = rt::adapt_config(cfg(5120, 8), Kernel::fwd, 5120, 5800);
+    EXPECT_EQ(gen::make_instance(ft, a, 5800, 8).vec, 8) << "6144 in 8 warps: 16-byte accesses";
+    const Traits bt{Kernel::bwd_dx, DType::bf16, DType::bf16, true, true};
+    EXPECT_EQ(gen::make_instance(bt, rt::adapt_config(cfg(6144, 16), Kernel::bwd_dx, 4608, 6800), 6800, 8).block_size,
+              8192);
+    EXPECT_THROW(gen::make_instance(bt, rt::adapt_config(cfg(6144, 16), Kernel::bwd_dx, 4608, 9000), 9000, 8), Error)
+        << "10240 in 16 warps is past the backward's 16 elements a thread: the caller's default";
+  }
   // Tiled: kept.
   EXPECT_EQ(rt::adapt_config(cfg(2048, 8), Kernel::fwd, 16384, 12288), cfg(2048, 8));
   // dW/dB reduction does not depend on N.
