@@ -1400,15 +1400,18 @@ std::vector<Config> search_space(const SpaceQuery& q) {
   // 89.0. The 16-bit defaults of an H200 since session 43 where they led
   // (fast_memory_fwd_default).
   // The backward's (bwd_dx) the same in registers alone (session 43; its
-  // kernel has no slab in shared memory): 1152 columns in 4 warps of 1536,
-  // 4608 in 16 of 6144, 12 elements a thread, where next_pow2(N) masks a
-  // third to a half of each thread's accesses. On an H200 the 16-bit ones
-  // lose to the masked power of two (bf16 1152 80.0% of copy against 81.2,
-  // 4608 75.9 against 81.2: 8-byte accesses); fp32 4608 in 6144 ran 100.9
-  // against 88.8 (fast_memory_bwd_default; bench/results/s43, call 3).
+  // kernel has no slab in shared memory), in 16-byte accesses alone: fp32
+  // 1152 columns in 4 warps of 1536, 4608 in 16 of 6144, 12 elements a
+  // thread, where next_pow2(N) masks a third to a half of each thread's
+  // accesses (fp32 4608 in 6144 100.9% of copy against 88.8 on an H200,
+  // fast_memory_bwd_default; bench/results/s43, call 3). In 8-byte accesses
+  // they lost (16-bit rows: bf16 1152 in 1536 80.0 against 81.2, 4608 in
+  // 6144 75.9 against 81.2) or spilled (fp32 RMSNorm 3072 in 16 warps:
+  // KernelHeaders.BackwardTilesSpillNoMoreThanThePowerOfTwo).
   if ((q.kernel == Kernel::fwd || q.kernel == Kernel::bwd_dx) && !q.residual && q.n > 1024 && q.n != single) {
     for (int w : {4, 8, 16})
       for (int v : {max_vec(q.dtype), max_vec(q.dtype) / 2}) {
+        if (q.kernel == Kernel::bwd_dx && v != max_vec(q.dtype)) continue;
         const std::int64_t block = round_up(q.n, std::int64_t{32} * w * v);
         const bool in_smem = block / (32 * w) > max_items_per_thread(q.kernel, w);
         if (block >= single || (in_smem && (q.cc < 90 || q.kernel != Kernel::fwd))) continue;
