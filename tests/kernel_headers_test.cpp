@@ -366,6 +366,24 @@ TEST(KernelHeaders, WideSpaceCompilesWithoutSpills) {
               keys.size(), forward, static_cast<int>(fine));
 }
 
+// The single tiles of other than a power of two (one CTA, block_size not a
+// power of two) in kernel k's space at (d, norm, n) over 65536 rows of a
+// 132-SM sm_90 GPU, and the traits they are instances of (a weight; a bias
+// for LayerNorm).
+struct OddTiles {
+  Traits traits;
+  std::vector<Config> configs;
+};
+OddTiles odd_tiles(Kernel k, DType d, Norm norm, std::int64_t n) {
+  OddTiles out{Traits{k, d, d, true, norm == Norm::layer}, {}};
+  out.traits.norm = norm;
+  gen::SpaceQuery q{k, d, n, 65536, 132, 90};
+  q.norm = norm;
+  for (const Config& c : gen::search_space(q))
+    if (c.cluster_size == 1 && (c.block_size & (c.block_size - 1)) != 0) out.configs.push_back(c);
+  return out;
+}
+
 // The forward's single tiles of other than a power of two (search_space,
 // session 42), in registers or a slab in shared memory, compile for sm_90
 // with no spills at N = 1152, 2560, 4608, 5120, 9216 and 12288, 16-bit and
@@ -375,13 +393,9 @@ TEST(KernelHeaders, ForwardTilesOfAnyMultipleCompileWithoutSpills) {
   for (DType d : {f32, bf16})
     for (Norm norm : {Norm::layer, Norm::rms})
       for (std::int64_t n : {1152, 2560, 4608, 5120, 9216, 12288}) {
-        Traits t{Kernel::fwd, d, d, true, norm == Norm::layer};
-        t.norm = norm;
-        gen::SpaceQuery q{Kernel::fwd, d, n, 65536, 132, 90};
-        q.norm = norm;
-        for (const Config& c : gen::search_space(q)) {
-          if (c.cluster_size != 1 || (c.block_size & (c.block_size - 1)) == 0) continue;
-          const InstanceKey key = gen::make_instance(t, c, n, gen::max_vec(d));
+        const OddTiles tiles = odd_tiles(Kernel::fwd, d, norm, n);
+        for (const Config& c : tiles.configs) {
+          const InstanceKey key = gen::make_instance(tiles.traits, c, n, gen::max_vec(d));
           if (std::find(keys.begin(), keys.end(), key) == keys.end()) keys.push_back(key);
         }
       }
@@ -417,12 +431,9 @@ TEST(KernelHeaders, BackwardTilesSpillNoMoreThanThePowerOfTwo) {
   for (DType d : {f32, bf16})
     for (Norm norm : {Norm::layer, Norm::rms})
       for (std::int64_t n : {1152, 1280, 2304, 2560, 4608, 5120}) {
-        Traits t{Kernel::bwd_dx, d, d, true, norm == Norm::layer};
-        t.norm = norm;
-        gen::SpaceQuery q{Kernel::bwd_dx, d, n, 65536, 132, 90};
-        q.norm = norm;
-        for (const Config& c : gen::search_space(q)) {
-          if (c.cluster_size != 1 || (c.block_size & (c.block_size - 1)) == 0) continue;
+        const OddTiles tiles = odd_tiles(Kernel::bwd_dx, d, norm, n);
+        const Traits& t = tiles.traits;
+        for (const Config& c : tiles.configs) {
           Config pow2 = c;
           pow2.block_size = static_cast<int>(gen::next_pow2(n));
           if (pow2.block_size / pow2.threads_per_row() > gen::max_items_per_thread(Kernel::bwd_dx, pow2.num_warps))
