@@ -55,9 +55,6 @@ std::int64_t cluster_slab(std::int64_t n, int cluster) {
 // (the last slab partial).
 int slab_count(std::int64_t n, std::int64_t slab) { return static_cast<int>((n + slab - 1) / slab); }
 
-// v rounded up to a multiple of grain.
-std::int64_t round_up(std::int64_t v, std::int64_t grain) { return (v + grain - 1) / grain * grain; }
-
 // A row of n split over `cluster` CTAs in slabs of a multiple of grain
 // columns (the last partial): ceil(n / cluster) rounded up to the grain.
 std::int64_t grain_slab(std::int64_t n, int cluster, std::int64_t grain) { return round_up((n + cluster - 1) / cluster, grain); }
@@ -977,9 +974,9 @@ std::optional<Config> fast_memory_fwd_default(const SpaceQuery& q, const ConfigF
     if (plain_layer) {
       if (q.n > 2048 && q.n <= 2560) c = Config{2560, 4, 1, 0};
       if (q.n > 2560 && q.n < 3072) c = Config{3072, 4, 1, 0};
-      if (q.n > 4096 && q.n <= 6144) c = Config{static_cast<int>(round_up(q.n, 1024)), 8, 1, 0};
+      if (q.n > 4096 && q.n <= 6144) c = Config{static_cast<int>(round_up(q.n, std::int64_t{1024})), 8, 1, 0};
       if ((q.n > 8192 && q.n <= 12288) || (q.n > 16384 && q.n <= 22528))
-        c = Config{static_cast<int>(round_up(q.n, 2048)), 8, 1, 0};
+        c = Config{static_cast<int>(round_up(q.n, std::int64_t{2048})), 8, 1, 0};
     } else {
       if (q.n > 1024 && q.n < 1536) c = Config{1536, 4, 1, 0};
       if (q.n > 2048 && q.n < 3072) c = Config{3072, 4, 1, 0};

@@ -121,6 +121,13 @@ std::int64_t default_m_bound(int sm_count);
 
 std::int64_t next_pow2(std::int64_t v);
 
+// v rounded up to a multiple of grain (> 0): tiles and slabs of a multiple
+// of a CTA's accesses, the launcher's workspace sizes.
+template <class T>
+constexpr T round_up(T v, T grain) {
+  return (v + grain - 1) / grain * grain;
+}
+
 // The most row splits bwd_dwdb takes at N columns (its second-level rows
 // live in the backward's workspace: at most 32 rows, and 4 MiB per gradient).
 std::int64_t max_dwdb_splits(std::int64_t n);

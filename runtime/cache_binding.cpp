@@ -68,7 +68,7 @@ Config adapt_config(const Config& c, Kernel kernel, std::int64_t from_n, std::in
     std::int64_t grain = tpr;
     for (std::int64_t v = 2; v <= 8 && items % v == 0; v *= 2) grain = tpr * v;
     Config out = c;
-    out.block_size = static_cast<int>(std::min(block, (to_n + grain - 1) / grain * grain));
+    out.block_size = static_cast<int>(std::min(block, gen::round_up(to_n, grain)));
     return out;
   }
   Config out = c;

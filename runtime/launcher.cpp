@@ -24,8 +24,6 @@ unsigned grid_size(std::int64_t ctas, const char* what) {
   return static_cast<unsigned>(ctas < 1 ? 1 : ctas);
 }
 
-std::size_t round_up(std::size_t v, std::size_t a) { return (v + a - 1) / a * a; }
-
 }  // namespace
 
 std::size_t PlanKeyHash::operator()(const PlanKey& k) const noexcept {
@@ -82,7 +80,7 @@ Workspaces::Locked Workspaces::acquire(CUcontext ctx, CUstream stream, std::size
     // Work already queued on this stream may still read the old buffer; the
     // stream is drained before it is freed.
     if (ws->buffer.size() > 0) check(driver().StreamSynchronize(stream), "cuStreamSynchronize (growing the workspace)");
-    ws->buffer = DeviceBuffer(round_up(bytes, 1 << 20));
+    ws->buffer = DeviceBuffer(gen::round_up<std::size_t>(bytes, 1 << 20));
   }
   out.ptr = ws->buffer.ptr();
   return out;
@@ -99,10 +97,10 @@ WorkspaceSizes workspace_sizes(const BwdProblem& p, const Config& c) {
   WorkspaceSizes s;
   if (p.M == 0 || (!p.want_dw && !p.want_db)) return s;
   const auto n = static_cast<std::size_t>(p.N);
-  s.partials = round_up(static_cast<std::size_t>(partial_rows(c, p.M)) * n * 4, 256);
-  s.splits = round_up(static_cast<std::size_t>(gen::max_dwdb_splits(p.N)) * n * 4, 256);
+  s.partials = gen::round_up<std::size_t>(static_cast<std::size_t>(partial_rows(c, p.M)) * n * 4, 256);
+  s.splits = gen::round_up<std::size_t>(static_cast<std::size_t>(gen::max_dwdb_splits(p.N)) * n * 4, 256);
   s.num_counters = (p.N + 31) / 32;
-  s.counters = round_up(static_cast<std::size_t>(s.num_counters) * 4, 256);
+  s.counters = gen::round_up<std::size_t>(static_cast<std::size_t>(s.num_counters) * 4, 256);
   return s;
 }
 
