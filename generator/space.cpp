@@ -969,23 +969,24 @@ std::optional<Config> fast_memory_fwd_default(const SpaceQuery& q, const ConfigF
   // 5632 92.5 / 93.4 -> 98.9 / 99.7, 6144 88.9 / 88.8 -> 99.0 / 99.1, 9216
   // 96.3 / 96.1 -> 99.7 / 100.0; M = 16384 LayerNorm bf16 4608 79.3 / 79.0
   // -> 94.5 / 94.0, 9216 84.8 / 85.0 -> 97.1 / 97.0.
+  // Each range: its first and last N, the tile's grain (N rounded up to a
+  // multiple of it) and its warps.
+  struct TileRange {
+    std::int64_t first, last, grain;
+    int warps;
+  };
+  static constexpr TileRange kLayerTiles[] = {
+      {2049, 3071, 512, 4}, {4097, 6144, 1024, 8}, {8193, 12288, 2048, 8}, {16385, 22528, 2048, 8}};
+  static constexpr TileRange kRmsTiles[] = {
+      {1025, 1535, 512, 4}, {2049, 3071, 1024, 4}, {4097, 8191, 2048, 8}, {8193, 12288, 4096, 16}, {16385, 20480, 4096, 16}};
+  const auto tile_in = [&q](const auto& ranges) -> std::optional<Config> {
+    for (const TileRange& r : ranges)
+      if (q.n >= r.first && q.n <= r.last) return Config{static_cast<int>(round_up(q.n, r.grain)), r.warps, 1, 0};
+    return std::nullopt;
+  };
   if (half && (plain_layer || plain_rms) && q.m >= 16 * std::int64_t{q.sm_count} && q.n != single) {
-    Config c{0, 0, 1, 0};
-    if (plain_layer) {
-      if (q.n > 2048 && q.n <= 2560) c = Config{2560, 4, 1, 0};
-      if (q.n > 2560 && q.n < 3072) c = Config{3072, 4, 1, 0};
-      if (q.n > 4096 && q.n <= 6144) c = Config{static_cast<int>(round_up(q.n, std::int64_t{1024})), 8, 1, 0};
-      if ((q.n > 8192 && q.n <= 12288) || (q.n > 16384 && q.n <= 22528))
-        c = Config{static_cast<int>(round_up(q.n, std::int64_t{2048})), 8, 1, 0};
-    } else {
-      if (q.n > 1024 && q.n < 1536) c = Config{1536, 4, 1, 0};
-      if (q.n > 2048 && q.n < 3072) c = Config{3072, 4, 1, 0};
-      if (q.n > 4096 && q.n <= 6144) c = Config{6144, 8, 1, 0};
-      if (q.n > 6144 && q.n < 8192) c = Config{8192, 8, 1, 0};
-      if (q.n > 8192 && q.n <= 12288) c = Config{12288, 16, 1, 0};
-      if (q.n > 16384 && q.n <= 20480) c = Config{20480, 16, 1, 0};
-    }
-    if (c.block_size > 0 && valid(c)) return c;
+    const std::optional<Config> c = plain_layer ? tile_in(kLayerTiles) : tile_in(kRmsTiles);
+    if (c && valid(*c)) return c;
   }
   if (half && !q.residual && q.m > 8192 && q.n > 512 && q.n < 3840 && q.n != single) {
     const Config c{static_cast<int>(single), static_cast<int>(std::max<std::int64_t>(2, single / 1024)),
