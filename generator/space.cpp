@@ -1200,13 +1200,12 @@ std::optional<Config> fast_memory_bwd_default(const SpaceQuery& q, const ConfigF
   // 12288 65.3 / 65.1 -> 66.8 / 67.1, fp32 9216 68.1 / 68.3 -> 90.4 /
   // 90.5, 10240 75.1 / 75.5 -> 88.5 / 88.1; at M = 8 bf16 9216 16.2 ->
   // 15.2 us, fp32 12.6 -> 10.9 us.
-  if (!q.residual)
-    if (const std::optional<WideSplit> even = wide_bwd_even_split(q.n, esize)) {
-      Config c{static_cast<int>(even->slab), even->min_warps, 3, 0, even->cluster};
-      const int fit = std::max(1, q.sm_count / even->cluster);
-      c.group_size_m = clip_groups(q, 1, wide_bwd_two_per_sm(q, c) ? 2 * fit : fit);
-      if (wide_bwd_fits(q, c, false, accept)) return c;
-    }
+  if (const std::optional<WideSplit> even = wide_bwd_even_split(q.n, esize); even && !q.residual) {
+    Config c{static_cast<int>(even->slab), even->min_warps, 3, 0, even->cluster};
+    const int fit = std::max(1, q.sm_count / even->cluster);
+    c.group_size_m = clip_groups(q, 1, wide_bwd_two_per_sm(q, c) ? 2 * fit : fit);
+    if (wide_bwd_fits(q, c, false, accept)) return c;
+  }
   // fp32 rows of 4097-8191 columns without a residual over many rows: the
   // register kernel's whole row in 16 warps, a CTA per SM, where
   // wide_bwd_default's split in two leaves the second 4096-column slab part
@@ -1407,19 +1406,17 @@ std::vector<Config> search_space(const SpaceQuery& q) {
   // 6144 75.9 against 81.2) or spilled (fp32 RMSNorm 3072 in 16 warps:
   // KernelHeaders.BackwardTilesSpillNoMoreThanThePowerOfTwo).
   if ((q.kernel == Kernel::fwd || q.kernel == Kernel::bwd_dx) && !q.residual && q.n > 1024 && q.n != single) {
-    for (int w : {4, 8, 16})
-      for (int v : {max_vec(q.dtype), max_vec(q.dtype) / 2}) {
-        if (q.kernel == Kernel::bwd_dx && v != max_vec(q.dtype)) continue;
-        const std::int64_t block = round_up(q.n, std::int64_t{32} * w * v);
+    const int vecs = q.kernel == Kernel::fwd ? 2 : 1;  // 16- and 8-byte accesses; the backward's 16 alone
+    for (int w : {4, 8, 16}) {
+      std::int64_t wider = 0;  // the tile of the wider accesses (a power of two: no tile is one)
+      for (int i = 0; i < vecs; ++i) {
+        const std::int64_t block = round_up(q.n, std::int64_t{32} * w * (max_vec(q.dtype) >> i));
         const bool in_smem = block / (32 * w) > max_items_per_thread(q.kernel, w);
-        if (block >= single || (in_smem && (q.cc < 90 || q.kernel != Kernel::fwd))) continue;
-        const Config c{static_cast<int>(block), w, 1, 0};
-        const auto same_tile = [&c](const Config& o) {
-          return o.block_size == c.block_size && o.num_warps == c.num_warps && o.rows_per_cta == c.rows_per_cta &&
-                 o.cluster_size == c.cluster_size;
-        };
-        if (std::none_of(out.begin(), out.end(), same_tile)) add_group_sizes(q, c, out);
+        if (block == wider || block >= single || (in_smem && (q.cc < 90 || q.kernel != Kernel::fwd))) continue;
+        wider = block;
+        add_group_sizes(q, Config{static_cast<int>(block), w, 1, 0}, out);
       }
+    }
   }
   if (q.cc >= 90 && q.n > 2048) {
     for (int cluster : {2, 4, 8}) {
