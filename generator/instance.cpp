@@ -185,6 +185,8 @@ int max_items_per_thread(Kernel k, int num_warps) {
 
 int max_vec(DType d) { return static_cast<int>(16 / dtype_size(d)); }
 
+bool is_odd_tile(const Config& config) { return config.cluster_size == 1 && config.block_size > 0 && !is_pow2(config.block_size); }
+
 bool forward_in_smem(const Config& config, std::int64_t n) {
   if (config.num_warps < 1 || config.rows_per_cta != 1 || config.cluster_size < 1) return false;
   if (n > static_cast<std::int64_t>(config.block_size) * config.cluster_size) return false;

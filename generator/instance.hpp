@@ -23,6 +23,12 @@ int max_vec(DType d);
 // holds its slab in registers when it can, else in shared memory.
 bool forward_in_smem(const Config& config, std::int64_t n);
 
+// A single tile of other than a power of two: one CTA, block_size N rounded
+// up to a multiple of its threads' accesses (the forward in registers or
+// shared memory, the backward in registers; search_space). Every other
+// block_size is a power of two but the wide-row backward's slabs (clusters).
+bool is_odd_tile(const Config& config);
+
 // Whether an instance is such a forward (from its block_size, num_warps,
 // rows_per_cta and single_tile: its name tells it apart already).
 bool stages_in_smem(const InstanceKey& key);

@@ -62,7 +62,7 @@ Config adapt_config(const Config& c, Kernel kernel, std::int64_t from_n, std::in
   // most 8, dividing each thread's elements), at most next_pow2(N);
   // make_instance picks the vec and validates (a tile past the registers'
   // bound: the caller's default instead).
-  if (cluster == 1 && gen::next_pow2(c.block_size) != c.block_size) {
+  if (gen::is_odd_tile(c)) {
     const std::int64_t tpr = c.threads_per_row();
     const std::int64_t items = c.block_size / std::max<std::int64_t>(1, tpr);
     std::int64_t grain = tpr;

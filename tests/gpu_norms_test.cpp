@@ -651,7 +651,7 @@ TEST_P(VariantSpace, EveryConfigIsCorrect) {
   run.forward_and_check();  // z, mean and rstd for the backward
   for (const Config& cfg : gen::search_space({sc.kernel, c.x, c.N, c.M, dev.sm_count, dev.cc_major * 10 + dev.cc_minor})) {
     SCOPED_TRACE(c.name() + " " + std::string(to_string(sc.kernel)) + " " + to_string(cfg));
-    const bool tile = cfg.cluster_size == 1 && gen::next_pow2(cfg.block_size) != cfg.block_size;
+    const bool tile = gen::is_odd_tile(cfg);
     if (sc.kernel == Kernel::fwd) {
       run.forward_and_check(&cfg);
     } else {
@@ -901,7 +901,7 @@ TEST_P(SmemForward, EveryConfigIsCorrect) {
   for (const Config& cfg : gen::search_space({Kernel::fwd, c.x, c.N, c.M, gpu.dev.sm_count, gpu.cc})) {
     const bool wide = gen::is_wide_fwd(Kernel::fwd, cfg);
     if (!GetParam().tiles && !gen::forward_in_smem(cfg, c.N) && !wide) continue;
-    const bool tile = !wide && cfg.block_size >= c.N && (cfg.block_size & (cfg.block_size - 1)) != 0;
+    const bool tile = gen::is_odd_tile(cfg);
     SCOPED_TRACE(c.name() + " " + to_string(cfg));
     try {
       gen::make_instance(fp.traits, cfg, c.N, fp.vec);

@@ -366,9 +366,8 @@ TEST(KernelHeaders, WideSpaceCompilesWithoutSpills) {
               keys.size(), forward, static_cast<int>(fine));
 }
 
-// The single tiles of other than a power of two (one CTA, block_size not a
-// power of two) in kernel k's space at (d, norm, n) over 65536 rows of a
-// 132-SM sm_90 GPU, and the traits they are instances of (a weight; a bias
+// The single tiles of other than a power of two (gen::is_odd_tile) in kernel
+// k's space at (d, norm, n) over 65536 rows of a 132-SM sm_90 GPU, and the traits they are instances of (a weight; a bias
 // for LayerNorm).
 struct OddTiles {
   Traits traits;
@@ -380,7 +379,7 @@ OddTiles odd_tiles(Kernel k, DType d, Norm norm, std::int64_t n) {
   gen::SpaceQuery q{k, d, n, 65536, 132, 90};
   q.norm = norm;
   for (const Config& c : gen::search_space(q))
-    if (c.cluster_size == 1 && (c.block_size & (c.block_size - 1)) != 0) out.configs.push_back(c);
+    if (gen::is_odd_tile(c)) out.configs.push_back(c);
   return out;
 }
 

@@ -1217,7 +1217,7 @@ TEST(Space, ForwardTilesOfAnyMultiple) {
   const auto odd_blocks = [](SpaceQuery q) {
     std::vector<Config> out;
     for (const Config& c : search_space(q))
-      if (c.cluster_size == 1 && (c.block_size & (c.block_size - 1)) != 0) out.push_back(c);
+      if (is_odd_tile(c)) out.push_back(c);
     return out;
   };
   const SpaceQuery bf16 = query(Kernel::fwd, DType::bf16, 5120, 52428, 18.8);
