@@ -13,7 +13,6 @@ OUT=$O bash bench/gpu_ab.sh ab3 2 $B/s42a $B/s42b -- "bwd||bwd bf16 140000 15000
   "rms|LNTUNE_SWEEP_OP=rmsnorm|bwd bf16 150000 180000" "rms|LNTUNE_SWEEP_OP=rmsnorm|bwd fp32 150000 180000 5120"
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:$B/s42b
 S=$B/s42b/lntune_sweep
-sw() { local tag=$1 t=$2; shift 2; LNTUNE_SWEEP_EVERY=1 timeout $t $S "$@" > $O/sw_$tag.log 2>&1; echo "$tag rc=$?"; python3 bench/sweep_top.py $O/sw_$tag.log 3; }
 s "forward 16-bit"
 sw fwd16s 100 fwd bf16 1152 1280 1536 1792 2304 2560 2816 3072 3328 3840
 sw fwd16l 80 fwd bf16 24576 26000 28672 30000 32768

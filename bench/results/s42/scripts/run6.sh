@@ -7,7 +7,6 @@
 source bench/gpu_call.sh
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:$B/s42d
 S=$B/s42d/lntune_sweep
-sw() { local tag=$1 t=$2; shift 2; LNTUNE_SWEEP_EVERY=1 timeout $t $S "$@" > $O/sw_$tag.log 2>&1; echo "$tag rc=$?"; python3 bench/sweep_top.py $O/sw_$tag.log 3; }
 s "backward"
 sw bwd16 120 bwd bf16 1152 2304 4608 9216 17408
 sw bwd32 100 bwd fp32 1152 2304 9216 30720

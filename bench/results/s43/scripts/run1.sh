@@ -5,9 +5,7 @@
 # 42; memcheck on one tile case; then every config of the 16-bit and fp32
 # forward at N that are not powers of two (the tiles against the defaults).
 source bench/gpu_call.sh
-D=$B/s43a
-export LD_LIBRARY_PATH=/usr/local/cuda/lib64:$D
-S=$D/lntune_sweep
+use s43a
 s "tile cases"
 F1='Norms/SmemForward.EveryConfigIsCorrect/ln_bf16_N5120_pad8:Norms/SmemForward.EveryConfigIsCorrect/ln_bf16_N4608:Norms/SmemForward.EveryConfigIsCorrect/ln_fp32_N5120'
 F2='Norms/SmemForward.EveryConfigIsCorrect/ln_bf16_N9216:Norms/SmemForward.EveryConfigIsCorrect/rms_bf16_wfp32_N2560:Norms/VariantSpace.EveryConfigIsCorrect/*12288_fwd*'
@@ -18,7 +16,6 @@ timeout 240 $D/gpu_norms_test --gtest_filter="$F3" > $O/cases3.log 2>&1 & p3=$!
 timeout 150 /usr/local/cuda/bin/compute-sanitizer --tool memcheck $D/gpu_norms_test --gtest_filter='Norms/SmemForward.EveryConfigIsCorrect/ln_bf16_N4608' > $O/san_memcheck.log 2>&1 & p4=$!
 wait $p1; echo "cases1 rc=$?"; wait $p2; echo "cases2 rc=$?"; wait $p3; echo "cases3 rc=$?"; wait $p4; echo "memcheck rc=$?"
 grep -hE "configs checked|OK \]|FAILED|PASSED|ERROR SUMMARY" $O/cases*.log $O/san_memcheck.log | head -40
-sw() { local tag=$1 t=$2; shift 2; LNTUNE_SWEEP_EVERY=1 timeout $t $S "$@" > $O/sw_$tag.log 2>&1; echo "$tag rc=$?"; python3 bench/sweep_top.py $O/sw_$tag.log 3; }
 s "forward sweeps"
 sw fwd16 150 fwd bf16 1152 2304 2560 4608 5120 6144 9216 10240 12288 18432
 LNTUNE_SWEEP_OP=rmsnorm sw rms16 70 fwd bf16 2304 4608 5632 9216 12288

@@ -7,9 +7,7 @@
 # tests and memcheck, then the A/B s43a -> s43b, 2 rounds; every config
 # at M = 4096 (the rule's threshold is M > 8192).
 source bench/gpu_call.sh
-D=$B/s43b
-export LD_LIBRARY_PATH=/usr/local/cuda/lib64:$D
-S=$D/lntune_sweep
+use s43b
 s "cases"
 F1='Norms/SmemForward.EveryConfigIsCorrect/ln_*:Norms/SmemForward.EveryConfigIsCorrect/rms_bf16_wfp32_N2560:Norms/VariantSpace.EveryConfigIsCorrect/*12288_fwd*'
 F2='*M8200_N5120*:*M8200_N9216*:*M8193_N18432*:*M8200_N2304*:*M8200_N10240*:*M8200_N4608*:*M8200_N2560*'
@@ -26,7 +24,6 @@ OUT=$O bash bench/gpu_ab.sh ab2 2 $B/s43a $D -- "fwd||fwd bf16 $N" "fwd||fwd fp1
   "m16k|LNTUNE_SWEEP_M=16384|fwd bf16 2304 4608 5120 9216 12288" \
   "rms16k|LNTUNE_SWEEP_OP=rmsnorm LNTUNE_SWEEP_M=16384|fwd bf16 2304 5120 9216"; echo "ab rc=$?"
 s "M = 4096, every config"
-sw() { local tag=$1 t=$2; shift 2; LNTUNE_SWEEP_EVERY=1 timeout $t $S "$@" > $O/sw_$tag.log 2>&1; echo "$tag rc=$?"; python3 bench/sweep_top.py $O/sw_$tag.log 3; }
 LNTUNE_SWEEP_M=4096 sw m4k 60 fwd bf16 2304 5120 9216 12288
 LNTUNE_SWEEP_M=4096 LNTUNE_SWEEP_OP=rmsnorm sw rms4k 40 fwd bf16 2304 5120 9216
 s done

@@ -8,16 +8,13 @@
 # N just above powers of two; the A/B s43b -> s43c at M = 4096 and 7168;
 # every forward config at more N.
 source bench/gpu_call.sh
-D=$B/s43c
-export LD_LIBRARY_PATH=/usr/local/cuda/lib64:$D
-S=$D/lntune_sweep
+use s43c
 s "cases"
 F='Norms/VariantSpace.EveryConfigIsCorrect/v1_N4608_bwd_dx:Norms/VariantSpace.EveryConfigIsCorrect/v2_N1152_bwd_dx:Norms/VariantSpace.EveryConfigIsCorrect/v3_N2304_bwd_dx'
 timeout 200 $D/gpu_norms_test --gtest_filter="$F" > $O/cases.log 2>&1 & p1=$!
 timeout 200 compute-sanitizer --tool memcheck --error-exitcode 9 --print-limit 5 $D/gpu_norms_test --gtest_filter='Norms/VariantSpace.EveryConfigIsCorrect/v2_N1152_bwd_dx' --gtest_brief=1 > $O/san_memcheck.log 2>&1 & p2=$!
 wait $p1; echo "cases rc=$?"; wait $p2; echo "memcheck rc=$?"
 grep -hE "configs checked|FAILED|PASSED|ERROR SUMMARY" $O/cases.log $O/san_memcheck.log | head -20
-sw() { local tag=$1 t=$2; shift 2; LNTUNE_SWEEP_EVERY=1 timeout $t $S "$@" > $O/sw_$tag.log 2>&1; echo "$tag rc=$?"; python3 bench/sweep_top.py $O/sw_$tag.log 3; }
 s "backward sweeps"
 sw bwd16 100 bwd bf16 1152 1280 2304 2560 4608 5120
 sw bwd32 80 bwd fp32 1152 1280 2304 2560 4608

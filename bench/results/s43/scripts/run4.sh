@@ -5,8 +5,7 @@
 # at 6145-8191, LayerNorm's tiles in shared memory up to 22528. The cases
 # at the rules and memcheck, the A/B s43c -> s43d, then the GPU suites.
 source bench/gpu_call.sh
-D=$B/s43d
-export LD_LIBRARY_PATH=/usr/local/cuda/lib64:$D
+use s43d
 s "cases"
 F='*M8193_N22528*:*M8200_N1280*:*M8200_N7168*:*M8200_N4608*'
 timeout 120 $D/gpu_norms_test --gtest_filter="$F" --gtest_brief=1 > $O/cases.log 2>&1; echo "cases rc=$?"; tail -2 $O/cases.log

@@ -7,8 +7,7 @@
 # two, bf16 1152-9216 at 80-81% of copy). The cases and memcheck on s43f,
 # the A/B s43d / s43e / s43f, then the GPU suites on s43f.
 source bench/gpu_call.sh
-D=$B/s43f
-export LD_LIBRARY_PATH=/usr/local/cuda/lib64:$D
+use s43f
 s "cases"
 F='*M8200_N2816*:*M8193_N18432*:*M8200_N1152*:Norms/VariantSpace.EveryConfigIsCorrect/v2_N1152_bwd_dx:Norms/VariantSpace.EveryConfigIsCorrect/v1_N4608_bwd_dx'
 timeout 150 $D/gpu_norms_test --gtest_filter="$F" --gtest_brief=1 > $O/cases.log 2>&1 & p1=$!

@@ -4,8 +4,7 @@
 # default (bwd_dx) at bf16 1152 columns (81% of copy) against 1024 (99%),
 # x = 512 MiB: issue slots, warp stalls, memory sectors.
 source bench/gpu_call.sh
-D=$B/s43e
-export LD_LIBRARY_PATH=/usr/local/cuda/lib64:$D
+use s43e
 NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
 for n in 1024 1152; do
   s "ncu bwd bf16 $n"

@@ -5,8 +5,7 @@
 # 16 at 4608) beside fp32 RMSNorm at 2304 (3072 in 8); adapt_config's
 # tiles. Every backward config of those cases against the reference.
 source bench/gpu_call.sh
-D=$B/s43g
-export LD_LIBRARY_PATH=/usr/local/cuda/lib64:$D
+use s43g
 s "cases"
 F='Norms/VariantSpace.EveryConfigIsCorrect/v4_N4608_bwd_dx:Norms/VariantSpace.EveryConfigIsCorrect/v4_N1152_bwd_dx:Norms/VariantSpace.EveryConfigIsCorrect/v3_N2304_bwd_dx'
 timeout 150 $D/gpu_norms_test --gtest_filter="$F" > $O/cases.log 2>&1; echo "cases rc=$?"
