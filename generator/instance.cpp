@@ -180,7 +180,7 @@ bool wide_stages_dy(const InstanceKey& key) {
 
 int max_items_per_thread(Kernel k, int num_warps) {
   const int items = k == Kernel::bwd_dx ? 16 : 32;
-  return num_warps >= 32 ? items / 2 : items;
+  return num_warps > 16 ? items / 2 : items;  // (17-31 warps: rows of other than a power of two of threads)
 }
 
 int max_vec(DType d) { return static_cast<int>(16 / dtype_size(d)); }
@@ -272,10 +272,68 @@ InstanceKey make_instance(const Traits& traits, const Config& config, std::int64
   return key;
 }
 
+int bwd_min_ctas(const InstanceKey& key) {
+  const int threads = 32 * key.num_warps;
+  const int old_rule = key.num_warps < 16 ? 16 / key.num_warps : 0;
+  if (!has_segmented_rows(key) || !key.single_tile || key.cluster_size != 1) return old_rule;
+  const int items = key.block_size / (threads / key.rows_per_cta);
+  const int mine = (items <= 8 ? 896 : 512) / threads;
+  return std::max(old_rule, mine > 1 ? mine : 0);
+}
+
+bool has_segmented_rows(const InstanceKey& key) {
+  // (The wide kernels' rows_per_cta counts staged rows, not rows side by side.)
+  if (is_wide_bwd(key) || is_wide_fwd(key)) return false;
+  return !is_pow2(key.num_warps) || !is_pow2(key.rows_per_cta);
+}
+bool has_segmented_rows(Kernel kernel, const Config& config) {
+  if (is_wide_bwd(kernel, config) || is_wide_fwd(kernel, config)) return false;
+  return !is_pow2(config.num_warps) || !is_pow2(config.rows_per_cta);
+}
+
+int row_segment_lanes(int threads_per_row) {
+  int g = 1;
+  while (g < 32 && threads_per_row % (2 * g) == 0) g *= 2;
+  return g;
+}
+
+namespace {
+// Rows of other than a power of two of threads (common.cuh's segments): the
+// single tile in one CTA of fwd (in registers) or bwd_dx, whose rows are
+// whole segments of 8 or more lanes, at most 32 of them, and whose tile is
+// a whole number of the row's accesses.
+void validate_segmented(const InstanceKey& key) {
+  const Traits& t = key.traits;
+  if ((t.kernel != Kernel::fwd && t.kernel != Kernel::bwd_dx) || !key.single_tile || key.cluster_size != 1 ||
+      stages_in_smem(key))
+    invalid(key, "num_warps or rows_per_cta of other than a power of two: only a single tile in one CTA of fwd (in "
+                 "registers) or bwd_dx");
+  const int threads = 32 * key.num_warps;
+  if (threads % key.rows_per_cta != 0)
+    invalid(key, "rows_per_cta (" + std::to_string(key.rows_per_cta) + ") must divide the CTA's " +
+                     std::to_string(threads) + " threads");
+  const int tpr = threads / key.rows_per_cta;
+  if (tpr % 8 != 0)
+    invalid(key, "a row's threads (32 * num_warps / rows_per_cta = " + std::to_string(tpr) +
+                     ") must be a multiple of 8 when not a power of two");
+  if (tpr / row_segment_lanes(tpr) > 32)
+    invalid(key, "a row of " + std::to_string(tpr) + " threads has more than 32 segments of " +
+                     std::to_string(row_segment_lanes(tpr)) + " lanes");
+  if (key.vec < 1 || key.block_size % (tpr * key.vec) != 0)
+    invalid(key, "block_size (" + std::to_string(key.block_size) + ") must be a multiple of threads_per_row * vec (" +
+                     std::to_string(tpr * key.vec) + "; threads_per_row = 32 * num_warps / rows_per_cta) for rows of "
+                     "other than a power of two of threads");
+}
+}  // namespace
+
 void validate(const InstanceKey& key) {
   const Traits& t = key.traits;
-  if (key.num_warps < 1 || key.num_warps > 32 || !is_pow2(key.num_warps))
-    invalid(key, "num_warps must be a power of two in [1, 32]");
+  if (key.num_warps < 1 || key.num_warps > 32) invalid(key, "num_warps must be in [1, 32]");
+  if (key.rows_per_cta < 1) invalid(key, "rows_per_cta must be at least 1");
+  const bool segmented = has_segmented_rows(key);
+  if (!segmented && !is_pow2(key.num_warps))
+    invalid(key, "num_warps must be a power of two (other counts: a single tile in one CTA of fwd or bwd_dx)");
+  if (segmented) validate_segmented(key);
   // Tiles of other than a power of two: the wide-row backward's slab (a
   // multiple of a CTA's accesses, validate_wide), and the forward's single
   // tile in one CTA (in registers, or a slab in shared memory): the row
@@ -303,8 +361,9 @@ void validate(const InstanceKey& key) {
   }
   if (is_wide_bwd(key)) return validate_wide(key);
   if (is_wide_fwd(key)) return validate_wide_fwd(key);
-  if (!is_pow2(key.rows_per_cta) || key.rows_per_cta > 32 * key.num_warps)
-    invalid(key, "rows_per_cta must be a power of two no larger than the CTA's threads");
+  if ((!segmented && !is_pow2(key.rows_per_cta)) || key.rows_per_cta > 32 * key.num_warps)
+    invalid(key, "rows_per_cta must be a power of two no larger than the CTA's threads (other counts: a single "
+                 "tile in one CTA of fwd or bwd_dx)");
   if (key.rows_per_cta > 1 && !key.single_tile)
     invalid(key, "rows_per_cta > 1 needs a row that fits one tile (N <= block_size)");
   if (stages_in_smem(key)) {
@@ -367,6 +426,7 @@ KernelSource render(const InstanceKey& key) {
   d["zero_centered"] = t.zero_centered;
   d["y_type"] = device_type(t.out_dtype());
   d["smem_bytes"] = dynamic_smem_bytes(key);
+  d["min_ctas"] = t.kernel == Kernel::bwd_dx ? bwd_min_ctas(key) : 0;
   d["stage_dy"] = is_wide_bwd(key) && wide_stages_dy(key);
   const WideResidual how = is_wide_fwd(key) ? wide_fwd_residual(key) : WideResidual::staged;
   d["residual_staging"] = how == WideResidual::staged ? "kResidualStaged"

@@ -11,7 +11,9 @@
 namespace lntune::gen {
 
 // Registers per thread bound the elements a thread may hold per tile: a CTA
-// of 1024 threads gets at most 64 registers per thread, so it holds half.
+// of 1024 threads gets at most 64 registers per thread, so it holds half;
+// so do CTAs of 17-31 warps (rows of other than a power of two of threads:
+// the backward spilled 124-296 bytes at 16 elements a thread in 576-768).
 int max_items_per_thread(Kernel k, int num_warps);
 
 // Widest vector (elements) a dtype allows: 16 bytes per access.
@@ -28,6 +30,24 @@ bool forward_in_smem(const Config& config, std::int64_t n);
 // shared memory, the backward in registers; search_space). Every other
 // block_size is a power of two but the wide-row backward's slabs (clusters).
 bool is_odd_tile(const Config& config);
+
+// Rows of other than a power of two of threads: num_warps or rows_per_cta
+// not a power of two (the single tile in one CTA of fwd in registers or of
+// bwd_dx, whose row is exactly N rounded up to its accesses; 1152 bf16
+// columns in rows of 144 threads, two a CTA of 9 warps). Their row sums go
+// by segments of row_segment_lanes lanes (common.cuh), a warp may hold the
+// end of one row and the start of the next. Never the wide kernels (their
+// rows_per_cta counts staged rows).
+bool has_segmented_rows(const InstanceKey& key);
+bool has_segmented_rows(Kernel kernel, const Config& config);
+// The CTAs an SM the backward's plain entry asks its registers to allow
+// (__launch_bounds__'s second figure; 0: none): 16 / num_warps below 16
+// warps; rows of other than a power of two of threads, 896 threads' worth
+// at up to 8 elements a thread (72 registers), 512 above.
+int bwd_min_ctas(const InstanceKey& key);
+// The lanes of such a segment: the largest power of two up to 32 dividing
+// threads_per_row (common.cuh's row_segment_lanes).
+int row_segment_lanes(int threads_per_row);
 
 // Whether an instance is such a forward (from its block_size, num_warps,
 // rows_per_cta and single_tile: its name tells it apart already).

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <numeric>
 #include <optional>
 
 #include "generator/instance.hpp"
@@ -1359,6 +1360,37 @@ std::int64_t next_pow2(std::int64_t v) {
   return p;
 }
 
+// The whole row in one tile of exactly N columns (N a multiple of the
+// 16-byte access, not a power of two), in rows of other than a power of two
+// of threads (gen::has_segmented_rows): k accesses a thread (at most
+// max_items elements, the forward's in registers), T = N / (vec k) threads a
+// row, as many rows a CTA as make whole warps and twice and four times that
+// (at most 1024 threads, rows_per_cta * N <= 16384). No access is masked:
+// next_pow2(N) masks up to half of them, and every warp issues its masked
+// slots as if they were not (bf16 1152 in 2048: 1.67x the warp
+// instructions of 1024; bench/results/s43, call 7). No residual.
+namespace {
+void add_segmented_tiles(const SpaceQuery& q, std::vector<Config>& out) {
+  if ((q.kernel != Kernel::fwd && q.kernel != Kernel::bwd_dx) || q.residual || q.n <= 256 || next_pow2(q.n) == q.n) return;
+  const int vec = max_vec(q.dtype);
+  if (q.n % vec != 0) return;
+  const std::int64_t accesses = q.n / vec;
+  for (int k = 1; k * vec <= max_items_per_thread(q.kernel, 1); ++k) {
+    if (accesses % k != 0) continue;
+    const std::int64_t tpr = accesses / k;
+    if (next_pow2(tpr) == tpr || tpr % 8 != 0 || tpr > 1024 || tpr / row_segment_lanes(static_cast<int>(tpr)) > 32) continue;
+    const int first = 32 / std::gcd(static_cast<int>(tpr), 32);  // rows making whole warps
+    for (int rows = first; rows <= 4 * first; rows *= 2) {
+      const std::int64_t threads = rows * tpr;
+      if (threads > 1024 || rows * q.n > 16384) break;
+      const int warps = static_cast<int>(threads / 32);
+      if (k * vec > max_items_per_thread(q.kernel, warps)) continue;
+      add_group_sizes(q, Config{static_cast<int>(q.n), warps, rows, 0}, out);
+    }
+  }
+}
+}  // namespace
+
 std::vector<Config> search_space(const SpaceQuery& q) {
   if (q.n < 1) throw Error("lntune: search space needs N >= 1, got " + std::to_string(q.n));
   std::vector<Config> out;
@@ -1418,6 +1450,7 @@ std::vector<Config> search_space(const SpaceQuery& q) {
       }
     }
   }
+  add_segmented_tiles(q, out);
   if (q.cc >= 90 && q.n > 2048) {
     for (int cluster : {2, 4, 8}) {
       const std::int64_t block = next_pow2((q.n + cluster - 1) / cluster);

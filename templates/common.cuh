@@ -212,9 +212,12 @@ struct RowShape {
   // mean = shift = 0, both forms are x * rstd.)
   static constexpr bool kFusedXhat = sizeof(RowT) == 2;
 
-  static_assert(NUM_WARPS >= 1 && NUM_WARPS <= 32 && (NUM_WARPS & (NUM_WARPS - 1)) == 0,
-                "num_warps: 1 to 32, a power of two");
+  // (Other than a power of two: a single tile in one CTA whose rows are
+  // whole segments of 8 or more lanes, gen::validate; row_sum's segments.)
+  static_assert(NUM_WARPS >= 1 && NUM_WARPS <= 32, "num_warps: 1 to 32");
   static_assert(ROWS_PER_CTA >= 1 && kThreads % ROWS_PER_CTA == 0, "rows_per_cta divides the CTA's threads");
+  static_assert((NUM_WARPS & (NUM_WARPS - 1)) == 0 || (SINGLE_TILE && CLUSTER == 1 && kThreadsPerRow % 8 == 0),
+                "num_warps of other than a power of two: a single tile in one CTA, rows of a multiple of 8 threads");
   static_assert(VEC >= 1 && static_cast<int>(sizeof(RowT)) * VEC <= 16, "vec: accesses of at most 16 bytes");
   static_assert(kVecsPerThread >= 1 && kVecsPerThread * kThreadsPerRow * VEC == BLOCK_SIZE,
                 "block_size is a multiple of threads_per_row * vec");
@@ -242,19 +245,35 @@ __device__ __forceinline__ void add_residual(float (&x)[VEC], const float (&r)[V
   for (int k = 0; k < VEC; ++k) x[k] = round_to<typename S::R>(x[k] + r[k]);
 }
 
-// Floats of one area of row_scratch: one for each warp of each row (0 when a
-// warp holds a whole row: no cross-warp step).
-template <class S>
-constexpr int row_scratch_area() {
-  return S::kThreadsPerRow > 32 ? S::kRowsPerCta * (S::kThreadsPerRow / 32) : 0;
+// A row's threads as segments of lanes for its sums: the largest power of
+// two up to 32 that divides THREADS_PER_ROW (a row of 144 threads: 9
+// segments of 16 lanes; a warp then holds the end of one row and the start
+// of the next). A power of two up to 32 is one segment; larger powers of
+// two are whole warps, as before.
+template <int THREADS_PER_ROW>
+constexpr int row_segment_lanes() {
+  int g = 1;
+  while (g < 32 && THREADS_PER_ROW % (2 * g) == 0) g *= 2;
+  return g;
+}
+template <int THREADS_PER_ROW>
+constexpr int row_segments() {
+  return THREADS_PER_ROW / row_segment_lanes<THREADS_PER_ROW>();
 }
 
-// Shared memory for cross-warp row reductions: PER_WARP areas of
-// row_scratch_area floats, or none (a null pointer) when a warp holds a whole
-// row.
+// Floats of one area of row_scratch: one for each segment of each row (0
+// when one segment holds a whole row: no cross-segment step).
+template <class S>
+constexpr int row_scratch_area() {
+  return row_segments<S::kThreadsPerRow>() > 1 ? S::kRowsPerCta * row_segments<S::kThreadsPerRow>() : 0;
+}
+
+// Shared memory for cross-segment row reductions: PER_WARP areas of
+// row_scratch_area floats, or none (a null pointer) when a segment holds a
+// whole row.
 template <class S, int PER_WARP>
 __device__ __forceinline__ float* row_scratch() {
-  if constexpr (S::kThreadsPerRow > 32) {
+  if constexpr (row_scratch_area<S>() > 0) {
     __shared__ float scratch[PER_WARP * row_scratch_area<S>()];
     return scratch;
   } else {
@@ -415,10 +434,50 @@ __device__ __forceinline__ float segment_sum(float v) {
 // same bits with one shared-memory load and log2(WARPS) shuffles (a loop
 // over the WARPS sums took WARPS adds and loads in every thread: the 16-bit
 // forward on an H200 is bound by instructions issued, not bytes).
+constexpr int next_pow2_int(int v) {
+  int p = 1;
+  while (p < v) p *= 2;
+  return p;
+}
+
+// Other than a power of two of sums: padded with zeros to the next power
+// of two (an exact +0.f: the same bits in every lane still). The lanes of
+// one butterfly must share a row: rows of other than a power of two of
+// threads take it only where the padded count divides their segments'
+// lanes (sums_by_shuffle), else a loop.
 template <int WARPS>
 __device__ __forceinline__ float warp_sums_total(const float* sums) {
-  static_assert(WARPS >= 1 && WARPS <= 32 && (WARPS & (WARPS - 1)) == 0, "warps a row: a power of two up to 32");
-  return segment_sum<WARPS>(sums[threadIdx.x % WARPS]);
+  static_assert(WARPS >= 1 && WARPS <= 32, "sums a row: 1 to 32");
+  if constexpr ((WARPS & (WARPS - 1)) == 0) {
+    return segment_sum<WARPS>(sums[threadIdx.x % WARPS]);
+  } else {
+    constexpr int kPadded = next_pow2_int(WARPS);
+    const int i = static_cast<int>(threadIdx.x % kPadded);
+    return segment_sum<kPadded>(i < WARPS ? sums[i] : 0.f);
+  }
+}
+
+// Whether a row of THREADS_PER_ROW threads can combine its segments' sums
+// with warp_sums_total: its butterfly's aligned lanes (the segments' count
+// padded to a power of two) lie within one row, as the segments' lanes do.
+// A row of 72 threads (9 segments of 8 lanes) cannot: a butterfly over 16
+// lanes would mix two rows (bench/results/s44, call 1: every such config
+// failed its check).
+template <int THREADS_PER_ROW>
+constexpr bool sums_by_shuffle() {
+  return next_pow2_int(row_segments<THREADS_PER_ROW>()) <= row_segment_lanes<THREADS_PER_ROW>();
+}
+// The sum of a row's SEGS segment sums, in every thread of the row.
+template <int THREADS_PER_ROW, int SEGS>
+__device__ __forceinline__ float segments_total(const float* sums) {
+  if constexpr (sums_by_shuffle<THREADS_PER_ROW>()) {
+    return warp_sums_total<SEGS>(sums);
+  } else {
+    float s = 0.f;
+#pragma unroll
+    for (int i = 0; i < SEGS; ++i) s += sums[i];
+    return s;
+  }
 }
 
 // Sum of `v` over the THREADS_PER_ROW threads that share a row; the
@@ -433,20 +492,23 @@ __device__ __forceinline__ float warp_sums_total(const float* sums) {
 // over the warps' sums in every thread (fewer live registers: for kernels
 // at the register limit that take a sum per slab, where its cost is lost).
 enum class WarpCombine { shuffle, loop };
+// Rows of other than a power of two of threads go by segments
+// (row_segment_lanes) instead of warps, the same steps.
 template <int THREADS_PER_ROW, int ROWS, bool REUSE = true, WarpCombine COMBINE = WarpCombine::shuffle>
 __device__ __forceinline__ float row_sum(float v, float* scratch) {
-  if constexpr (THREADS_PER_ROW <= 32) {
+  if constexpr (row_segments<THREADS_PER_ROW>() == 1) {
     return segment_sum<THREADS_PER_ROW>(v);
   } else {
-    constexpr int kWarps = THREADS_PER_ROW / 32;
+    constexpr int kLanes = row_segment_lanes<THREADS_PER_ROW>();
+    constexpr int kWarps = row_segments<THREADS_PER_ROW>();  // segments (warps where a power of two)
     const int slot = static_cast<int>(threadIdx.x / THREADS_PER_ROW);
-    const int warp = static_cast<int>(threadIdx.x % THREADS_PER_ROW) / 32;
-    v = segment_sum<32>(v);
-    if ((threadIdx.x & 31) == 0) scratch[slot * kWarps + warp] = v;
+    const int warp = static_cast<int>(threadIdx.x % THREADS_PER_ROW) / kLanes;
+    v = segment_sum<kLanes>(v);
+    if ((threadIdx.x % kLanes) == 0) scratch[slot * kWarps + warp] = v;
     __syncthreads();
     float s = 0.f;
     if constexpr (COMBINE == WarpCombine::shuffle) {
-      s = warp_sums_total<kWarps>(scratch + slot * kWarps);
+      s = segments_total<THREADS_PER_ROW, kWarps>(scratch + slot * kWarps);
     } else {
 #pragma unroll
       for (int w = 0; w < kWarps; ++w) s += scratch[slot * kWarps + w];
@@ -481,17 +543,18 @@ __device__ __forceinline__ void slot_barrier() {
 // faster free than with a CTA barrier a row; bench/results/s37, call 3).
 template <int THREADS_PER_ROW, int ROWS, bool SLOT_BARRIER = false>
 __device__ __forceinline__ void row_sum2(float& a, float& b, float* scratch) {
-  if constexpr (THREADS_PER_ROW <= 32) {
+  if constexpr (row_segments<THREADS_PER_ROW>() == 1) {
     a = segment_sum<THREADS_PER_ROW>(a);
     b = segment_sum<THREADS_PER_ROW>(b);
   } else {
-    constexpr int kWarps = THREADS_PER_ROW / 32;
+    constexpr int kLanes = row_segment_lanes<THREADS_PER_ROW>();
+    constexpr int kWarps = row_segments<THREADS_PER_ROW>();  // segments (warps where a power of two)
     const int slot = static_cast<int>(threadIdx.x / THREADS_PER_ROW);
-    const int warp = static_cast<int>(threadIdx.x % THREADS_PER_ROW) / 32;
-    a = segment_sum<32>(a);
-    b = segment_sum<32>(b);
+    const int warp = static_cast<int>(threadIdx.x % THREADS_PER_ROW) / kLanes;
+    a = segment_sum<kLanes>(a);
+    b = segment_sum<kLanes>(b);
     float* s = scratch + 2 * slot * kWarps;
-    if ((threadIdx.x & 31) == 0) {
+    if ((threadIdx.x % kLanes) == 0) {
       s[warp] = a;
       s[kWarps + warp] = b;
     }
@@ -500,8 +563,8 @@ __device__ __forceinline__ void row_sum2(float& a, float& b, float* scratch) {
     } else {
       __syncthreads();
     }
-    a = warp_sums_total<kWarps>(s);
-    b = warp_sums_total<kWarps>(s + kWarps);
+    a = segments_total<THREADS_PER_ROW, kWarps>(s);
+    b = segments_total<THREADS_PER_ROW, kWarps>(s + kWarps);
     if constexpr (SLOT_BARRIER) {
       slot_barrier<THREADS_PER_ROW, ROWS>();
     } else {
@@ -552,6 +615,8 @@ __device__ __forceinline__ Welford segment_welford(Welford w) {
 // holds 3 * ROWS * (THREADS_PER_ROW / 32) floats.
 template <int THREADS_PER_ROW, int ROWS>
 __device__ __forceinline__ Welford row_welford(Welford w, float* scratch) {
+  static_assert(THREADS_PER_ROW <= 32 ? (THREADS_PER_ROW & (THREADS_PER_ROW - 1)) == 0 : THREADS_PER_ROW % 32 == 0,
+                "row_welford: a power of two of lanes or whole warps");
   if constexpr (THREADS_PER_ROW <= 32) {
     return segment_welford<THREADS_PER_ROW>(w);
   } else {

@@ -606,6 +606,9 @@ struct SpaceCase {
   // At least one single tile of other than a power of two must run (the
   // space's tiles at N that are not powers of two, session 43).
   bool tiles = false;
+  // At least one config whose rows are other than a power of two of
+  // threads must run (gen::has_segmented_rows, session 44).
+  bool segmented = false;
 };
 void PrintTo(const SpaceCase& c, std::ostream* os) {
   *os << "v" << c.variant << "_N" << c.N << "_" << to_string(c.kernel);
@@ -647,7 +650,7 @@ TEST_P(VariantSpace, EveryConfigIsCorrect) {
   rt::Runtime& runtime = rt::default_runtime();
   CUcontext ctx = nullptr;
   const rt::DeviceInfo& dev = runtime.current_device(&ctx);
-  int checked = 0, tiles = 0;
+  int checked = 0, tiles = 0, segmented = 0;
   run.forward_and_check();  // z, mean and rstd for the backward
   for (const Config& cfg : gen::search_space({sc.kernel, c.x, c.N, c.M, dev.sm_count, dev.cc_major * 10 + dev.cc_minor})) {
     SCOPED_TRACE(c.name() + " " + std::string(to_string(sc.kernel)) + " " + to_string(cfg));
@@ -668,13 +671,19 @@ TEST_P(VariantSpace, EveryConfigIsCorrect) {
     }
     ++checked;
     tiles += tile;
+    segmented += gen::has_segmented_rows(sc.kernel, cfg);
   }
   EXPECT_GT(checked, 0);
   if (sc.tiles) {
     EXPECT_GT(tiles, 0) << "no single tile of other than a power of two ran";
   }
-  std::printf("[ configs  ] %s %s N=%lld: %d configs checked (%d tiles of other than a power of two)\n", c.name().c_str(),
-              std::string(to_string(sc.kernel)).c_str(), static_cast<long long>(c.N), checked, tiles);
+  if (sc.segmented) {
+    EXPECT_GT(segmented, 0) << "no config with rows of other than a power of two of threads ran";
+  }
+  std::printf("[ configs  ] %s %s N=%lld: %d configs checked (%d tiles of other than a power of two, %d in rows of "
+              "other than a power of two of threads)\n",
+              c.name().c_str(), std::string(to_string(sc.kernel)).c_str(), static_cast<long long>(c.N), checked, tiles,
+              segmented);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -688,9 +697,18 @@ INSTANTIATE_TEST_SUITE_P(
                       SpaceCase{4, 4095, Kernel::bwd_dx},
                       // the backward's single tiles of other than a power of
                       // two (session 43; 16-byte accesses): fp32 6144 in 16
-                      // warps, 1536 in 4, 3072 in 8
-                      SpaceCase{4, 4608, Kernel::bwd_dx, true}, SpaceCase{4, 1152, Kernel::bwd_dx, true},
-                      SpaceCase{3, 2304, Kernel::bwd_dx, true}),
+                      // warps, 1536 in 4, 3072 in 8; and (session 44) rows
+                      // of other than a power of two of threads: fp32 4608
+                      // in 576 and 384, 1152 in 288 and 96, RMSNorm fp32
+                      // 2304 in 576 and 288
+                      SpaceCase{4, 4608, Kernel::bwd_dx, true, true}, SpaceCase{4, 1152, Kernel::bwd_dx, true, true},
+                      SpaceCase{3, 2304, Kernel::bwd_dx, true, true},
+                      // 1152 bf16 columns in rows of 144 threads (segments
+                      // of 16 lanes: a warp ends one row and starts the
+                      // next) and of 72 (segments of 8); 2560 in 160 (5
+                      // warps) and 320; the forward at 1152 and 2560
+                      SpaceCase{2, 1152, Kernel::bwd_dx, true, true}, SpaceCase{2, 2560, Kernel::bwd_dx, true, true},
+                      SpaceCase{2, 1152, Kernel::fwd, false, true}, SpaceCase{4, 2560, Kernel::fwd, false, true}),
     [](const ::testing::TestParamInfo<SpaceCase>& i) {
       return "v" + std::to_string(i.param.variant) + "_N" + std::to_string(i.param.N) + "_" +
              std::string(to_string(i.param.kernel));

@@ -379,7 +379,18 @@ OddTiles odd_tiles(Kernel k, DType d, Norm norm, std::int64_t n) {
   gen::SpaceQuery q{k, d, n, 65536, 132, 90};
   q.norm = norm;
   for (const Config& c : gen::search_space(q))
-    if (gen::is_odd_tile(c)) out.configs.push_back(c);
+    if (gen::is_odd_tile(c) && (k == Kernel::fwd || !gen::has_segmented_rows(k, c))) out.configs.push_back(c);
+  return out;
+}
+
+// The backward's configs whose rows are other than a power of two of
+// threads (gen::has_segmented_rows, session 44).
+std::vector<Config> segmented_rows(Kernel k, DType d, Norm norm, std::int64_t n) {
+  gen::SpaceQuery q{k, d, n, 65536, 132, 90};
+  q.norm = norm;
+  std::vector<Config> out;
+  for (const Config& c : gen::search_space(q))
+    if (gen::has_segmented_rows(k, c)) out.push_back(c);
   return out;
 }
 
@@ -456,6 +467,46 @@ TEST(KernelHeaders, BackwardTilesSpillNoMoreThanThePowerOfTwo) {
     EXPECT_LE(tile, pow2);
   }
   std::printf("[ tiles    ] %zu backward tiles of other than a power of two compiled\n", pairs.size());
+}
+
+// The backward in rows of other than a power of two of threads (exactly N
+// columns: 1152 bf16 in rows of 144 threads, two a CTA of 9 warps) spills
+// no more than the power of two of warps and rows with the same elements a
+// thread (1152 in 9 warps of 2 rows beside 2048 in 16 of 2).
+TEST(KernelHeaders, BackwardSegmentedRowsSpillNoMoreThanThePowerOfTwo) {
+  std::vector<std::pair<InstanceKey, InstanceKey>> pairs;
+  for (DType d : {f32, bf16})
+    for (std::int64_t n : {1152, 2560, 4608}) {
+      const Traits t{Kernel::bwd_dx, d, d, true, true};
+      for (const Config& c : segmented_rows(Kernel::bwd_dx, d, Norm::layer, n)) {
+        Config pow2 = c;
+        pow2.block_size = static_cast<int>(gen::next_pow2(n));
+        pow2.num_warps = static_cast<int>(gen::next_pow2(c.num_warps));
+        pow2.rows_per_cta = static_cast<int>(gen::next_pow2(c.rows_per_cta));
+        if (pow2.block_size / pow2.threads_per_row() > gen::max_items_per_thread(Kernel::bwd_dx, pow2.num_warps)) {
+          pow2.num_warps /= 2;  // 32 warps hold half the elements: half the CTA, the same row
+          pow2.rows_per_cta /= 2;
+        }
+        const InstanceKey key = gen::make_instance(t, c, n, gen::max_vec(d));
+        if (std::none_of(pairs.begin(), pairs.end(), [&key](const auto& p) { return p.first == key; }))
+          pairs.emplace_back(key, gen::make_instance(t, pow2, n, gen::max_vec(d)));
+      }
+    }
+  ASSERT_GE(pairs.size(), 10u);
+  std::vector<std::future<std::pair<long, long>>> jobs;
+  for (const auto& [seg, pow2] : pairs)
+    jobs.push_back(std::async(std::launch::async, [seg = seg, pow2 = pow2] {
+      return std::make_pair(most_spilled(seg), most_spilled(pow2));
+    }));
+  for (std::size_t i = 0; i < pairs.size(); ++i) {
+    const auto [seg, pow2] = jobs[i].get();
+    SCOPED_TRACE(pairs[i].first.name() + " beside " + pairs[i].second.name());
+    EXPECT_GE(seg, 0) << "does not compile";
+    EXPECT_GE(pow2, 0) << "the power of two does not compile";
+    EXPECT_LE(seg, pow2);
+  }
+  std::printf("[ segments ] %zu backward configs in rows of other than a power of two of threads compiled\n",
+              pairs.size());
 }
 
 // The fused backward's single-tile kernel holds dz in registers beside x and

@@ -1214,10 +1214,11 @@ TEST(Default, LongRowsReadXOnce) {
 // elements) below sm_90; every such config a valid instance. The
 // backward's (session 43): in registers and 16-byte accesses alone.
 TEST(Space, ForwardTilesOfAnyMultiple) {
+  // (Rows of other than a power of two of threads: Space.SegmentedRows.)
   const auto odd_blocks = [](SpaceQuery q) {
     std::vector<Config> out;
     for (const Config& c : search_space(q))
-      if (is_odd_tile(c)) out.push_back(c);
+      if (is_odd_tile(c) && !has_segmented_rows(q.kernel, c)) out.push_back(c);
     return out;
   };
   const SpaceQuery bf16 = query(Kernel::fwd, DType::bf16, 5120, 52428, 18.8);
@@ -1257,6 +1258,78 @@ TEST(Space, ForwardTilesOfAnyMultiple) {
   EXPECT_FALSE(odd_blocks(a100).empty()) << "the register tiles stay below sm_90";
   for (const Config& c : odd_blocks(a100)) EXPECT_LE(c.block_size / (32 * c.num_warps), 32) << to_string(c);
   EXPECT_FALSE(odd_blocks(query(Kernel::fwd, DType::f32, 9216, 14563, 18.8)).empty());
+}
+
+// Rows of other than a power of two of threads (session 44): the tile of
+// exactly N columns, T = N / (16 bytes' elements * k) threads a row (a
+// multiple of 8, not a power of two), as many rows as make whole warps and
+// twice and four times that; at most max_items elements a thread (half
+// above 16 warps); valid instances whose rows are exactly T threads; none
+// at a power of two, with a residual, or where N is not a multiple of the
+// 16-byte access.
+TEST(Space, SegmentedRows) {
+  const auto segmented = [](SpaceQuery q) {
+    std::vector<Config> out;
+    for (const Config& c : search_space(q))
+      if (has_segmented_rows(q.kernel, c) &&
+          std::none_of(out.begin(), out.end(), [&c](const Config& o) {
+            return o.block_size == c.block_size && o.num_warps == c.num_warps && o.rows_per_cta == c.rows_per_cta;
+          }))
+        out.push_back(Config{c.block_size, c.num_warps, c.rows_per_cta, 0});
+    return out;
+  };
+  // bf16 1152: 144 accesses of 8; rows of 144 threads (2, 4 a CTA) and of
+  // 72 (4 a CTA; 8 would be 18 warps at 16 elements a thread).
+  EXPECT_EQ(segmented(query(Kernel::bwd_dx, DType::bf16, 1152, 233016, 18.8)),
+            (std::vector<Config>{Config{1152, 9, 2, 0}, Config{1152, 18, 4, 0}, Config{1152, 9, 4, 0}}));
+  // bf16 2560: rows of 320 (10 warps; 2 a CTA) and 160 (5 warps; 2 a CTA;
+  // 4 would be 20 warps at 16 elements a thread).
+  EXPECT_EQ(segmented(query(Kernel::bwd_dx, DType::bf16, 2560, 104857, 18.8)),
+            (std::vector<Config>{Config{2560, 10, 1, 0}, Config{2560, 20, 2, 0}, Config{2560, 5, 1, 0},
+                                 Config{2560, 10, 2, 0}}));
+  EXPECT_TRUE(segmented(query(Kernel::bwd_dx, DType::bf16, 9216, 29127, 18.8)).empty())
+      << "1152 threads, or 16 elements a thread in 18 warps";
+  EXPECT_TRUE(segmented(query(Kernel::bwd_dx, DType::bf16, 4096, 65536, 18.8)).empty()) << "a power of two";
+  EXPECT_TRUE(segmented(query(Kernel::bwd_dx, DType::bf16, 1156, 65536, 18.8)).empty()) << "not a multiple of 8";
+  SpaceQuery res = query(Kernel::bwd_dx, DType::bf16, 1152, 65536, 18.8);
+  res.residual = true;
+  EXPECT_TRUE(segmented(res).empty()) << "with a residual";
+  for (Kernel k : {Kernel::fwd, Kernel::bwd_dx})
+    for (DType d : {DType::bf16, DType::f32})
+      for (std::int64_t n : {768, 1152, 1536, 2304, 2560, 4608, 5120, 6144, 12288}) {
+        const std::vector<Config> got = segmented(query(k, d, n, 65536, 18.8));
+        for (const Config& c : got) {
+          SCOPED_TRACE(std::string(to_string(k)) + " " + std::string(to_string(d)) + " " + to_string(c));
+          const InstanceKey key = make_instance(Traits{k, d, d, true, true}, c, n, max_vec(d));
+          const int tpr = 32 * key.num_warps / key.rows_per_cta;
+          EXPECT_TRUE(has_segmented_rows(key));
+          EXPECT_EQ(key.block_size, n);
+          EXPECT_EQ(key.vec, max_vec(d));
+          EXPECT_EQ(tpr % 8, 0);
+          EXPECT_NE(next_pow2(tpr), tpr);
+          EXPECT_EQ(n % (tpr * key.vec), 0);
+          EXPECT_LE(n / tpr, max_items_per_thread(k, key.num_warps));
+          EXPECT_LE(32 * key.num_warps, 1024);
+        }
+      }
+  // The rules for such rows, by name.
+  const Traits bwd{Kernel::bwd_dx, DType::bf16, DType::bf16, true, true};
+  const auto message = [&bwd](Config c, std::int64_t n) {
+    try {
+      make_instance(bwd, c, n, 8);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_NE(message(Config{1024, 3, 1, 0}, 1024).find("threads_per_row * vec"), std::string::npos);
+  EXPECT_NE(message(Config{1152, 9, 5, 0}, 1152).find("rows_per_cta (5) must divide"), std::string::npos);
+  EXPECT_NE(message(Config{96, 3, 16, 0}, 96).find("multiple of 8"), std::string::npos);  // 6 threads a row
+  EXPECT_NE(message(Config{1152, 9, 2, 0}, 4000).find("only a single tile"), std::string::npos);  // tiled rows
+  EXPECT_EQ(message(Config{4608, 18, 1, 0}, 4608), "");  // 18 segments of 32 lanes
+  Config cluster{2304, 9, 1, 0};
+  cluster.cluster_size = 2;
+  EXPECT_NE(message(cluster, 4608).find("only a single tile in one CTA"), std::string::npos);
 }
 }  // namespace
 }  // namespace lntune::gen
