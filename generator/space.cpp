@@ -927,6 +927,18 @@ std::optional<Config> fast_memory_fwd_default(const SpaceQuery& q, const ConfigF
   // -> 97.5 / 98.3, fp16 640 81.7 / 81.4 -> 97.3 / 97.4, RMSNorm bf16 640
   // 93.1 / 93.2 -> 98.3 / 98.5.
   const std::int64_t single = next_pow2(q.n);
+  // 16-bit rows of 1152 and 1280 columns without a residual, over at least
+  // 16 rows an SM: the tile of exactly N columns in rows of 48 threads two a
+  // CTA of 3 warps (1152: 24 elements a thread) and of 80 threads four a
+  // CTA of 5 warps (1280: 16), where the rule below took 2048 columns in 2
+  // warps (44% and 37% of the accesses masked). Every config in one process
+  // on an H200 at x = 512 MiB (bench/results/s44, call 2), bf16 LayerNorm:
+  // 1152 99.2% of copy against 92.0, 1280 98.8 against 96.1; RMSNorm 1152
+  // 99.7 against 98.2.
+  if (half && !q.residual && q.m >= 16 * static_cast<std::int64_t>(q.sm_count) && (q.n == 1152 || q.n == 1280)) {
+    const Config c = q.n == 1152 ? Config{1152, 3, 2, 0} : Config{1280, 5, 4, 0};
+    if (valid(c)) return c;
+  }
   // 16-bit rows without a residual whose length is not a power of two, over
   // at least 16 rows an SM (the launcher's plan bucket from 2112 rows on an
   // H200, cache::m_bucket): the whole row in one tile of other than a power
@@ -1134,6 +1146,40 @@ std::optional<Config> fast_memory_fwd_default(const SpaceQuery& q, const ConfigF
 std::optional<Config> fast_memory_bwd_default(const SpaceQuery& q, const ConfigFilter& accept) {
   const auto [esize, half, plain_layer, plain_rms] = row_kind(q);
   const auto valid = [&](const Config& c) { return !accept || accept(c).has_value(); };
+  // 16-bit rows without a residual at the hidden sizes below, over at least
+  // 16 rows an SM: the tile of exactly N columns in rows of other than a
+  // power of two of threads (add_segmented_tiles), where next_pow2(N)
+  // masked up to 44% of each warp's accesses and every warp issued them
+  // (bench/results/s43, call 7). Every config in one process on an H200 at
+  // x = 512 MiB (bench/results/s44, call 2), % of copy against the default
+  // before, LayerNorm bf16: N = 1152 87.1 against 80.7 (RMSNorm 92.6 / 83.4,
+  // fp16 87.8 / 80.8), 1280 92.2 / 85.0, 1536 94.4 / 92.2, 2304 85.2 / 80.7
+  // (RMSNorm 92.0 / 83.3), 2560 91.2 / 84.9 (RMSNorm 93.4 / 86.7), 3072
+  // 93.8 / 92.5, 4608 84.1 / 80.8, 5120 87.3 / 84.7, 6144 90.1 / 88.8. The
+  // grid: the group count measured best (8 CTAs an SM where three fit).
+  // Over 16-48 rows an SM (the training sizes' rule below) their own
+  // entries where measured (M = 4096, L2 flushed, dx and dW/dB: 1152 37.9
+  // against 33.8, 2304 56.8 / 49.8, 2560 59.9 / 54.1, 5120 69.6 / 65.8).
+  if (half && !q.residual && q.m >= 16 * static_cast<std::int64_t>(q.sm_count)) {
+    struct Rows {
+      std::int64_t n;
+      int warps, rows, per_sm;           // many rows
+      int train_warps, train_rows;       // 16-48 rows an SM (one CTA an SM); 0: the rules below
+    };
+    static constexpr Rows kSegmented[] = {
+        {1152, 9, 2, 8, 9, 4},  {1280, 5, 2, 8, 0, 0},   {1536, 6, 1, 4, 0, 0},
+        {2304, 9, 1, 8, 18, 2}, {2560, 5, 1, 8, 10, 2},  {3072, 12, 1, 2, 0, 0},
+        {4608, 9, 1, 1, 9, 1},  {5120, 10, 1, 1, 10, 1}, {6144, 12, 1, 1, 12, 1},
+    };
+    const bool train = q.m <= 48 * static_cast<std::int64_t>(q.sm_count);
+    for (const Rows& r : kSegmented) {
+      if (r.n != q.n || (train && r.train_warps == 0)) continue;
+      Config c = train ? Config{static_cast<int>(r.n), r.train_warps, r.train_rows, 0}
+                       : Config{static_cast<int>(r.n), r.warps, r.rows, 0};
+      c.group_size_m = clip_groups(q, c.rows_per_cta, (train ? 1 : r.per_sm) * static_cast<std::int64_t>(q.sm_count));
+      if (valid(c)) return c;
+    }
+  }
   // Training sizes: 16-bit LayerNorm rows of 513-4096 columns over 16-48
   // rows a SM (M = 2112-6336 on 132 SMs): one CTA a SM, whose row slots step
   // apart (bwd_dx.cuh, bwd_slot_barriers), and where the CTA is under 512

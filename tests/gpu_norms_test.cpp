@@ -471,7 +471,22 @@ std::vector<VCase> variant_cases() {
            // three of four warps' second access past the row's end)
            {DType::f16, Norm::layer, 8200, 2816},
            {DType::bf16, Norm::rms, 8193, 18432},
-           {DType::bf16, Norm::layer, 8200, 1152}}) {
+           {DType::bf16, Norm::layer, 8200, 1152},
+           // Session 44's rows of other than a power of two of threads (16
+           // bits, the tile of exactly N): the backward at 1152 (9 warps of
+           // 2 rows; over 16-48 rows an SM 4 rows), 1536, 2304 (over 16-48
+           // rows an SM 18 warps of 2), 2560 (5 warps; 10 of 2), 3072,
+           // 6144; the forward at 1152 (3 warps of 2 rows) and 1280 (5 of
+           // 4). (Above: 1152, 1280, 2304, 2560, 4608 and 5120 take them
+           // too.)
+           {DType::f16, Norm::rms, 8200, 1152},
+           {DType::bf16, Norm::rms, 3001, 1152},
+           {DType::bf16, Norm::layer, 8200, 1536},
+           {DType::bf16, Norm::layer, 4096, 2304},
+           {DType::f16, Norm::layer, 4099, 2560},
+           {DType::bf16, Norm::layer, 8200, 3072},
+           {DType::f16, Norm::layer, 8200, 6144},
+           {DType::bf16, Norm::layer, 8200, 1280}}) {
     VCase c;
     c.x = c.w = d;
     c.norm = norm;

@@ -1260,6 +1260,49 @@ TEST(Space, ForwardTilesOfAnyMultiple) {
   EXPECT_FALSE(odd_blocks(query(Kernel::fwd, DType::f32, 9216, 14563, 18.8)).empty());
 }
 
+// Session 44's defaults in rows of other than a power of two of threads
+// (an H200's, 16-bit rows, no residual, from 16 rows an SM): the
+// backward's table (its own entries over 16-48 rows an SM where measured),
+// the forward at 1152 and 1280; not an H100's, not with a residual, not
+// below 16 rows an SM, not at N the table does not name.
+TEST(Default, SegmentedRows) {
+  const auto def = [](Kernel k, DType d, std::int64_t n, std::int64_t m, Norm norm = Norm::layer, double bpc = 18.8,
+                      bool residual = false) {
+    SpaceQuery q = query(k, d, n, m, bpc);
+    q.norm = norm;
+    q.residual = residual;
+    return to_string(default_config(q));
+  };
+  const auto cfg = [](int n, int w, int r, int g) { return to_string(Config{n, w, r, g}); };
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 1152, 233016), cfg(1152, 9, 2, 1056));
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::f16, 1152, 233016, Norm::rms), cfg(1152, 9, 2, 1056));
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 1152, 4096), cfg(1152, 9, 4, 132));
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 1280, 209715), cfg(1280, 5, 2, 1056));
+  EXPECT_NE(def(Kernel::bwd_dx, DType::bf16, 1280, 4096), cfg(1280, 5, 2, 132)) << "no entry over 16-48 rows an SM";
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 1536, 174762), cfg(1536, 6, 1, 528));
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 2304, 116508), cfg(2304, 9, 1, 1056));
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 2304, 4096), cfg(2304, 18, 2, 132));
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 2560, 104857), cfg(2560, 5, 1, 1056));
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 2560, 6336), cfg(2560, 10, 2, 132));
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 2560, 6337), cfg(2560, 5, 1, 1056));
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 3072, 87381), cfg(3072, 12, 1, 264));
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 4608, 58254), cfg(4608, 9, 1, 132));
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 5120, 4096), cfg(5120, 10, 1, 132));
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 6144, 43690, Norm::rms), cfg(6144, 12, 1, 132));
+  EXPECT_EQ(def(Kernel::fwd, DType::bf16, 1152, 233016), cfg(1152, 3, 2, 0));
+  EXPECT_EQ(def(Kernel::fwd, DType::f16, 1280, 2112, Norm::rms), cfg(1280, 5, 4, 0));
+  for (Kernel k : {Kernel::fwd, Kernel::bwd_dx}) {
+    SCOPED_TRACE(std::string(to_string(k)));
+    const std::string seg = def(k, DType::bf16, 1152, 233016);
+    EXPECT_NE(def(k, DType::bf16, 1152, 233016, Norm::layer, 12.8), seg) << "an H100";
+    EXPECT_NE(def(k, DType::bf16, 1152, 233016, Norm::layer, 18.8, true), seg) << "a residual";
+    EXPECT_NE(def(k, DType::bf16, 1152, 2111), seg) << "under 16 rows an SM";
+    EXPECT_EQ(def(k, DType::bf16, 1160, 233016).find("block_size=1160"), std::string::npos) << "no entry";
+    EXPECT_EQ(def(k, DType::f32, 1152, 233016).find("num_warps=9"), std::string::npos) << "fp32";
+  }
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 1152, 2111).find("block_size=1152"), std::string::npos);
+}
+
 // Rows of other than a power of two of threads (session 44): the tile of
 // exactly N columns, T = N / (16 bytes' elements * k) threads a row (a
 // multiple of 8, not a power of two), as many rows as make whole warps and
