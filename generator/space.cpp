@@ -927,7 +927,7 @@ std::optional<Config> fast_memory_fwd_default(const SpaceQuery& q, const ConfigF
   // -> 97.5 / 98.3, fp16 640 81.7 / 81.4 -> 97.3 / 97.4, RMSNorm bf16 640
   // 93.1 / 93.2 -> 98.3 / 98.5.
   const std::int64_t single = next_pow2(q.n);
-  // 16-bit rows of 1152 and 1280 columns without a residual, over at least
+  // 16-bit rows of 1152 (and LayerNorm 1280) columns without a residual, over at least
   // 16 rows an SM: the tile of exactly N columns in rows of 48 threads two a
   // CTA of 3 warps (1152: 24 elements a thread) and of 80 threads four a
   // CTA of 5 warps (1280: 16), where the rule below took 2048 columns in 2
@@ -935,7 +935,12 @@ std::optional<Config> fast_memory_fwd_default(const SpaceQuery& q, const ConfigF
   // on an H200 at x = 512 MiB (bench/results/s44, call 2), bf16 LayerNorm:
   // 1152 99.2% of copy against 92.0, 1280 98.8 against 96.1; RMSNorm 1152
   // 99.7 against 98.2.
-  if (half && !q.residual && q.m >= 16 * static_cast<std::int64_t>(q.sm_count) && (q.n == 1152 || q.n == 1280)) {
+  // As defaults (A/B, call 3): bf16 1152 91.8 / 91.7 -> 99.1 / 98.9, 1280
+  // 95.9 / 95.9 -> 98.4 / 98.5, fp16 1152 92.3 / 92.3 -> 99.1 / 98.8, 1280
+  // 96.4 / 96.4 -> 98.3 / 98.5, RMSNorm 1152 98.1 / 98.3 -> 99.5 / 99.2; but
+  // RMSNorm 1280 lost (100.1 / 100.3 -> 97.6 / 97.4): LayerNorm alone there.
+  if (half && !q.residual && q.m >= 16 * static_cast<std::int64_t>(q.sm_count) &&
+      (q.n == 1152 || (q.n == 1280 && plain_layer))) {
     const Config c = q.n == 1152 ? Config{1152, 3, 2, 0} : Config{1280, 5, 4, 0};
     if (valid(c)) return c;
   }
@@ -1155,11 +1160,19 @@ std::optional<Config> fast_memory_bwd_default(const SpaceQuery& q, const ConfigF
   // before, LayerNorm bf16: N = 1152 87.1 against 80.7 (RMSNorm 92.6 / 83.4,
   // fp16 87.8 / 80.8), 1280 92.2 / 85.0, 1536 94.4 / 92.2, 2304 85.2 / 80.7
   // (RMSNorm 92.0 / 83.3), 2560 91.2 / 84.9 (RMSNorm 93.4 / 86.7), 3072
-  // 93.8 / 92.5, 4608 84.1 / 80.8, 5120 87.3 / 84.7, 6144 90.1 / 88.8. The
-  // grid: the group count measured best (8 CTAs an SM where three fit).
-  // Over 16-48 rows an SM (the training sizes' rule below) their own
-  // entries where measured (M = 4096, L2 flushed, dx and dW/dB: 1152 37.9
-  // against 33.8, 2304 56.8 / 49.8, 2560 59.9 / 54.1, 5120 69.6 / 65.8).
+  // 93.8 / 92.5; (call 3) 1408 89.7 / 88.4, 2816 91.1 / 88.9, 3584 100.4 /
+  // 97.7 (1664, 1792, 1920, 3328 and 3840 level: not in the table). As the
+  // defaults (A/B, call 3, round 1 / round 2): 1152 81.2 / 81.0 -> 87.3 /
+  // 87.3, 1280 85.1 / 85.1 -> 92.4 / 92.4, 1536 92.4 / 92.2 -> 94.6 / 94.2,
+  // 2304 81.1 / 80.9 -> 85.4 / 85.5, 2560 85.4 / 84.9 -> 91.4 / 91.4, 3072
+  // 92.7 / 92.6 -> 93.5 / 93.4; RMSNorm 1152 84.1 / 83.6 -> 93.3 / 92.8,
+  // 2304 83.9 / 83.6 -> 92.5 / 92.0, 2560 87.7 / 87.4 -> 94.1 / 93.7; fp16
+  // 1152 80.3 / 80.6 -> 87.9 / 87.6, 2304 78.3 / 78.8 -> 85.3 / 85.3, 2560
+  // 83.1 / 83.5 -> 90.2 / 89.8. The grid: the group count measured best
+  // (8 CTAs an SM where three fit). Over 16-48 rows an SM (the training
+  // sizes' rule below) their own entries where measured (M = 4096, L2
+  // flushed, dx and dW/dB, A/B: 1152 34.0 / 33.7 -> 38.1 / 38.2, 2304 50.3
+  // / 49.4 -> 55.0 / 55.9, 2560 54.8 / 55.4 -> 60.4 / 60.3).
   if (half && !q.residual && q.m >= 16 * static_cast<std::int64_t>(q.sm_count)) {
     struct Rows {
       std::int64_t n;
@@ -1167,11 +1180,21 @@ std::optional<Config> fast_memory_bwd_default(const SpaceQuery& q, const ConfigF
       int train_warps, train_rows;       // 16-48 rows an SM (one CTA an SM); 0: the rules below
     };
     static constexpr Rows kSegmented[] = {
-        {1152, 9, 2, 8, 9, 4},  {1280, 5, 2, 8, 0, 0},   {1536, 6, 1, 4, 0, 0},
-        {2304, 9, 1, 8, 18, 2}, {2560, 5, 1, 8, 10, 2},  {3072, 12, 1, 2, 0, 0},
-        {4608, 9, 1, 1, 9, 1},  {5120, 10, 1, 1, 10, 1}, {6144, 12, 1, 1, 12, 1},
+        {1152, 9, 2, 8, 9, 4},  {1280, 5, 2, 8, 0, 0},  {1408, 11, 2, 2, 0, 0}, {1536, 6, 1, 4, 0, 0},
+        {2304, 9, 1, 8, 18, 2}, {2560, 5, 1, 8, 10, 2}, {2816, 22, 2, 1, 0, 0}, {3072, 12, 1, 2, 0, 0},
+        {3584, 14, 2, 1, 0, 0},
     };
     const bool train = q.m <= 48 * static_cast<std::int64_t>(q.sm_count);
+    // 4097-8191 columns, a multiple of 512: rows of N / 16 threads (16
+    // elements a thread, whole warps), one a CTA, a CTA an SM (4608 84.2
+    // against 81.0, 5120 87.4 / 84.9, 5632 89.1 / 87.2, 6144 90.5 / 89.3,
+    // 6656 92.6 / 91.7, 7168 95.1 / 94.4; M = 4096: 4608 66.2 / 61.5, 5120
+    // 69.8 / 65.3; calls 2-3).
+    if (q.n > 4096 && q.n < 8192 && q.n % 512 == 0) {
+      Config c{static_cast<int>(q.n), static_cast<int>(q.n / 512), 1, 0};
+      c.group_size_m = clip_groups(q, 1, q.sm_count);
+      if (valid(c)) return c;
+    }
     for (const Rows& r : kSegmented) {
       if (r.n != q.n || (train && r.train_warps == 0)) continue;
       Config c = train ? Config{static_cast<int>(r.n), r.train_warps, r.train_rows, 0}

@@ -486,7 +486,12 @@ std::vector<VCase> variant_cases() {
            {DType::f16, Norm::layer, 4099, 2560},
            {DType::bf16, Norm::layer, 8200, 3072},
            {DType::f16, Norm::layer, 8200, 6144},
-           {DType::bf16, Norm::layer, 8200, 1280}}) {
+           {DType::bf16, Norm::layer, 8200, 1280},
+           // (call 3) 1408 (11 warps of 2 rows), 2816 (22 of 2), 3584 (14
+           // of 2); 4097-8191 by rule (7168 above: 14 warps)
+           {DType::bf16, Norm::layer, 8200, 1408},
+           {DType::bf16, Norm::rms, 8200, 2816},
+           {DType::f16, Norm::layer, 8200, 3584}}) {
     VCase c;
     c.x = c.w = d;
     c.norm = norm;

@@ -46,8 +46,11 @@ TEST(Instance, ValidationMessages) {
   Config two{6144, 16, 1, 0};
   two.cluster_size = 2;
   expect_invalid(traits(Kernel::bwd_dx), two, 12000, 8, "block_size must be a power of two");
-  expect_invalid(f, Config{1024, 3, 1, 0}, 1000, 8, "num_warps must be a power of two in [1, 32]");
-  expect_invalid(f, Config{1024, 64, 1, 0}, 1000, 8, "num_warps must be a power of two in [1, 32]");
+  // (Other than a power of two: rows of a multiple of 8 threads in a single
+  // tile of a multiple of their accesses, Space.SegmentedRows.)
+  expect_invalid(f, Config{1024, 3, 1, 0}, 1000, 8, "must be a multiple of threads_per_row * vec (96");
+  expect_invalid(f, Config{1024, 3, 1, 0}, 3000, 8, "num_warps or rows_per_cta of other than a power of two: only a single tile");
+  expect_invalid(f, Config{1024, 64, 1, 0}, 1000, 8, "num_warps must be in [1, 32]");
   // Tiles in registers are bounded; a row that fits the CTA is staged in shared memory instead.
   expect_invalid(f, Config{4096, 1, 1, 0}, 5000, 8, "exceeds 32 elements per thread (registers)");
   expect_invalid(traits(Kernel::bwd_dx), Config{4096, 1, 1, 0}, 4096, 8, "exceeds 16 elements per thread (registers)");

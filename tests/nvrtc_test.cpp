@@ -60,14 +60,26 @@ std::vector<InstanceKey> default_space_instances() {
   std::set<std::string> seen;
   for (const auto& [pt, n] : points) {
     const auto traits = trait_rotation(pt.kernel);
-    const Traits t = traits[rot[pt.kernel]++ % traits.size()];
     Config c{pt.block, pt.warps, pt.rows, 0};
     c.cluster_size = pt.cluster;
-    // Every third point also without vector accesses (the misaligned path).
-    for (int vec : {gen::max_vec(t.x_dtype), 1}) {
-      if (vec == 1 && rot[pt.kernel] % 3 != 0 && pt.kernel != Kernel::bwd_dwdb) continue;
-      const InstanceKey key = gen::make_instance(t, c, n, vec);
-      if (seen.insert(key.name()).second) keys.push_back(key);
+    // The rotation's next traits that the point takes (a slab in shared
+    // memory sized for f16 rows may not fit fp32's: the next traits then;
+    // which point meets which traits shifts as the space grows).
+    const std::size_t first = rot[pt.kernel]++;
+    for (std::size_t i = 0; i < traits.size(); ++i) {
+      const Traits t = traits[(first + i) % traits.size()];
+      try {
+        gen::make_instance(t, c, n, gen::max_vec(t.x_dtype));
+      } catch (const Error&) {
+        continue;
+      }
+      // Every third point also without vector accesses (the misaligned path).
+      for (int vec : {gen::max_vec(t.x_dtype), 1}) {
+        if (vec == 1 && rot[pt.kernel] % 3 != 0 && pt.kernel != Kernel::bwd_dwdb) continue;
+        const InstanceKey key = gen::make_instance(t, c, n, vec);
+        if (seen.insert(key.name()).second) keys.push_back(key);
+      }
+      break;
     }
   }
   return keys;

@@ -1290,7 +1290,28 @@ TEST(Default, SegmentedRows) {
   EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 5120, 4096), cfg(5120, 10, 1, 132));
   EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 6144, 43690, Norm::rms), cfg(6144, 12, 1, 132));
   EXPECT_EQ(def(Kernel::fwd, DType::bf16, 1152, 233016), cfg(1152, 3, 2, 0));
-  EXPECT_EQ(def(Kernel::fwd, DType::f16, 1280, 2112, Norm::rms), cfg(1280, 5, 4, 0));
+  EXPECT_EQ(def(Kernel::fwd, DType::f16, 1280, 2112), cfg(1280, 5, 4, 0));
+  EXPECT_NE(def(Kernel::fwd, DType::bf16, 1280, 2112, Norm::rms), cfg(1280, 5, 4, 0)) << "RMSNorm 1280 lost (call 3)";
+  EXPECT_EQ(def(Kernel::fwd, DType::bf16, 1152, 2112, Norm::rms), cfg(1152, 3, 2, 0));
+  // (call 3) 1408, 2816, 3584; 4097-8191 columns a multiple of 512 by rule.
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 1408, 190650), cfg(1408, 11, 2, 264));
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 2816, 95325), cfg(2816, 22, 2, 132));
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 3584, 74898), cfg(3584, 14, 2, 132));
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 5632, 47662), cfg(5632, 11, 1, 132));
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::f16, 7168, 4096, Norm::rms), cfg(7168, 14, 1, 132));
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 7680, 37449), cfg(7680, 15, 1, 132));
+  // Every entry and the rule's N: 16-byte accesses (make_instance would
+  // lower vec where the tile is no multiple of the row's 16-byte accesses).
+  for (std::int64_t n : {1152, 1280, 1408, 1536, 2304, 2560, 2816, 3072, 3584, 4608, 5120, 5632, 6144, 6656, 7168, 7680})
+    for (std::int64_t m : {4096, 233016}) {
+      const Config c = default_config(query(Kernel::bwd_dx, DType::bf16, n, m, 18.8));
+      SCOPED_TRACE(std::to_string(n) + " " + std::to_string(m) + " " + to_string(c));
+      if (c.block_size != n) continue;  // (no entry over 16-48 rows an SM)
+      EXPECT_TRUE(has_segmented_rows(Kernel::bwd_dx, c));
+      EXPECT_EQ(make_instance(Traits{Kernel::bwd_dx, DType::bf16, DType::bf16, true, true}, c, n, 8).vec, 8);
+    }
+  for (std::int64_t n : {4352, 7936, 4104})  // N / 16 threads not whole warps
+    EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, n, 37449).find("block_size=" + std::to_string(n)), std::string::npos) << n;
   for (Kernel k : {Kernel::fwd, Kernel::bwd_dx}) {
     SCOPED_TRACE(std::string(to_string(k)));
     const std::string seg = def(k, DType::bf16, 1152, 233016);
