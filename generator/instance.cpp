@@ -304,10 +304,10 @@ namespace {
 // a whole number of the row's accesses.
 void validate_segmented(const InstanceKey& key) {
   const Traits& t = key.traits;
-  if ((t.kernel != Kernel::fwd && t.kernel != Kernel::bwd_dx) || !key.single_tile ||
-      (key.cluster_size != 1 && (t.kernel != Kernel::bwd_dx || key.rows_per_cta != 1)) || stages_in_smem(key))
+  if ((t.kernel != Kernel::fwd && t.kernel != Kernel::bwd_dx) || !key.single_tile || key.cluster_size != 1 ||
+      stages_in_smem(key))
     invalid(key, "num_warps or rows_per_cta of other than a power of two: only a single tile in one CTA of fwd (in "
-                 "registers) or bwd_dx (or bwd_dx's slab a CTA of a cluster, one row a CTA)");
+                 "registers) or bwd_dx");
   const int threads = 32 * key.num_warps;
   if (threads % key.rows_per_cta != 0)
     invalid(key, "rows_per_cta (" + std::to_string(key.rows_per_cta) + ") must divide the CTA's " +
@@ -342,8 +342,7 @@ void validate(const InstanceKey& key) {
   // next_pow2(N) (search_space; bench/results/s42, call 13); make_instance
   // takes the widest vec that divides it.
   if (!is_pow2(key.block_size) && !is_wide_bwd(key)) {
-    if ((t.kernel != Kernel::fwd && t.kernel != Kernel::bwd_dx) || !key.single_tile ||
-        (key.cluster_size != 1 && !segmented))
+    if ((t.kernel != Kernel::fwd && t.kernel != Kernel::bwd_dx) || !key.single_tile || key.cluster_size != 1)
       invalid(key, "block_size must be a power of two (other sizes: a single tile in one CTA, the wide-row "
                    "backward's slab)");
     const int accesses = 32 * key.num_warps / std::max(1, key.rows_per_cta) * key.vec;

@@ -1457,26 +1457,6 @@ void add_segmented_tiles(const SpaceQuery& q, std::vector<Config>& out) {
       add_group_sizes(q, Config{static_cast<int>(q.n), warps, rows, 0}, out);
     }
   }
-  // The backward's row over a cluster of 2 or 4 CTAs (sm_90+) in equal slabs
-  // of N / C columns, one row a CTA of whole warps (T = N / (C vec k) a
-  // multiple of 32 and not a power of two): bf16 9216 in two slabs of 4608
-  // in 9 warps, where one CTA would need 1152 threads or 16 elements a
-  // thread in 18 warps (spills).
-  if (q.kernel != Kernel::bwd_dx || q.cc < 90) return;
-  for (int cluster : {2, 4}) {
-    if (q.n % (static_cast<std::int64_t>(cluster) * vec) != 0) continue;
-    const std::int64_t slab = q.n / cluster, slab_accesses = slab / vec;
-    for (int k = 1; k * vec <= max_items_per_thread(q.kernel, 1); ++k) {
-      if (slab_accesses % k != 0) continue;
-      const std::int64_t tpr = slab_accesses / k;
-      if (next_pow2(tpr) == tpr || tpr % 32 != 0 || tpr > 1024) continue;
-      const int warps = static_cast<int>(tpr / 32);
-      if (k * vec > max_items_per_thread(q.kernel, warps)) continue;
-      Config c{static_cast<int>(slab), warps, 1, 0};
-      c.cluster_size = cluster;
-      add_group_sizes(q, c, out);
-    }
-  }
 }
 }  // namespace
 

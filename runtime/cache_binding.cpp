@@ -51,9 +51,6 @@ Config adapt_config(const Config& c, Kernel kernel, std::int64_t from_n, std::in
   // The wide-row kernels' shape (slab, staging depth) is kept: valid for
   // the new N or not (then the caller falls back to the default).
   if (gen::is_wide_bwd(kernel, c) || gen::is_wide_fwd(kernel, c)) return c;
-  // So is a row of other than a power of two of threads over a cluster (the
-  // backward's equal slabs, gen::search_space): exactly N / C columns a CTA.
-  if (gen::has_segmented_rows(kernel, c) && c.cluster_size > 1) return c;
   const int cluster = c.cluster_size > 0 ? c.cluster_size : 1;
   const bool whole_row = from_n <= static_cast<std::int64_t>(c.block_size) * cluster;
   if (!whole_row) return c;  // tiled: kept as is

@@ -212,15 +212,12 @@ struct RowShape {
   // mean = shift = 0, both forms are x * rstd.)
   static constexpr bool kFusedXhat = sizeof(RowT) == 2;
 
-  // (Other than a power of two: a single tile whose rows are whole
-  // segments of 8 or more lanes, in one CTA or (the backward) a slab a CTA
-  // of a cluster, gen::validate; row_sum's segments.)
+  // (Other than a power of two: a single tile in one CTA whose rows are
+  // whole segments of 8 or more lanes, gen::validate; row_sum's segments.)
   static_assert(NUM_WARPS >= 1 && NUM_WARPS <= 32, "num_warps: 1 to 32");
   static_assert(ROWS_PER_CTA >= 1 && kThreads % ROWS_PER_CTA == 0, "rows_per_cta divides the CTA's threads");
-  static_assert((NUM_WARPS & (NUM_WARPS - 1)) == 0 ||
-                    (SINGLE_TILE && kThreadsPerRow % 8 == 0 && (CLUSTER == 1 || ROWS_PER_CTA == 1)),
-                "num_warps of other than a power of two: a single tile, rows of a multiple of 8 threads (a cluster: "
-                "one row a CTA)");
+  static_assert((NUM_WARPS & (NUM_WARPS - 1)) == 0 || (SINGLE_TILE && CLUSTER == 1 && kThreadsPerRow % 8 == 0),
+                "num_warps of other than a power of two: a single tile in one CTA, rows of a multiple of 8 threads");
   static_assert(VEC >= 1 && static_cast<int>(sizeof(RowT)) * VEC <= 16, "vec: accesses of at most 16 bytes");
   static_assert(kVecsPerThread >= 1 && kVecsPerThread * kThreadsPerRow * VEC == BLOCK_SIZE,
                 "block_size is a multiple of threads_per_row * vec");

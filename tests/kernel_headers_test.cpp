@@ -390,7 +390,7 @@ std::vector<Config> segmented_rows(Kernel k, DType d, Norm norm, std::int64_t n)
   q.norm = norm;
   std::vector<Config> out;
   for (const Config& c : gen::search_space(q))
-    if (gen::has_segmented_rows(k, c) && c.cluster_size == 1) out.push_back(c);
+    if (gen::has_segmented_rows(k, c)) out.push_back(c);
   return out;
 }
 
@@ -507,24 +507,6 @@ TEST(KernelHeaders, BackwardSegmentedRowsSpillNoMoreThanThePowerOfTwo) {
   }
   std::printf("[ segments ] %zu backward configs in rows of other than a power of two of threads compiled\n",
               pairs.size());
-}
-
-// ... and over clusters (equal slabs, one row a CTA of whole warps): no
-// spills at bf16 and fp32 9216 and 17408.
-TEST(KernelHeaders, BackwardSegmentedSlabsCompileWithoutSpills) {
-  std::vector<InstanceKey> keys;
-  for (DType d : {f32, bf16})
-    for (std::int64_t n : {9216, 17408}) {
-      gen::SpaceQuery q{Kernel::bwd_dx, d, n, 65536, 132, 90};
-      for (const Config& c : gen::search_space(q))
-        if (gen::has_segmented_rows(Kernel::bwd_dx, c) && c.cluster_size > 1) {
-          const InstanceKey key = gen::make_instance(Traits{Kernel::bwd_dx, d, d, true, true}, c, n, gen::max_vec(d));
-          if (std::find(keys.begin(), keys.end(), key) == keys.end()) keys.push_back(key);
-        }
-    }
-  ASSERT_GE(keys.size(), 4u);
-  expect_no_spills(keys);
-  std::printf("[ segments ] %zu backward slabs over clusters compiled, no spills\n", keys.size());
 }
 
 // The fused backward's single-tile kernel holds dz in registers beside x and

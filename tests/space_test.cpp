@@ -1335,7 +1335,7 @@ TEST(Space, SegmentedRows) {
   const auto segmented = [](SpaceQuery q) {
     std::vector<Config> out;
     for (const Config& c : search_space(q))
-      if (has_segmented_rows(q.kernel, c) && c.cluster_size == 1 &&
+      if (has_segmented_rows(q.kernel, c) &&
           std::none_of(out.begin(), out.end(), [&c](const Config& o) {
             return o.block_size == c.block_size && o.num_warps == c.num_warps && o.rows_per_cta == c.rows_per_cta;
           }))
@@ -1376,36 +1376,6 @@ TEST(Space, SegmentedRows) {
           EXPECT_LE(32 * key.num_warps, 1024);
         }
       }
-  // The backward's row over clusters of 2 or 4 in equal slabs, one row a
-  // CTA of whole warps: bf16 9216 in 2 slabs of 4608 (9 warps at 16
-  // elements, 18 at 8) or 4 of 2304 (9 warps); 17408 in 4 of 4352 (17 warps
-  // at 8); none below sm_90, none for the forward.
-  const auto clustered = [](SpaceQuery q) {
-    std::vector<std::string> out;
-    for (const Config& c : search_space(q))
-      if (has_segmented_rows(q.kernel, c) && c.cluster_size > 1) {
-        Config k{c.block_size, c.num_warps, c.rows_per_cta, 0};
-        k.cluster_size = c.cluster_size;
-        if (std::find(out.begin(), out.end(), to_string(k)) == out.end()) out.push_back(to_string(k));
-        const InstanceKey key = make_instance(Traits{Kernel::bwd_dx, q.dtype, q.dtype, true, true}, c, q.n, max_vec(q.dtype));
-        EXPECT_EQ(key.vec, max_vec(q.dtype)) << to_string(c);
-        EXPECT_EQ(static_cast<std::int64_t>(key.block_size) * key.cluster_size, q.n) << to_string(c);
-      }
-    return out;
-  };
-  const auto slabs = [](int block, int warps, int cluster) {
-    Config c{block, warps, 1, 0};
-    c.cluster_size = cluster;
-    return to_string(c);
-  };
-  EXPECT_EQ(clustered(query(Kernel::bwd_dx, DType::bf16, 9216, 29127, 18.8)),
-            (std::vector<std::string>{slabs(4608, 18, 2), slabs(4608, 9, 2), slabs(2304, 9, 4)}));
-  EXPECT_EQ(clustered(query(Kernel::bwd_dx, DType::bf16, 17408, 15420, 18.8)),
-            (std::vector<std::string>{slabs(4352, 17, 4)}));
-  SpaceQuery a100 = query(Kernel::bwd_dx, DType::bf16, 9216, 29127, 18.8);
-  a100.cc = 80;
-  EXPECT_TRUE(clustered(a100).empty());
-  EXPECT_TRUE(clustered(query(Kernel::fwd, DType::bf16, 9216, 29127, 18.8)).empty());
   // The rules for such rows, by name.
   const Traits bwd{Kernel::bwd_dx, DType::bf16, DType::bf16, true, true};
   const auto message = [&bwd](Config c, std::int64_t n) {
@@ -1421,18 +1391,9 @@ TEST(Space, SegmentedRows) {
   EXPECT_NE(message(Config{96, 3, 16, 0}, 96).find("multiple of 8"), std::string::npos);  // 6 threads a row
   EXPECT_NE(message(Config{1152, 9, 2, 0}, 4000).find("only a single tile"), std::string::npos);  // tiled rows
   EXPECT_EQ(message(Config{4608, 18, 1, 0}, 4608), "");  // 18 segments of 32 lanes
-  Config cluster{2304, 9, 2, 0};  // rows_per_cta > 1 over a cluster: the wide backward's staged rows
+  Config cluster{2304, 9, 1, 0};
   cluster.cluster_size = 2;
-  EXPECT_NE(message(cluster, 4608).find("num_warps must be a power of two"), std::string::npos);
-  cluster.rows_per_cta = 1;
-  EXPECT_EQ(message(cluster, 4608), "");  // the backward's slab a CTA of a cluster
-  EXPECT_NE(make_instance(Traits{Kernel::fwd, DType::bf16, DType::bf16, true, true}, Config{1152, 9, 2, 0}, 1152, 8).name(), "");
-  try {
-    make_instance(Traits{Kernel::fwd, DType::bf16, DType::bf16, true, true}, cluster, 4608, 8);
-    ADD_FAILURE() << "the forward over a cluster in rows of other than a power of two of threads";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("only a single tile in one CTA"), std::string::npos) << e.what();
-  }
+  EXPECT_NE(message(cluster, 4608).find("only a single tile in one CTA"), std::string::npos);
 }
 }  // namespace
 }  // namespace lntune::gen
