@@ -20,3 +20,14 @@ sw() { local tag=$1 t=$2; shift 2; LNTUNE_SWEEP_EVERY=1 timeout $t $S "$@" > $O/
 # use NAME: the carried build $B/NAME as D (its binaries and liblntune.so
 # on LD_LIBRARY_PATH) and S (its lntune_sweep).
 use() { D=$B/$1; S=$D/lntune_sweep; export LD_LIBRARY_PATH=/usr/local/cuda/lib64:$D; }
+# cases SECONDS FILTER MEMCHECK_FILTER: $D/gpu_norms_test --gtest_filter=FILTER
+# beside compute-sanitizer memcheck on MEMCHECK_FILTER, each within SECONDS
+# ($O/cases.log, $O/san_memcheck.log), then their summary lines (the call
+# scripts of sessions 43-44 wrote these lines out each time).
+cases() {
+  local t=$1 f=$2 m=$3
+  timeout $t $D/gpu_norms_test --gtest_filter="$f" > $O/cases.log 2>&1 & local p1=$!
+  timeout $t compute-sanitizer --tool memcheck --error-exitcode 9 --print-limit 5 $D/gpu_norms_test --gtest_filter="$m" --gtest_brief=1 > $O/san_memcheck.log 2>&1 & local p2=$!
+  wait $p1; echo "cases rc=$?"; wait $p2; echo "memcheck rc=$?"
+  grep -hE "configs checked|FAILED|PASSED|ERROR SUMMARY|Failure" $O/cases.log $O/san_memcheck.log | head -30
+}

@@ -429,6 +429,23 @@ long most_spilled(const InstanceKey& key) {
   return most;
 }
 
+// Each pair's first instance compiles and spills no more than its second
+// (a power of two beside it), every entry's most (most_spilled).
+void expect_no_more_spills(const std::vector<std::pair<InstanceKey, InstanceKey>>& pairs) {
+  std::vector<std::future<std::pair<long, long>>> jobs;
+  for (const auto& [key, pow2] : pairs)
+    jobs.push_back(std::async(std::launch::async, [key = key, pow2 = pow2] {
+      return std::make_pair(most_spilled(key), most_spilled(pow2));
+    }));
+  for (std::size_t i = 0; i < pairs.size(); ++i) {
+    const auto [key, pow2] = jobs[i].get();
+    SCOPED_TRACE(pairs[i].first.name() + " beside " + pairs[i].second.name());
+    EXPECT_GE(key, 0) << "does not compile";
+    EXPECT_GE(pow2, 0) << "the power of two does not compile";
+    EXPECT_LE(key, pow2);
+  }
+}
+
 // The backward's single tiles of other than a power of two (search_space,
 // session 43; registers, at most 16 elements a thread, 16-byte accesses)
 // compile for sm_90 and spill no more than the power-of-two tile of the
@@ -454,18 +471,7 @@ TEST(KernelHeaders, BackwardTilesSpillNoMoreThanThePowerOfTwo) {
         }
       }
   ASSERT_GE(pairs.size(), 6u);  // three a norm: 1536 in 4 warps, 3072 in 8, 6144 in 16
-  std::vector<std::future<std::pair<long, long>>> jobs;
-  for (const auto& [tile, pow2] : pairs)
-    jobs.push_back(std::async(std::launch::async, [tile = tile, pow2 = pow2] {
-      return std::make_pair(most_spilled(tile), most_spilled(pow2));
-    }));
-  for (std::size_t i = 0; i < pairs.size(); ++i) {
-    const auto [tile, pow2] = jobs[i].get();
-    SCOPED_TRACE(pairs[i].first.name() + " beside " + pairs[i].second.name());
-    EXPECT_GE(tile, 0) << "does not compile";
-    EXPECT_GE(pow2, 0) << "the power of two does not compile";
-    EXPECT_LE(tile, pow2);
-  }
+  expect_no_more_spills(pairs);
   std::printf("[ tiles    ] %zu backward tiles of other than a power of two compiled\n", pairs.size());
 }
 
@@ -493,18 +499,7 @@ TEST(KernelHeaders, BackwardSegmentedRowsSpillNoMoreThanThePowerOfTwo) {
       }
     }
   ASSERT_GE(pairs.size(), 10u);
-  std::vector<std::future<std::pair<long, long>>> jobs;
-  for (const auto& [seg, pow2] : pairs)
-    jobs.push_back(std::async(std::launch::async, [seg = seg, pow2 = pow2] {
-      return std::make_pair(most_spilled(seg), most_spilled(pow2));
-    }));
-  for (std::size_t i = 0; i < pairs.size(); ++i) {
-    const auto [seg, pow2] = jobs[i].get();
-    SCOPED_TRACE(pairs[i].first.name() + " beside " + pairs[i].second.name());
-    EXPECT_GE(seg, 0) << "does not compile";
-    EXPECT_GE(pow2, 0) << "the power of two does not compile";
-    EXPECT_LE(seg, pow2);
-  }
+  expect_no_more_spills(pairs);
   std::printf("[ segments ] %zu backward configs in rows of other than a power of two of threads compiled\n",
               pairs.size());
 }

@@ -1274,32 +1274,34 @@ TEST(Default, SegmentedRows) {
     return to_string(default_config(q));
   };
   const auto cfg = [](int n, int w, int r, int g) { return to_string(Config{n, w, r, g}); };
-  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 1152, 233016), cfg(1152, 9, 2, 1056));
-  EXPECT_EQ(def(Kernel::bwd_dx, DType::f16, 1152, 233016, Norm::rms), cfg(1152, 9, 2, 1056));
-  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 1152, 4096), cfg(1152, 9, 4, 132));
-  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 1280, 209715), cfg(1280, 5, 2, 1056));
-  EXPECT_NE(def(Kernel::bwd_dx, DType::bf16, 1280, 4096), cfg(1280, 5, 2, 132)) << "no entry over 16-48 rows an SM";
-  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 1536, 174762), cfg(1536, 6, 1, 528));
-  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 2304, 116508), cfg(2304, 9, 1, 1056));
-  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 2304, 4096), cfg(2304, 18, 2, 132));
-  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 2560, 104857), cfg(2560, 5, 1, 1056));
-  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 2560, 6336), cfg(2560, 10, 2, 132));
-  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 2560, 6337), cfg(2560, 5, 1, 1056));
-  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 3072, 87381), cfg(3072, 12, 1, 264));
-  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 4608, 58254), cfg(4608, 9, 1, 132));
-  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 5120, 4096), cfg(5120, 10, 1, 132));
-  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 6144, 43690, Norm::rms), cfg(6144, 12, 1, 132));
-  EXPECT_EQ(def(Kernel::fwd, DType::bf16, 1152, 233016), cfg(1152, 3, 2, 0));
-  EXPECT_EQ(def(Kernel::fwd, DType::f16, 1280, 2112), cfg(1280, 5, 4, 0));
-  EXPECT_NE(def(Kernel::fwd, DType::bf16, 1280, 2112, Norm::rms), cfg(1280, 5, 4, 0)) << "RMSNorm 1280 lost (call 3)";
-  EXPECT_EQ(def(Kernel::fwd, DType::bf16, 1152, 2112, Norm::rms), cfg(1152, 3, 2, 0));
-  // (call 3) 1408, 2816, 3584; 4097-8191 columns a multiple of 512 by rule.
-  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 1408, 190650), cfg(1408, 11, 2, 264));
-  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 2816, 95325), cfg(2816, 22, 2, 132));
-  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 3584, 74898), cfg(3584, 14, 2, 132));
-  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 5632, 47662), cfg(5632, 11, 1, 132));
-  EXPECT_EQ(def(Kernel::bwd_dx, DType::f16, 7168, 4096, Norm::rms), cfg(7168, 14, 1, 132));
-  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 7680, 37449), cfg(7680, 15, 1, 132));
+  // {kernel, dtype, N, M, norm, the default}; (call 3) 1408, 2816, 3584,
+  // and 4097-8191 columns a multiple of 512 by rule.
+  struct Want {
+    Kernel k;
+    DType d;
+    std::int64_t n, m;
+    Norm norm;
+    int block, warps, rows, groups;
+  };
+  const Kernel b = Kernel::bwd_dx, f = Kernel::fwd;
+  const Norm ln = Norm::layer, rms = Norm::rms;
+  for (const Want& w : std::vector<Want>{
+           {b, DType::bf16, 1152, 233016, ln, 1152, 9, 2, 1056}, {b, DType::f16, 1152, 233016, rms, 1152, 9, 2, 1056},
+           {b, DType::bf16, 1152, 4096, ln, 1152, 9, 4, 132},    {b, DType::bf16, 1280, 209715, ln, 1280, 5, 2, 1056},
+           {b, DType::bf16, 1536, 174762, ln, 1536, 6, 1, 528},  {b, DType::bf16, 2304, 116508, ln, 2304, 9, 1, 1056},
+           {b, DType::bf16, 2304, 4096, ln, 2304, 18, 2, 132},   {b, DType::bf16, 2560, 104857, ln, 2560, 5, 1, 1056},
+           {b, DType::bf16, 2560, 6336, ln, 2560, 10, 2, 132},   {b, DType::bf16, 2560, 6337, ln, 2560, 5, 1, 1056},
+           {b, DType::bf16, 3072, 87381, ln, 3072, 12, 1, 264},  {b, DType::bf16, 4608, 58254, ln, 4608, 9, 1, 132},
+           {b, DType::bf16, 5120, 4096, ln, 5120, 10, 1, 132},   {b, DType::bf16, 6144, 43690, rms, 6144, 12, 1, 132},
+           {f, DType::bf16, 1152, 233016, ln, 1152, 3, 2, 0},    {f, DType::f16, 1280, 2112, ln, 1280, 5, 4, 0},
+           {f, DType::bf16, 1152, 2112, rms, 1152, 3, 2, 0},     {b, DType::bf16, 1408, 190650, ln, 1408, 11, 2, 264},
+           {b, DType::bf16, 2816, 95325, ln, 2816, 22, 2, 132},  {b, DType::bf16, 3584, 74898, ln, 3584, 14, 2, 132},
+           {b, DType::bf16, 5632, 47662, ln, 5632, 11, 1, 132},  {b, DType::f16, 7168, 4096, rms, 7168, 14, 1, 132},
+           {b, DType::bf16, 7680, 37449, ln, 7680, 15, 1, 132}})
+    EXPECT_EQ(def(w.k, w.d, w.n, w.m, w.norm), cfg(w.block, w.warps, w.rows, w.groups))
+        << to_string(w.k) << " " << to_string(w.d) << " " << w.n << " " << w.m;
+  EXPECT_NE(def(b, DType::bf16, 1280, 4096), cfg(1280, 5, 2, 132)) << "no entry over 16-48 rows an SM";
+  EXPECT_NE(def(f, DType::bf16, 1280, 2112, rms), cfg(1280, 5, 4, 0)) << "RMSNorm 1280 lost (call 3)";
   // Every entry and the rule's N: 16-byte accesses (make_instance would
   // lower vec where the tile is no multiple of the row's 16-byte accesses).
   for (std::int64_t n : {1152, 1280, 1408, 1536, 2304, 2560, 2816, 3072, 3584, 4608, 5120, 5632, 6144, 6656, 7168, 7680})
