@@ -1172,17 +1172,21 @@ std::optional<Config> fast_memory_bwd_default(const SpaceQuery& q, const ConfigF
   // (8 CTAs an SM where three fit). Over 16-48 rows an SM (the training
   // sizes' rule below) their own entries where measured (M = 4096, L2
   // flushed, dx and dW/dB, A/B: 1152 34.0 / 33.7 -> 38.1 / 38.2, 2304 50.3
-  // / 49.4 -> 55.0 / 55.9, 2560 54.8 / 55.4 -> 60.4 / 60.3).
+  // / 49.4 -> 55.0 / 55.9, 2560 54.8 / 55.4 -> 60.4 / 60.3; call 7: RMSNorm
+  // 1152 34.9 / 36.2 -> 41.6 / 41.4, 2304 57.3 / 57.3 -> 60.7 / 60.1, fp16
+  // 2304 49.8 / 48.0 -> 54.7 / 54.7; every config, call 7: 1280 41.5
+  // against 37.1, 1408 43.6 / 40.0, 1536 46.7 / 43.6, 2816 62.2 / 59.9,
+  // 3072 63.9 / 62.3, 3584 69.8 / 66.9).
   if (half && !q.residual && q.m >= 16 * static_cast<std::int64_t>(q.sm_count)) {
     struct Rows {
       std::int64_t n;
       int warps, rows, per_sm;           // many rows
-      int train_warps, train_rows;       // 16-48 rows an SM (one CTA an SM); 0: the rules below
+      int train_warps, train_rows;       // 16-48 rows an SM (one CTA an SM)
     };
     static constexpr Rows kSegmented[] = {
-        {1152, 9, 2, 8, 9, 4},  {1280, 5, 2, 8, 0, 0},  {1408, 11, 2, 2, 0, 0}, {1536, 6, 1, 4, 0, 0},
-        {2304, 9, 1, 8, 18, 2}, {2560, 5, 1, 8, 10, 2}, {2816, 22, 2, 1, 0, 0}, {3072, 12, 1, 2, 0, 0},
-        {3584, 14, 2, 1, 0, 0},
+        {1152, 9, 2, 8, 9, 4},  {1280, 5, 2, 8, 10, 4},  {1408, 11, 2, 2, 11, 2}, {1536, 6, 1, 4, 6, 2},
+        {2304, 9, 1, 8, 18, 2}, {2560, 5, 1, 8, 10, 2},  {2816, 22, 2, 1, 11, 2}, {3072, 12, 1, 2, 12, 2},
+        {3584, 14, 2, 1, 14, 2},
     };
     const bool train = q.m <= 48 * static_cast<std::int64_t>(q.sm_count);
     // 4097-8191 columns, a multiple of 512: rows of N / 16 threads (16
@@ -1196,7 +1200,7 @@ std::optional<Config> fast_memory_bwd_default(const SpaceQuery& q, const ConfigF
       if (valid(c)) return c;
     }
     for (const Rows& r : kSegmented) {
-      if (r.n != q.n || (train && r.train_warps == 0)) continue;
+      if (r.n != q.n) continue;
       Config c = train ? Config{static_cast<int>(r.n), r.train_warps, r.train_rows, 0}
                        : Config{static_cast<int>(r.n), r.warps, r.rows, 0};
       c.group_size_m = clip_groups(q, c.rows_per_cta, (train ? 1 : r.per_sm) * static_cast<std::int64_t>(q.sm_count));

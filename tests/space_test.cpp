@@ -1300,7 +1300,9 @@ TEST(Default, SegmentedRows) {
            {b, DType::bf16, 7680, 37449, ln, 7680, 15, 1, 132}})
     EXPECT_EQ(def(w.k, w.d, w.n, w.m, w.norm), cfg(w.block, w.warps, w.rows, w.groups))
         << to_string(w.k) << " " << to_string(w.d) << " " << w.n << " " << w.m;
-  EXPECT_NE(def(b, DType::bf16, 1280, 4096), cfg(1280, 5, 2, 132)) << "no entry over 16-48 rows an SM";
+  EXPECT_EQ(def(b, DType::bf16, 1280, 4096), cfg(1280, 10, 4, 132));
+  EXPECT_EQ(def(b, DType::bf16, 1536, 4096), cfg(1536, 6, 2, 132));
+  EXPECT_EQ(def(b, DType::bf16, 3584, 6336), cfg(3584, 14, 2, 132));
   EXPECT_NE(def(f, DType::bf16, 1280, 2112, rms), cfg(1280, 5, 4, 0)) << "RMSNorm 1280 lost (call 3)";
   // Every entry and the rule's N: 16-byte accesses (make_instance would
   // lower vec where the tile is no multiple of the row's 16-byte accesses).
@@ -1308,7 +1310,7 @@ TEST(Default, SegmentedRows) {
     for (std::int64_t m : {4096, 233016}) {
       const Config c = default_config(query(Kernel::bwd_dx, DType::bf16, n, m, 18.8));
       SCOPED_TRACE(std::to_string(n) + " " + std::to_string(m) + " " + to_string(c));
-      if (c.block_size != n) continue;  // (no entry over 16-48 rows an SM)
+      ASSERT_EQ(c.block_size, n);
       EXPECT_TRUE(has_segmented_rows(Kernel::bwd_dx, c));
       EXPECT_EQ(make_instance(Traits{Kernel::bwd_dx, DType::bf16, DType::bf16, true, true}, c, n, 8).vec, 8);
     }
