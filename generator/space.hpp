@@ -3,7 +3,13 @@
 //
 // Rules (fwd, bwd_dx), with threads_per_row = 32 * num_warps / rows_per_cta
 // and items = block_size / threads_per_row:
-//   * num_warps in {1, 2, 4, 8, 16, 32}; rows_per_cta a power of two.
+//   * num_warps in {1, 2, 4, 8, 16, 32}; rows_per_cta a power of two; but
+//     rows of other than a power of two of threads (gen::has_segmented_rows,
+//     no residual, N not a power of two): block_size = N, a multiple of the
+//     16-byte access vec, threads_per_row = N / (vec k) a multiple of 8, k
+//     accesses a thread (items <= max_items, half above 16 warps), rows as
+//     many as make whole warps, and twice and four times that (at most 1024
+//     threads, rows_per_cta * N <= 16384): add_segmented_tiles in space.cpp.
 //   * single tile: block_size = next_pow2(N); 1 <= items <= max_items
 //     (32 fwd, 16 bwd_dx: registers); rows_per_cta * block_size <= 16384.
 //   * tiled (N > 1024 only): block_size in {1024, 2048, 4096, 8192} below
