@@ -428,18 +428,19 @@ __device__ __forceinline__ float segment_sum(float v) {
   return v;
 }
 
-// The cross-warp step of row_sum / row_sum2: lane l of each warp reads warp
-// (l % WARPS)'s sum from `sums` (one float a warp, in warp order) and the
-// warp adds them in butterfly order (segment_sum), so every thread gets the
-// same bits with one shared-memory load and log2(WARPS) shuffles (a loop
-// over the WARPS sums took WARPS adds and loads in every thread: the 16-bit
-// forward on an H200 is bound by instructions issued, not bytes).
+// The least power of two >= v (constexpr; NVRTC has no __builtin_clz).
 constexpr int next_pow2_int(int v) {
   int p = 1;
   while (p < v) p *= 2;
   return p;
 }
 
+// The cross-warp step of row_sum / row_sum2: lane l of each warp reads warp
+// (l % WARPS)'s sum from `sums` (one float a warp, in warp order) and the
+// warp adds them in butterfly order (segment_sum), so every thread gets the
+// same bits with one shared-memory load and log2(WARPS) shuffles (a loop
+// over the WARPS sums took WARPS adds and loads in every thread: the 16-bit
+// forward on an H200 is bound by instructions issued, not bytes).
 // Other than a power of two of sums: padded with zeros to the next power
 // of two (an exact +0.f: the same bits in every lane still). The lanes of
 // one butterfly must share a row: rows of other than a power of two of
@@ -482,7 +483,7 @@ __device__ __forceinline__ float segments_total(const float* sums) {
 
 // Sum of `v` over the THREADS_PER_ROW threads that share a row; the
 // CTA holds ROWS such rows side by side. Every thread of the row gets the
-// same bits. `scratch` holds ROWS * (THREADS_PER_ROW / 32) floats.
+// same bits. `scratch` holds ROWS * row_segments floats.
 // All threads of the CTA must call it (it may contain __syncthreads).
 // REUSE (the default): the function ends with a barrier when it used
 // scratch, so the next call may write the same scratch. REUSE = false leaves
@@ -500,18 +501,18 @@ __device__ __forceinline__ float row_sum(float v, float* scratch) {
     return segment_sum<THREADS_PER_ROW>(v);
   } else {
     constexpr int kLanes = row_segment_lanes<THREADS_PER_ROW>();
-    constexpr int kWarps = row_segments<THREADS_PER_ROW>();  // segments (warps where a power of two)
+    constexpr int kSegs = row_segments<THREADS_PER_ROW>();  // warps, where a power of two
     const int slot = static_cast<int>(threadIdx.x / THREADS_PER_ROW);
-    const int warp = static_cast<int>(threadIdx.x % THREADS_PER_ROW) / kLanes;
+    const int seg = static_cast<int>(threadIdx.x % THREADS_PER_ROW) / kLanes;
     v = segment_sum<kLanes>(v);
-    if ((threadIdx.x % kLanes) == 0) scratch[slot * kWarps + warp] = v;
+    if ((threadIdx.x % kLanes) == 0) scratch[slot * kSegs + seg] = v;
     __syncthreads();
     float s = 0.f;
     if constexpr (COMBINE == WarpCombine::shuffle) {
-      s = segments_total<THREADS_PER_ROW, kWarps>(scratch + slot * kWarps);
+      s = segments_total<THREADS_PER_ROW, kSegs>(scratch + slot * kSegs);
     } else {
 #pragma unroll
-      for (int w = 0; w < kWarps; ++w) s += scratch[slot * kWarps + w];
+      for (int w = 0; w < kSegs; ++w) s += scratch[slot * kSegs + w];
     }
     if constexpr (REUSE) __syncthreads();
     return s;
@@ -535,7 +536,7 @@ __device__ __forceinline__ void slot_barrier() {
 }
 
 // Two sums at once (one barrier round instead of two); `scratch` holds
-// 2 * ROWS * (THREADS_PER_ROW / 32) floats. SLOT_BARRIER: the barriers are
+// 2 * ROWS * row_segments floats. SLOT_BARRIER: the barriers are
 // the row slot's own (slot_barrier), so that the CTA's row slots need not
 // step together: for kernels where nothing else between two sums waits on
 // the whole CTA (the backward's single-tile rows: bf16 N = 4096 at
@@ -548,23 +549,23 @@ __device__ __forceinline__ void row_sum2(float& a, float& b, float* scratch) {
     b = segment_sum<THREADS_PER_ROW>(b);
   } else {
     constexpr int kLanes = row_segment_lanes<THREADS_PER_ROW>();
-    constexpr int kWarps = row_segments<THREADS_PER_ROW>();  // segments (warps where a power of two)
+    constexpr int kSegs = row_segments<THREADS_PER_ROW>();  // warps, where a power of two
     const int slot = static_cast<int>(threadIdx.x / THREADS_PER_ROW);
-    const int warp = static_cast<int>(threadIdx.x % THREADS_PER_ROW) / kLanes;
+    const int seg = static_cast<int>(threadIdx.x % THREADS_PER_ROW) / kLanes;
     a = segment_sum<kLanes>(a);
     b = segment_sum<kLanes>(b);
-    float* s = scratch + 2 * slot * kWarps;
+    float* s = scratch + 2 * slot * kSegs;
     if ((threadIdx.x % kLanes) == 0) {
-      s[warp] = a;
-      s[kWarps + warp] = b;
+      s[seg] = a;
+      s[kSegs + seg] = b;
     }
     if constexpr (SLOT_BARRIER) {
       slot_barrier<THREADS_PER_ROW, ROWS>();
     } else {
       __syncthreads();
     }
-    a = segments_total<THREADS_PER_ROW, kWarps>(s);
-    b = segments_total<THREADS_PER_ROW, kWarps>(s + kWarps);
+    a = segments_total<THREADS_PER_ROW, kSegs>(s);
+    b = segments_total<THREADS_PER_ROW, kSegs>(s + kSegs);
     if constexpr (SLOT_BARRIER) {
       slot_barrier<THREADS_PER_ROW, ROWS>();
     } else {
