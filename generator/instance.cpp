@@ -272,36 +272,32 @@ InstanceKey make_instance(const Traits& traits, const Config& config, std::int64
   return key;
 }
 
-int bwd_min_ctas(const InstanceKey& key) {
+int bwd_min_ctas(const InstanceKey& key, bool finish) {
   const int threads = 32 * key.num_warps;
-  const int old_rule = key.num_warps < 16 ? 16 / key.num_warps : 0;
-  if (!has_segmented_rows(key) || !key.single_tile || key.cluster_size != 1) return old_rule;
+  const int base = threads < 512 ? 512 / threads : 0;
+  if (finish || !has_segmented_rows(key)) return base;
   const int items = key.block_size / (threads / key.rows_per_cta);
-  const int mine = (items <= 8 ? 896 : 512) / threads;
-  return std::max(old_rule, mine > 1 ? mine : 0);
+  const int segmented = (items <= 8 ? 896 : 512) / threads;
+  return std::max(base, segmented > 1 ? segmented : 0);
 }
 
-bool has_segmented_rows(const InstanceKey& key) {
-  // (The wide kernels' rows_per_cta counts staged rows, not rows side by side.)
-  if (is_wide_bwd(key) || is_wide_fwd(key)) return false;
-  return !is_pow2(key.num_warps) || !is_pow2(key.rows_per_cta);
-}
 bool has_segmented_rows(Kernel kernel, const Config& config) {
+  // (The wide kernels' rows_per_cta counts staged rows, not rows side by side.)
   if (is_wide_bwd(kernel, config) || is_wide_fwd(kernel, config)) return false;
   return !is_pow2(config.num_warps) || !is_pow2(config.rows_per_cta);
 }
-
-int row_segment_lanes(int threads_per_row) {
-  int g = 1;
-  while (g < 32 && threads_per_row % (2 * g) == 0) g *= 2;
-  return g;
+bool has_segmented_rows(const InstanceKey& key) {
+  Config c{key.block_size, key.num_warps, key.rows_per_cta, 0};
+  c.cluster_size = key.cluster_size;
+  return has_segmented_rows(key.traits.kernel, c);
 }
 
 namespace {
 // Rows of other than a power of two of threads (common.cuh's segments): the
 // single tile in one CTA of fwd (in registers) or bwd_dx, whose rows are
-// whole segments of 8 or more lanes, at most 32 of them, and whose tile is
-// a whole number of the row's accesses.
+// whole segments of 8 or more lanes and whose tile is a whole number of the
+// row's accesses. (At most 32 segments always: a row of 8 * odd threads
+// takes 4 rows to fill warps, so at most 32 * 8 threads, 32 segments.)
 void validate_segmented(const InstanceKey& key) {
   const Traits& t = key.traits;
   if ((t.kernel != Kernel::fwd && t.kernel != Kernel::bwd_dx) || !key.single_tile || key.cluster_size != 1 ||
@@ -316,9 +312,6 @@ void validate_segmented(const InstanceKey& key) {
   if (tpr % 8 != 0)
     invalid(key, "a row's threads (32 * num_warps / rows_per_cta = " + std::to_string(tpr) +
                      ") must be a multiple of 8 when not a power of two");
-  if (tpr / row_segment_lanes(tpr) > 32)
-    invalid(key, "a row of " + std::to_string(tpr) + " threads has more than 32 segments of " +
-                     std::to_string(row_segment_lanes(tpr)) + " lanes");
   if (key.vec < 1 || key.block_size % (tpr * key.vec) != 0)
     invalid(key, "block_size (" + std::to_string(key.block_size) + ") must be a multiple of threads_per_row * vec (" +
                      std::to_string(tpr * key.vec) + "; threads_per_row = 32 * num_warps / rows_per_cta) for rows of "
@@ -426,7 +419,8 @@ KernelSource render(const InstanceKey& key) {
   d["zero_centered"] = t.zero_centered;
   d["y_type"] = device_type(t.out_dtype());
   d["smem_bytes"] = dynamic_smem_bytes(key);
-  d["min_ctas"] = t.kernel == Kernel::bwd_dx ? bwd_min_ctas(key) : 0;
+  d["min_ctas"] = t.kernel == Kernel::bwd_dx ? bwd_min_ctas(key, false) : 0;
+  d["finish_min_ctas"] = t.kernel == Kernel::bwd_dx ? bwd_min_ctas(key, true) : 0;
   d["stage_dy"] = is_wide_bwd(key) && wide_stages_dy(key);
   const WideResidual how = is_wide_fwd(key) ? wide_fwd_residual(key) : WideResidual::staged;
   d["residual_staging"] = how == WideResidual::staged ? "kResidualStaged"

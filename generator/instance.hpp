@@ -40,14 +40,19 @@ bool is_odd_tile(const Config& config);
 // rows_per_cta counts staged rows).
 bool has_segmented_rows(const InstanceKey& key);
 bool has_segmented_rows(Kernel kernel, const Config& config);
-// The CTAs an SM the backward's plain entry asks its registers to allow
-// (__launch_bounds__'s second figure; 0: none): 16 / num_warps below 16
-// warps; rows of other than a power of two of threads, 896 threads' worth
-// at up to 8 elements a thread (72 registers), 512 above.
-int bwd_min_ctas(const InstanceKey& key);
-// The lanes of such a segment: the largest power of two up to 32 dividing
-// threads_per_row (common.cuh's row_segment_lanes).
-int row_segment_lanes(int threads_per_row);
+// The CTAs an SM a bwd_dx entry asks its registers to allow
+// (__launch_bounds__'s second figure; 0: none). CTAs of fewer than 512
+// threads: 512 threads' worth (at most 128 registers a thread), as the
+// persistent grid's defaults assume (left free, a 256-thread CTA of the
+// fused add + LayerNorm, bf16 N = 4096, took 143 registers and ran one CTA
+// an SM: 71% of copy against 91.5; bench/results/h100_2026-11-25b, call 2).
+// Larger CTAs name no minimum (a minimum of one let the fp32 backward of
+// N = 2048 in 512 threads take 74 registers, not 64: one CTA an SM, 78.0%
+// of copy against 100.3; call 4). The plain entry's rows of other than a
+// power of two of threads at up to 8 elements a thread: 896 threads' worth
+// (72 registers: bf16 1152 in rows of 144 threads, two a CTA of 9 warps,
+// three CTAs an SM, no spills; bench/results/s44, call 2).
+int bwd_min_ctas(const InstanceKey& key, bool finish);
 
 // Whether an instance is such a forward (from its block_size, num_warps,
 // rows_per_cta and single_tile: its name tells it apart already).

@@ -1451,7 +1451,7 @@ void add_segmented_tiles(const SpaceQuery& q, std::vector<Config>& out) {
   for (int k = 1; k * vec <= max_items_per_thread(q.kernel, 1); ++k) {
     if (accesses % k != 0) continue;
     const std::int64_t tpr = accesses / k;
-    if (next_pow2(tpr) == tpr || tpr % 8 != 0 || tpr > 1024 || tpr / row_segment_lanes(static_cast<int>(tpr)) > 32) continue;
+    if (next_pow2(tpr) == tpr || tpr % 8 != 0) continue;
     const int first = 32 / std::gcd(static_cast<int>(tpr), 32);  // rows making whole warps
     for (int rows = first; rows <= 4 * first; rows *= 2) {
       const std::int64_t threads = rows * tpr;

@@ -468,10 +468,13 @@ template <int THREADS_PER_ROW>
 constexpr bool sums_by_shuffle() {
   return next_pow2_int(row_segments<THREADS_PER_ROW>()) <= row_segment_lanes<THREADS_PER_ROW>();
 }
-// The sum of a row's SEGS segment sums, in every thread of the row.
-template <int THREADS_PER_ROW, int SEGS>
+// The sum of a row's SEGS segment sums, in every thread of the row: by
+// warp_sums_total, or (COMBINE = loop, or where its butterfly would mix
+// rows) a loop over them in every thread.
+enum class WarpCombine { shuffle, loop };
+template <int THREADS_PER_ROW, int SEGS, WarpCombine COMBINE = WarpCombine::shuffle>
 __device__ __forceinline__ float segments_total(const float* sums) {
-  if constexpr (sums_by_shuffle<THREADS_PER_ROW>()) {
+  if constexpr (COMBINE == WarpCombine::shuffle && sums_by_shuffle<THREADS_PER_ROW>()) {
     return warp_sums_total<SEGS>(sums);
   } else {
     float s = 0.f;
@@ -492,7 +495,6 @@ __device__ __forceinline__ float segments_total(const float* sums) {
 // COMBINE: the cross-warp step, warp_sums_total's (the default) or a loop
 // over the warps' sums in every thread (fewer live registers: for kernels
 // at the register limit that take a sum per slab, where its cost is lost).
-enum class WarpCombine { shuffle, loop };
 // Rows of other than a power of two of threads go by segments
 // (row_segment_lanes) instead of warps, the same steps.
 template <int THREADS_PER_ROW, int ROWS, bool REUSE = true, WarpCombine COMBINE = WarpCombine::shuffle>
@@ -507,13 +509,7 @@ __device__ __forceinline__ float row_sum(float v, float* scratch) {
     v = segment_sum<kLanes>(v);
     if ((threadIdx.x % kLanes) == 0) scratch[slot * kSegs + seg] = v;
     __syncthreads();
-    float s = 0.f;
-    if constexpr (COMBINE == WarpCombine::shuffle) {
-      s = segments_total<THREADS_PER_ROW, kSegs>(scratch + slot * kSegs);
-    } else {
-#pragma unroll
-      for (int w = 0; w < kSegs; ++w) s += scratch[slot * kSegs + w];
-    }
+    const float s = segments_total<THREADS_PER_ROW, kSegs, COMBINE>(scratch + slot * kSegs);
     if constexpr (REUSE) __syncthreads();
     return s;
   }

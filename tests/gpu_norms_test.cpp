@@ -678,7 +678,10 @@ TEST_P(VariantSpace, EveryConfigIsCorrect) {
   run.forward_and_check();  // z, mean and rstd for the backward
   for (const Config& cfg : gen::search_space({sc.kernel, c.x, c.N, c.M, dev.sm_count, dev.cc_major * 10 + dev.cc_minor})) {
     SCOPED_TRACE(c.name() + " " + std::string(to_string(sc.kernel)) + " " + to_string(cfg));
-    const bool tile = gen::is_odd_tile(cfg);
+    // (Rows of other than a power of two of threads are odd tiles too; they
+    // count apart, so that neither requirement is met by the other kind.)
+    const bool segmented_rows = gen::has_segmented_rows(sc.kernel, cfg);
+    const bool tile = gen::is_odd_tile(cfg) && !segmented_rows;
     if (sc.kernel == Kernel::fwd) {
       run.forward_and_check(&cfg);
     } else {
@@ -695,7 +698,7 @@ TEST_P(VariantSpace, EveryConfigIsCorrect) {
     }
     ++checked;
     tiles += tile;
-    segmented += gen::has_segmented_rows(sc.kernel, cfg);
+    segmented += segmented_rows;
   }
   EXPECT_GT(checked, 0);
   if (sc.tiles) {
@@ -731,7 +734,7 @@ INSTANTIATE_TEST_SUITE_P(
                       // of 16 lanes: a warp ends one row and starts the
                       // next) and of 72 (segments of 8); 2560 in 160 (5
                       // warps) and 320; the forward at 1152 and 2560
-                      SpaceCase{2, 1152, Kernel::bwd_dx, true, true}, SpaceCase{2, 2560, Kernel::bwd_dx, true, true},
+                      SpaceCase{2, 1152, Kernel::bwd_dx, false, true}, SpaceCase{2, 2560, Kernel::bwd_dx, false, true},
                       SpaceCase{2, 1152, Kernel::fwd, false, true}, SpaceCase{4, 2560, Kernel::fwd, false, true}),
     [](const ::testing::TestParamInfo<SpaceCase>& i) {
       return "v" + std::to_string(i.param.variant) + "_N" + std::to_string(i.param.N) + "_" +
