@@ -199,19 +199,20 @@ bool stages_in_smem(const InstanceKey& key) {
 }
 
 namespace {
-// Two stages of rows_per_cta rows of x and of dy, in bytes.
+// Two stages of rows_per_cta rows of x (z with a residual), of dy and, with a
+// residual, of dz (z's dtype), in bytes.
 std::int64_t bwd_stage_raw_bytes(const InstanceKey& key) {
   const Traits& t = key.traits;
+  const std::int64_t row = static_cast<std::int64_t>(row_size(t));
   return 2 * static_cast<std::int64_t>(key.rows_per_cta) * key.block_size *
-         static_cast<std::int64_t>(dtype_size(t.x_dtype) + dtype_size(t.out_dtype()));
+         (row + static_cast<std::int64_t>(dtype_size(t.out_dtype())) + (t.residual ? row : 0));
 }
 }  // namespace
 
 bool stages_bwd_rows(const InstanceKey& key) {
   const Traits& t = key.traits;
-  if (t.kernel != Kernel::bwd_dx || is_wide_bwd(key) || !key.single_tile || key.cluster_size != 1 || t.residual)
-    return false;
-  const std::int64_t xs = static_cast<std::int64_t>(dtype_size(t.x_dtype));
+  if (t.kernel != Kernel::bwd_dx || is_wide_bwd(key) || !key.single_tile || key.cluster_size != 1) return false;
+  const std::int64_t xs = static_cast<std::int64_t>(row_size(t));
   const std::int64_t ys = static_cast<std::int64_t>(dtype_size(t.out_dtype()));
   return key.vec * xs >= 4 && key.vec * ys >= 4 && bwd_stage_raw_bytes(key) <= kMaxBwdStageBytes;
 }

@@ -68,9 +68,9 @@ bool stages_in_smem(const InstanceKey& key);
 std::int64_t dynamic_smem_bytes(const InstanceKey& key);
 
 // Whether the register backward stages each next row in shared memory
-// (bwd_dx.cuh, staged_bwd): two stages of rows_per_cta rows of x and of dy,
-// for a row held whole by one CTA without a residual, accesses of x and dy of
-// at least 4 bytes, at most kMaxBwdStageBytes.
+// (bwd_dx.cuh, staged_bwd): two stages of rows_per_cta rows of x and of dy
+// (with a residual: z, dy and dz), for a row held whole by one CTA without a
+// cluster, accesses of each of at least 4 bytes, at most kMaxBwdStageBytes.
 bool stages_bwd_rows(const InstanceKey& key);
 // The dynamic shared memory those stages take: 0 where the backward does not
 // stage, or where the stages fit static shared memory (47 KB with the row

@@ -139,8 +139,8 @@ TEST(Instance, WideBackwardRulesAndSharedMemory) {
 // The wide-row forward: a fwd config with cluster_size > 1 and rows_per_cta
 // (rows staged) > 1; its own rules and shared memory, pinned.
 // The register backward stages each next row in shared memory (bwd_dx.cuh,
-// staged_bwd): two stages of rows_per_cta rows of x and dy, where a row is
-// held whole, without a residual, with accesses of at least 4 bytes, up to
+// staged_bwd): two stages of rows_per_cta rows of x and dy (with a residual:
+// z, dy and dz), where a row is held whole, with accesses of at least 4 bytes, up to
 // kMaxBwdStageBytes; dynamic shared memory where the stages do not fit the
 // static 47 KB beside the row sums and the finish's tree. The instance
 // checks the figure.
@@ -176,9 +176,20 @@ TEST(Instance, BackwardStagedRowsSharedMemory) {
   EXPECT_EQ(bwd_stage_bytes(make_instance(b, Config{8192, 16, 1, 132}, 8190, 2)), 2 * 8192 * (2 + 2));
   EXPECT_EQ(bwd_stage_bytes(make_instance(b, Config{8192, 16, 1, 132, 2}, 16000, 8)), 0) << "a cluster";
   EXPECT_EQ(bwd_stage_bytes(make_instance(b, Config{8192, 16, 1, 132}, 12000, 8)), 0) << "tiled rows";
+  // With a residual: z, dy and dz, z and dz in the residual's dtype.
   Traits r = b;
   r.residual = DType::bf16;
-  EXPECT_EQ(bwd_stage_bytes(make_instance(r, Config{8192, 16, 1, 132}, 8192, 8)), 0) << "a residual";
+  const InstanceKey res = make_instance(r, Config{8192, 16, 1, 132}, 8192, 8);
+  EXPECT_TRUE(stages_bwd_rows(res));
+  EXPECT_EQ(bwd_stage_bytes(res), 2 * 8192 * (2 + 2 + 2)) << "96 KB, the limit";
+  EXPECT_NE(render(res).source.find("bwd_stage_bytes<Shape>() == 98304,"), std::string::npos);
+  EXPECT_EQ(bwd_stage_bytes(make_instance(r, Config{1024, 4, 2, 264}, 1024, 8)), 0) << "24 KB + 8 KB + 8 KB: static";
+  EXPECT_TRUE(stages_bwd_rows(make_instance(r, Config{1024, 4, 2, 264}, 1024, 8)));
+  Traits r32 = b;
+  r32.residual = DType::f32;  // z and dz twice x's bytes
+  EXPECT_EQ(bwd_stage_bytes(make_instance(r32, Config{4096, 8, 1, 132}, 4096, 8)), 2 * 4096 * (4 + 2 + 4));
+  EXPECT_FALSE(stages_bwd_rows(make_instance(r32, Config{8192, 16, 1, 132}, 8192, 8))) << "160 KB";
+  EXPECT_FALSE(stages_bwd_rows(make_instance(r, Config{8192, 16, 1, 132}, 8191, 1))) << "2-byte accesses";
   EXPECT_EQ(bwd_stage_bytes(make_instance(traits(Kernel::fwd), Config{1024, 4, 2, 0}, 1024, 8)), 0);
 }
 

@@ -22,6 +22,61 @@
 
 namespace lntune {
 
+// ---- Staged rows. The single-tile backward without a cluster copies the
+// next row's x and dy (with a residual: z, dy and dz) into shared memory with
+// cp.async while it reduces the current one, so that a pass waits on shared memory, not on L2
+// or DRAM. Each thread copies exactly the pieces it later reads, so
+// cp.async.wait_group is the only synchronisation. Two stages of
+// rows_per_cta rows (x's, then dy's, then dz's), at most kMaxBwdStageBytes, so that two
+// CTAs fit an SM. Accesses of x, dy or dz narrower than 4 bytes are not staged
+// (cp.async copies 4, 8 or 16). The stages are static shared memory where
+// they fit its 48 KB beside the row slots' sums and the finish's tree, and
+// dynamic shared memory beyond (gen::dynamic_smem_bytes sizes the launch
+// alike; each instance checks the figure at compile time): the same rows in
+// dynamic shared memory measured up to 2 points slower (bf16 N = 4096,
+// M = 4096: 81.3 / 79.2% of copy; H100, bench/results/h100_s30, call 5).
+// On an H100 at M = 4096 (default configs, each build against its own copy,
+// bench/results/h100_s30), % of copy without / with the staging: bf16
+// N = 1024 41.2 / 44.8, 4096 69.2 / 81.3, fp32 N = 1024 61.7 / 66.7,
+// RMSNorm bf16 N = 1024 46.0 / 51.2, 4096 76.5 / 89.4 (call 1, static);
+// bf16 N = 8192 75.7 / 91.0, fp32 N = 4096 90.4 / 97.0 (call 5, dynamic).
+// At x = 512 MiB it cost at most 1.2 points (bf16 N = 1024: 97.2 / 96.0).
+inline constexpr int kMaxBwdStageBytes = 96 * 1024;
+
+template <class S>
+constexpr int bwd_stage_x_bytes() {
+  return 2 * S::kRowsPerCta * S::kBlockSize * static_cast<int>(sizeof(typename S::R));
+}
+template <class S>
+constexpr int bwd_stage_dy_bytes() {
+  return 2 * S::kRowsPerCta * S::kBlockSize * static_cast<int>(sizeof(typename S::Y));
+}
+// dz's stages (the residual's dtype, as z), with a residual.
+template <class S>
+constexpr int bwd_stage_dz_bytes() {
+  return S::kResidual ? bwd_stage_x_bytes<S>() : 0;
+}
+template <class S>
+constexpr int bwd_stage_raw_bytes() {
+  return bwd_stage_x_bytes<S>() + bwd_stage_dy_bytes<S>() + bwd_stage_dz_bytes<S>();
+}
+template <class S>
+constexpr bool staged_bwd() {
+  return S::kSingleTile && S::kCluster == 1 && S::kVec * sizeof(typename S::R) >= 4 &&
+         S::kVec * sizeof(typename S::Y) >= 4 && bwd_stage_raw_bytes<S>() <= kMaxBwdStageBytes;
+}
+// Whether the stages fit static shared memory: 47 KB with the row slots'
+// sums (rows_per_cta > 1) and 8 KB for the finish's tree.
+template <class S>
+constexpr bool bwd_stage_static() {
+  return bwd_stage_raw_bytes<S>() + (S::kRowsPerCta > 1 ? S::kBlockSize * 4 : 0) + 8192 <= 47 * 1024;
+}
+// The dynamic shared memory the backward's launch needs (0: none).
+template <class S>
+constexpr int bwd_stage_bytes() {
+  return staged_bwd<S>() && !bwd_stage_static<S>() ? bwd_stage_raw_bytes<S>() : 0;
+}
+
 // Whether the single-tile backward loads the fused form's dz with x and dy
 // (the row, then, in registers from the start), so that its latency hides
 // behind theirs and the row's reductions: read after them, the whole CTA
@@ -30,9 +85,11 @@ namespace lntune {
 // against 96.6; bench/results/h100_2026-11-25b, call 2). Not for a residual
 // wider than x (fp32 beside 16-bit x): its row already takes twice x's
 // registers, and dz beside it spilled in 128 registers at 16 columns a thread.
+// Not where the rows are staged: dz is then read from its stage where dx
+// adds it.
 template <class S>
 constexpr bool early_dz() {
-  return S::kResidual && sizeof(typename S::R) <= sizeof(typename S::T);
+  return S::kResidual && sizeof(typename S::R) <= sizeof(typename S::T) && !staged_bwd<S>();
 }
 
 // Whether the single-tile backward without a cluster takes its row sums
@@ -118,68 +175,27 @@ __device__ __forceinline__ void store_dresidual(const BwdParams& p, i64 row, i64
   }
 }
 
-// ---- Staged rows. The single-tile backward without a cluster or residual
-// copies the next row's x and dy into shared memory with cp.async while it
-// reduces the current one, so that a pass waits on shared memory, not on L2
-// or DRAM. Each thread copies exactly the pieces it later reads, so
-// cp.async.wait_group is the only synchronisation. Two stages of
-// rows_per_cta rows (x's, then dy's), at most kMaxBwdStageBytes, so that two
-// CTAs fit an SM. Accesses of x or dy narrower than 4 bytes are not staged
-// (cp.async copies 4, 8 or 16). The stages are static shared memory where
-// they fit its 48 KB beside the row slots' sums and the finish's tree, and
-// dynamic shared memory beyond (gen::dynamic_smem_bytes sizes the launch
-// alike; each instance checks the figure at compile time): the same rows in
-// dynamic shared memory measured up to 2 points slower (bf16 N = 4096,
-// M = 4096: 81.3 / 79.2% of copy; H100, bench/results/h100_s30, call 5).
-// On an H100 at M = 4096 (default configs, each build against its own copy,
-// bench/results/h100_s30), % of copy without / with the staging: bf16
-// N = 1024 41.2 / 44.8, 4096 69.2 / 81.3, fp32 N = 1024 61.7 / 66.7,
-// RMSNorm bf16 N = 1024 46.0 / 51.2, 4096 76.5 / 89.4 (call 1, static);
-// bf16 N = 8192 75.7 / 91.0, fp32 N = 4096 90.4 / 97.0 (call 5, dynamic).
-// At x = 512 MiB it cost at most 1.2 points (bf16 N = 1024: 97.2 / 96.0).
-inline constexpr int kMaxBwdStageBytes = 96 * 1024;
-
-template <class S>
-constexpr int bwd_stage_x_bytes() {
-  return 2 * S::kRowsPerCta * S::kBlockSize * static_cast<int>(sizeof(typename S::R));
-}
-template <class S>
-constexpr int bwd_stage_raw_bytes() {
-  return bwd_stage_x_bytes<S>() + 2 * S::kRowsPerCta * S::kBlockSize * static_cast<int>(sizeof(typename S::Y));
-}
-template <class S>
-constexpr bool staged_bwd() {
-  return S::kSingleTile && S::kCluster == 1 && !S::kResidual && S::kVec * sizeof(typename S::R) >= 4 &&
-         S::kVec * sizeof(typename S::Y) >= 4 && bwd_stage_raw_bytes<S>() <= kMaxBwdStageBytes;
-}
-// Whether the stages fit static shared memory: 47 KB with the row slots'
-// sums (rows_per_cta > 1) and 8 KB for the finish's tree.
-template <class S>
-constexpr bool bwd_stage_static() {
-  return bwd_stage_raw_bytes<S>() + (S::kRowsPerCta > 1 ? S::kBlockSize * 4 : 0) + 8192 <= 47 * 1024;
-}
-// The dynamic shared memory the backward's launch needs (0: none).
-template <class S>
-constexpr int bwd_stage_bytes() {
-  return staged_bwd<S>() && !bwd_stage_static<S>() ? bwd_stage_raw_bytes<S>() : 0;
-}
-
 // This thread's pieces of `row` (zeros past M or N) into stage buffers sx/sdy
-// (this slot's kBlockSize elements each), as one cp.async group.
+// (and sdz with a residual, where dz was given) (this slot's kBlockSize
+// elements each), as one cp.async group.
 template <class S>
 __device__ __forceinline__ void stage_bwd_row(const BwdParams& p, i64 row, i64 c0, i64 n, int t,
-                                              typename S::R* sx, typename S::Y* sdy) {
+                                              typename S::R* sx, typename S::Y* sdy, typename S::R* sdz) {
   using R = typename S::R;
   using Y = typename S::Y;
   const bool valid = row < p.M;
   const R* x = static_cast<const R*>(p.x) + (valid ? row : 0) * p.x_stride + c0;
   const Y* dy = static_cast<const Y*>(p.dy) + (valid ? row : 0) * p.dy_stride + c0;
+  const R* dz = S::kResidual && p.dz ? static_cast<const R*>(p.dz) + (valid ? row : 0) * p.dz_stride + c0 : nullptr;
 #pragma unroll
   for (int j = 0; j < S::kVecsPerThread; ++j) {
     const int col = (j * S::kThreadsPerRow + t) * S::kVec;
     const bool ok = valid && col < n;
     copy_async<S::kVec * sizeof(R)>(shared_address(sx + col), x + (ok ? col : 0), ok);
     copy_async<S::kVec * sizeof(Y)>(shared_address(sdy + col), dy + (ok ? col : 0), ok);
+    if constexpr (S::kResidual) {
+      if (dz) copy_async<S::kVec * sizeof(R)>(shared_address(sdz + col), dz + (ok ? col : 0), ok);
+    }
   }
   copy_async_commit();
 }
@@ -300,26 +316,27 @@ __device__ __forceinline__ void layer_norm_bwd_dx_single_tile(const BwdParams& p
   const i64 c0 = slab;
   // The first row's dz, where it is read late (prefetch_bwd_row takes each
   // next row's).
-  if constexpr (!early_dz<S>())
+  if constexpr (!early_dz<S>() && !staged_bwd<S>())
     prefetch_dz_row<S>(p, first_row + slot, c0, n, t, S::kThreadsPerRow, S::kVecsPerThread);
   constexpr bool kStaged = staged_bwd<S>();
   using R = typename S::R;
   using Y = typename S::Y;
-  // Staged rows: x's [stage][slot][column], then dy's, in static shared
-  // memory where they fit, else dynamic.
+  // Staged rows: x's [stage][slot][column], then dy's (then dz's), in static
+  // shared memory where they fit, else dynamic.
   constexpr bool kStatic = kStaged && bwd_stage_static<S>();
   __shared__ __align__(16) unsigned char stage_static[kStatic ? bwd_stage_raw_bytes<S>() : 16];
   extern __shared__ __align__(128) unsigned char bwd_stage_smem[];
   unsigned char* const stage_base = kStatic ? stage_static : bwd_stage_smem;
   R* const stage_x = reinterpret_cast<R*>(stage_base);
   Y* const stage_dy = reinterpret_cast<Y*>(stage_base + bwd_stage_x_bytes<S>());
+  R* const stage_dz = reinterpret_cast<R*>(stage_base + bwd_stage_x_bytes<S>() + bwd_stage_dy_bytes<S>());
   const auto stage_at = [&](auto* base, int stage) { return base + (stage * S::kRowsPerCta + slot) * S::kBlockSize; };
   int stage = 0;
   float next_mean = 0.f, next_rstd = 0.f;  // the staged row's statistics, loaded a row ahead
   if constexpr (kStaged) {
     if (!kStatic && dynamic_smem_size() < static_cast<unsigned>(bwd_stage_bytes<S>())) __trap();  // launched wrongly
     const i64 row0 = first_row + slot;
-    stage_bwd_row<S>(p, row0, c0, n, t, stage_at(stage_x, 0), stage_at(stage_dy, 0));
+    stage_bwd_row<S>(p, row0, c0, n, t, stage_at(stage_x, 0), stage_at(stage_dy, 0), stage_at(stage_dz, 0));
     next_mean = row0 < p.M && !S::kRms ? p.mean[row0] : 0.f;
     next_rstd = row0 < p.M ? p.rstd[row0] : 0.f;
   }
@@ -327,12 +344,15 @@ __device__ __forceinline__ void layer_norm_bwd_dx_single_tile(const BwdParams& p
     const i64 row = first + slot;
     const bool active = row < p.M;
     BwdRow<S> cur;
+    [[maybe_unused]] const R* sdz = nullptr;  // this row's staged dz
     if constexpr (kStaged) {
       // The next row's copies, then wait for this row's (issued a row ago).
-      stage_bwd_row<S>(p, row + step, c0, n, t, stage_at(stage_x, stage ^ 1), stage_at(stage_dy, stage ^ 1));
+      stage_bwd_row<S>(p, row + step, c0, n, t, stage_at(stage_x, stage ^ 1), stage_at(stage_dy, stage ^ 1),
+                       stage_at(stage_dz, stage ^ 1));
       copy_async_wait<1>();
       const R* const sx = stage_at(stage_x, stage);
       const Y* const sdy = stage_at(stage_dy, stage);
+      sdz = stage_at(stage_dz, stage);  // read where dx adds it (the slot is copied into again a row later)
 #pragma unroll
       for (int j = 0; j < S::kVecsPerThread; ++j) {
         const int col = (j * S::kThreadsPerRow + t) * S::kVec;
@@ -401,7 +421,14 @@ __device__ __forceinline__ void layer_norm_bwd_dx_single_tile(const BwdParams& p
         if constexpr (S::kHasWeight) dw[j][k] += g[j][k] * xhat[j][k];
         if constexpr (S::kHasBias) db[j][k] += g[j][k];
       }
-      if constexpr (early_dz<S>()) {
+      if constexpr (kStaged && S::kResidual) {
+        if (p.dz) {
+          float d[S::kVec];
+          load<S::kVec>(sdz + col, d);
+#pragma unroll
+          for (int k = 0; k < S::kVec; ++k) out[k] += d[k];
+        }
+      } else if constexpr (early_dz<S>()) {
         if (p.dz) add_held<S::kVec>(cur.dz[j], out);
       } else {
         add_dz<S>(p, row, c0 + col, out);
