@@ -211,10 +211,11 @@ std::int64_t bwd_stage_raw_bytes(const InstanceKey& key) {
 
 bool stages_bwd_rows(const InstanceKey& key) {
   const Traits& t = key.traits;
-  if (t.kernel != Kernel::bwd_dx || is_wide_bwd(key) || !key.single_tile || key.cluster_size != 1) return false;
+  if (t.kernel != Kernel::bwd_dx || is_wide_bwd(key) || !key.single_tile) return false;
   const std::int64_t xs = static_cast<std::int64_t>(row_size(t));
   const std::int64_t ys = static_cast<std::int64_t>(dtype_size(t.out_dtype()));
-  return key.vec * xs >= 4 && key.vec * ys >= 4 && bwd_stage_raw_bytes(key) <= kMaxBwdStageBytes;
+  const std::int64_t most = 32 * key.num_warps >= 512 ? kMaxBwdStageBytesAlone : kMaxBwdStageBytes;
+  return key.vec * xs >= 4 && key.vec * ys >= 4 && bwd_stage_raw_bytes(key) <= most;
 }
 
 std::int64_t bwd_stage_bytes(const InstanceKey& key) {

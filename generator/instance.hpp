@@ -69,14 +69,17 @@ std::int64_t dynamic_smem_bytes(const InstanceKey& key);
 
 // Whether the register backward stages each next row in shared memory
 // (bwd_dx.cuh, staged_bwd): two stages of rows_per_cta rows of x and of dy
-// (with a residual: z, dy and dz), for a row held whole by one CTA without a
-// cluster, accesses of each of at least 4 bytes, at most kMaxBwdStageBytes.
+// (with a residual: z, dy and dz), for a row held whole by one CTA or a
+// cluster's (each CTA its slab), accesses of each of at least 4 bytes, at
+// most kMaxBwdStageBytes (kMaxBwdStageBytesAlone for CTAs of 512 threads or
+// more, one to an SM by their registers).
 bool stages_bwd_rows(const InstanceKey& key);
 // The dynamic shared memory those stages take: 0 where the backward does not
 // stage, or where the stages fit static shared memory (47 KB with the row
 // slots' sums and the finish's 8 KB: bwd_stage_static there).
 std::int64_t bwd_stage_bytes(const InstanceKey& key);
 inline constexpr std::int64_t kMaxBwdStageBytes = 96 * 1024;
+inline constexpr std::int64_t kMaxBwdStageBytesAlone = 192 * 1024;
 inline constexpr std::int64_t kMaxDynamicSmem = 227 * 1024;  // per CTA, sm_90 (sm_80: 163 KB)
 
 // The instance that runs `config` on rows of `n` elements with accesses of

@@ -140,8 +140,9 @@ TEST(Instance, WideBackwardRulesAndSharedMemory) {
 // (rows staged) > 1; its own rules and shared memory, pinned.
 // The register backward stages each next row in shared memory (bwd_dx.cuh,
 // staged_bwd): two stages of rows_per_cta rows of x and dy (with a residual:
-// z, dy and dz), where a row is held whole, with accesses of at least 4 bytes, up to
-// kMaxBwdStageBytes; dynamic shared memory where the stages do not fit the
+// z, dy and dz), where a row is held whole (by a CTA, or by each CTA of a
+// cluster its slab), with accesses of at least 4 bytes, up to
+// kMaxBwdStageBytes (kMaxBwdStageBytesAlone from 512 threads); dynamic shared memory where the stages do not fit the
 // static 47 KB beside the row sums and the finish's tree. The instance
 // checks the figure.
 TEST(Instance, BackwardStagedRowsSharedMemory) {
@@ -171,10 +172,13 @@ TEST(Instance, BackwardStagedRowsSharedMemory) {
   EXPECT_EQ(bwd_stage_bytes(make_instance(f, Config{4096, 8, 1, 132}, 4096, 4)), kMaxBwdStageBytes * 2 / 3);
   EXPECT_EQ(bwd_stage_bytes(make_instance(f, Config{4096, 8, 1, 132}, 4095, 1)), kMaxBwdStageBytes * 2 / 3)
       << "4-byte copies";
-  EXPECT_EQ(bwd_stage_bytes(make_instance(f, Config{8192, 16, 1, 132}, 8192, 4)), 0) << "128 KB: not staged";
+  // 128 KB in 512 threads (one CTA a SM by their registers): staged up to
+  // kMaxBwdStageBytesAlone.
+  EXPECT_EQ(bwd_stage_bytes(make_instance(f, Config{8192, 16, 1, 132}, 8192, 4)), 2 * 8192 * (4 + 4));
   EXPECT_EQ(bwd_stage_bytes(make_instance(b, Config{8192, 16, 1, 132}, 8191, 1)), 0) << "2-byte accesses";
   EXPECT_EQ(bwd_stage_bytes(make_instance(b, Config{8192, 16, 1, 132}, 8190, 2)), 2 * 8192 * (2 + 2));
-  EXPECT_EQ(bwd_stage_bytes(make_instance(b, Config{8192, 16, 1, 132, 2}, 16000, 8)), 0) << "a cluster";
+  EXPECT_EQ(bwd_stage_bytes(make_instance(b, Config{8192, 16, 1, 132, 2}, 16000, 8)), 2 * 8192 * (2 + 2))
+      << "each CTA of a cluster its slab";
   EXPECT_EQ(bwd_stage_bytes(make_instance(b, Config{8192, 16, 1, 132}, 12000, 8)), 0) << "tiled rows";
   // With a residual: z, dy and dz, z and dz in the residual's dtype.
   Traits r = b;
@@ -188,7 +192,14 @@ TEST(Instance, BackwardStagedRowsSharedMemory) {
   Traits r32 = b;
   r32.residual = DType::f32;  // z and dz twice x's bytes
   EXPECT_EQ(bwd_stage_bytes(make_instance(r32, Config{4096, 8, 1, 132}, 4096, 8)), 2 * 4096 * (4 + 2 + 4));
-  EXPECT_FALSE(stages_bwd_rows(make_instance(r32, Config{8192, 16, 1, 132}, 8192, 8))) << "160 KB";
+  EXPECT_EQ(bwd_stage_bytes(make_instance(r32, Config{8192, 16, 1, 132}, 8192, 8)), 2 * 8192 * (4 + 2 + 4))
+      << "160 KB in 512 threads";
+  Traits f32r = f;
+  f32r.residual = DType::f32;
+  EXPECT_EQ(bwd_stage_bytes(make_instance(f32r, Config{8192, 16, 1, 132}, 8192, 4)), kMaxBwdStageBytesAlone)
+      << "fp32 z, dy and dz: the limit";
+  EXPECT_EQ(bwd_stage_bytes(make_instance(f32r, Config{4096, 8, 1, 132}, 4096, 4)), kMaxBwdStageBytes)
+      << "256 threads: the two-CTA limit";
   EXPECT_FALSE(stages_bwd_rows(make_instance(r, Config{8192, 16, 1, 132}, 8191, 1))) << "2-byte accesses";
   EXPECT_EQ(bwd_stage_bytes(make_instance(traits(Kernel::fwd), Config{1024, 4, 2, 0}, 1024, 8)), 0);
 }

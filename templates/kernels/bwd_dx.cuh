@@ -22,8 +22,8 @@
 
 namespace lntune {
 
-// ---- Staged rows. The single-tile backward without a cluster copies the
-// next row's x and dy (with a residual: z, dy and dz) into shared memory with
+// ---- Staged rows. The single-tile backward (each CTA of a cluster its
+// slab) copies the next row's x and dy (with a residual: z, dy and dz) into shared memory with
 // cp.async while it reduces the current one, so that a pass waits on shared memory, not on L2
 // or DRAM. Each thread copies exactly the pieces it later reads, so
 // cp.async.wait_group is the only synchronisation. Two stages of
@@ -42,6 +42,11 @@ namespace lntune {
 // bf16 N = 8192 75.7 / 91.0, fp32 N = 4096 90.4 / 97.0 (call 5, dynamic).
 // At x = 512 MiB it cost at most 1.2 points (bf16 N = 1024: 97.2 / 96.0).
 inline constexpr int kMaxBwdStageBytes = 96 * 1024;
+// CTAs of 512 threads or more whose stages pass kMaxBwdStageBytes hold 8192
+// elements of a row (the single tile's 16 elements a thread at 16 warps, 8
+// above): their registers keep them one to an SM whatever their shared
+// memory, so they may stage up to 192 KB (fp32 z, dy and dz of 8192 columns).
+inline constexpr int kMaxBwdStageBytesAlone = 192 * 1024;
 
 template <class S>
 constexpr int bwd_stage_x_bytes() {
@@ -62,8 +67,8 @@ constexpr int bwd_stage_raw_bytes() {
 }
 template <class S>
 constexpr bool staged_bwd() {
-  return S::kSingleTile && S::kCluster == 1 && S::kVec * sizeof(typename S::R) >= 4 &&
-         S::kVec * sizeof(typename S::Y) >= 4 && bwd_stage_raw_bytes<S>() <= kMaxBwdStageBytes;
+  return S::kSingleTile && S::kVec * sizeof(typename S::R) >= 4 && S::kVec * sizeof(typename S::Y) >= 4 &&
+         bwd_stage_raw_bytes<S>() <= (S::kThreads >= 512 ? kMaxBwdStageBytesAlone : kMaxBwdStageBytes);
 }
 // Whether the stages fit static shared memory: 47 KB with the row slots'
 // sums (rows_per_cta > 1) and 8 KB for the finish's tree.
