@@ -763,7 +763,10 @@ constexpr Config kHalfSplitInTwo{4096, 8, 1, 0, 2};
 //   LayerNorm + add N = 256 98.3 (88.8), 512 98.1 (88.4), 1024 98.0 (88.1),
 //   2048 98.0 (the same), 4096 97.7 (70.5, the wide kernel); RMSNorm + add
 //   1024 98.9 (93.1), 4096 98.6 (73.4), 8192 96.9 (87.9). LayerNorm + add
-//   of 4097-8192 columns keeps the wide kernel (87.4, the space's best 87.9).
+//   of 4097-8192 columns kept the wide kernel (87.4, the space's best 87.9)
+//   until the fused rows were staged in shared memory (bwd_dx.cuh,
+//   staged_bwd: 192 KB of z, dy and dz in 16 warps): then the row in 16
+//   warps, 98.8% against 86.0 (bench/results/s45, call 2).
 // The 16-bit rule, on an H200 at
 // x = 512 MiB (`LNTUNE_SWEEP_EVERY=1 LNTUNE_SWEEP_RESIDUAL=1
 // [LNTUNE_SWEEP_OP=rmsnorm] lntune_sweep bwd bf16 N`, bench/results/s34,
@@ -785,7 +788,7 @@ std::optional<Config> fused_row_bwd_default(const SpaceQuery& q, const ConfigFil
   const std::int64_t single = next_pow2(q.n);
   const bool half = dtype_size(q.dtype) == 2;
   if (q.kernel != Kernel::bwd_dx || !q.residual || q.m <= 8192 || single < 256 || single > 8192) return std::nullopt;
-  if (!half && (!fast_memory(q) || q.cc < 90 || (single == 8192 && q.norm != Norm::rms))) return std::nullopt;
+  if (!half && (!fast_memory(q) || q.cc < 90)) return std::nullopt;
   const bool rms_wide_cta = half && q.norm == Norm::rms && (single == 256 || single == 8192);
   const std::int64_t columns = rms_wide_cta ? 8 : half || single == 8192 ? 16 : 8;
   const std::int64_t tpr = single / columns;
@@ -1441,10 +1444,13 @@ std::int64_t next_pow2(std::int64_t v) {
 // (at most 1024 threads, rows_per_cta * N <= 16384). No access is masked:
 // next_pow2(N) masks up to half of them, and every warp issues its masked
 // slots as if they were not (bf16 1152 in 2048: 1.67x the warp
-// instructions of 1024; bench/results/s43, call 7). No residual.
+// instructions of 1024; bench/results/s43, call 7). The forward without a
+// residual; the backward with one too (since session 45, its rows staged).
 namespace {
 void add_segmented_tiles(const SpaceQuery& q, std::vector<Config>& out) {
-  if ((q.kernel != Kernel::fwd && q.kernel != Kernel::bwd_dx) || q.residual || q.n <= 256 || next_pow2(q.n) == q.n) return;
+  if ((q.kernel != Kernel::fwd && q.kernel != Kernel::bwd_dx) || (q.kernel == Kernel::fwd && q.residual) || q.n <= 256 ||
+      next_pow2(q.n) == q.n)
+    return;
   const int vec = max_vec(q.dtype);
   if (q.n % vec != 0) return;
   const std::int64_t accesses = q.n / vec;

@@ -512,13 +512,16 @@ std::vector<VCase> variant_cases() {
   out.push_back(fused(DType::bf16, Norm::rms, 33, 12288));
   // fp32 rows of 4096-8192 columns over more than 8192 rows: the wide
   // backward's default in clusters of two (bench/results/h200x2_2026-11-24,
-  // call 7), with and without the residual.
-  for (std::int64_t n : {4096, 8192}) {
+  // call 7), with and without the residual; on an H200 LayerNorm + add of
+  // 4097-8192 columns in 16 warps, its z, dy and dz staged (192 KB;
+  // bench/results/s45, call 2): also 5001 columns (4-byte copies), strided.
+  for (std::int64_t n : {4096, 8192, 5001}) {
     VCase c;
     c.x = c.w = DType::f32;
     c.residual = DType::f32;
     c.M = 8193;
     c.N = n;
+    if (n == 5001) c.pad = 3;
     out.push_back(c);
     if (n == 8192) {
       c.residual.reset();
@@ -735,7 +738,10 @@ INSTANTIATE_TEST_SUITE_P(
                       // next) and of 72 (segments of 8); 2560 in 160 (5
                       // warps) and 320; the forward at 1152 and 2560
                       SpaceCase{2, 1152, Kernel::bwd_dx, false, true}, SpaceCase{2, 2560, Kernel::bwd_dx, false, true},
-                      SpaceCase{2, 1152, Kernel::fwd, false, true}, SpaceCase{4, 2560, Kernel::fwd, false, true}),
+                      SpaceCase{2, 1152, Kernel::fwd, false, true}, SpaceCase{4, 2560, Kernel::fwd, false, true},
+                      // the fused backward's (session 45): bf16 z and dz
+                      // beside bf16 x, fp32 beside bf16 (RMSNorm)
+                      SpaceCase{1, 2304, Kernel::bwd_dx, false, true}, SpaceCase{0, 1152, Kernel::bwd_dx, false, true}),
     [](const ::testing::TestParamInfo<SpaceCase>& i) {
       return "v" + std::to_string(i.param.variant) + "_N" + std::to_string(i.param.N) + "_" +
              std::string(to_string(i.param.kernel));
