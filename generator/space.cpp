@@ -1210,6 +1210,28 @@ std::optional<Config> fast_memory_bwd_default(const SpaceQuery& q, const ConfigF
       if (valid(c)) return c;
     }
   }
+  // The fused backward (16 bits, the residual in x's dtype) at hidden sizes,
+  // over more than 48 rows an SM: the tile of exactly N columns in rows of
+  // other than a power of two of threads, its z, dy and dz staged (bwd_dx.cuh,
+  // staged_bwd), one CTA an SM. Every config in one process on an H200 at
+  // x = 512 MiB, LayerNorm + add bf16 (bench/results/s45, call 3), % of copy
+  // against the default before (fused_row_bwd_default): N = 2304 99.2
+  // against 95.5, 2560 100.9 / 98.0, 4608 96.6 / 93.0 (1152 level, 96.3 /
+  // 96.0: not in the table).
+  if (half && q.residual && q.m > 48 * static_cast<std::int64_t>(q.sm_count)) {
+    struct FusedRows {
+      std::int64_t n;
+      int warps, rows;
+    };
+    static constexpr FusedRows kFusedSegmented[] = {{2304, 18, 2}, {2560, 20, 2}, {4608, 9, 1}};
+    for (const FusedRows& r : kFusedSegmented) {
+      if (r.n != q.n) continue;
+      Config c{static_cast<int>(r.n), r.warps, r.rows, 0};
+      c.group_size_m = clip_groups(q, c.rows_per_cta, q.sm_count);
+      const std::optional<InstanceKey> key = accept ? accept(c) : std::nullopt;
+      if (!accept || (key && key->traits.residual == key->traits.x_dtype)) return c;
+    }
+  }
   // Training sizes: 16-bit LayerNorm rows of 513-4096 columns over 16-48
   // rows a SM (M = 2112-6336 on 132 SMs): one CTA a SM, whose row slots step
   // apart (bwd_dx.cuh, bwd_slot_barriers), and where the CTA is under 512

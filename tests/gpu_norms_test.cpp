@@ -544,6 +544,13 @@ std::vector<VCase> variant_cases() {
   strided.pad = 8;
   out.push_back(strided);
   out.push_back(fused(DType::bf16, Norm::rms, 9001, 200));
+  // The fused backward's rows of other than a power of two of threads over
+  // more than 48 rows an SM (an H200's defaults, session 45): 2304 columns
+  // in rows of 288 threads, two a CTA; 4608 in 288 (RMSNorm, strided).
+  out.push_back(fused(DType::bf16, Norm::layer, 6401, 2304));
+  VCase seg = fused(DType::bf16, Norm::rms, 6401, 4608);
+  seg.pad = 8;
+  out.push_back(seg);
   return out;
 }
 

@@ -1330,6 +1330,26 @@ TEST(Default, SegmentedRows) {
     EXPECT_EQ(def(k, DType::f32, 1152, 233016).find("num_warps=9"), std::string::npos) << "fp32";
   }
   EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 1152, 2111).find("block_size=1152"), std::string::npos);
+  // The fused backward's entries (session 45, call 3), the residual in x's
+  // dtype, over more than 48 rows an SM, one CTA an SM; not at 1152 (level),
+  // at training sizes, on an H100, or with an fp32 residual.
+  const auto fused = [&](std::int64_t n, std::int64_t m, Norm norm = Norm::layer, double bpc = 18.8) {
+    return def(b, DType::bf16, n, m, norm, bpc, true);
+  };
+  EXPECT_EQ(fused(2304, 116508), cfg(2304, 18, 2, 132));
+  EXPECT_EQ(fused(2560, 104857, rms), cfg(2560, 20, 2, 132));
+  EXPECT_EQ(fused(4608, 58254), cfg(4608, 9, 1, 132));
+  EXPECT_EQ(fused(1152, 233016).find("block_size=1152"), std::string::npos) << "1152: level";
+  EXPECT_EQ(fused(2304, 6336).find("block_size=2304"), std::string::npos) << "48 rows an SM";
+  EXPECT_EQ(fused(2304, 116508, ln, 12.8).find("block_size=2304"), std::string::npos) << "an H100";
+  Traits wide{Kernel::bwd_dx, DType::bf16, DType::bf16, true, true};
+  wide.residual = DType::f32;
+  SpaceQuery q = query(b, DType::bf16, 2304, 116508, 18.8);
+  q.residual = true;
+  const Config c = default_config(q, [&](const Config& cc) -> std::optional<InstanceKey> {
+    return make_instance(wide, cc, 2304, 8);
+  });
+  EXPECT_NE(c.block_size, 2304) << "an fp32 residual beside bf16 x: not measured";
 }
 
 // Rows of other than a power of two of threads (session 44): the tile of
