@@ -1217,13 +1217,19 @@ std::optional<Config> fast_memory_bwd_default(const SpaceQuery& q, const ConfigF
   // x = 512 MiB, LayerNorm + add bf16 (bench/results/s45, call 3), % of copy
   // against the default before (fused_row_bwd_default): N = 2304 99.2
   // against 95.5, 2560 100.9 / 98.0, 4608 96.6 / 93.0 (1152 level, 96.3 /
-  // 96.0: not in the table).
+  // 96.0: not in the table); (call 4) 3072 103.5 / 100.4, 5120 99.7 / 97.2
+  // (1280, 1536 and 6144 level). As the defaults (A/B, call 4, round 1 /
+  // round 2): 2304 96.2 / 96.2 -> 99.5 / 99.5, 2560 98.7 / 99.0 -> 101.0 /
+  // 101.2, 4608 93.6 / 93.9 -> 96.7 / 96.8; RMSNorm + add 2304 97.1 / 96.9
+  // -> 100.0 / 100.2, 2560 99.6 / 99.7 -> 100.7 / 100.8, 4608 88.0 / 88.3
+  // -> 95.2 / 95.1; fp16 2304 94.6 / 94.6 -> 99.7 / 99.3, 4608 92.9 / 92.8
+  // -> 96.6 / 96.0.
   if (half && q.residual && q.m > 48 * static_cast<std::int64_t>(q.sm_count)) {
     struct FusedRows {
       std::int64_t n;
       int warps, rows;
     };
-    static constexpr FusedRows kFusedSegmented[] = {{2304, 18, 2}, {2560, 20, 2}, {4608, 9, 1}};
+    static constexpr FusedRows kFusedSegmented[] = {{2304, 18, 2}, {2560, 20, 2}, {3072, 12, 2}, {4608, 9, 1}, {5120, 10, 1}};
     for (const FusedRows& r : kFusedSegmented) {
       if (r.n != q.n) continue;
       Config c{static_cast<int>(r.n), r.warps, r.rows, 0};
@@ -1370,9 +1376,17 @@ std::optional<Config> fast_memory_bwd_default(const SpaceQuery& q, const ConfigF
     std::vector<int> stage_counts{q.residual ? 2 : 3};
     if (plain_layer && cluster == 8) stage_counts.push_back(2);
     if (q.residual && (cluster & (cluster - 1)) != 0) stage_counts.clear();
+    // Plain LayerNorm over two slabs of which the second holds more than
+    // 4096 columns (12289-16384): one cluster per two SMs, not two, one CTA
+    // an SM at run time (the kernel still fits two). Its configs alone, in
+    // their own processes, alternated (bench/results/s45, call 4): bf16
+    // N = 16384 89.4 / 89.7% of copy with two a SM, 91.6 / 92.3 with one;
+    // fp16 89.7 / 89.3 against 91.6 / 92.4. Not RMSNorm (88.9 against 88.0,
+    // one process, call 2), nor clusters of 4 (bf16 32768 90.1 against 61).
+    const bool one_a_sm = plain_layer && cluster == 2 && q.n > 12288;
     for (const int stages : stage_counts) {
       Config c{8192, 8, stages, 0, cluster};
-      c.group_size_m = clip_groups(q, 1, 2 * std::max(1, q.sm_count / cluster));
+      c.group_size_m = clip_groups(q, 1, (one_a_sm ? 1 : 2) * std::max(1, q.sm_count / cluster));
       if (!wide_bwd_two_per_sm(q, c)) break;
       if (!accept) return c;
       // With the call's traits, the instance's own shared memory, x and dy

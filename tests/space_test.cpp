@@ -825,7 +825,13 @@ TEST(Default, FastMemoryRules) {
   EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 12288, 16384), "block_size=6144 num_warps=8 rows_per_cta=3 group_size_m=132 cluster_size=2")
       << "8193-12288 columns: two equal slabs of 6144 (session 42)";
   EXPECT_EQ(def(Kernel::bwd_dx, DType::f32, 10240, 6553), "block_size=3584 num_warps=4 rows_per_cta=3 group_size_m=88 cluster_size=3");
-  EXPECT_EQ(def(Kernel::bwd_dx, DType::f16, 16384, 16384), "block_size=8192 num_warps=8 rows_per_cta=3 group_size_m=132 cluster_size=2");
+  // (12289-16384 columns, plain LayerNorm: one cluster per two SMs, session
+  // 45; RMSNorm two.)
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::f16, 16384, 16384), "block_size=8192 num_warps=8 rows_per_cta=3 group_size_m=66 cluster_size=2");
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 13000, 16384), "block_size=8192 num_warps=8 rows_per_cta=3 group_size_m=66 cluster_size=2");
+  SpaceQuery rms16k = query(Kernel::bwd_dx, DType::bf16, 16384, 16384, 18.8);
+  rms16k.norm = Norm::rms;
+  EXPECT_EQ(to_string(default_config(rms16k)), "block_size=8192 num_warps=8 rows_per_cta=3 group_size_m=132 cluster_size=2");
   EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 32768, 8192), "block_size=8192 num_warps=8 rows_per_cta=3 group_size_m=66 cluster_size=4");
   EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 65536, 4096), "block_size=8192 num_warps=8 rows_per_cta=3 group_size_m=32 cluster_size=8");
   EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 65536, 20), "block_size=8192 num_warps=8 rows_per_cta=3 group_size_m=20 cluster_size=8") << "few rows";
@@ -1339,6 +1345,8 @@ TEST(Default, SegmentedRows) {
   EXPECT_EQ(fused(2304, 116508), cfg(2304, 18, 2, 132));
   EXPECT_EQ(fused(2560, 104857, rms), cfg(2560, 20, 2, 132));
   EXPECT_EQ(fused(4608, 58254), cfg(4608, 9, 1, 132));
+  EXPECT_EQ(fused(3072, 87381), cfg(3072, 12, 2, 132));
+  EXPECT_EQ(fused(5120, 52428, rms), cfg(5120, 10, 1, 132));
   EXPECT_EQ(fused(1152, 233016).find("block_size=1152"), std::string::npos) << "1152: level";
   EXPECT_EQ(fused(2304, 6336).find("block_size=2304"), std::string::npos) << "48 rows an SM";
   EXPECT_EQ(fused(2304, 116508, ln, 12.8).find("block_size=2304"), std::string::npos) << "an H100";
