@@ -1376,14 +1376,17 @@ std::optional<Config> fast_memory_bwd_default(const SpaceQuery& q, const ConfigF
     std::vector<int> stage_counts{q.residual ? 2 : 3};
     if (plain_layer && cluster == 8) stage_counts.push_back(2);
     if (q.residual && (cluster & (cluster - 1)) != 0) stage_counts.clear();
-    // Plain LayerNorm over two slabs of which the second holds more than
-    // 4096 columns (12289-16384): one cluster per two SMs, not two, one CTA
-    // an SM at run time (the kernel still fits two). Its configs alone, in
-    // their own processes, alternated (bench/results/s45, call 4): bf16
-    // N = 16384 89.4 / 89.7% of copy with two a SM, 91.6 / 92.3 with one;
-    // fp16 89.7 / 89.3 against 91.6 / 92.4. Not RMSNorm (88.9 against 88.0,
-    // one process, call 2), nor clusters of 4 (bf16 32768 90.1 against 61).
-    const bool one_a_sm = plain_layer && cluster == 2 && q.n > 12288;
+    // Plain LayerNorm over two full slabs (16384 columns): one cluster per
+    // two SMs, not two, one CTA an SM at run time (the kernel still fits
+    // two). Its configs alone, in their own processes, alternated
+    // (bench/results/s45, call 4): bf16 89.4 / 89.7% of copy with two a SM,
+    // 91.6 / 92.3 with one; fp16 89.7 / 89.3 against 91.6 / 92.4. As the
+    // default (A/B, call 5): bf16 90.3 / 89.7 -> 91.5 / 91.9, fp16 89.7 /
+    // 89.8 -> 92.3 / 91.9, M = 4096 72.2 / 71.8 -> 77.3 / 77.0. Not where
+    // the second slab is partly empty (13312: 90.8 / 90.5 -> 78.9 / 79.1,
+    // call 5), not RMSNorm (88.9 against 88.0, one process, call 2; level as
+    // the default, call 5), nor clusters of 4 (bf16 32768 90.1 against 61).
+    const bool one_a_sm = plain_layer && q.n == 2 * 8192;
     for (const int stages : stage_counts) {
       Config c{8192, 8, stages, 0, cluster};
       c.group_size_m = clip_groups(q, 1, (one_a_sm ? 1 : 2) * std::max(1, q.sm_count / cluster));

@@ -825,10 +825,11 @@ TEST(Default, FastMemoryRules) {
   EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 12288, 16384), "block_size=6144 num_warps=8 rows_per_cta=3 group_size_m=132 cluster_size=2")
       << "8193-12288 columns: two equal slabs of 6144 (session 42)";
   EXPECT_EQ(def(Kernel::bwd_dx, DType::f32, 10240, 6553), "block_size=3584 num_warps=4 rows_per_cta=3 group_size_m=88 cluster_size=3");
-  // (12289-16384 columns, plain LayerNorm: one cluster per two SMs, session
-  // 45; RMSNorm two.)
+  // (16384 columns, plain LayerNorm: one cluster per two SMs, session 45;
+  // RMSNorm two.)
   EXPECT_EQ(def(Kernel::bwd_dx, DType::f16, 16384, 16384), "block_size=8192 num_warps=8 rows_per_cta=3 group_size_m=66 cluster_size=2");
-  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 13000, 16384), "block_size=8192 num_warps=8 rows_per_cta=3 group_size_m=66 cluster_size=2");
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 13312, 16384), "block_size=8192 num_warps=8 rows_per_cta=3 group_size_m=132 cluster_size=2")
+      << "a partly empty second slab: two a SM (session 45, call 5)";
   SpaceQuery rms16k = query(Kernel::bwd_dx, DType::bf16, 16384, 16384, 18.8);
   rms16k.norm = Norm::rms;
   EXPECT_EQ(to_string(default_config(rms16k)), "block_size=8192 num_warps=8 rows_per_cta=3 group_size_m=132 cluster_size=2");
