@@ -16,6 +16,9 @@
 #              (lntune_sweep train), fp16 / bf16 / fp32, N = 1024 ... 16384
 #   bandwidth  LayerNorm at x = 512 MiB against PyTorch (bench_layernorm.py)
 #   norms      RMSNorm and the fused forms at x = 512 MiB (bench_norms.py)
+#   normsgrid  RMSNorm and the fused forms at M = 4096 end to end (autograd
+#              through lntune.torch against PyTorch), bf16 and fp32, the
+#              quick grid (N = 1024, 4096, 8192, 16384, 32768)
 #   gaps       LayerNorm and RMSNorm at x = 512 MiB against PyTorch at N that no
 #              power of two of 8192- or 16384-column slabs splits (20000,
 #              40000, 100000, 200000: such rows fell back to tiles before
@@ -35,13 +38,13 @@
 # step ran to the end, 1 otherwise (the failed steps are named on stderr),
 # 2 for bad arguments.
 set -uo pipefail
-usage() { echo "usage: gpu_tables.sh DIR TAG (TABLES=\"ext train bandwidth norms gaps hidden grid e2e\")" >&2; exit 2; }
+usage() { echo "usage: gpu_tables.sh DIR TAG (TABLES=\"ext train bandwidth norms normsgrid gaps hidden grid e2e\")" >&2; exit 2; }
 [ $# -eq 2 ] || usage
 [ -d "$1" ] || { echo "gpu_tables.sh: no build directory '$1'" >&2; exit 2; }
 D=$(cd "$1" && pwd)
 tag=$2
 [[ $tag =~ ^[A-Za-z0-9._-]+$ ]] || { echo "gpu_tables.sh: TAG must be letters, digits, '.', '_' or '-', got '$tag'" >&2; exit 2; }
-all="ext train bandwidth norms gaps hidden grid e2e"
+all="ext train bandwidth norms normsgrid gaps hidden grid e2e"
 steps=${TABLES:-$all}
 for s in $steps; do
   [[ " $all " == *" $s "* ]] || { echo "gpu_tables.sh: unknown step '$s' (steps: $all)" >&2; exit 2; }
@@ -101,6 +104,10 @@ print('extension', 'built' if lt._ext is not None else 'absent (ctypes path)')"
     norms)
       step norms python3 "$root/bench/bench_norms.py" --section bandwidth --dtypes bf16,fp32 --out "$T/norms" &&
         table norms "$T/norms/norms.md"
+      ;;
+    normsgrid)
+      step normsgrid python3 "$root/bench/bench_norms.py" --section grid --quick --dtypes bf16,fp32 --out "$T/normsgrid" &&
+        table normsgrid "$T/normsgrid/norms.md"
       ;;
     gaps)
       step gaps bash -c 'python3 "$0/bench/bench_layernorm.py" --no-plots --section bandwidth --dtypes bf16,fp32 \

@@ -750,7 +750,8 @@ constexpr Config kHalfSplitInTwo{4096, 8, 1, 0, 2};
 // dtype) over more than 8192 rows: 32 bytes of each row input a thread, a
 // row a CTA, 512 threads' worth of CTAs per SM.
 //   16 bits, rows of 256 to 8192 columns, where the kernel loads dz with x
-//   and dy (bwd_dx.cuh, early_dz): 16 columns a thread, CTAs of at least 64
+//   and dy (bwd_dx.cuh, early_dz; since session 45 stages it with them,
+//   staged_bwd: the same configs, 98-100% of copy): 16 columns a thread, CTAs of at least 64
 //   threads, for both norms (RMSNorm rows of up to 256 columns and of
 //   4097-8192: 8 columns a thread in 1024 threads, one CTA per SM).
 //   fp32, only where the memory outruns the SMs (fast_memory; an H100 keeps

@@ -98,7 +98,7 @@ STANDIN
 chmod +x "$T/bin/python3"
 (cd "$T" && PATH="$T/bin:$PATH" OUT="$T/tab" bash "$root/bench/gpu_tables.sh" "$T/a" s1 > "$T/tables.txt" 2> "$T/err.txt")
 check "gpu_tables.sh exits 0" test $? = 0
-for f in ext train bandwidth norms gaps hidden grid e2e; do
+for f in ext train bandwidth norms normsgrid gaps hidden grid e2e; do
   check "gpu_tables.sh logs step $f" test -s "$T/tab/${f}_s1.log"
 done
 check "gpu_tables.sh times the gap lengths, LayerNorm and RMSNorm" \
@@ -108,7 +108,10 @@ check "gpu_tables.sh times the hidden sizes, LayerNorm and RMSNorm" \
   test -s "$T/tab/hidden_s1.md" -a -s "$T/tab/hidden_norms_s1.md"
 check "gpu_tables.sh asks for the hidden sizes" grep -q -- "--bandwidth-ns 1152,2304,2560,4608,5120,9216,12288" "$T/tab/hidden_s1.log"
 check "gpu_tables.sh times fp16, bf16 and fp32 at M = 4096" test "$(grep -c '^train ' "$T/tab/train_s1.log")" = 15
-check "gpu_tables.sh copies the tables" test -s "$T/tab/bandwidth_s1.md" -a -s "$T/tab/norms_s1.md" -a -s "$T/tab/grid_s1.md"
+check "gpu_tables.sh copies the tables" test -s "$T/tab/bandwidth_s1.md" -a -s "$T/tab/norms_s1.md" -a -s "$T/tab/grid_s1.md" \
+  -a -s "$T/tab/normsgrid_s1.md"
+check "gpu_tables.sh runs RMSNorm and the fused forms at M = 4096" \
+  grep -q "bench_norms.py --section grid --quick --dtypes bf16,fp32" "$T/tab/normsgrid_s1.log"
 check "gpu_tables.sh runs the bandwidth regime against PyTorch" \
   grep -q "bench_layernorm.py --no-plots --section bandwidth --dtypes fp16,bf16,fp32 --providers lntune-default,torch" "$T/tab/bandwidth_s1.log"
 check "gpu_tables.sh prints the e2e summary" grep -q "geomean x1.50" "$T/tables.txt"

@@ -22,13 +22,14 @@
 
 namespace lntune {
 
-// ---- Staged rows. The single-tile backward (each CTA of a cluster its
-// slab) copies the next row's x and dy (with a residual: z, dy and dz) into shared memory with
-// cp.async while it reduces the current one, so that a pass waits on shared memory, not on L2
-// or DRAM. Each thread copies exactly the pieces it later reads, so
-// cp.async.wait_group is the only synchronisation. Two stages of
-// rows_per_cta rows (x's, then dy's, then dz's), at most kMaxBwdStageBytes, so that two
-// CTAs fit an SM. Accesses of x, dy or dz narrower than 4 bytes are not staged
+// ---- Staged rows. The single-tile backward (one CTA a row, or each CTA of
+// a cluster its slab) copies the next row's x and dy (with a residual: z, dy
+// and dz) into shared memory with cp.async while it reduces the current
+// one, so that a pass waits on shared memory, not on L2 or DRAM. Each thread
+// copies exactly the pieces it later reads, so cp.async.wait_group is the
+// only synchronisation. Two stages of rows_per_cta rows (x's, then dy's,
+// then dz's), at most kMaxBwdStageBytes, so that two CTAs fit an SM.
+// Accesses of x, dy or dz narrower than 4 bytes are not staged
 // (cp.async copies 4, 8 or 16). The stages are static shared memory where
 // they fit its 48 KB beside the row slots' sums and the finish's tree, and
 // dynamic shared memory beyond (gen::dynamic_smem_bytes sizes the launch
@@ -41,6 +42,10 @@ namespace lntune {
 // RMSNorm bf16 N = 1024 46.0 / 51.2, 4096 76.5 / 89.4 (call 1, static);
 // bf16 N = 8192 75.7 / 91.0, fp32 N = 4096 90.4 / 97.0 (call 5, dynamic).
 // At x = 512 MiB it cost at most 1.2 points (bf16 N = 1024: 97.2 / 96.0).
+// The fused backward, staged since session 45 (it had held z, dy and dz in
+// registers, the next row prefetched into L2), on an H200 at x = 512 MiB
+// (bench/results/s45, call 1, A/B): add + LayerNorm bf16 N = 4096 88.2 ->
+// 98.0% of copy, 8192 84.2 -> 99.5, add + RMSNorm bf16 8192 81.1 -> 100.0.
 inline constexpr int kMaxBwdStageBytes = 96 * 1024;
 // CTAs of 512 threads or more whose stages pass kMaxBwdStageBytes hold 8192
 // elements of a row (the single tile's 16 elements a thread at 16 warps, 8
