@@ -80,7 +80,9 @@ TEST(Instance, WideBackwardRulesAndSharedMemory) {
   EXPECT_EQ(key.vec, 8);
   // 3 stages of bf16 x and dy slabs, a bf16 weight slab, 3 mbarriers.
   EXPECT_EQ(dynamic_smem_bytes(key), 3u * 8192 * 4 + 8192 * 2 + 24);
-  EXPECT_EQ(dynamic_smem_bytes(make_instance(b, Config{8192, 16, 1, 16, 8}, 65536, 8)), 0u);
+  // One row a CTA: the register kernel over the cluster, each CTA's slab
+  // staged (two stages of x and dy, bwd_stage_bytes).
+  EXPECT_EQ(dynamic_smem_bytes(make_instance(b, Config{8192, 16, 1, 16, 8}, 65536, 8)), 2u * 8192 * 4);
   const KernelSource src = render(key);
   EXPECT_NE(src.source.find("lntune/kernels/bwd_dx_wide.cuh"), std::string::npos);
   EXPECT_NE(src.source.find("constexpr int STAGES = 3;"), std::string::npos);
