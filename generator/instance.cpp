@@ -113,8 +113,8 @@ void validate_wide(const InstanceKey& key) {
   if (key.block_size / (32 * key.num_warps) > max_items)
     invalid(key, "block_size / threads exceeds " + std::to_string(max_items) +
                      " columns per thread (the dW/dB accumulators live in registers)");
-  if (dynamic_smem_bytes(key) > static_cast<std::int64_t>(kWideSmemLimit))
-    invalid(key, "the wide-row backward's stages of x and weight slab need " + std::to_string(dynamic_smem_bytes(key)) +
+  if (dynamic_smem_bytes(key, 90) > static_cast<std::int64_t>(kWideSmemLimit))
+    invalid(key, "the wide-row backward's stages of x and weight slab need " + std::to_string(dynamic_smem_bytes(key, 90)) +
                      " bytes of shared memory, more than " + std::to_string(kWideSmemLimit));
 }
 
@@ -137,8 +137,8 @@ void validate_wide_fwd(const InstanceKey& key) {
                      std::to_string(wide_fwd_smem_bytes(key, WideResidual::staged)) +
                      " bytes of shared memory, more than " + std::to_string(kWideSmemLimit) +
                      " (with the residual in x's dtype, z would be written over x and the residual staged apart)");
-  if (dynamic_smem_bytes(key) > static_cast<std::int64_t>(kWideSmemLimit))
-    invalid(key, "the wide-row forward's stages need " + std::to_string(dynamic_smem_bytes(key)) +
+  if (dynamic_smem_bytes(key, 90) > static_cast<std::int64_t>(kWideSmemLimit))
+    invalid(key, "the wide-row forward's stages need " + std::to_string(dynamic_smem_bytes(key, 90)) +
                      " bytes of shared memory, more than " + std::to_string(kWideSmemLimit));
 }
 
@@ -209,26 +209,26 @@ std::int64_t bwd_stage_raw_bytes(const InstanceKey& key) {
 }
 }  // namespace
 
-bool stages_bwd_rows(const InstanceKey& key) {
+bool stages_bwd_rows(const InstanceKey& key, int cc) {
   const Traits& t = key.traits;
   if (t.kernel != Kernel::bwd_dx || is_wide_bwd(key) || !key.single_tile) return false;
   const std::int64_t xs = static_cast<std::int64_t>(row_size(t));
   const std::int64_t ys = static_cast<std::int64_t>(dtype_size(t.out_dtype()));
-  const std::int64_t most = 32 * key.num_warps >= 512 ? kMaxBwdStageBytesAlone : kMaxBwdStageBytes;
+  const std::int64_t most = cc >= 90 && 32 * key.num_warps >= 512 ? kMaxBwdStageBytesAlone : kMaxBwdStageBytes;
   return key.vec * xs >= 4 && key.vec * ys >= 4 && bwd_stage_raw_bytes(key) <= most;
 }
 
-std::int64_t bwd_stage_bytes(const InstanceKey& key) {
-  if (!stages_bwd_rows(key)) return 0;
+std::int64_t bwd_stage_bytes(const InstanceKey& key, int cc) {
+  if (!stages_bwd_rows(key, cc)) return 0;
   const std::int64_t bytes = bwd_stage_raw_bytes(key);
   const std::int64_t sums = key.rows_per_cta > 1 ? 4 * std::int64_t{key.block_size} : 0;
   const bool fits_static = bytes + sums + 8192 <= 47 * 1024;
   return fits_static ? 0 : bytes;
 }
 
-std::int64_t dynamic_smem_bytes(const InstanceKey& key) {
+std::int64_t dynamic_smem_bytes(const InstanceKey& key, int cc) {
   if (is_wide_bwd(key)) return wide_bwd_smem_bytes(key, wide_stages_dy(key));
-  if (key.traits.kernel == Kernel::bwd_dx) return bwd_stage_bytes(key);
+  if (key.traits.kernel == Kernel::bwd_dx) return bwd_stage_bytes(key, cc);
   if (is_wide_fwd(key)) return wide_fwd_smem_bytes(key, wide_fwd_residual(key));
   if (!stages_in_smem(key)) return 0;
   const Traits& t = key.traits;
@@ -370,7 +370,7 @@ void validate(const InstanceKey& key) {
     // columns, the gap clusters of gen::smem_clusters.)
     if (key.vec < 1 || key.vec > max_vec(t.x_dtype) || !is_pow2(key.vec))
       invalid(key, "vec must be a power of two of at most 16 bytes");
-    const std::int64_t bytes = dynamic_smem_bytes(key);
+    const std::int64_t bytes = dynamic_smem_bytes(key, 90);
     if (bytes > kMaxDynamicSmem)
       invalid(key, "the slab needs " + std::to_string(bytes) + " bytes of shared memory; a CTA has at most " +
                        std::to_string(kMaxDynamicSmem) + " (use a larger cluster_size)");
@@ -420,7 +420,8 @@ KernelSource render(const InstanceKey& key) {
   d["r_type"] = t.residual ? device_type(*t.residual) : "void";
   d["zero_centered"] = t.zero_centered;
   d["y_type"] = device_type(t.out_dtype());
-  d["smem_bytes"] = dynamic_smem_bytes(key);
+  d["smem_bytes"] = dynamic_smem_bytes(key, 90);
+  d["smem_bytes_before_sm90"] = dynamic_smem_bytes(key, 80);
   d["min_ctas"] = t.kernel == Kernel::bwd_dx ? bwd_min_ctas(key, false) : 0;
   d["finish_min_ctas"] = t.kernel == Kernel::bwd_dx ? bwd_min_ctas(key, true) : 0;
   d["stage_dy"] = is_wide_bwd(key) && wide_stages_dy(key);

@@ -58,26 +58,30 @@ int bwd_min_ctas(const InstanceKey& key, bool finish);
 // rows_per_cta and single_tile: its name tells it apart already).
 bool stages_in_smem(const InstanceKey& key);
 
-// Dynamic shared memory an instance's kernel needs at launch, in bytes: 0 but
-// for fwd_smem.cuh's (the x slab, 128-byte aligned, then the residual's slab
+// Dynamic shared memory an instance's kernel needs at launch on a GPU of
+// compute capability `cc` (10 * major + minor), in bytes: 0 but for
+// fwd_smem.cuh's (the x slab, 128-byte aligned, then the residual's slab
 // when there is one; mirrors fwd_smem_bytes<S>() there; at most
 // kMaxDynamicSmem), the wide-row forward's (its stages: FwdWideLayout), the
-// wide-row backward's (its stages and weight slab; at most kWideSmemLimit)
-// and the register backward's staged rows (bwd_stage_bytes). Each
-// instantiation checks the same figure at compile time.
-std::int64_t dynamic_smem_bytes(const InstanceKey& key);
+// wide-row backward's (its stages and weight slab; at most kWideSmemLimit;
+// those three sm_90 kernels) and the register backward's staged rows
+// (bwd_stage_bytes, which depend on `cc`). Each instantiation checks the
+// same figure at compile time (bwd_dx.cu.j2: both figures, by __CUDA_ARCH__).
+std::int64_t dynamic_smem_bytes(const InstanceKey& key, int cc);
 
 // Whether the register backward stages each next row in shared memory
-// (bwd_dx.cuh, staged_bwd): two stages of rows_per_cta rows of x and of dy
-// (with a residual: z, dy and dz), for a row held whole by one CTA or a
-// cluster's (each CTA its slab), accesses of each of at least 4 bytes, at
-// most kMaxBwdStageBytes (kMaxBwdStageBytesAlone for CTAs of 512 threads or
-// more, one to an SM by their registers).
-bool stages_bwd_rows(const InstanceKey& key);
+// (bwd_dx.cuh, staged_bwd) on a GPU of compute capability `cc`: two stages
+// of rows_per_cta rows of x and of dy (with a residual: z, dy and dz), for a
+// row held whole by one CTA or a cluster's (each CTA its slab), accesses of
+// each of at least 4 bytes, at most kMaxBwdStageBytes (on sm_90 and later
+// kMaxBwdStageBytesAlone for CTAs of 512 threads or more, one to an SM by
+// their registers; an sm_80 CTA gets at most 163 KB of shared memory, an
+// sm_86 or sm_89 one 99 KB).
+bool stages_bwd_rows(const InstanceKey& key, int cc);
 // The dynamic shared memory those stages take: 0 where the backward does not
 // stage, or where the stages fit static shared memory (47 KB with the row
 // slots' sums and the finish's 8 KB: bwd_stage_static there).
-std::int64_t bwd_stage_bytes(const InstanceKey& key);
+std::int64_t bwd_stage_bytes(const InstanceKey& key, int cc);
 inline constexpr std::int64_t kMaxBwdStageBytes = 96 * 1024;
 inline constexpr std::int64_t kMaxBwdStageBytesAlone = 192 * 1024;
 inline constexpr std::int64_t kMaxDynamicSmem = 227 * 1024;  // per CTA, sm_90 (sm_80: 163 KB)

@@ -804,12 +804,12 @@ std::optional<Config> fused_row_bwd_default(const SpaceQuery& q, const ConfigFil
 
 // Whether the register backward of config `c` stages its rows in shared
 // memory for the call `accept` describes (gen::stages_bwd_rows of its
-// instance: not with accesses under 4 bytes, odd 16-bit N). Without a
-// filter (no call known), as staging.
-bool backward_stages_rows(const Config& c, const ConfigFilter& accept) {
+// instance on the query's GPU: not with accesses under 4 bytes, odd 16-bit
+// N). Without a filter (no call known), as staging.
+bool backward_stages_rows(const SpaceQuery& q, const Config& c, const ConfigFilter& accept) {
   if (!accept) return true;
   const std::optional<InstanceKey> key = accept(c);
-  return key && stages_bwd_rows(*key);
+  return key && stages_bwd_rows(*key, q.cc);
 }
 
 // The forward with the row's slab in shared memory over clusters of
@@ -1397,7 +1397,7 @@ std::optional<Config> fast_memory_bwd_default(const SpaceQuery& q, const ConfigF
       // staged, and a residual in the row dtype (measured so only: an fp32
       // residual stream keeps the rules below).
       const std::optional<InstanceKey> key = accept(c);
-      if (key && wide_stages_dy(*key) && wide_bwd_twice(dynamic_smem_bytes(*key), c) &&
+      if (key && wide_stages_dy(*key) && wide_bwd_twice(dynamic_smem_bytes(*key, q.cc), c) &&
           (!q.residual || key->traits.residual == key->traits.x_dtype))
         return c;
     }
@@ -1663,7 +1663,7 @@ Config default_config(const SpaceQuery& q, const ConfigFilter& accept) {
   // this: bf16 N = 8192 76.4 -> 96.2%, 7168 69.7 -> 93.9%, fp16 8192
   // 76.4 -> 99.0%.
   if (!q.residual && half_layer_norm_split_in_two(q) &&
-      !backward_stages_rows(Config{static_cast<int>(single), 16, 1, 0}, accept)) {
+      !backward_stages_rows(q, Config{static_cast<int>(single), 16, 1, 0}, accept)) {
     c = kHalfSplitInTwo;
   } else if (tpr_needed <= 512) {
     // The backward at training sizes (M <= 8192: few rows per CTA, so the
@@ -1760,7 +1760,7 @@ Config default_config(const SpaceQuery& q, const ConfigFilter& accept) {
       Config s = c;
       s.num_warps = fp32 && single == 2048 ? 8 : 4;
       s.rows_per_cta = !fp32 && single == 1024 ? 2 : 1;
-      if (backward_stages_rows(s, accept)) {
+      if (backward_stages_rows(q, s, accept)) {
         c = s;
         per_sm = fp32 && single == 1024 ? 4 : 2;
       }

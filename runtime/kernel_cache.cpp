@@ -57,7 +57,7 @@ void KernelCache::build(Entry& e, CUcontext ctx, const std::string& arch, const 
   // backward, the register backward's staged rows): allow their dynamic shared
   // memory (above the 48 KB default; both entries of the backward) and
   // clusters of 16 CTAs (non-portable).
-  const std::int64_t smem = gen::dynamic_smem_bytes(key);
+  const std::int64_t smem = gen::dynamic_smem_bytes(key, arch_number(arch));
   const auto allow_smem = [&](CUfunction f, const std::string& name) {
     if (smem > 0)
       check(d.FuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(smem)),

@@ -79,14 +79,14 @@ TEST(Instance, WideBackwardRulesAndSharedMemory) {
   EXPECT_TRUE(is_wide_bwd(key));
   EXPECT_EQ(key.vec, 8);
   // 3 stages of bf16 x and dy slabs, a bf16 weight slab, 3 mbarriers.
-  EXPECT_EQ(dynamic_smem_bytes(key), 3u * 8192 * 4 + 8192 * 2 + 24);
+  EXPECT_EQ(dynamic_smem_bytes(key, 90), 3u * 8192 * 4 + 8192 * 2 + 24);
   // One row a CTA: the register kernel over the cluster, each CTA's slab
   // staged (two stages of x and dy, bwd_stage_bytes).
-  EXPECT_EQ(dynamic_smem_bytes(make_instance(b, Config{8192, 16, 1, 16, 8}, 65536, 8)), 2u * 8192 * 4);
+  EXPECT_EQ(dynamic_smem_bytes(make_instance(b, Config{8192, 16, 1, 16, 8}, 65536, 8), 90), 2u * 8192 * 4);
   const KernelSource src = render(key);
   EXPECT_NE(src.source.find("lntune/kernels/bwd_dx_wide.cuh"), std::string::npos);
   EXPECT_NE(src.source.find("constexpr int STAGES = 3;"), std::string::npos);
-  EXPECT_NE(src.source.find("Shape::kSmemBytes == " + std::to_string(dynamic_smem_bytes(key)) + "u"), std::string::npos);
+  EXPECT_NE(src.source.find("Shape::kSmemBytes == " + std::to_string(dynamic_smem_bytes(key, 90)) + "u"), std::string::npos);
 
   expect_invalid(b, c, 65536, 4, "needs 16-byte accesses of x (z) and dy");
   expect_invalid(b, Config{8192, 16, 9, 16, 8}, 65536, 8, "stages 2 to 8 rows per CTA");
@@ -100,16 +100,16 @@ TEST(Instance, WideBackwardRulesAndSharedMemory) {
   EXPECT_NE(src.source.find("constexpr bool STAGE_DY = true;"), std::string::npos);
   const InstanceKey xw = make_instance(b, Config{16384, 16, 4, 8, 16}, 262144, 8);
   EXPECT_FALSE(wide_stages_dy(xw));
-  EXPECT_EQ(dynamic_smem_bytes(xw), 4u * 16384 * 2 + 16384 * 2 + 32);
+  EXPECT_EQ(dynamic_smem_bytes(xw, 90), 4u * 16384 * 2 + 16384 * 2 + 32);
   const std::string xs = render(xw).source;
   EXPECT_NE(xs.find("constexpr bool STAGE_DY = false;"), std::string::npos);
-  EXPECT_NE(xs.find("Shape::kSmemBytes == " + std::to_string(dynamic_smem_bytes(xw)) + "u"), std::string::npos);
+  EXPECT_NE(xs.find("Shape::kSmemBytes == " + std::to_string(dynamic_smem_bytes(xw, 90)) + "u"), std::string::npos);
   // fp32 rows of 256K columns in clusters of 16: 2 stages of x fit beside
   // the fp32 weight slab, 3 do not.
   const Traits f = traits(Kernel::bwd_dx, DType::f32, DType::f32);
   const InstanceKey f2 = make_instance(f, Config{16384, 16, 2, 7, 16}, 262144, 4);
   EXPECT_FALSE(wide_stages_dy(f2));
-  EXPECT_EQ(dynamic_smem_bytes(f2), 2u * 16384 * 4 + 16384 * 4 + 16);
+  EXPECT_EQ(dynamic_smem_bytes(f2, 90), 2u * 16384 * 4 + 16384 * 4 + 16);
   expect_invalid(f, Config{16384, 16, 3, 7, 16}, 262144, 4, "bytes of shared memory, more than");
   Config c32{4096, 4, 2, 8, 32};
   expect_invalid(b, c32, 131072, 8, "cluster_size 2 to 16");
@@ -151,59 +151,68 @@ TEST(Instance, BackwardStagedRowsSharedMemory) {
   const Traits b = traits(Kernel::bwd_dx);
   // bf16 N = 4096 in two rows: 64 KB, dynamic.
   const InstanceKey two = make_instance(b, Config{4096, 16, 2, 132}, 4096, 8);
-  EXPECT_TRUE(stages_bwd_rows(two));
-  EXPECT_EQ(bwd_stage_bytes(two), 2 * 2 * 4096 * (2 + 2));
-  EXPECT_EQ(dynamic_smem_bytes(two), bwd_stage_bytes(two));
+  EXPECT_TRUE(stages_bwd_rows(two, 90));
+  EXPECT_EQ(bwd_stage_bytes(two, 90), 2 * 2 * 4096 * (2 + 2));
+  EXPECT_EQ(dynamic_smem_bytes(two, 90), bwd_stage_bytes(two, 90));
   EXPECT_NE(render(two).source.find("bwd_stage_bytes<Shape>() == 65536,"), std::string::npos);
   // 16 KB + 4 KB of sums + 8 KB: static.
   const InstanceKey pair = make_instance(b, Config{1024, 4, 2, 264}, 1024, 8);
-  EXPECT_EQ(bwd_stage_bytes(pair), 0);
-  EXPECT_TRUE(stages_bwd_rows(pair));
-  EXPECT_FALSE(stages_bwd_rows(make_instance(b, Config{1024, 4, 2, 264}, 1023, 1))) << "2-byte accesses";
+  EXPECT_EQ(bwd_stage_bytes(pair, 90), 0);
+  EXPECT_TRUE(stages_bwd_rows(pair, 90));
+  EXPECT_FALSE(stages_bwd_rows(make_instance(b, Config{1024, 4, 2, 264}, 1023, 1), 90)) << "2-byte accesses";
   EXPECT_NE(render(pair).source.find("bwd_stage_bytes<Shape>() == 0,"), std::string::npos);
   // The edge, 32 KB of stages: with 8 KB of finish, static; with 8 KB of row
   // sums too, dynamic.
-  EXPECT_EQ(bwd_stage_bytes(make_instance(b, Config{4096, 8, 1, 132}, 4096, 8)), 0);
-  EXPECT_EQ(bwd_stage_bytes(make_instance(b, Config{2048, 8, 2, 132}, 2048, 8)), 32768);
+  EXPECT_EQ(bwd_stage_bytes(make_instance(b, Config{4096, 8, 1, 132}, 4096, 8), 90), 0);
+  EXPECT_EQ(bwd_stage_bytes(make_instance(b, Config{2048, 8, 2, 132}, 2048, 8), 90), 32768);
   Traits out32 = b;
   out32.y_dtype = DType::f32;  // dy twice x's bytes
-  EXPECT_EQ(bwd_stage_bytes(make_instance(out32, Config{4096, 8, 1, 132}, 4096, 8)), 2 * 4096 * (2 + 4));
-  EXPECT_EQ(bwd_stage_bytes(make_instance(out32, Config{2048, 8, 1, 132}, 2048, 8)), 0) << "24 KB: static";
+  EXPECT_EQ(bwd_stage_bytes(make_instance(out32, Config{4096, 8, 1, 132}, 4096, 8), 90), 2 * 4096 * (2 + 4));
+  EXPECT_EQ(bwd_stage_bytes(make_instance(out32, Config{2048, 8, 1, 132}, 2048, 8), 90), 0) << "24 KB: static";
   Traits f = b;
   f.x_dtype = f.w_dtype = DType::f32;
-  EXPECT_EQ(bwd_stage_bytes(make_instance(f, Config{4096, 8, 1, 132}, 4096, 4)), kMaxBwdStageBytes * 2 / 3);
-  EXPECT_EQ(bwd_stage_bytes(make_instance(f, Config{4096, 8, 1, 132}, 4095, 1)), kMaxBwdStageBytes * 2 / 3)
+  EXPECT_EQ(bwd_stage_bytes(make_instance(f, Config{4096, 8, 1, 132}, 4096, 4), 90), kMaxBwdStageBytes * 2 / 3);
+  EXPECT_EQ(bwd_stage_bytes(make_instance(f, Config{4096, 8, 1, 132}, 4095, 1), 90), kMaxBwdStageBytes * 2 / 3)
       << "4-byte copies";
   // 128 KB in 512 threads (one CTA a SM by their registers): staged up to
   // kMaxBwdStageBytesAlone.
-  EXPECT_EQ(bwd_stage_bytes(make_instance(f, Config{8192, 16, 1, 132}, 8192, 4)), 2 * 8192 * (4 + 4));
-  EXPECT_EQ(bwd_stage_bytes(make_instance(b, Config{8192, 16, 1, 132}, 8191, 1)), 0) << "2-byte accesses";
-  EXPECT_EQ(bwd_stage_bytes(make_instance(b, Config{8192, 16, 1, 132}, 8190, 2)), 2 * 8192 * (2 + 2));
-  EXPECT_EQ(bwd_stage_bytes(make_instance(b, Config{8192, 16, 1, 132, 2}, 16000, 8)), 2 * 8192 * (2 + 2))
+  EXPECT_EQ(bwd_stage_bytes(make_instance(f, Config{8192, 16, 1, 132}, 8192, 4), 90), 2 * 8192 * (4 + 4));
+  EXPECT_EQ(bwd_stage_bytes(make_instance(b, Config{8192, 16, 1, 132}, 8191, 1), 90), 0) << "2-byte accesses";
+  EXPECT_EQ(bwd_stage_bytes(make_instance(b, Config{8192, 16, 1, 132}, 8190, 2), 90), 2 * 8192 * (2 + 2));
+  EXPECT_EQ(bwd_stage_bytes(make_instance(b, Config{8192, 16, 1, 132, 2}, 16000, 8), 90), 2 * 8192 * (2 + 2))
       << "each CTA of a cluster its slab";
-  EXPECT_EQ(bwd_stage_bytes(make_instance(b, Config{8192, 16, 1, 132}, 12000, 8)), 0) << "tiled rows";
+  EXPECT_EQ(bwd_stage_bytes(make_instance(b, Config{8192, 16, 1, 132}, 12000, 8), 90), 0) << "tiled rows";
   // With a residual: z, dy and dz, z and dz in the residual's dtype.
   Traits r = b;
   r.residual = DType::bf16;
   const InstanceKey res = make_instance(r, Config{8192, 16, 1, 132}, 8192, 8);
-  EXPECT_TRUE(stages_bwd_rows(res));
-  EXPECT_EQ(bwd_stage_bytes(res), 2 * 8192 * (2 + 2 + 2)) << "96 KB, the limit";
+  EXPECT_TRUE(stages_bwd_rows(res, 90));
+  EXPECT_EQ(bwd_stage_bytes(res, 90), 2 * 8192 * (2 + 2 + 2)) << "96 KB, the limit";
   EXPECT_NE(render(res).source.find("bwd_stage_bytes<Shape>() == 98304,"), std::string::npos);
-  EXPECT_EQ(bwd_stage_bytes(make_instance(r, Config{1024, 4, 2, 264}, 1024, 8)), 0) << "24 KB + 8 KB + 8 KB: static";
-  EXPECT_TRUE(stages_bwd_rows(make_instance(r, Config{1024, 4, 2, 264}, 1024, 8)));
+  EXPECT_EQ(bwd_stage_bytes(make_instance(r, Config{1024, 4, 2, 264}, 1024, 8), 90), 0) << "24 KB + 8 KB + 8 KB: static";
+  EXPECT_TRUE(stages_bwd_rows(make_instance(r, Config{1024, 4, 2, 264}, 1024, 8), 90));
   Traits r32 = b;
   r32.residual = DType::f32;  // z and dz twice x's bytes
-  EXPECT_EQ(bwd_stage_bytes(make_instance(r32, Config{4096, 8, 1, 132}, 4096, 8)), 2 * 4096 * (4 + 2 + 4));
-  EXPECT_EQ(bwd_stage_bytes(make_instance(r32, Config{8192, 16, 1, 132}, 8192, 8)), 2 * 8192 * (4 + 2 + 4))
+  EXPECT_EQ(bwd_stage_bytes(make_instance(r32, Config{4096, 8, 1, 132}, 4096, 8), 90), 2 * 4096 * (4 + 2 + 4));
+  EXPECT_EQ(bwd_stage_bytes(make_instance(r32, Config{8192, 16, 1, 132}, 8192, 8), 90), 2 * 8192 * (4 + 2 + 4))
       << "160 KB in 512 threads";
   Traits f32r = f;
   f32r.residual = DType::f32;
-  EXPECT_EQ(bwd_stage_bytes(make_instance(f32r, Config{8192, 16, 1, 132}, 8192, 4)), kMaxBwdStageBytesAlone)
+  EXPECT_EQ(bwd_stage_bytes(make_instance(f32r, Config{8192, 16, 1, 132}, 8192, 4), 90), kMaxBwdStageBytesAlone)
       << "fp32 z, dy and dz: the limit";
-  EXPECT_EQ(bwd_stage_bytes(make_instance(f32r, Config{4096, 8, 1, 132}, 4096, 4)), kMaxBwdStageBytes)
+  // Before sm_90 (sm_80: 163 KB a CTA, sm_86 and sm_89: 99 KB) not above
+  // kMaxBwdStageBytes: those rows are not staged there; both figures are in
+  // the source, the instance checks the one of the arch it compiles for.
+  EXPECT_EQ(bwd_stage_bytes(make_instance(f32r, Config{8192, 16, 1, 132}, 8192, 4), 80), 0);
+  EXPECT_FALSE(stages_bwd_rows(make_instance(f, Config{8192, 16, 1, 132}, 8192, 4), 86));
+  EXPECT_EQ(bwd_stage_bytes(res, 80), bwd_stage_bytes(res, 90)) << "96 KB on every arch";
+  const std::string both = render(make_instance(f, Config{8192, 16, 1, 132}, 8192, 4)).source;
+  EXPECT_NE(both.find("bwd_stage_bytes<Shape>() == 131072,"), std::string::npos);
+  EXPECT_NE(both.find("bwd_stage_bytes<Shape>() == 0,"), std::string::npos);
+  EXPECT_EQ(bwd_stage_bytes(make_instance(f32r, Config{4096, 8, 1, 132}, 4096, 4), 90), kMaxBwdStageBytes)
       << "256 threads: the two-CTA limit";
-  EXPECT_FALSE(stages_bwd_rows(make_instance(r, Config{8192, 16, 1, 132}, 8191, 1))) << "2-byte accesses";
-  EXPECT_EQ(bwd_stage_bytes(make_instance(traits(Kernel::fwd), Config{1024, 4, 2, 0}, 1024, 8)), 0);
+  EXPECT_FALSE(stages_bwd_rows(make_instance(r, Config{8192, 16, 1, 132}, 8191, 1), 90)) << "2-byte accesses";
+  EXPECT_EQ(bwd_stage_bytes(make_instance(traits(Kernel::fwd), Config{1024, 4, 2, 0}, 1024, 8), 90), 0);
 }
 
 TEST(Instance, WideForwardRulesAndSharedMemory) {
@@ -218,14 +227,14 @@ TEST(Instance, WideForwardRulesAndSharedMemory) {
   EXPECT_FALSE(stages_in_smem(key));
   EXPECT_EQ(key.vec, 8);
   // 3 stages of a bf16 slab, 3 mbarriers.
-  EXPECT_EQ(dynamic_smem_bytes(key), 3 * 16384 * 2 + 24);
+  EXPECT_EQ(dynamic_smem_bytes(key, 90), 3 * 16384 * 2 + 24);
   const KernelSource src = render(key);
   EXPECT_NE(src.source.find("lntune/kernels/fwd_wide.cuh"), std::string::npos);
   EXPECT_NE(src.source.find("constexpr int STAGES = 3;"), std::string::npos);
   // With an fp32 residual: each stage holds x's slab and the residual's.
   Traits r = f;
   r.residual = DType::f32;
-  EXPECT_EQ(dynamic_smem_bytes(make_instance(r, Config{8192, 8, 2, 7, 16}, 131072, 8)), 2 * 8192 * 6 + 16);
+  EXPECT_EQ(dynamic_smem_bytes(make_instance(r, Config{8192, 8, 2, 7, 16}, 131072, 8), 90), 2 * 8192 * 6 + 16);
   expect_invalid(r, c, 262144, 8, "shared memory");
   // fp32 rows and residual of 256K columns: x's 2 stages of 64 KiB and one
   // slot for the residual; at 3 stages x alone, the residual read from
@@ -234,11 +243,11 @@ TEST(Instance, WideForwardRulesAndSharedMemory) {
   r32.residual = DType::f32;
   const InstanceKey slot = make_instance(r32, Config{16384, 16, 2, 7, 16}, 262144, 4);
   EXPECT_EQ(wide_fwd_residual(slot), WideResidual::slot);
-  EXPECT_EQ(dynamic_smem_bytes(slot), 3 * 16384 * 4 + 24);
+  EXPECT_EQ(dynamic_smem_bytes(slot, 90), 3 * 16384 * 4 + 24);
   EXPECT_NE(render(slot).source.find("RESIDUAL = lntune::kResidualSlot;"), std::string::npos);
   const InstanceKey unstaged = make_instance(r32, Config{16384, 16, 3, 7, 16}, 262144, 4);
   EXPECT_EQ(wide_fwd_residual(unstaged), WideResidual::global);
-  EXPECT_EQ(dynamic_smem_bytes(unstaged), 3 * 16384 * 4 + 24);
+  EXPECT_EQ(dynamic_smem_bytes(unstaged, 90), 3 * 16384 * 4 + 24);
   EXPECT_NE(render(unstaged).source.find("RESIDUAL = lntune::kResidualGlobal;"), std::string::npos);
   EXPECT_EQ(wide_fwd_residual(make_instance(r32, Config{4096, 8, 3, 7, 16}, 65536, 4)), WideResidual::staged);
   EXPECT_EQ(wide_fwd_residual(make_instance(traits(Kernel::fwd, DType::f32, DType::f32), Config{16384, 16, 3, 7, 16},
@@ -269,7 +278,7 @@ TEST(Instance, SlabInSharedMemory) {
   EXPECT_FALSE(forward_in_smem(c, 65537));  // the row does not fit the cluster
   const auto k = make_instance(traits(Kernel::fwd), c, 65536, 8);
   EXPECT_TRUE(stages_in_smem(k));
-  EXPECT_EQ(dynamic_smem_bytes(k), 16384 * 2);
+  EXPECT_EQ(dynamic_smem_bytes(k, 90), 16384 * 2);
   const KernelSource src = render(k);
   EXPECT_NE(src.source.find("#include \"lntune/kernels/fwd_smem.cuh\""), std::string::npos);
   EXPECT_NE(src.source.find("fwd_smem_bytes<Shape>() == 32768"), std::string::npos);
@@ -277,12 +286,12 @@ TEST(Instance, SlabInSharedMemory) {
   // The residual's slab follows x's, 128-byte aligned.
   Traits r = traits(Kernel::fwd, DType::f16, DType::f16);
   r.residual = DType::f32;
-  EXPECT_EQ(dynamic_smem_bytes(make_instance(r, c, 65536, 8)), 16384 * 2 + 16384 * 4);
+  EXPECT_EQ(dynamic_smem_bytes(make_instance(r, c, 65536, 8), 90), 16384 * 2 + 16384 * 4);
   // Registers (fwd_cluster) when 32 elements per thread or fewer.
   c.num_warps = 16;
   EXPECT_FALSE(forward_in_smem(c, 65536));
   EXPECT_FALSE(stages_in_smem(make_instance(traits(Kernel::fwd), c, 65536, 8)));
-  EXPECT_EQ(dynamic_smem_bytes(make_instance(traits(Kernel::fwd), c, 65536, 8)), 0);
+  EXPECT_EQ(dynamic_smem_bytes(make_instance(traits(Kernel::fwd), c, 65536, 8), 90), 0);
   EXPECT_FALSE(stages_in_smem(make_instance(traits(Kernel::bwd_dx), Config{8192, 32, 1, 0}, 8192, 8)));
   // Limits.
   Config big{131072, 4, 1, 0};

@@ -525,13 +525,13 @@ TEST(Space, WideBackwardCandidates) {
         EXPECT_TRUE(is_wide_bwd(key));
         EXPECT_LT(static_cast<std::int64_t>(c.cluster_size - 1) * c.block_size, n);
         EXPECT_GE(static_cast<std::int64_t>(c.cluster_size) * c.block_size, n);
-        EXPECT_LE(dynamic_smem_bytes(key), kWideSmemLimit);
+        EXPECT_LE(dynamic_smem_bytes(key, 90), kWideSmemLimit);
         if (c.group_size_m > 132 / c.cluster_size) {
           // Two CTAs a SM: twice the grid, where two fit by shared memory
           // (228 KB a SM, 1 KB reserved a CTA) and registers (8 warps).
           EXPECT_EQ(c.group_size_m, 2 * (132 / c.cluster_size));
           EXPECT_LE(c.num_warps, 8);
-          EXPECT_LE(2 * (dynamic_smem_bytes(key) + 1024), 228 * 1024);
+          EXPECT_LE(2 * (dynamic_smem_bytes(key, 90) + 1024), 228 * 1024);
         } else {
           EXPECT_GE(c.group_size_m, 132 / c.cluster_size - 2);
         }

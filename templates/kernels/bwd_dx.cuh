@@ -50,8 +50,17 @@ inline constexpr int kMaxBwdStageBytes = 96 * 1024;
 // CTAs of 512 threads or more whose stages pass kMaxBwdStageBytes hold 8192
 // elements of a row (the single tile's 16 elements a thread at 16 warps, 8
 // above): their registers keep them one to an SM whatever their shared
-// memory, so they may stage up to 192 KB (fp32 z, dy and dz of 8192 columns).
+// memory, so on sm_90 and later (227 KB a CTA; sm_80 163, sm_86 and sm_89
+// 99) they may stage up to 192 KB (fp32 z, dy and dz of 8192 columns).
 inline constexpr int kMaxBwdStageBytesAlone = 192 * 1024;
+template <class S>
+constexpr int bwd_stage_limit() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  return S::kThreads >= 512 ? kMaxBwdStageBytesAlone : kMaxBwdStageBytes;
+#else
+  return kMaxBwdStageBytes;
+#endif
+}
 
 template <class S>
 constexpr int bwd_stage_x_bytes() {
@@ -73,7 +82,7 @@ constexpr int bwd_stage_raw_bytes() {
 template <class S>
 constexpr bool staged_bwd() {
   return S::kSingleTile && S::kVec * sizeof(typename S::R) >= 4 && S::kVec * sizeof(typename S::Y) >= 4 &&
-         bwd_stage_raw_bytes<S>() <= (S::kThreads >= 512 ? kMaxBwdStageBytesAlone : kMaxBwdStageBytes);
+         bwd_stage_raw_bytes<S>() <= bwd_stage_limit<S>();
 }
 // Whether the stages fit static shared memory: 47 KB with the row slots'
 // sums (rows_per_cta > 1) and 8 KB for the finish's tree.
