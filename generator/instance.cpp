@@ -212,6 +212,8 @@ std::int64_t bwd_stage_raw_bytes(const InstanceKey& key) {
 bool stages_bwd_rows(const InstanceKey& key, int cc) {
   const Traits& t = key.traits;
   if (t.kernel != Kernel::bwd_dx || is_wide_bwd(key) || !key.single_tile) return false;
+  // (Before sm_90: no residual, no cluster, up to kMaxBwdStageBytes.)
+  if (cc < 90 && (t.residual || key.cluster_size != 1)) return false;
   const std::int64_t xs = static_cast<std::int64_t>(row_size(t));
   const std::int64_t ys = static_cast<std::int64_t>(dtype_size(t.out_dtype()));
   const std::int64_t most = cc >= 90 && 32 * key.num_warps >= 512 ? kMaxBwdStageBytesAlone : kMaxBwdStageBytes;

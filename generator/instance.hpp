@@ -73,10 +73,11 @@ std::int64_t dynamic_smem_bytes(const InstanceKey& key, int cc);
 // (bwd_dx.cuh, staged_bwd) on a GPU of compute capability `cc`: two stages
 // of rows_per_cta rows of x and of dy (with a residual: z, dy and dz), for a
 // row held whole by one CTA or a cluster's (each CTA its slab), accesses of
-// each of at least 4 bytes, at most kMaxBwdStageBytes (on sm_90 and later
-// kMaxBwdStageBytesAlone for CTAs of 512 threads or more, one to an SM by
-// their registers; an sm_80 CTA gets at most 163 KB of shared memory, an
-// sm_86 or sm_89 one 99 KB).
+// each of at least 4 bytes, at most kMaxBwdStageBytes (kMaxBwdStageBytesAlone
+// for CTAs of 512 threads or more, one to an SM by their registers). Before
+// sm_90 (an sm_80 CTA gets at most 163 KB of shared memory, an sm_86 or
+// sm_89 one 99 KB) as before session 45: no residual, no cluster, up to
+// kMaxBwdStageBytes.
 bool stages_bwd_rows(const InstanceKey& key, int cc);
 // The dynamic shared memory those stages take: 0 where the backward does not
 // stage, or where the stages fit static shared memory (47 KB with the row

@@ -200,12 +200,18 @@ TEST(Instance, BackwardStagedRowsSharedMemory) {
   f32r.residual = DType::f32;
   EXPECT_EQ(bwd_stage_bytes(make_instance(f32r, Config{8192, 16, 1, 132}, 8192, 4), 90), kMaxBwdStageBytesAlone)
       << "fp32 z, dy and dz: the limit";
-  // Before sm_90 (sm_80: 163 KB a CTA, sm_86 and sm_89: 99 KB) not above
-  // kMaxBwdStageBytes: those rows are not staged there; both figures are in
-  // the source, the instance checks the one of the arch it compiles for.
+  // Before sm_90 (sm_80: 163 KB a CTA, sm_86 and sm_89: 99 KB) as before
+  // session 45: no residual, no cluster, not above kMaxBwdStageBytes; both
+  // figures are in the source where they differ, the instance checks the one
+  // of the arch it compiles for.
   EXPECT_EQ(bwd_stage_bytes(make_instance(f32r, Config{8192, 16, 1, 132}, 8192, 4), 80), 0);
   EXPECT_FALSE(stages_bwd_rows(make_instance(f, Config{8192, 16, 1, 132}, 8192, 4), 86));
-  EXPECT_EQ(bwd_stage_bytes(res, 80), bwd_stage_bytes(res, 90)) << "96 KB on every arch";
+  EXPECT_FALSE(stages_bwd_rows(res, 80)) << "a residual";
+  EXPECT_FALSE(stages_bwd_rows(make_instance(b, Config{8192, 16, 1, 132, 2}, 16000, 8), 80)) << "a cluster";
+  EXPECT_EQ(bwd_stage_bytes(two, 80), bwd_stage_bytes(two, 90)) << "no residual, 64 KB: every arch";
+  const std::string fused = render(res).source;
+  EXPECT_NE(fused.find("#if __CUDA_ARCH__ >= 900"), std::string::npos);
+  EXPECT_EQ(render(two).source.find("__CUDA_ARCH__"), std::string::npos) << "one figure where they agree";
   const std::string both = render(make_instance(f, Config{8192, 16, 1, 132}, 8192, 4)).source;
   EXPECT_NE(both.find("bwd_stage_bytes<Shape>() == 131072,"), std::string::npos);
   EXPECT_NE(both.find("bwd_stage_bytes<Shape>() == 0,"), std::string::npos);

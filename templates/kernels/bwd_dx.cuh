@@ -50,17 +50,8 @@ inline constexpr int kMaxBwdStageBytes = 96 * 1024;
 // CTAs of 512 threads or more whose stages pass kMaxBwdStageBytes hold 8192
 // elements of a row (the single tile's 16 elements a thread at 16 warps, 8
 // above): their registers keep them one to an SM whatever their shared
-// memory, so on sm_90 and later (227 KB a CTA; sm_80 163, sm_86 and sm_89
-// 99) they may stage up to 192 KB (fp32 z, dy and dz of 8192 columns).
+// memory, so they may stage up to 192 KB (fp32 z, dy and dz of 8192 columns).
 inline constexpr int kMaxBwdStageBytesAlone = 192 * 1024;
-template <class S>
-constexpr int bwd_stage_limit() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  return S::kThreads >= 512 ? kMaxBwdStageBytesAlone : kMaxBwdStageBytes;
-#else
-  return kMaxBwdStageBytes;
-#endif
-}
 
 template <class S>
 constexpr int bwd_stage_x_bytes() {
@@ -79,10 +70,24 @@ template <class S>
 constexpr int bwd_stage_raw_bytes() {
   return bwd_stage_x_bytes<S>() + bwd_stage_dy_bytes<S>() + bwd_stage_dz_bytes<S>();
 }
+// Session 45's staging (a residual's rows, a cluster's slabs, stages over
+// 96 KB) is sm_90's, where it was measured and a CTA gets 227 KB of shared
+// memory; earlier GPUs (sm_80: 163 KB a CTA, sm_86 and sm_89: 99 KB, beside
+// the row slots' sums and the finish's tree) keep session 30's: no residual,
+// no cluster, up to kMaxBwdStageBytes. gen::stages_bwd_rows holds the same
+// rule for the launch's compute capability.
+template <class S>
+constexpr bool bwd_stage_fits_arch() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  return bwd_stage_raw_bytes<S>() <= (S::kThreads >= 512 ? kMaxBwdStageBytesAlone : kMaxBwdStageBytes);
+#else
+  return S::kCluster == 1 && !S::kResidual && bwd_stage_raw_bytes<S>() <= kMaxBwdStageBytes;
+#endif
+}
 template <class S>
 constexpr bool staged_bwd() {
   return S::kSingleTile && S::kVec * sizeof(typename S::R) >= 4 && S::kVec * sizeof(typename S::Y) >= 4 &&
-         bwd_stage_raw_bytes<S>() <= bwd_stage_limit<S>();
+         bwd_stage_fits_arch<S>();
 }
 // Whether the stages fit static shared memory: 47 KB with the row slots'
 // sums (rows_per_cta > 1) and 8 KB for the finish's tree.
