@@ -532,14 +532,18 @@ TEST(KernelHeaders, BackwardSegmentedRowsSpillNoMoreThanThePowerOfTwo) {
 // h100_2026-11-25b, calls 2-4) and beside an fp32 residual at N = 8192.
 // (Parts of the space spilled before dz moved, e.g. 1024-thread CTAs holding
 // 16 columns of an fp32 residual's row; the tuner times those like any other
-// config.)
+// config.) Since session 45 the rows are staged in shared memory on sm_90
+// (z, dy and dz): the defaults of both GPUs' rules, the H100's and the
+// H200's (its fp32 row of 8192 columns in 16 warps, 192 KB staged; its rows
+// of other than a power of two of threads at 2304-5120 columns).
 TEST(KernelHeaders, FusedBackwardDefaultsCompileWithoutSpills) {
   std::vector<InstanceKey> keys;
-  int single_tile = 0;
+  int single_tile = 0, segmented = 0, staged_over_96k = 0;
   for (DType d : {f32, f16, bf16})
     for (DType r : {d, f32}) {
       if (d == f32 && r != d) continue;
-      for (std::int64_t n : {256, 512, 1000, 1024, 2048, 4096, 6144, 8192, 12288, 16384, 65536})
+      for (std::int64_t n : {256, 512, 1000, 1024, 2048, 2304, 2560, 4096, 4608, 5000, 5120, 6144, 8192, 12288, 16384,
+                             65536})
         for (Norm norm : {Norm::layer, Norm::rms}) {
           Traits t{Kernel::bwd_dx, d, d, true, norm == Norm::layer};
           t.norm = norm;
@@ -554,22 +558,29 @@ TEST(KernelHeaders, FusedBackwardDefaultsCompileWithoutSpills) {
           };
           // Training rows, and the bandwidth regime's (512 MiB of x).
           const std::int64_t bandwidth_m = (std::int64_t{512} << 20) / (n * static_cast<std::int64_t>(dtype_size(d)));
-          for (std::int64_t m : {std::int64_t{4096}, bandwidth_m}) {
-            gen::SpaceQuery q{Kernel::bwd_dx, d, n, m, 132, 90};
-            q.residual = true;
-            q.norm = norm;
-            const Config c = gen::default_config(q, valid);
-            const InstanceKey key = gen::make_instance(t, c, n, vec);
-            if (std::find(keys.begin(), keys.end(), key) != keys.end()) continue;
-            keys.push_back(key);
-            single_tile += !gen::is_wide_bwd(Kernel::bwd_dx, c);
-          }
+          for (std::int64_t m : {std::int64_t{4096}, bandwidth_m})
+            for (double bpc : {0.0, 18.8}) {  // the H100's rules, the H200's
+              gen::SpaceQuery q{Kernel::bwd_dx, d, n, m, 132, 90};
+              q.residual = true;
+              q.norm = norm;
+              q.dram_bytes_per_sm_cycle = bpc;
+              const Config c = gen::default_config(q, valid);
+              const InstanceKey key = gen::make_instance(t, c, n, vec);
+              if (std::find(keys.begin(), keys.end(), key) != keys.end()) continue;
+              keys.push_back(key);
+              single_tile += !gen::is_wide_bwd(Kernel::bwd_dx, c);
+              segmented += gen::has_segmented_rows(key);
+              staged_over_96k += gen::bwd_stage_bytes(key, 90) > gen::kMaxBwdStageBytes;
+            }
         }
     }
   ASSERT_GE(single_tile, 40);
+  EXPECT_GE(segmented, 6) << "the H200's fused rows of other than a power of two of threads";
+  EXPECT_GE(staged_over_96k, 2) << "the H200's fp32 + add rows of 8192 columns in 16 warps";
   expect_no_spills(keys, 8);
-  std::printf("[ fused    ] %zu default fused backward instances (%d single-tile) compiled, none spilling more than 8 bytes\n",
-              keys.size(), single_tile);
+  std::printf("[ fused    ] %zu default fused backward instances (%d single-tile, %d segmented, %d staging over 96 KB) "
+              "compiled, none spilling more than 8 bytes\n",
+              keys.size(), single_tile, segmented, staged_over_96k);
 }
 
 TEST(KernelHeaders, BackwardDwdbInstantiations) {
