@@ -785,6 +785,16 @@ constexpr Config kHalfSplitInTwo{4096, 8, 1, 0, 2};
 // (one CTA per SM) there. The H100 had measured the rule before as its best
 // or near it (bench/results/h100_2026-11-25b, calls 2 and 3: LayerNorm + add
 // 92.4-98.7%, RMSNorm + add 96.6-101.7%), these configs 92.6-96.7% there.
+// Whether the call `accept` describes takes config `c` with its residual in
+// x's dtype, the only residual stream the fused rules were measured with (an
+// fp32 residual beside 16-bit x keeps the rules after them). Without a
+// filter (no call known), as taking it.
+bool takes_residual_in_row_dtype(const Config& c, const ConfigFilter& accept) {
+  if (!accept) return true;
+  const std::optional<InstanceKey> key = accept(c);
+  return key && key->traits.residual == key->traits.x_dtype;
+}
+
 std::optional<Config> fused_row_bwd_default(const SpaceQuery& q, const ConfigFilter& accept) {
   const std::int64_t single = next_pow2(q.n);
   const bool half = dtype_size(q.dtype) == 2;
@@ -796,9 +806,7 @@ std::optional<Config> fused_row_bwd_default(const SpaceQuery& q, const ConfigFil
   const std::int64_t threads = rms_wide_cta ? 1024 : std::max<std::int64_t>(half ? 64 : 256, tpr);
   Config c{static_cast<int>(single), static_cast<int>(threads / 32), static_cast<int>(threads / tpr), 0};
   c.group_size_m = persistent_groups(q, c.rows_per_cta, q.sm_count * ctas_for_512_threads(threads));
-  if (!accept) return c;
-  const std::optional<InstanceKey> key = accept(c);
-  if (key && key->traits.residual == key->traits.x_dtype) return c;
+  if (takes_residual_in_row_dtype(c, accept)) return c;
   return std::nullopt;
 }
 
@@ -1235,8 +1243,7 @@ std::optional<Config> fast_memory_bwd_default(const SpaceQuery& q, const ConfigF
       if (r.n != q.n) continue;
       Config c{static_cast<int>(r.n), r.warps, r.rows, 0};
       c.group_size_m = clip_groups(q, c.rows_per_cta, q.sm_count);
-      const std::optional<InstanceKey> key = accept ? accept(c) : std::nullopt;
-      if (!accept || (key && key->traits.residual == key->traits.x_dtype)) return c;
+      if (takes_residual_in_row_dtype(c, accept)) return c;
     }
   }
   // Training sizes: 16-bit LayerNorm rows of 513-4096 columns over 16-48
