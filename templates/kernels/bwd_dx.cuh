@@ -176,16 +176,20 @@ __device__ __forceinline__ void prefetch_dz_row(const BwdParams& p, i64 row, i64
   }
 }
 
+// out += the VEC values at src (global or shared memory).
+template <int VEC, class T>
+__device__ __forceinline__ void add_loaded(const T* src, float (&out)[VEC]) {
+  float d[VEC];
+  load<VEC>(src, d);
+#pragma unroll
+  for (int k = 0; k < VEC; ++k) out[k] += d[k];
+}
+
 // dx += dz for one access, when the shape has a residual and dz was given.
 template <class S>
 __device__ __forceinline__ void add_dz(const BwdParams& p, i64 row, i64 col, float (&out)[S::kVec]) {
   if constexpr (S::kResidual) {
-    if (p.dz) {
-      float d[S::kVec];
-      load<S::kVec>(static_cast<const typename S::R*>(p.dz) + row * p.dz_stride + col, d);
-#pragma unroll
-      for (int k = 0; k < S::kVec; ++k) out[k] += d[k];
-    }
+    if (p.dz) add_loaded<S::kVec>(static_cast<const typename S::R*>(p.dz) + row * p.dz_stride + col, out);
   }
 }
 
@@ -446,12 +450,7 @@ __device__ __forceinline__ void layer_norm_bwd_dx_single_tile(const BwdParams& p
         if constexpr (S::kHasBias) db[j][k] += g[j][k];
       }
       if constexpr (kStaged && S::kResidual) {
-        if (p.dz) {
-          float d[S::kVec];
-          load<S::kVec>(sdz + col, d);
-#pragma unroll
-          for (int k = 0; k < S::kVec; ++k) out[k] += d[k];
-        }
+        if (p.dz) add_loaded<S::kVec>(sdz + col, out);
       } else if constexpr (early_dz<S>()) {
         if (p.dz) add_held<S::kVec>(cur.dz[j], out);
       } else {
