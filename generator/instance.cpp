@@ -53,14 +53,16 @@ const tmpl::Environment& environment() {
 std::size_t row_size(const Traits& t) { return dtype_size(t.residual.value_or(t.x_dtype)); }
 std::size_t dy_size(const Traits& t) { return dtype_size(t.out_dtype()); }
 
-// As WideShape::kSmemBytes: the stages (x slab, and dy slab where staged),
-// the weight slab, an 8-byte mbarrier per stage.
-std::int64_t wide_bwd_smem_bytes(const InstanceKey& key, bool stage_dy) {
+// As WideShape::kSmemBytes: the stages (x slab, dy slab where staged, dz
+// slab, in z's dtype, where staged), the weight slab, an 8-byte mbarrier per
+// stage.
+std::int64_t wide_bwd_smem_bytes(const InstanceKey& key, bool stage_dy, bool stage_dz = false) {
   const Traits& t = key.traits;
   const auto slab = static_cast<std::size_t>(key.block_size);
   const auto stages = static_cast<std::size_t>(key.rows_per_cta);
   const std::size_t weight = t.has_weight ? slab * dtype_size(t.w_dtype) : 0;
-  return static_cast<std::int64_t>(stages * slab * (row_size(t) + (stage_dy ? dy_size(t) : 0)) + weight + 8 * stages);
+  const std::size_t per = row_size(t) + (stage_dy ? dy_size(t) : 0) + (stage_dz ? row_size(t) : 0);
+  return static_cast<std::int64_t>(stages * slab * per + weight + 8 * stages);
 }
 
 // As FwdWideLayout: per stage x's slab (128-byte aligned) and the residual's
@@ -178,6 +180,11 @@ bool wide_stages_dy(const InstanceKey& key) {
   return wide_bwd_smem_bytes(key, true) <= static_cast<std::int64_t>(kWideSmemLimit);
 }
 
+bool wide_stages_dz(const InstanceKey& key) {
+  return key.traits.residual && wide_stages_dy(key) &&
+         wide_bwd_smem_bytes(key, true, true) <= static_cast<std::int64_t>(kWideSmemLimit);
+}
+
 int max_items_per_thread(Kernel k, int num_warps) {
   const int items = k == Kernel::bwd_dx ? 16 : 32;
   return num_warps > 16 ? items / 2 : items;  // (17-31 warps: rows of other than a power of two of threads)
@@ -229,7 +236,7 @@ std::int64_t bwd_stage_bytes(const InstanceKey& key, int cc) {
 }
 
 std::int64_t dynamic_smem_bytes(const InstanceKey& key, int cc) {
-  if (is_wide_bwd(key)) return wide_bwd_smem_bytes(key, wide_stages_dy(key));
+  if (is_wide_bwd(key)) return wide_bwd_smem_bytes(key, wide_stages_dy(key), wide_stages_dz(key));
   if (key.traits.kernel == Kernel::bwd_dx) return bwd_stage_bytes(key, cc);
   if (is_wide_fwd(key)) return wide_fwd_smem_bytes(key, wide_fwd_residual(key));
   if (!stages_in_smem(key)) return 0;
@@ -427,6 +434,7 @@ KernelSource render(const InstanceKey& key) {
   d["min_ctas"] = t.kernel == Kernel::bwd_dx ? bwd_min_ctas(key, false) : 0;
   d["finish_min_ctas"] = t.kernel == Kernel::bwd_dx ? bwd_min_ctas(key, true) : 0;
   d["stage_dy"] = is_wide_bwd(key) && wide_stages_dy(key);
+  d["stage_dz"] = is_wide_bwd(key) && wide_stages_dz(key);
   const WideResidual how = is_wide_fwd(key) ? wide_fwd_residual(key) : WideResidual::staged;
   d["residual_staging"] = how == WideResidual::staged ? "kResidualStaged"
                           : how == WideResidual::slot ? "kResidualSlot"

@@ -115,6 +115,12 @@ bool has_finish_entry(const InstanceKey& key);
 // (fp32 rows of 256K columns: 128 KB of x and dy per stage at clusters of
 // 16).
 bool wide_stages_dy(const InstanceKey& key);
+// Whether such an instance with a residual also stages the upstream
+// gradient of z (dz, in z's dtype) with x and dy (bwd_dx_wide.cuh's
+// STAGE_DZ): where dy is staged and all three stages and the weight slab fit
+// kWideSmemLimit. Otherwise pass B reads dz from global memory (prefetched
+// into L2).
+bool wide_stages_dz(const InstanceKey& key);
 
 // The wide-row forward (templates/kernels/fwd_wide.cuh, sm_90+): a fwd
 // config with cluster_size > 1 and rows_per_cta > 1 (which the register

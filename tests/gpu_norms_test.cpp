@@ -1122,15 +1122,18 @@ TEST(GpuNorms, DresidualInPlaceOverDresidualOut) {
   LNTUNE_REQUIRE_GPU();
   Rng rng;
   SCOPED_TRACE("seed " + std::to_string(rng.seed()));
-  for (std::int64_t n : {std::int64_t{1003}, std::int64_t{40001}})
+  // 16384 with a bf16 residual: the wide backward with dz staged beside x
+  // and dy (gen::wide_stages_dz), copied before the row's dresidual is
+  // written over it.
+  for (std::int64_t n : {std::int64_t{1003}, std::int64_t{40001}, std::int64_t{16384}})
     for (Norm norm : {Norm::layer, Norm::rms}) {
       VCase c;
       c.norm = norm;
       c.x = DType::bf16;
       c.w = DType::f32;
       c.bias = norm == Norm::layer;
-      c.residual = DType::f32;
-      c.M = 29;
+      c.residual = n == 16384 ? DType::bf16 : DType::f32;
+      c.M = n == 16384 ? 301 : 29;
       c.N = n;
       c.pad = 4;
       SCOPED_TRACE(c.name());

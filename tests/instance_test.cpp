@@ -104,6 +104,24 @@ TEST(Instance, WideBackwardRulesAndSharedMemory) {
   const std::string xs = render(xw).source;
   EXPECT_NE(xs.find("constexpr bool STAGE_DY = false;"), std::string::npos);
   EXPECT_NE(xs.find("Shape::kSmemBytes == " + std::to_string(dynamic_smem_bytes(xw, 90)) + "u"), std::string::npos);
+  // With a residual, dz is staged beside x and dy where all three fit
+  // (gen::wide_stages_dz): 4 stages of bf16 8192-column slabs (48 KB each)
+  // and the weight, not 4 stages of 16384-column slabs (dz then read from
+  // global memory); never without a residual.
+  EXPECT_FALSE(wide_stages_dz(key));
+  EXPECT_NE(src.source.find("constexpr bool STAGE_DZ = false;"), std::string::npos);
+  Traits br = b;
+  br.residual = DType::bf16;
+  const InstanceKey rz = make_instance(br, Config{8192, 16, 4, 66, 2}, 16384, 8);
+  EXPECT_TRUE(wide_stages_dz(rz));
+  EXPECT_EQ(dynamic_smem_bytes(rz, 90), 4u * 8192 * 6 + 8192 * 2 + 32);
+  const std::string rs = render(rz).source;
+  EXPECT_NE(rs.find("constexpr bool STAGE_DZ = true;"), std::string::npos);
+  EXPECT_NE(rs.find("Shape::kSmemBytes == " + std::to_string(dynamic_smem_bytes(rz, 90)) + "u"), std::string::npos);
+  const InstanceKey rn = make_instance(br, Config{16384, 32, 3, 33, 4}, 65536, 8);
+  EXPECT_TRUE(wide_stages_dy(rn));
+  EXPECT_FALSE(wide_stages_dz(rn));
+  EXPECT_EQ(dynamic_smem_bytes(rn, 90), 3u * 16384 * 4 + 16384 * 2 + 24);
   // fp32 rows of 256K columns in clusters of 16: 2 stages of x fit beside
   // the fp32 weight slab, 3 do not.
   const Traits f = traits(Kernel::bwd_dx, DType::f32, DType::f32);

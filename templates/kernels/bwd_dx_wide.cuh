@@ -11,7 +11,8 @@
 // memory per row but x, dy (and dz) in and dx out.
 //
 // Rows are staged: a ring of STAGES slots in shared memory, each holding the
-// slab of one row's x and dy, filled by cp.async.bulk (the TMA copy engine)
+// slab of one row's x and dy (and, with a residual where it fits, dz:
+// STAGE_DZ, gen::wide_stages_dz), filled by cp.async.bulk (the TMA copy engine)
 // and tracked by one mbarrier per slot (transaction bytes). Thread 0 issues
 // a row's copies as soon as its slot is free, STAGES rows ahead, so DRAM
 // keeps STAGES - 1 rows' slabs in flight while the SM reduces and writes the
@@ -65,7 +66,7 @@ namespace lntune {
 // RowShape's.
 template <class RowT, class WeightT, int SLAB, int NUM_WARPS, int STAGES, int VEC, bool HAS_WEIGHT, bool HAS_BIAS,
           int CLUSTER, int NORM = kLayerNorm, class ResidT = void, bool ZERO_CENTERED = false, class OutT = RowT,
-          bool STAGE_DY = true>
+          bool STAGE_DY = true, bool STAGE_DZ = false>
 struct WideShape {
   using T = RowT;
   using W = WeightT;
@@ -85,12 +86,15 @@ struct WideShape {
   static constexpr int kCluster = CLUSTER;
   static constexpr bool kFusedXhat = sizeof(RowT) == 2;  // as RowShape
   static constexpr bool kStageDy = STAGE_DY;  // else dy is read from global memory (via L2)
+  static constexpr bool kStageDz = STAGE_DZ;  // the fused backward's dz staged with x and dy (stage_dz)
 
   // Dynamic shared memory, in bytes: the stages (x slab, then dy slab where
-  // staged), the weight slab, then one mbarrier per stage. The launcher passes kSmemBytes
-  // (gen::dynamic_smem_bytes computes the same figure on the host).
+  // staged, then dz slab where staged), the weight slab, then one mbarrier
+  // per stage. The launcher passes kSmemBytes (gen::dynamic_smem_bytes
+  // computes the same figure on the host).
   static constexpr unsigned kXBytes = static_cast<unsigned>(SLAB * sizeof(R));
-  static constexpr unsigned kStageBytes = kXBytes + (kStageDy ? static_cast<unsigned>(SLAB * sizeof(Y)) : 0u);
+  static constexpr unsigned kDyBytes = kStageDy ? static_cast<unsigned>(SLAB * sizeof(Y)) : 0u;
+  static constexpr unsigned kStageBytes = kXBytes + kDyBytes + (kStageDz ? kXBytes : 0u);
   // The weight slab's 16-byte pieces an access spans: 2 for an fp32 weight
   // beside 16-bit rows (8 columns an access), else 1 (see stage_weight).
   static constexpr int kWPieces = VEC * sizeof(WeightT) > 16 ? static_cast<int>(VEC * sizeof(WeightT) / 16) : 1;
@@ -107,6 +111,7 @@ struct WideShape {
   static_assert(STAGES >= 2 && STAGES <= 8, "stages: 2 to 8 staged rows");
   static_assert(NORM == kLayerNorm || NORM == kRmsNorm, "norm: kLayerNorm or kRmsNorm");
   static_assert(!ZERO_CENTERED || HAS_WEIGHT, "zero-centred gamma needs a weight");
+  static_assert(!STAGE_DZ || (kResidual && STAGE_DY), "dz is staged only with a residual, beside dy");
 };
 
 // ---------------------------------------------- mbarriers and bulk copies
@@ -196,6 +201,11 @@ template <class S>
 __device__ __forceinline__ typename S::Y* stage_dy(unsigned char* smem, int s) {
   return reinterpret_cast<typename S::Y*>(smem + static_cast<unsigned>(s) * S::kStageBytes + S::kXBytes);
 }
+// The fused backward's dz slab of stage s (z's dtype; where kStageDz).
+template <class S>
+__device__ __forceinline__ typename S::R* stage_dz(unsigned char* smem, int s) {
+  return reinterpret_cast<typename S::R*>(smem + static_cast<unsigned>(s) * S::kStageBytes + S::kXBytes + S::kDyBytes);
+}
 
 // This CTA's slab of row `row` of dy in global memory (bulk-copied or prefetched
 // from there; read there where dy is not staged).
@@ -256,9 +266,14 @@ __device__ __forceinline__ void issue_row(const BwdParams& p, unsigned char* sme
   const typename S::R* x = static_cast<const typename S::R*>(p.x) + row * p.x_stride + c0;
   fence_proxy_async();  // the slot's part was read (generic proxy) before the copy into it
   if constexpr (S::kStageDy) {
-    mbarrier_arrive_expect_tx(bars + s, x_bytes + dy_bytes);
+    // dz (z's dtype: x_bytes) where staged and given.
+    const bool dz = S::kStageDz && p.dz != nullptr;
+    mbarrier_arrive_expect_tx(bars + s, x_bytes + dy_bytes + (dz ? x_bytes : 0u));
     bulk_copy_g2s(stage_x<S>(smem, s), x, x_bytes, bars + s);
     bulk_copy_g2s(stage_dy<S>(smem, s), dy, dy_bytes, bars + s);
+    if (dz)
+      bulk_copy_g2s(stage_dz<S>(smem, s), static_cast<const typename S::R*>(p.dz) + row * p.dz_stride + c0, x_bytes,
+                    bars + s);
   } else {
     // dy is read twice through L2 (kept there: evict_last, until pass B's
     // last read); x once (evict_first).
@@ -419,7 +434,8 @@ __device__ __forceinline__ float wide_xhat(float x, float mean, float rstd, floa
 // and 65536 level).
 template <class S>
 constexpr bool wide_unguarded() {
-  return S::kStageDy && sizeof(typename S::T) == 2 && S::kSlab <= 8192 && (S::kResidual ? !S::kHasBias : !S::kRms);
+  return S::kStageDy && sizeof(typename S::T) == 2 && S::kSlab <= 8192 &&
+         (S::kResidual ? !S::kHasBias || S::kStageDz : !S::kRms);
 }
 
 // Pass A for staged row i: this CTA's parts of c1 = sum xhat w dy and
@@ -570,7 +586,7 @@ __device__ __forceinline__ void layer_norm_bwd_dx_wide(const BwdParams& p) {
     // The fused backward's dz is read in pass B, straight from global memory:
     // prefetched into L2 here (a hint; no value depends on it), or by the
     // copy engine in issue_row (bulk_dz).
-    if constexpr (!bulk_dz<S>()) prefetch_dz_row<S>(p, rows.row(i), c0, n, t, S::kThreads, S::kAccesses);
+    if constexpr (!bulk_dz<S>() && !S::kStageDz) prefetch_dz_row<S>(p, rows.row(i), c0, n, t, S::kThreads, S::kAccesses);
     const int s = static_cast<int>(i % S::kStages);
     if (n > 0) mbarrier_wait(bars + s, static_cast<unsigned>((i / S::kStages) & 1));
     float a, b;
@@ -654,8 +670,9 @@ __device__ __forceinline__ void layer_norm_bwd_dx_wide(const BwdParams& p) {
     // The fused backward's dz, every access's loaded before any dx is stored
     // (loads after a store that may alias them would wait for it: one L2
     // round trip an access), where the registers allow (up to 16 warps: at
-    // 32, a thread's 64 registers spill).
-    constexpr bool kPreloadDz = S::kResidual && S::kThreads <= 512;
+    // 32, a thread's 64 registers spill), and where it is not staged (then
+    // read from its stage, copied before any store of the row).
+    constexpr bool kPreloadDz = S::kResidual && !S::kStageDz && S::kThreads <= 512;
     float dzv[kPreloadDz ? S::kAccesses : 1][S::kVec];
     if constexpr (kPreloadDz) {
       if (p.dz) {
@@ -707,6 +724,13 @@ __device__ __forceinline__ void layer_norm_bwd_dx_wide(const BwdParams& p) {
           if (p.dz) {
 #pragma unroll
             for (int k = 0; k < S::kVec; ++k) out[k] += dzv[j][k];
+          }
+        } else if constexpr (S::kStageDz) {
+          if (p.dz) {
+            float d[S::kVec];
+            load<S::kVec>(stage_dz<S>(smem, s) + col, d);
+#pragma unroll
+            for (int k = 0; k < S::kVec; ++k) out[k] += d[k];
           }
         } else {
           wide_add_dz<S>(p, row, c0 + col, out);
