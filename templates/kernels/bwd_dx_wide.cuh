@@ -434,8 +434,7 @@ __device__ __forceinline__ float wide_xhat(float x, float mean, float rstd, floa
 // and 65536 level).
 template <class S>
 constexpr bool wide_unguarded() {
-  return S::kStageDy && sizeof(typename S::T) == 2 && S::kSlab <= 8192 &&
-         (S::kResidual ? !S::kHasBias || S::kStageDz : !S::kRms);
+  return S::kStageDy && sizeof(typename S::T) == 2 && S::kSlab <= 8192 && (S::kResidual ? !S::kHasBias : !S::kRms);
 }
 
 // Pass A for staged row i: this CTA's parts of c1 = sum xhat w dy and
