@@ -1340,6 +1340,29 @@ std::optional<Config> fast_memory_bwd_default(const SpaceQuery& q, const ConfigF
     c.group_size_m = persistent_groups(q, 1, q.sm_count);
     if (valid(c)) return c;
   }
+  // The fused 16-bit backward (the residual in x's dtype) of 32768, 65536
+  // and 131072 columns, dz staged beside x and dy (gen::wide_stages_dz,
+  // bwd_dx_wide.cuh's STAGE_DZ; before, pass B read dz from L2, prefetched,
+  // into registers it shared with the dW/dB accumulators): 32768 in four
+  // 8192-column slabs, 65536 in eight, 16 warps, 4 stages (208 KB), the
+  // clusters that run at once; 131072 in eight 16384-column slabs, 16 warps,
+  // 2 stages (224 KB), one cluster fewer than run at once. Every config in
+  // one process on an H200 at x = 512 MiB with dz staged, % of copy against
+  // the default before (bench/results/s46, calls 2-3): add + LayerNorm bf16
+  // 32768 95.0 against 91.3 (clusters of 4, 8 warps, 2 stages), 65536 94.2
+  // against 79.9 (16384-column slabs in clusters of 4, 32 warps, 3 stages,
+  // dz through L2), fp16 65536 94.6 against 80.2, add + RMSNorm bf16 65536
+  // 97.5 against 82.3, add + LayerNorm bf16 131072 95.8 against 72.1 (the
+  // same with all 15 clusters of 8: 89.7).
+  if (half && q.residual && (q.n == 32768 || q.n == 65536 || q.n == 131072)) {
+    const bool wide_slab = q.n == 131072;
+    const int cluster = q.n == 32768 ? 4 : 8;
+    Config c{wide_slab ? 16384 : 8192, 16, wide_slab ? 2 : 4, 0, cluster};
+    c.group_size_m = wide_slab ? clip_groups(q, 1, coresident_clusters(q, cluster) - 1) : coresident_clusters(q, cluster);
+    if (!accept) return c;
+    const std::optional<InstanceKey> key = accept(c);
+    if (key && wide_stages_dz(*key) && key->traits.residual == key->traits.x_dtype) return c;
+  }
   // 16-bit rows of two to sixteen 8192-column slabs (8193-131072 columns,
   // every CTA of the cluster owning some; 16 since session 40, without a
   // residual: RMSNorm bf16 N = 131072 83.1% of copy against 65.2 for the

@@ -551,6 +551,19 @@ std::vector<VCase> variant_cases() {
   VCase seg = fused(DType::bf16, Norm::rms, 6401, 4608);
   seg.pad = 8;
   out.push_back(seg);
+  // The fused 16-bit backward with dz staged beside x and dy in the wide
+  // kernel (an H200's defaults, session 46): 32768 columns in four
+  // 8192-column slabs (without dz too: the stages then hold x and dy
+  // alone), 65536 in eight (RMSNorm, strided), 131072 in eight of 16384;
+  // on other GPUs what their rules pick.
+  VCase w32 = fused(DType::bf16, Norm::layer, 301, 32768);
+  out.push_back(w32);
+  w32.dz = false;
+  out.push_back(w32);
+  VCase w64 = fused(DType::f16, Norm::rms, 157, 65536);
+  w64.pad = 8;
+  out.push_back(w64);
+  out.push_back(fused(DType::bf16, Norm::layer, 61, 131072));
   return out;
 }
 

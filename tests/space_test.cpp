@@ -746,18 +746,48 @@ TEST(Default, FastMemoryRules) {
   EXPECT_EQ(def(Kernel::fwd, DType::bf16, 229384, 1024), "block_size=16384 num_warps=16 rows_per_cta=4 group_size_m=7 cluster_size=15");
   EXPECT_EQ(def(Kernel::fwd, DType::bf16, 262144, 40), "block_size=16384 num_warps=16 rows_per_cta=4 group_size_m=7 cluster_size=16");
   EXPECT_EQ(def(Kernel::fwd, DType::f16, 262144, 1024), "block_size=16384 num_warps=16 rows_per_cta=4 group_size_m=7 cluster_size=16");
-  // The backward of the fused add at 65536 columns: four full slices in
-  // clusters of 4; RMSNorm and LayerNorm without it: 8192-column slabs in
-  // clusters of 8 at two CTAs a SM (32 here; the launcher fits them).
+  // The backward of the fused add at 65536 columns (session 46): eight
+  // 8192-column slabs, dz staged, 4 stages, the 15 clusters of 8 that run at
+  // once; 32768 in four, 131072 in eight of 16384 at 2 stages, one cluster
+  // fewer; RMSNorm and LayerNorm without it: 8192-column slabs in clusters
+  // of 8 at two CTAs a SM (32 here; the launcher fits them).
   {
     SpaceQuery b = query(Kernel::bwd_dx, DType::bf16, 65536, 4096, 18.8);
     b.norm = Norm::rms;
     EXPECT_EQ(to_string(default_config(b)), "block_size=8192 num_warps=8 rows_per_cta=3 group_size_m=32 cluster_size=8");
     b.norm = Norm::layer;
     b.residual = true;
-    EXPECT_EQ(to_string(default_config(b)), "block_size=16384 num_warps=32 rows_per_cta=3 group_size_m=33 cluster_size=4");
+    EXPECT_EQ(to_string(default_config(b)), "block_size=8192 num_warps=16 rows_per_cta=4 group_size_m=15 cluster_size=8");
     b.norm = Norm::rms;
-    EXPECT_EQ(to_string(default_config(b)), "block_size=16384 num_warps=32 rows_per_cta=3 group_size_m=33 cluster_size=4");
+    EXPECT_EQ(to_string(default_config(b)), "block_size=8192 num_warps=16 rows_per_cta=4 group_size_m=15 cluster_size=8");
+    // With the call's traits: dz staged where the residual is in x's dtype;
+    // an fp32 residual stream (z and dz fp32: no room) keeps the 16384-column
+    // slices in clusters of 4.
+    Traits t;
+    t.kernel = Kernel::bwd_dx;
+    t.x_dtype = t.w_dtype = DType::bf16;
+    t.norm = Norm::layer;
+    t.residual = DType::bf16;
+    b.norm = Norm::layer;
+    const Config staged = default_config(b, instances_for(t, 65536, 8));
+    EXPECT_EQ(to_string(staged), "block_size=8192 num_warps=16 rows_per_cta=4 group_size_m=15 cluster_size=8");
+    EXPECT_TRUE(wide_stages_dz(make_instance(t, staged, 65536, 8)));
+    t.residual = DType::f32;
+    EXPECT_EQ(to_string(default_config(b, instances_for(t, 65536, 8))),
+              "block_size=16384 num_warps=32 rows_per_cta=3 group_size_m=33 cluster_size=4");
+    t.residual = DType::bf16;
+    b.n = 32768;
+    b.m = 8192;
+    EXPECT_EQ(to_string(default_config(b, instances_for(t, 32768, 8))),
+              "block_size=8192 num_warps=16 rows_per_cta=4 group_size_m=33 cluster_size=4");
+    b.n = 131072;
+    b.m = 2048;
+    const Config wide = default_config(b, instances_for(t, 131072, 8));
+    EXPECT_EQ(to_string(wide), "block_size=16384 num_warps=16 rows_per_cta=2 group_size_m=14 cluster_size=8");
+    EXPECT_TRUE(wide_stages_dz(make_instance(t, wide, 131072, 8)));
+    b.n = 65536;
+    b.m = 4096;
+    b.norm = Norm::rms;
     b.norm = Norm::layer;
     b.residual = false;
     EXPECT_EQ(to_string(default_config(b)), "block_size=8192 num_warps=8 rows_per_cta=3 group_size_m=32 cluster_size=8");
