@@ -1353,12 +1353,25 @@ std::optional<Config> fast_memory_bwd_default(const SpaceQuery& q, const ConfigF
   // against 79.9 (16384-column slabs in clusters of 4, 32 warps, 3 stages,
   // dz through L2), fp16 65536 94.6 against 80.2, add + RMSNorm bf16 65536
   // 97.5 against 82.3, add + LayerNorm bf16 131072 95.8 against 72.1 (the
-  // same with all 15 clusters of 8: 89.7).
-  if (half && q.residual && (q.n == 32768 || q.n == 65536 || q.n == 131072)) {
-    const bool wide_slab = q.n == 131072;
-    const int cluster = q.n == 32768 ? 4 : 8;
-    Config c{wide_slab ? 16384 : 8192, 16, wide_slab ? 2 : 4, 0, cluster};
-    c.group_size_m = wide_slab ? clip_groups(q, 1, coresident_clusters(q, cluster) - 1) : coresident_clusters(q, cluster);
+  // same with all 15 clusters of 8: 89.7). As the defaults (A/B, call 4,
+  // round 1 / round 2): add + LayerNorm bf16 32768 79.9 / 79.5 -> 94.2 /
+  // 94.6, 65536 80.4 / 80.5 -> 92.8 / 92.6, fp16 81.1 / 80.4 -> 94.8 /
+  // 95.4, 131072 62.9 / 63.0 -> 89.1 / 89.3; add + RMSNorm bf16 65536 81.6 /
+  // 81.7 -> 97.8 / 97.5, 131072 68.5 / 69.2 -> 91.1 / 91.4; M = 1024
+  // add + LayerNorm 65536 67.6 / 68.0 -> 80.4 / 79.8. Since call 5 also
+  // 262144 columns, sixteen 16384-column slabs at 2 stages in the 7
+  // clusters of 16 that run at once (every config, call 4: add + LayerNorm
+  // bf16 88.6 against 76.5, add + RMSNorm 91.1 against 78.6); and RMSNorm +
+  // add of 16384 columns in two 8192-column slabs, 8 warps, 3 stages (99.7
+  // against 94.6 for the rule of two CTAs a SM below; add + LayerNorm's 16
+  // warps at 4 stages stay, 97.6 against 98.6 in call 2's sweep).
+  const bool rms_add_16k = q.norm == Norm::rms && q.n == 16384;
+  if (half && q.residual && (q.n == 32768 || q.n == 65536 || q.n == 131072 || q.n == 262144 || rms_add_16k)) {
+    const bool wide_slab = q.n > 65536;
+    const int cluster = rms_add_16k ? 2 : q.n == 32768 ? 4 : q.n == 262144 ? 16 : 8;
+    Config c{wide_slab ? 16384 : 8192, rms_add_16k ? 8 : 16, wide_slab ? 2 : rms_add_16k ? 3 : 4, 0, cluster};
+    c.group_size_m = q.n == 131072 ? clip_groups(q, 1, coresident_clusters(q, cluster) - 1)
+                                   : coresident_clusters(q, cluster);
     if (!accept) return c;
     const std::optional<InstanceKey> key = accept(c);
     if (key && wide_stages_dz(*key) && key->traits.residual == key->traits.x_dtype) return c;

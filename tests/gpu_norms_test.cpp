@@ -564,6 +564,12 @@ std::vector<VCase> variant_cases() {
   w64.pad = 8;
   out.push_back(w64);
   out.push_back(fused(DType::bf16, Norm::layer, 61, 131072));
+  // (call 5) 262144 in sixteen 16384-column slabs at 2 stages; RMSNorm +
+  // add of 16384 columns, 8 warps, 3 stages (strided).
+  out.push_back(fused(DType::bf16, Norm::layer, 19, 262144));
+  VCase r16 = fused(DType::bf16, Norm::rms, 301, 16384);
+  r16.pad = 8;
+  out.push_back(r16);
   return out;
 }
 

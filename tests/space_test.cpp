@@ -785,6 +785,23 @@ TEST(Default, FastMemoryRules) {
     const Config wide = default_config(b, instances_for(t, 131072, 8));
     EXPECT_EQ(to_string(wide), "block_size=16384 num_warps=16 rows_per_cta=2 group_size_m=14 cluster_size=8");
     EXPECT_TRUE(wide_stages_dz(make_instance(t, wide, 131072, 8)));
+    b.n = 262144;
+    b.m = 1024;
+    const Config w16 = default_config(b, instances_for(t, 262144, 8));
+    EXPECT_EQ(to_string(w16), "block_size=16384 num_warps=16 rows_per_cta=2 group_size_m=7 cluster_size=16");
+    EXPECT_TRUE(wide_stages_dz(make_instance(t, w16, 262144, 8)));
+    // RMSNorm + add of 16384 columns: 8 warps, 3 stages; LayerNorm + add
+    // keeps 16 warps at 4.
+    b.n = 16384;
+    b.m = 16384;
+    EXPECT_EQ(to_string(default_config(b, instances_for(t, 16384, 8))),
+              "block_size=8192 num_warps=16 rows_per_cta=4 group_size_m=66 cluster_size=2");
+    b.norm = t.norm = Norm::rms;
+    t.has_bias = false;
+    EXPECT_EQ(to_string(default_config(b, instances_for(t, 16384, 8))),
+              "block_size=8192 num_warps=8 rows_per_cta=3 group_size_m=66 cluster_size=2");
+    t.has_bias = true;
+    b.norm = t.norm = Norm::layer;
     b.n = 65536;
     b.m = 4096;
     b.norm = Norm::rms;
@@ -1115,12 +1132,12 @@ TEST(Default, FastMemoryRules) {
   EXPECT_EQ(fused(6000, Norm::layer), "block_size=8192 num_warps=16 rows_per_cta=1 group_size_m=132");
   EXPECT_NE(fused(8192, Norm::layer, 12.8), fused(8192, Norm::layer)) << "an H100: not measured";
   {  // 16-bit rows with a residual of 16384 columns: LayerNorm 16 warps, not the H100's 32
-     // (RMSNorm: two CTAs a SM of 8 warps).
+     // (RMSNorm: 8 warps, 3 stages, one CTA a SM with dz staged; session 46).
     SpaceQuery q = query(Kernel::bwd_dx, DType::bf16, 16384, 16384, 18.8);
     q.residual = true;
     EXPECT_EQ(to_string(default_config(q)), "block_size=8192 num_warps=16 rows_per_cta=4 group_size_m=66 cluster_size=2");
     q.norm = Norm::rms;
-    EXPECT_EQ(to_string(default_config(q)), "block_size=8192 num_warps=8 rows_per_cta=2 group_size_m=132 cluster_size=2");
+    EXPECT_EQ(to_string(default_config(q)), "block_size=8192 num_warps=8 rows_per_cta=3 group_size_m=66 cluster_size=2");
     q.norm = Norm::layer;
     q.dram_bytes_per_sm_cycle = 12.8;
     EXPECT_EQ(to_string(default_config(q)), "block_size=8192 num_warps=32 rows_per_cta=4 group_size_m=66 cluster_size=2");
