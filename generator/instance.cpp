@@ -335,8 +335,11 @@ void validate(const InstanceKey& key) {
   if (key.num_warps < 1 || key.num_warps > 32) invalid(key, "num_warps must be in [1, 32]");
   if (key.rows_per_cta < 1) invalid(key, "rows_per_cta must be at least 1");
   const bool segmented = has_segmented_rows(key);
-  if (!segmented && !is_pow2(key.num_warps))
-    invalid(key, "num_warps must be a power of two (other counts: a single tile in one CTA of fwd or bwd_dx)");
+  // (The wide-row backward takes any count: its slab is a multiple of the
+  // CTA's accesses, validate_wide.)
+  if (!segmented && !is_pow2(key.num_warps) && !is_wide_bwd(key))
+    invalid(key, "num_warps must be a power of two (other counts: a single tile in one CTA of fwd or bwd_dx, the "
+                 "wide-row backward's slab)");
   if (segmented) validate_segmented(key);
   // Tiles of other than a power of two: the wide-row backward's slab (a
   // multiple of a CTA's accesses, validate_wide), and the forward's single

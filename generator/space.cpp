@@ -798,7 +798,16 @@ bool takes_residual_in_row_dtype(const Config& c, const ConfigFilter& accept) {
 std::optional<Config> fused_row_bwd_default(const SpaceQuery& q, const ConfigFilter& accept) {
   const std::int64_t single = next_pow2(q.n);
   const bool half = dtype_size(q.dtype) == 2;
-  if (q.kernel != Kernel::bwd_dx || !q.residual || q.m <= 8192 || single < 256 || single > 8192) return std::nullopt;
+  // fp32 rows of 4097-8192 columns from 16 rows an SM (the training sizes;
+  // the launcher's plan bucket from 2112 rows on 132 SMs) too, where the
+  // rules after this one tile the row in 4096-column tiles: every config in
+  // one process on an H200 at M = 4096 (dx and dW/dB, L2 flushed;
+  // bench/results/s46, call 6), % of copy against that default: LayerNorm +
+  // add N = 8192 94.7 against 58.8 (the best, 95.0, split over a cluster of
+  // 2), RMSNorm + add 96.9 against 66.9.
+  const bool fp32_train_8k = !half && single == 8192 && q.n > 4096 && q.m >= 16 * std::int64_t{q.sm_count};
+  if (q.kernel != Kernel::bwd_dx || !q.residual || (q.m <= 8192 && !fp32_train_8k) || single < 256 || single > 8192)
+    return std::nullopt;
   if (!half && (!fast_memory(q) || q.cc < 90)) return std::nullopt;
   const bool rms_wide_cta = half && q.norm == Norm::rms && (single == 256 || single == 8192);
   const std::int64_t columns = rms_wide_cta ? 8 : half || single == 8192 ? 16 : 8;

@@ -570,6 +570,12 @@ std::vector<VCase> variant_cases() {
   VCase r16 = fused(DType::bf16, Norm::rms, 301, 16384);
   r16.pad = 8;
   out.push_back(r16);
+  // (call 7) fp32 + add of 4097-8192 columns in 16 warps from 16 rows an
+  // SM: 8192 over 4096 rows (RMSNorm), 6000 strided over 2200.
+  out.push_back(fused(DType::f32, Norm::rms, 4096, 8192));
+  VCase f6k = fused(DType::f32, Norm::layer, 2200, 6000);
+  f6k.pad = 4;
+  out.push_back(f6k);
   return out;
 }
 
@@ -637,6 +643,45 @@ TEST(Norms, WideBackwardAtTwoCtasASm) {
     run.backward_and_check(&cfg, false, &coresident);
     EXPECT_GT(coresident, dev.sm_count / cluster) << "two CTAs a SM did not fit: " << coresident << " clusters run at once";
     std::printf("[ two/SM   ] %s: %d clusters of %d run at once\n", c.name().c_str(), coresident, cluster);
+  }
+}
+
+// The wide backward in slabs of other than a power of two of threads
+// (session 46): 9216 columns as two slabs of 4608 in 9 or 18 warps, 17408
+// as two of 8704 in 17; LayerNorm (strided), RMSNorm, and the fused add with
+// dz staged; every thread the same count of accesses.
+TEST(Norms, WideBackwardOddWarps) {
+  LNTUNE_REQUIRE_GPU();
+  rt::Runtime& runtime = rt::default_runtime();
+  CUcontext ctx = nullptr;
+  const rt::DeviceInfo& dev = runtime.current_device(&ctx);
+  if (dev.cc_major < 9) GTEST_SKIP() << "the wide-row backward needs sm_90 (clusters, bulk copies); " << dev.arch();
+  Rng rng;
+  SCOPED_TRACE("seed " + std::to_string(rng.seed()));
+  struct Pick {
+    Norm norm;
+    bool residual;
+    DType x;
+    std::int64_t M, N, pad;
+    Config cfg;
+  };
+  for (const Pick& k : {Pick{Norm::layer, false, DType::bf16, 301, 9216, 8, Config{4608, 9, 3, 132, 2}},
+                        Pick{Norm::rms, false, DType::f16, 257, 9216, 0, Config{4608, 18, 4, 66, 2}},
+                        Pick{Norm::layer, true, DType::bf16, 263, 9216, 0, Config{4608, 9, 3, 132, 2}},
+                        Pick{Norm::layer, false, DType::f16, 199, 17408, 8, Config{8704, 17, 2, 66, 2}},
+                        Pick{Norm::rms, true, DType::bf16, 131, 17408, 0, Config{8704, 17, 3, 66, 2}}}) {
+    VCase c;
+    c.norm = k.norm;
+    c.x = c.w = k.x;
+    c.bias = k.norm == Norm::layer;
+    if (k.residual) c.residual = k.x;
+    c.M = k.M;
+    c.N = k.N;
+    c.pad = k.pad;
+    SCOPED_TRACE(c.name() + " " + to_string(k.cfg));
+    NormRun run(c, rng);
+    run.forward_and_check();
+    run.backward_and_check(&k.cfg);
   }
 }
 

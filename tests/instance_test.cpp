@@ -122,6 +122,14 @@ TEST(Instance, WideBackwardRulesAndSharedMemory) {
   EXPECT_TRUE(wide_stages_dy(rn));
   EXPECT_FALSE(wide_stages_dz(rn));
   EXPECT_EQ(dynamic_smem_bytes(rn, 90), 3u * 16384 * 4 + 16384 * 2 + 24);
+  // Any count of warps where the slab is a multiple of the CTA's accesses
+  // (session 46: 9216 columns as two slabs of 4608 in 9 warps, 17408 as two
+  // of 8704 in 17); the shape checks its warps' accesses.
+  EXPECT_NO_THROW(make_instance(b, Config{4608, 9, 3, 132, 2}, 9216, 8));
+  EXPECT_NO_THROW(make_instance(b, Config{8704, 17, 2, 66, 2}, 17408, 8));
+  EXPECT_NE(render(make_instance(b, Config{4608, 9, 3, 132, 2}, 9216, 8)).source.find("constexpr int NUM_WARPS = 9;"),
+            std::string::npos);
+  expect_invalid(b, Config{4608, 7, 3, 132, 2}, 9216, 8, "multiple of 32 * num_warps * vec");
   // fp32 rows of 256K columns in clusters of 16: 2 stages of x fit beside
   // the fp32 weight slab, 3 do not.
   const Traits f = traits(Kernel::bwd_dx, DType::f32, DType::f32);

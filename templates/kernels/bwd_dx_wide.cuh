@@ -102,8 +102,11 @@ struct WideShape {
   static constexpr unsigned kBarrierOffset = kWeightOffset + (HAS_WEIGHT ? static_cast<unsigned>(SLAB * sizeof(W)) : 0u);
   static constexpr unsigned kSmemBytes = kBarrierOffset + 8u * STAGES;
 
-  static_assert(NUM_WARPS >= 1 && NUM_WARPS <= 32 && (NUM_WARPS & (NUM_WARPS - 1)) == 0,
-                "num_warps: 1 to 32, a power of two");
+  // Any count of warps (session 46: slabs of other than a power of two of
+  // threads, e.g. 9216 columns as two slabs of 4608 in 9 warps): nothing
+  // below takes the warps as a power of two (the warps' sums are added in
+  // index order).
+  static_assert(NUM_WARPS >= 1 && NUM_WARPS <= 32, "num_warps: 1 to 32");
   static_assert(kAccesses >= 1 && kAccesses * kThreads * VEC == SLAB, "slab is a multiple of threads * vec");
   static_assert(VEC * sizeof(R) >= 16 && VEC * sizeof(Y) >= 16 && VEC * sizeof(RowT) <= 16,
                 "vec: 16-byte accesses of x (z) and dy (bulk copies need 16-byte aligned rows)");
