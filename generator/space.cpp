@@ -105,6 +105,7 @@ struct WideSplit {
   int cluster;        // CTAs a row
   std::int64_t slab;  // columns a CTA (the last partial)
   int min_warps = 8;  // the fewest warps add_wide_bwd gives its CTAs
+  int odd_warps = 0;  // a count of warps other than a power of two it also gives them (0: none)
 };
 std::optional<WideSplit> wide_bwd_fine_split(std::int64_t n, int vec) {
   const int gap = gap_cluster(n, 16384);
@@ -127,6 +128,19 @@ std::optional<WideSplit> wide_bwd_even_split(std::int64_t n, std::size_t esize) 
   if (esize == 2 && n <= 12288) return WideSplit{2, 6144};
   if (esize == 4 && n <= 11264) return WideSplit{3, grain_slab(n, 3, 512), 4};
   return std::nullopt;
+}
+
+// 16-bit rows of 8193-16383 columns, a multiple of 1024: two equal slabs
+// whose CTAs take 16 columns a thread in other than a power of two of warps
+// (9216: two of 4608 in 9 warps, where the power-of-two slabs leave the
+// second CTA an eighth full and wide_bwd_even_split's 6144-column slabs a
+// half; session 46, bench/results/s46 call 7: LayerNorm bf16 90.1% of copy
+// at 4 stages against 80.9 for the default).
+std::optional<WideSplit> wide_bwd_odd_split(std::int64_t n, std::size_t esize) {
+  if (esize != 2 || n <= 8192 || n >= 16384 || n % 1024 != 0) return std::nullopt;
+  const int warps = static_cast<int>(n / 2 / 512);
+  if ((warps & (warps - 1)) == 0) return std::nullopt;
+  return WideSplit{2, n / 2, warps, warps};
 }
 
 // A persistent grid of clusters of `cluster` CTAs, at one CTA per SM, that
@@ -165,7 +179,10 @@ constexpr bool two_ctas_fit(std::int64_t smem) { return 2 * (smem + kReservedPer
 // the register file, an H200 ran one a SM; bench/results/s38, call 2).
 bool wide_bwd_twice(std::int64_t dynamic, const Config& c) {
   const std::int64_t fixed = 16 * c.num_warps + 32 * c.cluster_size + 64;
-  return c.num_warps <= 8 && two_ctas_fit(dynamic + fixed);
+  // Up to 8 warps, and the odd counts of wide_bwd_odd_split up to 12 (about
+  // 72 registers a thread: 9 warps ran two CTAs a SM, bench/results/s46,
+  // call 7); 16 warps' registers fill the SM.
+  return c.num_warps <= 12 && two_ctas_fit(dynamic + fixed);
 }
 
 // The same without the call's traits: x and dy staged and a weight slab in
@@ -233,12 +250,13 @@ void add_wide_bwd(const SpaceQuery& q, std::vector<Config>& out) {
   for (int cluster : wide_clusters(q.n)) splits.push_back(WideSplit{cluster, cluster_slab(q.n, cluster)});
   if (const std::optional<WideSplit> fine = wide_bwd_fine_split(q.n, vec)) splits.push_back(*fine);
   if (const std::optional<WideSplit> even = wide_bwd_even_split(q.n, esize)) splits.push_back(*even);
+  if (const std::optional<WideSplit> odd = wide_bwd_odd_split(q.n, esize)) splits.push_back(*odd);
   for (const WideSplit& split : splits) {
     const int cluster = split.cluster;
     const std::int64_t slab = split.slab;
     if (slab == 0) continue;
-    for (int w : {4, 8, 16, 32}) {
-      if (w < split.min_warps) continue;
+    for (int w : {4, 8, 16, 32, split.odd_warps}) {
+      if (w < split.min_warps || w == 0 || (w == split.odd_warps && (w & (w - 1)) == 0)) continue;
       const std::int64_t items = slab / (32 * w);
       // Every thread the same whole count of accesses (a power-of-two slab
       // of at least one access a thread always divides).
@@ -1322,6 +1340,16 @@ std::optional<Config> fast_memory_bwd_default(const SpaceQuery& q, const ConfigF
   // 12288 65.3 / 65.1 -> 66.8 / 67.1, fp32 9216 68.1 / 68.3 -> 90.4 /
   // 90.5, 10240 75.1 / 75.5 -> 88.5 / 88.1; at M = 8 bf16 9216 16.2 ->
   // 15.2 us, fp32 12.6 -> 10.9 us.
+  // 16-bit rows of 9216 columns without a residual: two slabs of 4608 in 9
+  // warps (wide_bwd_odd_split), 4 stages, two CTAs a SM. Its configs alone,
+  // each in its own process, twice (bench/results/s46, call 7): LayerNorm
+  // bf16 90.1 / 90.2% of copy, against 80.9 for the default (call 6's
+  // sweep); at 3 stages 82.5 / 82.6 (three CTAs a SM), in 18 warps 68.7.
+  if (half && !q.residual && q.n == 9216) {
+    Config c{4608, 9, 4, 0, 2};
+    c.group_size_m = clip_groups(q, 1, 2 * std::max(1, q.sm_count / 2));
+    if (wide_bwd_fits(q, c, false, accept)) return c;
+  }
   if (const std::optional<WideSplit> even = wide_bwd_even_split(q.n, esize); even && !q.residual) {
     Config c{static_cast<int>(even->slab), even->min_warps, 3, 0, even->cluster};
     const int fit = std::max(1, q.sm_count / even->cluster);

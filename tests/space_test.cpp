@@ -485,6 +485,39 @@ TEST(Default, PartialRowsStayFewWhenMIsSmall) {
 // default for long rows is one of its candidates (wherever one fits: not
 // fp32 at N = 262144); every CTA owns columns, its shared memory fits, group
 // sizes fill the SMs at one CTA each (or one or two clusters fewer).
+// Two equal slabs in other than a power of two of warps (16 columns a
+// thread; session 46): 16-bit rows of 9216 (9 warps) to 15360 (15), at
+// every stage count, two CTAs a SM up to 12 warps; not at powers of two of
+// warps (8192 + 8192), not fp32. An H200's default at 9216: 9 warps, 4 stages.
+TEST(Space, WideBackwardOddWarps) {
+  const auto odd = [](DType d, std::int64_t n) {
+    std::vector<Config> out;
+    for (const Config& c : search_space({Kernel::bwd_dx, d, n, 29127, 132, 90}))
+      if (is_wide_bwd(Kernel::bwd_dx, c) && (c.num_warps & (c.num_warps - 1)) != 0) out.push_back(c);
+    return out;
+  };
+  const std::vector<Config> b9 = odd(DType::bf16, 9216);
+  EXPECT_EQ(b9.size(), 6u);
+  for (const Config& c : b9) {
+    EXPECT_EQ(c.block_size, 4608);
+    EXPECT_EQ(c.num_warps, 9);
+    EXPECT_EQ(c.cluster_size, 2);
+    EXPECT_NO_THROW(make_instance(Traits{Kernel::bwd_dx, DType::bf16, DType::bf16, true, true}, c, 9216, 8));
+  }
+  const std::vector<Config> h15 = odd(DType::f16, 15360);
+  ASSERT_FALSE(h15.empty());
+  EXPECT_EQ(h15.front().num_warps, 15);
+  for (const Config& c : h15) EXPECT_LE(c.group_size_m, 66) << "15 warps: one CTA a SM";
+  EXPECT_TRUE(odd(DType::bf16, 16384).empty());
+  EXPECT_TRUE(odd(DType::bf16, 9000).empty()) << "not a multiple of 1024";
+  EXPECT_TRUE(odd(DType::f32, 9216).empty());
+  SpaceQuery q{Kernel::bwd_dx, DType::bf16, 9216, 29127, 132, 90};
+  q.dram_bytes_per_sm_cycle = 18.8;
+  EXPECT_EQ(to_string(default_config(q)), "block_size=4608 num_warps=9 rows_per_cta=4 group_size_m=132 cluster_size=2");
+  q.dram_bytes_per_sm_cycle = 12.8;
+  EXPECT_NE(default_config(q).num_warps, 9) << "an H100: not measured";
+}
+
 TEST(Space, WideBackwardCandidates) {
   auto wide = [](const SpaceQuery& q) {
     std::vector<Config> out;
@@ -528,9 +561,10 @@ TEST(Space, WideBackwardCandidates) {
         EXPECT_LE(dynamic_smem_bytes(key, 90), kWideSmemLimit);
         if (c.group_size_m > 132 / c.cluster_size) {
           // Two CTAs a SM: twice the grid, where two fit by shared memory
-          // (228 KB a SM, 1 KB reserved a CTA) and registers (8 warps).
+          // (228 KB a SM, 1 KB reserved a CTA) and registers (8 warps; the
+          // odd counts of two equal slabs up to 12).
           EXPECT_EQ(c.group_size_m, 2 * (132 / c.cluster_size));
-          EXPECT_LE(c.num_warps, 8);
+          EXPECT_LE(c.num_warps, (c.num_warps & (c.num_warps - 1)) != 0 ? 12 : 8);
           EXPECT_LE(2 * (dynamic_smem_bytes(key, 90) + 1024), 228 * 1024);
         } else {
           EXPECT_GE(c.group_size_m, 132 / c.cluster_size - 2);
