@@ -509,6 +509,20 @@ std::vector<VCase> variant_cases() {
   // RMSNorm + add), the 16-bit backward's 32 warps and 4 stages.
   out.push_back(fused(DType::bf16, Norm::layer, 33, 16384));
   out.push_back(fused(DType::f32, Norm::rms, 33, 16384));
+  // (session 46) the forward's row of 12289-16384 columns in registers for
+  // LayerNorm + add (16 warps; fp32 strided) and 16-bit RMSNorm (32 warps).
+  VCase f16k = fused(DType::f32, Norm::layer, 301, 13000);
+  f16k.pad = 4;
+  out.push_back(f16k);
+  {
+    VCase r;
+    r.norm = Norm::rms;
+    r.x = r.w = DType::bf16;
+    r.bias = false;
+    r.M = 8200;
+    r.N = 16384;
+    out.push_back(r);
+  }
   out.push_back(fused(DType::bf16, Norm::rms, 33, 12288));
   // fp32 rows of 4096-8192 columns over more than 8192 rows: the wide
   // backward's default in clusters of two (bench/results/h200x2_2026-11-24,

@@ -1165,6 +1165,27 @@ TEST(Default, FastMemoryRules) {
   EXPECT_EQ(fused(8192, Norm::layer), "block_size=8192 num_warps=16 rows_per_cta=1 group_size_m=132");
   EXPECT_EQ(fused(6000, Norm::layer), "block_size=8192 num_warps=16 rows_per_cta=1 group_size_m=132");
   EXPECT_NE(fused(8192, Norm::layer, 12.8), fused(8192, Norm::layer)) << "an H100: not measured";
+  // The forward's row of 12289-16384 columns in registers (session 46):
+  // LayerNorm + add in 16 warps, 16-bit RMSNorm in 32; the H100 keeps its rules.
+  for (double bpc : {18.8, 12.8}) {
+    SpaceQuery f = query(Kernel::fwd, DType::bf16, 16384, 16384, bpc);
+    f.residual = true;
+    const std::string add16 = to_string(default_config(f));
+    f.dtype = DType::f32;
+    f.m = 8192;
+    const std::string addf = to_string(default_config(f));
+    f.residual = false;
+    f.norm = Norm::rms;
+    f.dtype = DType::bf16;
+    const std::string rms16 = to_string(default_config(f));
+    if (bpc > 16) {
+      EXPECT_EQ(add16, "block_size=16384 num_warps=16 rows_per_cta=1 group_size_m=0");
+      EXPECT_EQ(addf, "block_size=16384 num_warps=16 rows_per_cta=1 group_size_m=0");
+      EXPECT_EQ(rms16, "block_size=16384 num_warps=32 rows_per_cta=1 group_size_m=0");
+    } else {
+      EXPECT_NE(rms16, "block_size=16384 num_warps=32 rows_per_cta=1 group_size_m=0");
+    }
+  }
   // And from 16 rows an SM (session 46: M = 4096, 94.7% of copy against 58.8
   // for 4096-column tiles), not below, nor at 4096 columns.
   for (std::int64_t m : {2112, 4096, 8192}) {
