@@ -31,3 +31,13 @@ cases() {
   wait $p1; echo "cases rc=$?"; wait $p2; echo "memcheck rc=$?"
   grep -hE "configs checked|FAILED|PASSED|ERROR SUMMARY|Failure" $O/cases.log $O/san_memcheck.log | head -30
 }
+# ext: lntune.torch over the carried build $D (LNTUNE_LIBRARY, PYTHONPATH,
+# the C++ extension's build folder), the extension built once and reported
+# (session 45's call 8 and session 46's call 1 wrote these lines out).
+ext() {
+  export LNTUNE_LIBRARY="$D/liblntune.so" PYTHONPATH="$PWD/python" TORCH_EXTENSIONS_DIR=/tmp/te
+  timeout 120 python3 -c "import torch, lntune.torch as lt
+x = torch.randn(4, 64, device='cuda', requires_grad=True)
+lt.RMSNorm(64).cuda()(x).sum().backward()
+print('extension', 'built' if lt._ext is not None else 'absent (ctypes path)')"
+}

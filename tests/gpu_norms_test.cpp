@@ -354,7 +354,9 @@ std::vector<VCase> variant_cases() {
         }
     }
   // A fused residual add in x's dtype (RMSNorm without a bias).
-  const auto fused = [](DType d, Norm norm, std::int64_t M, std::int64_t N) {
+  // The fused form in dtype d (x, weight, residual), rows padded by `pad`
+  // elements (strided) where given.
+  const auto fused = [](DType d, Norm norm, std::int64_t M, std::int64_t N, std::int64_t pad = 0) {
     VCase c;
     c.x = c.w = d;
     c.residual = d;
@@ -362,6 +364,7 @@ std::vector<VCase> variant_cases() {
     c.bias = norm == Norm::layer;
     c.M = M;
     c.N = N;
+    c.pad = pad;
     return c;
   };
   // Long rows at the wide kernels' defaults (bench/results/h100_2026-11-25):
@@ -511,9 +514,7 @@ std::vector<VCase> variant_cases() {
   out.push_back(fused(DType::f32, Norm::rms, 33, 16384));
   // (session 46) the forward's row of 12289-16384 columns in registers for
   // LayerNorm + add (16 warps; fp32 strided) and 16-bit RMSNorm (32 warps).
-  VCase f16k = fused(DType::f32, Norm::layer, 301, 13000);
-  f16k.pad = 4;
-  out.push_back(f16k);
+  out.push_back(fused(DType::f32, Norm::layer, 301, 13000, 4));
   {
     VCase r;
     r.norm = Norm::rms;
@@ -554,17 +555,13 @@ std::vector<VCase> variant_cases() {
   no_dz.dz = false;
   out.push_back(no_dz);
   out.push_back(fused(DType::bf16, Norm::layer, 8193, 8000));
-  VCase strided = fused(DType::f16, Norm::rms, 8193, 4096);
-  strided.pad = 8;
-  out.push_back(strided);
+  out.push_back(fused(DType::f16, Norm::rms, 8193, 4096, 8));
   out.push_back(fused(DType::bf16, Norm::rms, 9001, 200));
   // The fused backward's rows of other than a power of two of threads over
   // more than 48 rows an SM (an H200's defaults, session 45): 2304 columns
   // in rows of 288 threads, two a CTA; 4608 in 288 (RMSNorm, strided).
   out.push_back(fused(DType::bf16, Norm::layer, 6401, 2304));
-  VCase seg = fused(DType::bf16, Norm::rms, 6401, 4608);
-  seg.pad = 8;
-  out.push_back(seg);
+  out.push_back(fused(DType::bf16, Norm::rms, 6401, 4608, 8));
   // The fused 16-bit backward with dz staged beside x and dy in the wide
   // kernel (an H200's defaults, session 46): 32768 columns in four
   // 8192-column slabs (without dz too: the stages then hold x and dy
@@ -574,22 +571,16 @@ std::vector<VCase> variant_cases() {
   out.push_back(w32);
   w32.dz = false;
   out.push_back(w32);
-  VCase w64 = fused(DType::f16, Norm::rms, 157, 65536);
-  w64.pad = 8;
-  out.push_back(w64);
+  out.push_back(fused(DType::f16, Norm::rms, 157, 65536, 8));
   out.push_back(fused(DType::bf16, Norm::layer, 61, 131072));
   // (call 5) 262144 in sixteen 16384-column slabs at 2 stages; RMSNorm +
   // add of 16384 columns, 8 warps, 3 stages (strided).
   out.push_back(fused(DType::bf16, Norm::layer, 19, 262144));
-  VCase r16 = fused(DType::bf16, Norm::rms, 301, 16384);
-  r16.pad = 8;
-  out.push_back(r16);
+  out.push_back(fused(DType::bf16, Norm::rms, 301, 16384, 8));
   // (call 7) fp32 + add of 4097-8192 columns in 16 warps from 16 rows an
   // SM: 8192 over 4096 rows (RMSNorm), 6000 strided over 2200.
   out.push_back(fused(DType::f32, Norm::rms, 4096, 8192));
-  VCase f6k = fused(DType::f32, Norm::layer, 2200, 6000);
-  f6k.pad = 4;
-  out.push_back(f6k);
+  out.push_back(fused(DType::f32, Norm::layer, 2200, 6000, 4));
   return out;
 }
 
@@ -617,6 +608,29 @@ TEST_P(Variants, ForwardAndBackwardMatchReference) {
 INSTANTIATE_TEST_SUITE_P(Norms, Variants, ::testing::ValuesIn(variant_cases()),
                          [](const ::testing::TestParamInfo<VCase>& i) { return i.param.name(); });
 
+// The current GPU, and why the wide-row backward cannot run there (empty
+// where it can: sm_90 and later).
+std::string wide_backward_unavailable(const rt::DeviceInfo** dev) {
+  CUcontext ctx = nullptr;
+  *dev = &rt::default_runtime().current_device(&ctx);
+  if ((*dev)->cc_major < 9) return "the wide-row backward needs sm_90 (clusters, bulk copies); " + (*dev)->arch();
+  return {};
+}
+
+// A wide-row case: rows and weight in `x`, the residual too where there is
+// one, LayerNorm with a bias.
+VCase wide_case(Norm norm, bool residual, DType x, std::int64_t M, std::int64_t N, std::int64_t pad) {
+  VCase c;
+  c.norm = norm;
+  c.x = c.w = x;
+  c.bias = norm == Norm::layer;
+  if (residual) c.residual = x;
+  c.M = M;
+  c.N = N;
+  c.pad = pad;
+  return c;
+}
+
 // The wide backward at two CTAs a SM (16-bit rows and weight in 8192-column
 // slabs, 8 warps: the fast-memory default of 8193-65536 columns,
 // generator/space.cpp), each variant: the grid of twice the clusters that
@@ -625,10 +639,9 @@ INSTANTIATE_TEST_SUITE_P(Norms, Variants, ::testing::ValuesIn(variant_cases()),
 // correct with each cluster's ring of stages wrapping several times.
 TEST(Norms, WideBackwardAtTwoCtasASm) {
   LNTUNE_REQUIRE_GPU();
-  rt::Runtime& runtime = rt::default_runtime();
-  CUcontext ctx = nullptr;
-  const rt::DeviceInfo& dev = runtime.current_device(&ctx);
-  if (dev.cc_major < 9) GTEST_SKIP() << "the wide-row backward needs sm_90 (clusters, bulk copies); " << dev.arch();
+  const rt::DeviceInfo* gpu = nullptr;
+  if (const std::string why = wide_backward_unavailable(&gpu); !why.empty()) GTEST_SKIP() << why;
+  const rt::DeviceInfo& dev = *gpu;
   Rng rng;
   SCOPED_TRACE("seed " + std::to_string(rng.seed()));
   struct Pick {
@@ -640,14 +653,7 @@ TEST(Norms, WideBackwardAtTwoCtasASm) {
   for (const Pick& k : {Pick{Norm::layer, false, DType::bf16, 700, 16384, 8}, Pick{Norm::rms, false, DType::f16, 700, 16384, 0},
                         Pick{Norm::layer, true, DType::bf16, 500, 16384, 0}, Pick{Norm::rms, true, DType::bf16, 500, 12288, 8},
                         Pick{Norm::layer, false, DType::f16, 200, 32768, 0}, Pick{Norm::rms, true, DType::bf16, 100, 65536, 0}}) {
-    VCase c;
-    c.norm = k.norm;
-    c.x = c.w = k.x;
-    c.bias = k.norm == Norm::layer;
-    if (k.residual) c.residual = k.x;
-    c.M = k.M;
-    c.N = k.N;
-    c.pad = k.pad;
+    const VCase c = wide_case(k.norm, k.residual, k.x, k.M, k.N, k.pad);
     const int cluster = c.N <= 16384 ? 2 : c.N <= 32768 ? 4 : 8;
     const Config cfg{8192, 8, k.residual ? 2 : 3, 2 * (dev.sm_count / cluster), cluster};
     SCOPED_TRACE(c.name() + " " + to_string(cfg));
@@ -666,36 +672,21 @@ TEST(Norms, WideBackwardAtTwoCtasASm) {
 // dz staged; every thread the same count of accesses.
 TEST(Norms, WideBackwardOddWarps) {
   LNTUNE_REQUIRE_GPU();
-  rt::Runtime& runtime = rt::default_runtime();
-  CUcontext ctx = nullptr;
-  const rt::DeviceInfo& dev = runtime.current_device(&ctx);
-  if (dev.cc_major < 9) GTEST_SKIP() << "the wide-row backward needs sm_90 (clusters, bulk copies); " << dev.arch();
+  const rt::DeviceInfo* gpu = nullptr;
+  if (const std::string why = wide_backward_unavailable(&gpu); !why.empty()) GTEST_SKIP() << why;
   Rng rng;
   SCOPED_TRACE("seed " + std::to_string(rng.seed()));
-  struct Pick {
-    Norm norm;
-    bool residual;
-    DType x;
-    std::int64_t M, N, pad;
-    Config cfg;
-  };
-  for (const Pick& k : {Pick{Norm::layer, false, DType::bf16, 301, 9216, 8, Config{4608, 9, 3, 132, 2}},
-                        Pick{Norm::rms, false, DType::f16, 257, 9216, 0, Config{4608, 18, 4, 66, 2}},
-                        Pick{Norm::layer, true, DType::bf16, 263, 9216, 0, Config{4608, 9, 3, 132, 2}},
-                        Pick{Norm::layer, false, DType::f16, 199, 17408, 8, Config{8704, 17, 2, 66, 2}},
-                        Pick{Norm::rms, true, DType::bf16, 131, 17408, 0, Config{8704, 17, 3, 66, 2}}}) {
-    VCase c;
-    c.norm = k.norm;
-    c.x = c.w = k.x;
-    c.bias = k.norm == Norm::layer;
-    if (k.residual) c.residual = k.x;
-    c.M = k.M;
-    c.N = k.N;
-    c.pad = k.pad;
-    SCOPED_TRACE(c.name() + " " + to_string(k.cfg));
+  const std::pair<VCase, Config> picks[] = {
+      {wide_case(Norm::layer, false, DType::bf16, 301, 9216, 8), Config{4608, 9, 3, 132, 2}},
+      {wide_case(Norm::rms, false, DType::f16, 257, 9216, 0), Config{4608, 18, 4, 66, 2}},
+      {wide_case(Norm::layer, true, DType::bf16, 263, 9216, 0), Config{4608, 9, 3, 132, 2}},
+      {wide_case(Norm::layer, false, DType::f16, 199, 17408, 8), Config{8704, 17, 2, 66, 2}},
+      {wide_case(Norm::rms, true, DType::bf16, 131, 17408, 0), Config{8704, 17, 3, 66, 2}}};
+  for (const auto& [c, cfg] : picks) {
+    SCOPED_TRACE(c.name() + " " + to_string(cfg));
     NormRun run(c, rng);
     run.forward_and_check();
-    run.backward_and_check(&k.cfg);
+    run.backward_and_check(&cfg);
   }
 }
 

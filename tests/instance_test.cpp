@@ -98,12 +98,16 @@ TEST(Instance, WideBackwardRulesAndSharedMemory) {
   // slabs and the weight.
   EXPECT_TRUE(wide_stages_dy(key));
   EXPECT_NE(src.source.find("constexpr bool STAGE_DY = true;"), std::string::npos);
+  // The rendered source of `k` holds `flag` and checks its shared-memory figure.
+  const auto expect_source = [](const InstanceKey& k, const std::string& flag) {
+    const std::string text = render(k).source;
+    EXPECT_NE(text.find(flag), std::string::npos) << flag;
+    EXPECT_NE(text.find("Shape::kSmemBytes == " + std::to_string(dynamic_smem_bytes(k, 90)) + "u"), std::string::npos);
+  };
   const InstanceKey xw = make_instance(b, Config{16384, 16, 4, 8, 16}, 262144, 8);
   EXPECT_FALSE(wide_stages_dy(xw));
   EXPECT_EQ(dynamic_smem_bytes(xw, 90), 4u * 16384 * 2 + 16384 * 2 + 32);
-  const std::string xs = render(xw).source;
-  EXPECT_NE(xs.find("constexpr bool STAGE_DY = false;"), std::string::npos);
-  EXPECT_NE(xs.find("Shape::kSmemBytes == " + std::to_string(dynamic_smem_bytes(xw, 90)) + "u"), std::string::npos);
+  expect_source(xw, "constexpr bool STAGE_DY = false;");
   // With a residual, dz is staged beside x and dy where all three fit
   // (gen::wide_stages_dz): 4 stages of bf16 8192-column slabs (48 KB each)
   // and the weight, not 4 stages of 16384-column slabs (dz then read from
@@ -115,9 +119,7 @@ TEST(Instance, WideBackwardRulesAndSharedMemory) {
   const InstanceKey rz = make_instance(br, Config{8192, 16, 4, 66, 2}, 16384, 8);
   EXPECT_TRUE(wide_stages_dz(rz));
   EXPECT_EQ(dynamic_smem_bytes(rz, 90), 4u * 8192 * 6 + 8192 * 2 + 32);
-  const std::string rs = render(rz).source;
-  EXPECT_NE(rs.find("constexpr bool STAGE_DZ = true;"), std::string::npos);
-  EXPECT_NE(rs.find("Shape::kSmemBytes == " + std::to_string(dynamic_smem_bytes(rz, 90)) + "u"), std::string::npos);
+  expect_source(rz, "constexpr bool STAGE_DZ = true;");
   const InstanceKey rn = make_instance(br, Config{16384, 32, 3, 33, 4}, 65536, 8);
   EXPECT_TRUE(wide_stages_dy(rn));
   EXPECT_FALSE(wide_stages_dz(rn));

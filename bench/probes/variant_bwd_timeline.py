@@ -7,6 +7,7 @@ For each op and provider, the grid's own measurement (bench_layernorm.bench_ms:
 triton.testing.do_bench, L2 cleared before each call, CUDA events around
 torch.autograd.grad) beside:
   host   perf_counter around a batch of autograd.grad calls, device drained first
+         (bench_layernorm.host_us_batch)
   gpu    the backward's kernels alone: the CUDA time torch.profiler records
 then a torch.profiler timeline of a few do_bench-style repetitions: for each,
 the host offsets (from the start of autograd.grad) of every CUDA runtime or
@@ -19,9 +20,7 @@ event.
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
-import time
 from pathlib import Path
 
 import torch
@@ -29,20 +28,6 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import bench_layernorm as bl  # noqa: E402
 import bench_norms as bn  # noqa: E402
-
-
-def host_us(fn, calls=20, repeats=15):
-    for _ in range(5):
-        fn()
-    s = []
-    for _ in range(repeats):
-        torch.cuda.synchronize()
-        t0 = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        s.append((time.perf_counter() - t0) / calls)
-    torch.cuda.synchronize()
-    return statistics.median(s) * 1e6
 
 
 def timeline(fn, reps=4):
@@ -107,7 +92,7 @@ def main():
                         return torch.autograd.grad(outs, want, gs, retain_graph=True)
 
                     ms = [bl.bench_ms(g, args) for _ in range(3)]
-                    h = host_us(g)
+                    h = bl.host_us_batch(g)
                     print("%s %s N=%d %s: do_bench %s us; host %.1f us/call" % (
                         op, a.dtype, N, p, " / ".join("%.1f" % (m * 1e3) for m in ms), h))
                     print(timeline(g))
