@@ -1412,16 +1412,27 @@ std::optional<Config> fast_memory_bwd_default(const SpaceQuery& q, const ConfigF
   // add of 16384 columns in two 8192-column slabs, 8 warps, 3 stages (99.7
   // against 94.6 for the rule of two CTAs a SM below; add + LayerNorm's 16
   // warps at 4 stages stay, 97.6 against 98.6 in call 2's sweep).
-  const bool rms_add_16k = q.norm == Norm::rms && q.n == 16384;
-  if (half && q.residual && (q.n == 32768 || q.n == 65536 || q.n == 131072 || q.n == 262144 || rms_add_16k)) {
-    const bool wide_slab = q.n > 65536;
-    const int cluster = rms_add_16k ? 2 : q.n == 32768 ? 4 : q.n == 262144 ? 16 : 8;
-    Config c{wide_slab ? 16384 : 8192, rms_add_16k ? 8 : 16, wide_slab ? 2 : rms_add_16k ? 3 : 4, 0, cluster};
-    c.group_size_m = q.n == 131072 ? clip_groups(q, 1, coresident_clusters(q, cluster) - 1)
-                                   : coresident_clusters(q, cluster);
-    if (!accept) return c;
-    const std::optional<InstanceKey> key = accept(c);
-    if (key && wide_stages_dz(*key) && key->traits.residual == key->traits.x_dtype) return c;
+  if (half && q.residual) {
+    struct StagedDz {
+      std::int64_t n;
+      bool rms_only;
+      int slab, warps, stages, cluster;
+      bool spare;  // one cluster fewer than run at once
+    };
+    static constexpr StagedDz kStagedDz[] = {{16384, true, 8192, 8, 3, 2, false},
+                                             {32768, false, 8192, 16, 4, 4, false},
+                                             {65536, false, 8192, 16, 4, 8, false},
+                                             {131072, false, 16384, 16, 2, 8, true},
+                                             {262144, false, 16384, 16, 2, 16, false}};
+    for (const StagedDz& r : kStagedDz) {
+      if (r.n != q.n || (r.rms_only && q.norm != Norm::rms)) continue;
+      Config c{r.slab, r.warps, r.stages, 0, r.cluster};
+      const int groups = coresident_clusters(q, r.cluster);
+      c.group_size_m = r.spare ? clip_groups(q, 1, groups - 1) : groups;
+      if (!accept) return c;
+      const std::optional<InstanceKey> key = accept(c);
+      if (key && wide_stages_dz(*key) && key->traits.residual == key->traits.x_dtype) return c;
+    }
   }
   // 16-bit rows of two to sixteen 8192-column slabs (8193-131072 columns,
   // every CTA of the cluster owning some; 16 since session 40, without a
