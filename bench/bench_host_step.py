@@ -104,21 +104,32 @@ def measure(fns, rounds, calls):
     return samples
 
 
-def e2e_bwd_ms(y, dy, params, calls, cache):
-    """Median ms of y.backward(dy) over `calls`, each after clearing the L2
-    (do_bench's method), events around each call."""
+def flushed_ms(fn, calls, cache, before=None):
+    """Median ms of fn() over `calls`, each after clearing the L2 by zeroing
+    `cache` (do_bench's method; `before()` first, untimed, where given),
+    events around each call."""
     times = []
     for _ in range(calls):
-        for p in params:
-            p.grad = None
+        if before:
+            before()
         cache.zero_()
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
-        y.backward(dy, retain_graph=True)
+        fn()
         end.record()
         times.append((start, end))
     torch.cuda.synchronize()
     return statistics.median(s.elapsed_time(e) for s, e in times)
+
+
+def e2e_bwd_ms(y, dy, params, calls, cache):
+    """Median ms of y.backward(dy) over `calls` (flushed_ms), the parameters'
+    .grad cleared before each."""
+    def clear():
+        for p in params:
+            p.grad = None
+
+    return flushed_ms(lambda: y.backward(dy, retain_graph=True), calls, cache, clear)
 
 
 def median_ci(values, z=1.96):

@@ -51,7 +51,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import sys
 import traceback
 
@@ -60,6 +59,7 @@ if HERE not in sys.path:
     sys.path.insert(0, HERE)
 
 import bench_layernorm as bl  # noqa: E402  (puts python/ on sys.path; imports torch, triton, lntune.torch)
+import bench_host_step as bhs  # noqa: E402  (flushed_ms, median_ci)
 from bench_layernorm import F, lt, torch  # noqa: E402
 
 DEVICE = "cuda"
@@ -252,34 +252,13 @@ def run_case(args, results, section, op, dname, M, N):
     bl.log("%s %s %s M=%d N=%d: %s" % (section, op, dname, M, N, "; ".join(line)))
 
 
-_flush_buffer = []
-
-
-def _flush():
-    """The L2 cleared as triton.testing.do_bench clears it (a 256 MB buffer
-    zeroed), one buffer for the run."""
-    if not _flush_buffer:
-        _flush_buffer.append(torch.empty(256 << 20, dtype=torch.int8, device=DEVICE))
-    _flush_buffer[0].zero_()
-
-
-def batch_ms(fn, route, calls):
-    """Median ms of `calls` calls of fn, each after clearing the L2, CUDA
-    events around each (do_bench's method), in provider `route`'s mode."""
+def batch_ms(fn, route, calls, cache):
+    """bench_host_step.flushed_ms of fn in provider `route`'s mode."""
     restore = enter_route(route)
     try:
-        times = []
-        for _ in range(calls):
-            _flush()
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            fn()
-            end.record()
-            times.append((start, end))
-        torch.cuda.synchronize()
+        return bhs.flushed_ms(fn, calls, cache)
     finally:
         restore()
-    return statistics.median(s.elapsed_time(e) for s, e in times)
 
 
 def paired_ratio(fns, p, rounds, calls=PAIRED_CALLS):
@@ -290,17 +269,14 @@ def paired_ratio(fns, p, rounds, calls=PAIRED_CALLS):
     columns: autograd's engine and node cost more than the kernels), two
     separate do_bench windows differ by up to 2x with the machine's drift;
     a round's two batches see the same machine."""
+    cache = torch.empty(256 << 20, dtype=torch.int8, device=DEVICE)  # do_bench's L2 flush buffer
     for k in fns:  # warm-up
-        batch_ms(fns[k], k, 3)
+        batch_ms(fns[k], k, 3, cache)
     t = {k: [] for k in fns}
     for r in range(rounds):
         for k in ((p, "torch") if r % 2 == 0 else ("torch", p)):
-            t[k].append(batch_ms(fns[k], k, calls))
-    v = sorted(a / b for a, b in zip(t["torch"], t[p]))
-    n = len(v)
-    half = 1.96 * n ** 0.5 / 2
-    lo, hi = max(0, int(n / 2 - half)), min(n - 1, int(n / 2 + half + 0.999))
-    return statistics.median(v), v[lo], v[hi]
+            t[k].append(batch_ms(fns[k], k, calls, cache))
+    return bhs.median_ci([a / b for a, b in zip(t["torch"], t[p])])
 
 
 def section_bandwidth(args, results):

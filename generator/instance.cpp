@@ -181,8 +181,8 @@ bool wide_stages_dy(const InstanceKey& key) {
 }
 
 bool wide_stages_dz(const InstanceKey& key) {
-  return key.traits.residual && wide_stages_dy(key) &&
-         wide_bwd_smem_bytes(key, true, true) <= static_cast<std::int64_t>(kWideSmemLimit);
+  // (Where x, dy and dz fit, x and dy do: wide_stages_dy.)
+  return key.traits.residual && wide_bwd_smem_bytes(key, true, true) <= static_cast<std::int64_t>(kWideSmemLimit);
 }
 
 int max_items_per_thread(Kernel k, int num_warps) {

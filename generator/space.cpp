@@ -256,7 +256,7 @@ void add_wide_bwd(const SpaceQuery& q, std::vector<Config>& out) {
     const std::int64_t slab = split.slab;
     if (slab == 0) continue;
     for (int w : {4, 8, 16, 32, split.odd_warps}) {
-      if (w < split.min_warps || w == 0 || (w == split.odd_warps && (w & (w - 1)) == 0)) continue;
+      if (w == 0 || w < split.min_warps) continue;
       const std::int64_t items = slab / (32 * w);
       // Every thread the same whole count of accesses (a power-of-two slab
       // of at least one access a thread always divides).
@@ -805,12 +805,14 @@ constexpr Config kHalfSplitInTwo{4096, 8, 1, 0, 2};
 // 92.4-98.7%, RMSNorm + add 96.6-101.7%), these configs 92.6-96.7% there.
 // Whether the call `accept` describes takes config `c` with its residual in
 // x's dtype, the only residual stream the fused rules were measured with (an
-// fp32 residual beside 16-bit x keeps the rules after them). Without a
-// filter (no call known), as taking it.
-bool takes_residual_in_row_dtype(const Config& c, const ConfigFilter& accept) {
+// fp32 residual beside 16-bit x keeps the rules after them), and, where
+// `also` is given, an instance it holds for. Without a filter (no call
+// known), as taking it.
+bool takes_residual_in_row_dtype(const Config& c, const ConfigFilter& accept,
+                                 bool (*also)(const InstanceKey&) = nullptr) {
   if (!accept) return true;
   const std::optional<InstanceKey> key = accept(c);
-  return key && key->traits.residual == key->traits.x_dtype;
+  return key && key->traits.residual == key->traits.x_dtype && (!also || also(*key));
 }
 
 std::optional<Config> fused_row_bwd_default(const SpaceQuery& q, const ConfigFilter& accept) {
@@ -823,7 +825,7 @@ std::optional<Config> fused_row_bwd_default(const SpaceQuery& q, const ConfigFil
   // bench/results/s46, call 6), % of copy against that default: LayerNorm +
   // add N = 8192 94.7 against 58.8 (the best, 95.0, split over a cluster of
   // 2), RMSNorm + add 96.9 against 66.9.
-  const bool fp32_train_8k = !half && single == 8192 && q.n > 4096 && q.m >= 16 * std::int64_t{q.sm_count};
+  const bool fp32_train_8k = !half && single == 8192 && q.m >= 16 * std::int64_t{q.sm_count};
   if (q.kernel != Kernel::bwd_dx || !q.residual || (q.m <= 8192 && !fp32_train_8k) || single < 256 || single > 8192)
     return std::nullopt;
   if (!half && (!fast_memory(q) || q.cc < 90)) return std::nullopt;
@@ -940,17 +942,17 @@ std::optional<Config> fast_memory_fwd_default(const SpaceQuery& q, const ConfigF
   // Rows of 8193-12288 columns keep the H100's rules (no measured gain: bf16
   // N = 12288 88.9 / 88.3% of copy with them, 88.7 / 88.8 this way, call 3).
   constexpr std::int64_t kRegisterRowFrom = 12288;
-  if (q.residual && q.norm == Norm::rms && esize == 4 && q.n > kRegisterRowFrom && q.n <= 16384)
-    return Config{16384, 16, 1, 0};
-  // The same row in registers for LayerNorm + add (16 warps: 16-bit rows
-  // had 8, fp32 rows 32) and 16-bit RMSNorm (32 warps, where it had 8), at
-  // any M as the rule above. Every config in one process on an H200 at x =
-  // 512 MiB (bench/results/s46, call 12), % of copy against the default
-  // before: LayerNorm + add bf16 N = 16384 97.7 against 96.1, fp32 96.2
-  // against 93.8; RMSNorm bf16 98.2 against 96.9.
-  if (q.n > kRegisterRowFrom && q.n <= 16384 && (q.residual ? q.norm == Norm::layer : plain_rms && half)) {
+  // Rows of 12289-16384 columns in registers: fp32 RMSNorm + add in 16
+  // warps (session 35, above), and since session 46 LayerNorm + add in 16
+  // warps too (16-bit rows had 8, fp32 rows 32) and 16-bit RMSNorm in 32
+  // (it had 8); the fused forms with the residual in x's dtype. Every config in one process
+  // on an H200 at x = 512 MiB (bench/results/s46, call 12), % of copy
+  // against the default before: LayerNorm + add bf16 N = 16384 97.7 against
+  // 96.1, fp32 96.2 against 93.8; RMSNorm bf16 98.2 against 96.9.
+  if (q.n > kRegisterRowFrom && q.n <= 16384 &&
+      (q.residual ? q.norm == Norm::layer || esize == 4 : plain_rms && half)) {
     const Config c{16384, q.residual ? 16 : 32, 1, 0};
-    if (!q.residual ? valid(c) : takes_residual_in_row_dtype(c, accept)) return c;
+    if (q.residual ? takes_residual_in_row_dtype(c, accept) : valid(c)) return c;
   }
   // 16-bit rows of 1025-4095 columns that are not a power of two, without a
   // residual, over many rows: 32 elements a thread (the tile the next power
@@ -1355,16 +1357,16 @@ std::optional<Config> fast_memory_bwd_default(const SpaceQuery& q, const ConfigF
   // each in its own process, twice (bench/results/s46, call 7): LayerNorm
   // bf16 90.1 / 90.2% of copy, against 80.9 for the default (call 6's
   // sweep); at 3 stages 82.5 / 82.6 (three CTAs a SM), in 18 warps 68.7.
-  if (half && !q.residual && q.n == 9216) {
-    Config c{4608, 9, 4, 0, 2};
-    c.group_size_m = clip_groups(q, 1, 2 * std::max(1, q.sm_count / 2));
-    if (wide_bwd_fits(q, c, false, accept)) return c;
-  }
-  if (const std::optional<WideSplit> even = wide_bwd_even_split(q.n, esize); even && !q.residual) {
-    Config c{static_cast<int>(even->slab), even->min_warps, 3, 0, even->cluster};
-    const int fit = std::max(1, q.sm_count / even->cluster);
-    c.group_size_m = clip_groups(q, 1, wide_bwd_two_per_sm(q, c) ? 2 * fit : fit);
-    if (wide_bwd_fits(q, c, false, accept)) return c;
+  // (The even split's rule below, with that split at 4 stages first.)
+  if (!q.residual) {
+    const std::optional<WideSplit> odd = q.n == 9216 ? wide_bwd_odd_split(q.n, esize) : std::nullopt;
+    for (const auto& [split, stages] : {std::pair{odd, 4}, std::pair{wide_bwd_even_split(q.n, esize), 3}}) {
+      if (!split) continue;
+      Config c{static_cast<int>(split->slab), split->min_warps, stages, 0, split->cluster};
+      const int fit = std::max(1, q.sm_count / split->cluster);
+      c.group_size_m = clip_groups(q, 1, wide_bwd_two_per_sm(q, c) ? 2 * fit : fit);
+      if (wide_bwd_fits(q, c, false, accept)) return c;
+    }
   }
   // fp32 rows of 4097-8191 columns without a residual over many rows: the
   // register kernel's whole row in 16 warps, a CTA per SM, where
@@ -1429,9 +1431,7 @@ std::optional<Config> fast_memory_bwd_default(const SpaceQuery& q, const ConfigF
       Config c{r.slab, r.warps, r.stages, 0, r.cluster};
       const int groups = coresident_clusters(q, r.cluster);
       c.group_size_m = r.spare ? clip_groups(q, 1, groups - 1) : groups;
-      if (!accept) return c;
-      const std::optional<InstanceKey> key = accept(c);
-      if (key && wide_stages_dz(*key) && key->traits.residual == key->traits.x_dtype) return c;
+      if (takes_residual_in_row_dtype(c, accept, wide_stages_dz)) return c;
     }
   }
   // 16-bit rows of two to sixteen 8192-column slabs (8193-131072 columns,

@@ -535,15 +535,16 @@ TEST(KernelHeaders, BackwardSegmentedRowsSpillNoMoreThanThePowerOfTwo) {
 // config.) Since session 45 the rows are staged in shared memory on sm_90
 // (z, dy and dz): the defaults of both GPUs' rules, the H100's and the
 // H200's (its fp32 row of 8192 columns in 16 warps, 192 KB staged; its rows
-// of other than a power of two of threads at 2304-5120 columns).
+// of other than a power of two of threads at 2304-5120 columns; since
+// session 46 the wide kernel's dz staged at 12288-262144 columns).
 TEST(KernelHeaders, FusedBackwardDefaultsCompileWithoutSpills) {
   std::vector<InstanceKey> keys;
-  int single_tile = 0, segmented = 0, staged_over_96k = 0;
+  int single_tile = 0, segmented = 0, staged_over_96k = 0, staged_dz = 0;
   for (DType d : {f32, f16, bf16})
     for (DType r : {d, f32}) {
       if (d == f32 && r != d) continue;
       for (std::int64_t n : {256, 512, 1000, 1024, 2048, 2304, 2560, 4096, 4608, 5000, 5120, 6144, 8192, 12288, 16384,
-                             65536})
+                             32768, 65536, 131072, 262144})
         for (Norm norm : {Norm::layer, Norm::rms}) {
           Traits t{Kernel::bwd_dx, d, d, true, norm == Norm::layer};
           t.norm = norm;
@@ -571,16 +572,18 @@ TEST(KernelHeaders, FusedBackwardDefaultsCompileWithoutSpills) {
               single_tile += !gen::is_wide_bwd(Kernel::bwd_dx, c);
               segmented += gen::has_segmented_rows(key);
               staged_over_96k += gen::bwd_stage_bytes(key, 90) > gen::kMaxBwdStageBytes;
+              staged_dz += gen::is_wide_bwd(key) && gen::wide_stages_dz(key);
             }
         }
     }
   ASSERT_GE(single_tile, 40);
   EXPECT_GE(segmented, 6) << "the H200's fused rows of other than a power of two of threads";
   EXPECT_GE(staged_over_96k, 2) << "the H200's fp32 + add rows of 8192 columns in 16 warps";
+  EXPECT_GE(staged_dz, 10) << "the wide kernel's dz staged (the H200's 16-bit defaults at 12288-262144)";
   expect_no_spills(keys, 8);
-  std::printf("[ fused    ] %zu default fused backward instances (%d single-tile, %d segmented, %d staging over 96 KB) "
-              "compiled, none spilling more than 8 bytes\n",
-              keys.size(), single_tile, segmented, staged_over_96k);
+  std::printf("[ fused    ] %zu default fused backward instances (%d single-tile, %d segmented, %d staging over 96 KB, "
+              "%d wide with dz staged) compiled, none spilling more than 8 bytes\n",
+              keys.size(), single_tile, segmented, staged_over_96k, staged_dz);
 }
 
 TEST(KernelHeaders, BackwardDwdbInstantiations) {

@@ -731,12 +731,7 @@ __device__ __forceinline__ void layer_norm_bwd_dx_wide(const BwdParams& p) {
             for (int k = 0; k < S::kVec; ++k) out[k] += dzv[j][k];
           }
         } else if constexpr (S::kStageDz) {
-          if (p.dz) {
-            float d[S::kVec];
-            load<S::kVec>(stage_dz<S>(smem, s) + col, d);
-#pragma unroll
-            for (int k = 0; k < S::kVec; ++k) out[k] += d[k];
-          }
+          if (p.dz) add_loaded<S::kVec>(stage_dz<S>(smem, s) + col, out);
         } else {
           wide_add_dz<S>(p, row, c0 + col, out);
         }
