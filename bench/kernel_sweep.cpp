@@ -5,7 +5,7 @@
 // and best config, GB/s and % of copy.
 //   lntune_sweep [fwd|bwd|train] [dtype] [N...]   (LNTUNE_SWEEP_EVERY=1: every config's time;
 //   LNTUNE_SWEEP_CONFIG="<config as printed>": that config alone (its
-//   fields apart by spaces or commas);
+//   fields apart by spaces or commas; several configs apart by ';');
 //   LNTUNE_SWEEP_CONFIG=default: the default alone, e.g. to compare builds;
 //   a config in that form that is not in the space is timed too, as long as
 //   the generator accepts it, e.g. a persistent grid of more clusters)
@@ -144,13 +144,22 @@ int main(int argc, char** argv) {
   // ncu; "default": the default alone.
   const char* only_env = std::getenv("LNTUNE_SWEEP_CONFIG");
   const bool only_default = only_env && std::string(only_env) == "default";
-  std::optional<Config> only;  // the one config to time, where one is named
+  // Several configs apart by ';': those alone, in that order.
+  std::vector<Config> only;  // the configs to time, where named
   if (only_env && *only_env && !only_default) {
-    only = parse_config(only_env);
-    if (!only) {
-      std::fprintf(stderr, "lntune_sweep: LNTUNE_SWEEP_CONFIG '%s' is not 'default' or 'block_size=B num_warps=W rows_per_cta=R group_size_m=G[ cluster_size=C]'\n",
-                   only_env);
-      return 2;
+    const std::string list = only_env;
+    for (std::size_t pos = 0; pos <= list.size();) {
+      const std::size_t end = std::min(list.find(';', pos), list.size());
+      const std::string item = list.substr(pos, end - pos);
+      pos = end + 1;
+      if (item.find_first_not_of(" ,") == std::string::npos) continue;
+      const std::optional<Config> c = parse_config(item);
+      if (!c) {
+        std::fprintf(stderr, "lntune_sweep: LNTUNE_SWEEP_CONFIG '%s' is not 'default' or 'block_size=B num_warps=W rows_per_cta=R group_size_m=G[ cluster_size=C]' (several apart by ';')\n",
+                     item.c_str());
+        return 2;
+      }
+      only.push_back(*c);
     }
   }
   const char* op_env = std::getenv("LNTUNE_SWEEP_OP");
@@ -191,8 +200,17 @@ int main(int argc, char** argv) {
     return 2;
   }
   const DType wdt = *w_parsed;
+  // LNTUNE_SWEEP_RESIDUAL=1: the fused residual add, the residual in x's
+  // dtype; =fp32 / fp16 / bf16: in that dtype (e.g. an fp32 residual stream).
   const char* res_env = std::getenv("LNTUNE_SWEEP_RESIDUAL");
-  const bool residual = res_env && std::string(res_env) == "1";
+  const bool residual = res_env && *res_env && std::string(res_env) != "0";
+  const std::optional<DType> res_parsed =
+      !residual || std::string(res_env) == "1" ? std::optional<DType>(dt) : parse_dtype(res_env);
+  if (!res_parsed) {
+    std::fprintf(stderr, "lntune_sweep: LNTUNE_SWEEP_RESIDUAL must be 0, 1, fp32, fp16 or bf16, got '%s'\n", res_env);
+    return 2;
+  }
+  const DType rdt = *res_parsed;
   try {
     rt::Runtime& runtime = rt::default_runtime();  // its binary store: the user cache's CUBINs
     CUcontext ctx = nullptr;
@@ -219,7 +237,8 @@ int main(int argc, char** argv) {
     const bool fast = gen::fast_memory(rt::space_query(dev, Kernel::fwd, dt, 1, 1));
     std::printf("%s  copy %.0f GB/s (512 MiB D2D, read+write)  DRAM %.1f B a SM cycle (%s rules)%s%s%s%s\n",
                 dev.name.c_str(), copy_gbps, dev.dram_bytes_per_sm_cycle, fast ? "fast-memory" : "H100",
-                rms ? "  RMSNorm" : "", residual ? "  fused residual add" : "", wdt != dt ? "  weight " : "",
+                rms ? "  RMSNorm" : "",
+                residual ? (rdt != dt ? "  fused residual add, residual " + std::string(to_string(rdt)) : std::string("  fused residual add")).c_str() : "", wdt != dt ? "  weight " : "",
                 wdt != dt ? std::string(to_string(wdt)).c_str() : "");
     for (std::int64_t N : Ns) {
       const bool train = which == "train";
@@ -248,14 +267,15 @@ int main(int argc, char** argv) {
         g.dbias = nullptr;
       }
       if (residual) {
-        const auto rbytes = static_cast<std::size_t>(M * N) * es;
+        const auto rbytes = static_cast<std::size_t>(M * N) * dtype_size(rdt);
         r.emplace(rbytes);
         z.emplace(rbytes);
         dz.emplace(rbytes);
-        init(*r, rows, 0x3b, tune::inputs::residual, dt);
-        init(*dz, rows, 0x3a, tune::inputs::dz, dt);
+        init(*r, rows, 0x3b, tune::inputs::residual, rdt);
+        init(*dz, rows, 0x3a, tune::inputs::dz, rdt);
         f.residual = r->ptr();
         f.residual_out = z->ptr();
+        f.residual_dtype = g.residual_dtype = rdt;
         g.residual = true;
         g.x = z->ptr();
         g.dresidual_out = dz->ptr();
@@ -284,7 +304,7 @@ int main(int argc, char** argv) {
       std::vector<Config> space = gen::search_space(q);
       // LNTUNE_SWEEP_CONFIG outside the space: timed as well (make_instance
       // turns down what the generator cannot build; reported below).
-      if (only && std::find(space.begin(), space.end(), *only) == space.end()) space.push_back(*only);
+      if (!only.empty()) space = only;
       std::size_t ws_bytes = std::size_t{1} << 20;
       if (!fwd) {
         ws_bytes = std::max(ws_bytes, rt::workspace_bytes(bp, def));
@@ -305,7 +325,11 @@ int main(int argc, char** argv) {
       };
       auto time_cfg = [&](const Config& c) { return time_pair(c, fwd ? Config{} : dwdb_default(c), finish); };
       // x (and residual) read, y (and z) written; backward: x (z), dy (and dz) read, dx written.
-      const double moved = static_cast<double>(M * N * es) * (fwd ? (residual ? 4 : 2) : (residual ? 4 : 3));
+      // An fp32 residual stream beside 16-bit x: z and dz (the residual's and
+      // z's streams) in the residual's bytes.
+      const double rs = static_cast<double>(dtype_size(rdt)), xs = static_cast<double>(es);
+      const double moved = static_cast<double>(M * N) *
+                           (fwd ? (residual ? 2 * xs + 2 * rs : 2 * xs) : (residual ? 2 * xs + 2 * rs : 3 * xs));
       auto gbps = [&](double us) { return moved / us / 1e3; };
       const double t_def = time_cfg(def);
       double t_best = t_def;
@@ -314,7 +338,6 @@ int main(int argc, char** argv) {
       for (const Config& c : space) {
         if (only_default) break;
         if (only_wide && !gen::is_wide_bwd(k, c) && !gen::is_wide_fwd(k, c)) continue;
-        if (only && c != *only) continue;
         double t = 0;
         try {
           t = time_cfg(c);
