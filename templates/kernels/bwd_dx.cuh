@@ -422,7 +422,7 @@ __device__ __forceinline__ void layer_norm_bwd_dx_single_tile(const BwdParams& p
         }
         const float wdy = S::kHasWeight ? w[j][k] * g[j][k] : g[j][k];
         s_xw += xhat[j][k] * wdy;
-        s_w += wdy;
+        if constexpr (!S::kRms) s_w += wdy;  // RMSNorm has no c2 (no mean term)
       }
     }
     row_sum2<S::kThreadsPerRow, S::kRowsPerCta, bwd_slot_barriers<S>()>(s_xw, s_w, scratch);
@@ -550,7 +550,7 @@ __device__ __forceinline__ void layer_norm_bwd_dx_tiled(const BwdParams& p) {
         for (int k = 0; k < S::kVec; ++k) {
           const float wdy = S::kHasWeight ? applied_weight<S>(w[k]) * g[k] : g[k];
           s_xw += (xv[k] - mean) * rstd * wdy;
-          s_w += wdy;
+          if constexpr (!S::kRms) s_w += wdy;
         }
       }
     }

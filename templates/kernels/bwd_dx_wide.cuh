@@ -468,7 +468,7 @@ __device__ __forceinline__ void wide_row_sums(const unsigned char* smem, int s, 
       const float wdy = w[k] * g[k];
       const float xw = wide_xhat<S>(x[k], mean, rstd, shift) * wdy;
       s_xw = in ? s_xw + xw : s_xw;
-      s_w = in ? s_w + wdy : s_w;
+      if constexpr (!S::kRms) s_w = in ? s_w + wdy : s_w;  // RMSNorm has no c2
     }
   }
   s_xw = segment_sum<32>(s_xw);
