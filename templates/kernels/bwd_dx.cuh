@@ -195,11 +195,19 @@ __device__ __forceinline__ void add_dz(const BwdParams& p, i64 row, i64 col, flo
 
 // The gradient of the residual, when the shape has one and it is wanted:
 // dx's fp32 values, stored in the residual's dtype (z = x + residual, so
-// both gradients are dz; no second rounding through x's dtype).
-template <class S>
+// both gradients are dz; no second rounding through x's dtype). WHOLE:
+// through store_global (the wide backward's stores; common.cuh).
+template <class S, bool WHOLE = false>
 __device__ __forceinline__ void store_dresidual(const BwdParams& p, i64 row, i64 col, const float (&out)[S::kVec]) {
   if constexpr (S::kResidual) {
-    if (p.dresidual) store<S::kVec>(static_cast<typename S::R*>(p.dresidual) + row * p.dresidual_stride + col, out);
+    if (p.dresidual) {
+      typename S::R* dst = static_cast<typename S::R*>(p.dresidual) + row * p.dresidual_stride + col;
+      if constexpr (WHOLE) {
+        store_global<S::kVec>(dst, out);
+      } else {
+        store<S::kVec>(dst, out);
+      }
+    }
   }
 }
 

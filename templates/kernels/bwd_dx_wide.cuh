@@ -735,8 +735,10 @@ __device__ __forceinline__ void layer_norm_bwd_dx_wide(const BwdParams& p) {
         } else {
           wide_add_dz<S>(p, row, c0 + col, out);
         }
-        store<S::kVec>(dx + col, out);
-        store_dresidual<S>(p, row, c0 + col, out);
+        // One 16-byte store an access (store_global: the compiler split
+        // store()'s into 4-byte stores here).
+        store_global<S::kVec>(dx + col, out);
+        store_dresidual<S, true>(p, row, c0 + col, out);
       }
     };
     if (full)
@@ -757,10 +759,10 @@ __device__ __forceinline__ void layer_norm_bwd_dx_wide(const BwdParams& p) {
     const int col = (j * S::kThreads + t) * S::kVec;
     if (col >= n) continue;
     if constexpr (S::kHasWeight) {
-      if (p.dw_partial) store<S::kVec>(p.dw_partial + partial_row * p.N + c0 + col, dw[j]);
+      if (p.dw_partial) store_global<S::kVec>(p.dw_partial + partial_row * p.N + c0 + col, dw[j]);
     }
     if constexpr (S::kHasBias) {
-      if (p.db_partial) store<S::kVec>(p.db_partial + partial_row * p.N + c0 + col, db[j]);
+      if (p.db_partial) store_global<S::kVec>(p.db_partial + partial_row * p.N + c0 + col, db[j]);
     }
   }
 }
