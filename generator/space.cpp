@@ -815,6 +815,18 @@ bool takes_residual_in_row_dtype(const Config& c, const ConfigFilter& accept,
   return key && key->traits.residual == key->traits.x_dtype && (!also || also(*key));
 }
 
+// Whether the call `accept` describes takes config `c` with an fp32 residual
+// stream beside 16-bit rows (z and dz in fp32, x, dy and dx in 16 bits), and
+// where `also` is given, an instance it holds for. Without a filter (no call
+// known), not: the fused rules take the residual in x's dtype.
+bool takes_fp32_residual_stream(const Config& c, const ConfigFilter& accept,
+                                bool (*also)(const InstanceKey&) = nullptr) {
+  if (!accept) return false;
+  const std::optional<InstanceKey> key = accept(c);
+  return key && key->traits.residual == DType::f32 && dtype_size(key->traits.x_dtype) == 2 &&
+         (!also || also(*key));
+}
+
 std::optional<Config> fused_row_bwd_default(const SpaceQuery& q, const ConfigFilter& accept) {
   const std::int64_t single = next_pow2(q.n);
   const bool half = dtype_size(q.dtype) == 2;
@@ -1432,6 +1444,39 @@ std::optional<Config> fast_memory_bwd_default(const SpaceQuery& q, const ConfigF
       const int groups = coresident_clusters(q, r.cluster);
       c.group_size_m = r.spare ? clip_groups(q, 1, groups - 1) : groups;
       if (takes_residual_in_row_dtype(c, accept, wide_stages_dz)) return c;
+    }
+    // Beside an fp32 residual stream (z and dz fp32: 12 bytes a column staged
+    // against the 16-bit stream's 6): 8192-column slabs in 8 warps at 2
+    // stages, dz staged (176 KB, one CTA a SM), as many CTAs as the row has
+    // slabs, the clusters that run at once (one fewer for clusters of 8);
+    // 262144 columns in sixteen 16384-column slabs at 2 stages (x and dy
+    // staged, dz through L2) in 16 warps. Before, these rows took the rules
+    // below, measured with the residual in x's dtype (16384-column slabs in
+    // 32 warps at 32768 and 262144, which spill 36 bytes). Every config in
+    // one process on an H200 at x = 512 MiB, bf16 x and dy, fp32 z and dz
+    // (`LNTUNE_SWEEP_RESIDUAL=fp32`; bench/results/s47, calls 1-2), % of
+    // copy against the default before: add + LayerNorm 16384 97.4 against
+    // 93.3, 32768 95.8 against 75.1, 65536 101.4 against 74.0 (94.9 with
+    // all 15 clusters of 8), 131072 96.4 against 80.1, 262144 80.4 against
+    // 69.8 (32 warps: 70.0); add + RMSNorm 32768 96.0 against 77.7, 262144
+    // 79.9 against 74.6. As the defaults, with the wide backward's whole
+    // stores (common.cuh's store_global) in the same build (A/B against the
+    // build before both, call 3, round 1 / round 2): add + LayerNorm 16384
+    // 93.4 / 93.4 -> 97.6 / 98.3, 32768 74.0 / 73.9 -> 96.4 / 95.6, 65536
+    // 73.4 / 73.7 -> 102.1 / 102.1, 131072 80.2 / 80.4 -> 97.9 / 97.9,
+    // 262144 69.2 / 69.4 -> 84.5 / 84.3; add + RMSNorm 65536 75.3 / 75.0 ->
+    // 102.5 / 102.5, 262144 74.2 / 74.6 -> 85.4 / 85.2.
+    static constexpr StagedDz kFp32Stream[] = {{16384, false, 8192, 8, 2, 2, false},
+                                               {32768, false, 8192, 8, 2, 4, false},
+                                               {65536, false, 8192, 8, 2, 8, true},
+                                               {131072, false, 8192, 8, 2, 16, false},
+                                               {262144, false, 16384, 16, 2, 16, false}};
+    for (const StagedDz& r : kFp32Stream) {
+      if (r.n != q.n) continue;
+      Config c{r.slab, r.warps, r.stages, 0, r.cluster};
+      const int groups = coresident_clusters(q, r.cluster);
+      c.group_size_m = r.spare ? clip_groups(q, 1, groups - 1) : groups;
+      if (takes_fp32_residual_stream(c, accept, r.slab == 8192 ? wide_stages_dz : nullptr)) return c;
     }
   }
   // 16-bit rows of two to sixteen 8192-column slabs (8193-131072 columns,

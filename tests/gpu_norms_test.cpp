@@ -581,6 +581,23 @@ std::vector<VCase> variant_cases() {
   // SM: 8192 over 4096 rows (RMSNorm), 6000 strided over 2200.
   out.push_back(fused(DType::f32, Norm::rms, 4096, 8192));
   out.push_back(fused(DType::f32, Norm::layer, 2200, 6000, 4));
+  // 16-bit rows beside an fp32 residual stream (an H200's defaults, session
+  // 47): 8192-column slabs in 8 warps at 2 stages, dz staged, at 16384 (two
+  // slabs, strided), 65536 (eight; RMSNorm, fp16) and 131072 (sixteen, M not
+  // a multiple of the 7 clusters); 262144 in sixteen 16384-column slabs in
+  // 16 warps, dz through L2 (without dz too).
+  const auto stream = [&](DType d, Norm norm, std::int64_t M, std::int64_t N, std::int64_t pad = 0) {
+    VCase c = fused(d, norm, M, N, pad);
+    c.residual = DType::f32;
+    return c;
+  };
+  out.push_back(stream(DType::bf16, Norm::layer, 301, 16384, 8));
+  out.push_back(stream(DType::f16, Norm::rms, 157, 65536));
+  out.push_back(stream(DType::bf16, Norm::layer, 61, 131072));
+  VCase s262 = stream(DType::bf16, Norm::rms, 19, 262144);
+  out.push_back(s262);
+  s262.dz = false;
+  out.push_back(s262);
   return out;
 }
 

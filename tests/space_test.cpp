@@ -795,8 +795,8 @@ TEST(Default, FastMemoryRules) {
     b.norm = Norm::rms;
     EXPECT_EQ(to_string(default_config(b)), "block_size=8192 num_warps=16 rows_per_cta=4 group_size_m=15 cluster_size=8");
     // With the call's traits: dz staged where the residual is in x's dtype;
-    // an fp32 residual stream (z and dz fp32: no room) keeps the 16384-column
-    // slices in clusters of 4.
+    // beside an fp32 residual stream (session 47) 8192-column slabs in 8
+    // warps at 2 stages, dz staged too (176 KB), one cluster of 8 spare.
     Traits t;
     t.kernel = Kernel::bwd_dx;
     t.x_dtype = t.w_dtype = DType::bf16;
@@ -807,8 +807,51 @@ TEST(Default, FastMemoryRules) {
     EXPECT_EQ(to_string(staged), "block_size=8192 num_warps=16 rows_per_cta=4 group_size_m=15 cluster_size=8");
     EXPECT_TRUE(wide_stages_dz(make_instance(t, staged, 65536, 8)));
     t.residual = DType::f32;
-    EXPECT_EQ(to_string(default_config(b, instances_for(t, 65536, 8))),
-              "block_size=16384 num_warps=32 rows_per_cta=3 group_size_m=33 cluster_size=4");
+    {
+      const Config f = default_config(b, instances_for(t, 65536, 8));
+      EXPECT_EQ(to_string(f), "block_size=8192 num_warps=8 rows_per_cta=2 group_size_m=14 cluster_size=8");
+      EXPECT_TRUE(wide_stages_dz(make_instance(t, f, 65536, 8)));
+      // The other N of the fp32 stream's table: as many 8192-column slabs as
+      // the row has, the clusters that run at once; 262144 in sixteen of
+      // 16384 columns, 16 warps (dz through L2: no room).
+      const struct {
+        std::int64_t n, m;
+        const char* config;
+        bool dz;
+      } stream[] = {{16384, 16384, "block_size=8192 num_warps=8 rows_per_cta=2 group_size_m=66 cluster_size=2", true},
+                    {32768, 8192, "block_size=8192 num_warps=8 rows_per_cta=2 group_size_m=33 cluster_size=4", true},
+                    {131072, 2048, "block_size=8192 num_warps=8 rows_per_cta=2 group_size_m=7 cluster_size=16", true},
+                    {262144, 1024, "block_size=16384 num_warps=16 rows_per_cta=2 group_size_m=7 cluster_size=16", false}};
+      for (Norm norm : {Norm::layer, Norm::rms})
+        for (const auto& e : stream) {
+          SpaceQuery fq = b;
+          fq.n = e.n;
+          fq.m = e.m;
+          fq.norm = norm;
+          Traits ft = t;
+          ft.norm = norm;
+          ft.has_bias = norm == Norm::layer;
+          const Config fc = default_config(fq, instances_for(ft, e.n, 8));
+          EXPECT_EQ(to_string(fc), e.config) << e.n;
+          EXPECT_EQ(wide_stages_dz(make_instance(ft, fc, e.n, 8)), e.dz) << e.n;
+          // Not without the call's traits (the residual then taken in x's
+          // dtype; at 262144 that table's config is the same), nor on an H100.
+          if (e.n != 262144) {
+            EXPECT_NE(to_string(default_config(fq)), e.config) << e.n;
+          }
+          SpaceQuery h100 = fq;
+          h100.dram_bytes_per_sm_cycle = 12.8;
+          EXPECT_NE(to_string(default_config(h100, instances_for(ft, e.n, 8))), e.config) << e.n;
+        }
+      // fp16 rows take the same (measured with bf16 rows only; the kernel
+      // is the same per byte).
+      Traits h = t;
+      h.x_dtype = h.w_dtype = DType::f16;
+      SpaceQuery hq = b;
+      hq.dtype = DType::f16;
+      EXPECT_EQ(to_string(default_config(hq, instances_for(h, 65536, 8))),
+                "block_size=8192 num_warps=8 rows_per_cta=2 group_size_m=14 cluster_size=8");
+    }
     t.residual = DType::bf16;
     b.n = 32768;
     b.m = 8192;
