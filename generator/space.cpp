@@ -1534,6 +1534,21 @@ std::optional<Config> fast_memory_bwd_default(const SpaceQuery& q, const ConfigF
     // call 5), not RMSNorm (88.9 against 88.0, one process, call 2; level as
     // the default, call 5), nor clusters of 4 (bf16 32768 90.1 against 61).
     const bool one_a_sm = plain_layer && q.n == 2 * 8192;
+    // Since session 47 (the wide backward's stores whole, common.cuh's
+    // store_global) that one CTA a SM in 16 warps at 4 stages (144 KB):
+    // every wide config in one process on an H200 at x = 512 MiB, bf16 94.0%
+    // of copy against 92.5 for 8 warps at 3 (93.2 at 4; bench/results/s47,
+    // call 4); with the weight in the rows' dtype (as measured), over more
+    // than 8192 rows. As the default (A/B, call 5, round 1 / round 2): bf16
+    // 93.1 / 92.3 -> 94.1 / 93.8, fp16 93.0 / 93.0 -> 94.7 / 94.1; at
+    // M = 4096 82.7 / 82.7 -> 82.3 / 81.8 (there the rule before stays).
+    if (one_a_sm && q.m > 8192) {
+      Config c{8192, 16, 4, 0, cluster};
+      c.group_size_m = clip_groups(q, 1, std::max(1, q.sm_count / cluster));
+      if (!accept) return c;
+      const std::optional<InstanceKey> key = accept(c);
+      if (key && wide_stages_dy(*key) && key->traits.w_dtype == key->traits.x_dtype) return c;  // as measured
+    }
     for (const int stages : stage_counts) {
       Config c{8192, 8, stages, 0, cluster};
       c.group_size_m = clip_groups(q, 1, (one_a_sm ? 1 : 2) * std::max(1, q.sm_count / cluster));
@@ -1603,7 +1618,15 @@ std::optional<Config> fast_memory_bwd_default(const SpaceQuery& q, const ConfigF
     const int cluster = slab_count(q.n, slab);
     if (cluster > 16 || (slices_8k && cluster != 8)) return std::nullopt;
     const int stages = slices_8k ? 4 : cluster > 8 && half ? 3 : 2;
-    Config c{static_cast<int>(slab), slices_8k ? 8 : 16, stages, 0, cluster};
+    // fp32 rows of sixteen 16384-column slabs (x alone staged): 32 warps
+    // since session 47 (the wide backward's stores whole, common.cuh's
+    // store_global; 16 before, above): every config in one process on an
+    // H200 at x = 512 MiB, N = 262144, LayerNorm 77.6% of copy against 73.2
+    // with 16, RMSNorm 79.2 against 75.1 (bench/results/s47, call 4); as the
+    // default (A/B, call 5, two rounds): LayerNorm 73.4 / 73.4 -> 77.3 /
+    // 77.9, RMSNorm 74.1 / 74.3 -> 79.4 / 79.4.
+    const bool fp32_x_only_32 = !half && slab == 16384 && cluster == 16;
+    Config c{static_cast<int>(slab), slices_8k ? 8 : fp32_x_only_32 ? 32 : 16, stages, 0, cluster};
     c.group_size_m = coresident_clusters(q, cluster);
     if (wide_bwd_fits(q, c, !half, accept)) return c;
     return std::nullopt;

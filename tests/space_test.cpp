@@ -930,7 +930,8 @@ TEST(Default, FastMemoryRules) {
   }
   rms.dtype = DType::f32;
   rms.m = 512;
-  EXPECT_EQ(to_string(default_config(rms)), "block_size=16384 num_warps=16 rows_per_cta=2 group_size_m=7 cluster_size=16");
+  // (32 warps since session 47's whole stores.)
+  EXPECT_EQ(to_string(default_config(rms)), "block_size=16384 num_warps=32 rows_per_cta=2 group_size_m=7 cluster_size=16");
   rms.residual = true;
   EXPECT_EQ(to_string(default_config(rms)), "block_size=16384 num_warps=32 rows_per_cta=2 group_size_m=7 cluster_size=16");
   rms.kernel = Kernel::fwd;
@@ -946,9 +947,13 @@ TEST(Default, FastMemoryRules) {
   EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 12288, 16384), "block_size=6144 num_warps=8 rows_per_cta=3 group_size_m=132 cluster_size=2")
       << "8193-12288 columns: two equal slabs of 6144 (session 42)";
   EXPECT_EQ(def(Kernel::bwd_dx, DType::f32, 10240, 6553), "block_size=3584 num_warps=4 rows_per_cta=3 group_size_m=88 cluster_size=3");
-  // (16384 columns, plain LayerNorm: one cluster per two SMs, session 45;
-  // RMSNorm two.)
-  EXPECT_EQ(def(Kernel::bwd_dx, DType::f16, 16384, 16384), "block_size=8192 num_warps=8 rows_per_cta=3 group_size_m=66 cluster_size=2");
+  // (16384 columns, plain LayerNorm: one cluster per two SMs, session 45,
+  // in 16 warps at 4 stages since session 47; RMSNorm two.)
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::f16, 16384, 16384), "block_size=8192 num_warps=16 rows_per_cta=4 group_size_m=66 cluster_size=2");
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 16384, 4096), "block_size=8192 num_warps=8 rows_per_cta=3 group_size_m=66 cluster_size=2")
+      << "training sizes keep session 45's rule (call 5)";
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 16384, 16384, 12.8), def(Kernel::bwd_dx, DType::bf16, 16384, 16384, 0.0))
+      << "the H100 keeps its rule";
   EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 13312, 16384), "block_size=8192 num_warps=8 rows_per_cta=3 group_size_m=132 cluster_size=2")
       << "a partly empty second slab: two a SM (session 45, call 5)";
   SpaceQuery rms16k = query(Kernel::bwd_dx, DType::bf16, 16384, 16384, 18.8);
@@ -979,7 +984,9 @@ TEST(Default, FastMemoryRules) {
     };
     const SpaceQuery q = query(Kernel::bwd_dx, DType::bf16, 65536, 4096, 18.8);
     EXPECT_EQ(with_w32(q, Norm::layer), "block_size=8192 num_warps=8 rows_per_cta=2 group_size_m=32 cluster_size=8");
-    // In clusters of 2 (N = 16384) one CTA a SM (2 stages at two measured slower).
+    // In clusters of 2 (N = 16384) one CTA a SM (2 stages at two measured
+    // slower), 8 warps at 3 stages (session 47's 16 warps at 4 were measured
+    // with a 16-bit weight only).
     const SpaceQuery q16 = query(Kernel::bwd_dx, DType::bf16, 16384, 16384, 18.8);
     EXPECT_EQ(with_w32(q16, Norm::layer), "block_size=8192 num_warps=8 rows_per_cta=3 group_size_m=66 cluster_size=2");
     EXPECT_EQ(with_w32(q, Norm::rms), "block_size=16384 num_warps=16 rows_per_cta=3 group_size_m=33 cluster_size=4");
@@ -1168,7 +1175,9 @@ TEST(Default, FastMemoryRules) {
     EXPECT_EQ(with_w(DType::bf16, DType::bf16), "block_size=16384 num_warps=16 rows_per_cta=3 group_size_m=7 cluster_size=16");
     EXPECT_EQ(with_w(DType::f16, DType::f32), "block_size=16384 num_warps=16 rows_per_cta=2 group_size_m=7 cluster_size=16");
   }
-  EXPECT_EQ(def(Kernel::bwd_dx, DType::f32, 262144, 512), "block_size=16384 num_warps=16 rows_per_cta=2 group_size_m=7 cluster_size=16");
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::f32, 262144, 512), "block_size=16384 num_warps=32 rows_per_cta=2 group_size_m=7 cluster_size=16");
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::f32, 262144, 512, 12.8), "block_size=16384 num_warps=32 rows_per_cta=2 group_size_m=7 cluster_size=16")
+      << "the H100's rule (wide_bwd_default: 32 warps there since session 32)";
   // Training sizes (16-48 rows a SM): the 16-bit LayerNorm backward of
   // 513-4096 columns in one CTA a SM (bench/results/s37, call 5); not
   // RMSNorm, the fused add, fp32, other M, or an H100.
