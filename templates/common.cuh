@@ -113,7 +113,9 @@ __device__ __forceinline__ void store(T* dst, const float (&src)[VEC]) {
 // split store()'s 16-byte Pack copy of dx into four 4-byte stores, in every
 // config (PTX of the defaults at 16384-262144 columns: st.global.u32 /
 // .f32, not .v4), four times the write requests of each warp's store to
-// L2; the register kernels' stores stay whole. A/B on an H200 at x = 512
+// L2; the register kernels' stores stay whole (as did fwd_cluster.cuh's
+// and the shared-memory forwards' loops before, fwd_smem.cuh's store_vec,
+// which calls this with ORDERED). A/B on an H200 at x = 512
 // MiB, % of copy, two rounds (bench/results/s47, call 3): LayerNorm bf16
 // N = 262144 75.6 / 75.5 -> 87.8 / 87.9, 65536 88.7 / 88.9 -> 91.9 /
 // 91.8, 16384 91.5 / 91.4 -> 92.1 / 92.1; RMSNorm bf16 262144 72.8 / 72.5
@@ -121,17 +123,29 @@ __device__ __forceinline__ void store(T* dst, const float (&src)[VEC]) {
 // 93.1 / 92.6; fp32 262144 LayerNorm 66.7 / 67.2 -> 73.5 / 73.4, RMSNorm
 // 67.5 / 67.7 -> 74.0 / 74.3; add + LayerNorm bf16 16384 98.4 -> 100.2,
 // 65536 92.2 -> 95.0, 262144 89.2 / 89.0 -> 91.9 / 92.3. Global memory only (store()
-// also writes shared memory). asm volatile: never dropped, and the compiler
-// keeps the other memory accesses on their side of it (the stores of a row
-// alias nothing that row reads later: dx may alias dy or dz, but each
-// element is read by its own thread before that thread writes it).
+// also writes shared memory). asm volatile: never dropped, kept in order
+// with the other volatile asm; ORDERED adds a memory clobber (the
+// compiler then keeps every other memory access on its side). The wide
+// backward's go without it: a row's stores alias nothing that row reads
+// later (dx may alias dy or dz, but each element is read by its own thread
+// before that thread writes it, and the store's value depends on the read).
+template <bool ORDERED>
 __device__ __forceinline__ void st_global_v4(void* dst, unsigned a, unsigned b, unsigned c, unsigned d) {
-  asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(dst), "r"(a), "r"(b), "r"(c), "r"(d));
+  if constexpr (ORDERED) {
+    asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(dst), "r"(a), "r"(b), "r"(c), "r"(d) : "memory");
+  } else {
+    asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(dst), "r"(a), "r"(b), "r"(c), "r"(d));
+  }
 }
+template <bool ORDERED>
 __device__ __forceinline__ void st_global_v2(void* dst, unsigned a, unsigned b) {
-  asm volatile("st.global.v2.b32 [%0], {%1, %2};" ::"l"(dst), "r"(a), "r"(b));
+  if constexpr (ORDERED) {
+    asm volatile("st.global.v2.b32 [%0], {%1, %2};" ::"l"(dst), "r"(a), "r"(b) : "memory");
+  } else {
+    asm volatile("st.global.v2.b32 [%0], {%1, %2};" ::"l"(dst), "r"(a), "r"(b));
+  }
 }
-template <int VEC, class T>
+template <int VEC, bool ORDERED = false, class T>
 __device__ __forceinline__ void store_global(T* dst, const float (&src)[VEC]) {
   constexpr int kPiece = piece<T, VEC>();
   constexpr int kWords = kPiece * static_cast<int>(sizeof(T)) / 4;  // 32-bit words a piece
@@ -150,9 +164,9 @@ __device__ __forceinline__ void store_global(T* dst, const float (&src)[VEC]) {
         }
       }
       if constexpr (kWords == 4) {
-        st_global_v4(dst + k, w[0], w[1], w[2], w[3]);
+        st_global_v4<ORDERED>(dst + k, w[0], w[1], w[2], w[3]);
       } else {
-        st_global_v2(dst + k, w[0], w[1]);
+        st_global_v2<ORDERED>(dst + k, w[0], w[1]);
       }
     }
   }

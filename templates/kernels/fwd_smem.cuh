@@ -205,28 +205,15 @@ __device__ __forceinline__ void stage_async(E* dst, const E* src, i64 n, int t) 
 }
 
 // Stores VEC values as T to global memory with one vector instruction per 16
-// bytes. (common.cuh's store builds a Pack struct, which NVVM splits into
-// 32-bit stores in these loops: four st.global.u32 per 16 bytes in the SASS
-// of fwd_cluster.cuh.) Narrower accesses: common.cuh's store.
+// bytes, ordered against the thread's other memory accesses
+// (common.cuh's store_global; its store builds a Pack struct, which NVVM
+// splits into 32-bit stores in these loops: four st.global.u32 per 16
+// bytes in the SASS of fwd_cluster.cuh). Narrower accesses: common.cuh's
+// store.
 template <int VEC, class T>
 __device__ __forceinline__ void store_vec(T* dst, const float (&src)[VEC]) {
-  constexpr int kBytes = static_cast<int>(sizeof(T)) * VEC;
-  if constexpr (kBytes >= 16 && sizeof(T) == 2) {
-#pragma unroll
-    for (int k = 0; k < VEC; k += 8) {
-      unsigned w[4];
-#pragma unroll
-      for (int q = 0; q < 4; ++q) w[q] = pack2<T>(src[k + 2 * q], src[k + 2 * q + 1]);
-      asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(dst + k), "r"(w[0]), "r"(w[1]), "r"(w[2]),
-                   "r"(w[3])
-                   : "memory");
-    }
-  } else if constexpr (kBytes >= 16 && sizeof(T) == 4) {
-#pragma unroll
-    for (int k = 0; k < VEC; k += 4)
-      asm volatile("st.global.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(dst + k), "f"(src[k]), "f"(src[k + 1]),
-                   "f"(src[k + 2]), "f"(src[k + 3])
-                   : "memory");
+  if constexpr (static_cast<int>(sizeof(T)) * VEC >= 16) {
+    store_global<VEC, true>(dst, src);
   } else {
     store<VEC>(dst, src);
   }
