@@ -1438,11 +1438,17 @@ std::optional<Config> fast_memory_bwd_default(const SpaceQuery& q, const ConfigF
                                              {65536, false, 8192, 16, 4, 8, false},
                                              {131072, false, 16384, 16, 2, 8, true},
                                              {262144, false, 16384, 16, 2, 16, false}};
-    for (const StagedDz& r : kStagedDz) {
-      if (r.n != q.n || (r.rms_only && q.norm != Norm::rms)) continue;
+    // A table row's config: the clusters that run at once (one fewer where
+    // `spare`).
+    const auto table_config = [&q](const StagedDz& r) {
       Config c{r.slab, r.warps, r.stages, 0, r.cluster};
       const int groups = coresident_clusters(q, r.cluster);
       c.group_size_m = r.spare ? clip_groups(q, 1, groups - 1) : groups;
+      return c;
+    };
+    for (const StagedDz& r : kStagedDz) {
+      if (r.n != q.n || (r.rms_only && q.norm != Norm::rms)) continue;
+      const Config c = table_config(r);
       if (takes_residual_in_row_dtype(c, accept, wide_stages_dz)) return c;
     }
     // Beside an fp32 residual stream (z and dz fp32: 12 bytes a column staged
@@ -1473,9 +1479,7 @@ std::optional<Config> fast_memory_bwd_default(const SpaceQuery& q, const ConfigF
                                                {262144, false, 16384, 16, 2, 16, false}};
     for (const StagedDz& r : kFp32Stream) {
       if (r.n != q.n) continue;
-      Config c{r.slab, r.warps, r.stages, 0, r.cluster};
-      const int groups = coresident_clusters(q, r.cluster);
-      c.group_size_m = r.spare ? clip_groups(q, 1, groups - 1) : groups;
+      const Config c = table_config(r);
       if (takes_fp32_residual_stream(c, accept, r.slab == 8192 ? wide_stages_dz : nullptr)) return c;
     }
   }
