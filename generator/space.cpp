@@ -924,7 +924,9 @@ std::optional<Config> fast_memory_bwd_default(const SpaceQuery& q, const ConfigF
 //     58.2 -> 66.7, 200000 58.2 -> 61.9; bench/results/s41, call 4).
 //   * fp32 LayerNorm and RMSNorm backward of more than 128K columns, no
 //     residual, x alone staged: 16 warps, not 32 (262144: LayerNorm 66.8
-//     against 61.9, RMSNorm 68.0 against 61.8, call 5).
+//     against 61.9, RMSNorm 68.0 against 61.8, call 5); since session 47's
+//     whole stores 32 again at sixteen 16384-column slabs (77.6 against
+//     73.2, bench/results/s47, call 4).
 //   * 16-bit RMSNorm forward, no residual, as LayerNorm's where measured
 //     (call 5): 32K-64K columns (65536 bf16 90.4 against 82.3 for clusters
 //     of 8 in 8 warps) and more than 128K (262144 92.9 against 88.9 with 3
