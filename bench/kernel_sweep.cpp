@@ -17,7 +17,9 @@
 // (gen::is_wide_bwd), each printed with its time and % of copy.
 // Variants: LNTUNE_SWEEP_OP=rmsnorm (no bias; the default is layernorm) and
 // LNTUNE_SWEEP_RESIDUAL=1 (the fused residual add in the row dtype: the
-// forward also reads the residual and writes z, the backward also reads dz).
+// forward also reads the residual and writes z, the backward also reads dz;
+// =fp32, fp16 or bf16: the residual, z and dz in that dtype, e.g. an fp32
+// residual stream beside 16-bit x).
 // LNTUNE_SWEEP_M=<rows>: that M (e.g. decode sizes) instead of x = 512 MiB
 // or train's 4096. LNTUNE_SWEEP_FLUSH=memset: the L2 flush up to session 26
 // (overwriting twice the L2; it charges the next kernel the write-back of
@@ -235,11 +237,13 @@ int main(int argc, char** argv) {
     const double copy_us = timer.median_us([&](CUstream s) { rt::check(d.MemcpyDtoDAsync(cd.get(), cs.get(), bytes, s), "copy"); });
     const double copy_gbps = 2.0 * static_cast<double>(bytes) / copy_us / 1e3;
     const bool fast = gen::fast_memory(rt::space_query(dev, Kernel::fwd, dt, 1, 1));
-    std::printf("%s  copy %.0f GB/s (512 MiB D2D, read+write)  DRAM %.1f B a SM cycle (%s rules)%s%s%s%s\n",
+    std::string variant = rms ? "  RMSNorm" : "";
+    if (residual) variant += "  fused residual add";
+    if (residual && rdt != dt) variant += ", residual " + std::string(to_string(rdt));
+    if (wdt != dt) variant += "  weight " + std::string(to_string(wdt));
+    std::printf("%s  copy %.0f GB/s (512 MiB D2D, read+write)  DRAM %.1f B a SM cycle (%s rules)%s\n",
                 dev.name.c_str(), copy_gbps, dev.dram_bytes_per_sm_cycle, fast ? "fast-memory" : "H100",
-                rms ? "  RMSNorm" : "",
-                residual ? (rdt != dt ? "  fused residual add, residual " + std::string(to_string(rdt)) : std::string("  fused residual add")).c_str() : "", wdt != dt ? "  weight " : "",
-                wdt != dt ? std::string(to_string(wdt)).c_str() : "");
+                variant.c_str());
     for (std::int64_t N : Ns) {
       const bool train = which == "train";
       const std::int64_t M = m_rows ? m_rows : train ? 4096 : static_cast<std::int64_t>(bytes / es) / N;
@@ -302,8 +306,9 @@ int main(int argc, char** argv) {
       // Workspace for the largest of the default's and the space's partial
       // rows (a fixed 256 MiB was too small for N = 262144's defaults).
       std::vector<Config> space = gen::search_space(q);
-      // LNTUNE_SWEEP_CONFIG outside the space: timed as well (make_instance
-      // turns down what the generator cannot build; reported below).
+      // LNTUNE_SWEEP_CONFIG's configs alone, in the space or not
+      // (make_instance turns down what the generator cannot build; reported
+      // below).
       if (!only.empty()) space = only;
       std::size_t ws_bytes = std::size_t{1} << 20;
       if (!fwd) {
@@ -325,8 +330,8 @@ int main(int argc, char** argv) {
       };
       auto time_cfg = [&](const Config& c) { return time_pair(c, fwd ? Config{} : dwdb_default(c), finish); };
       // x (and residual) read, y (and z) written; backward: x (z), dy (and dz) read, dx written.
-      // An fp32 residual stream beside 16-bit x: z and dz (the residual's and
-      // z's streams) in the residual's bytes.
+      // x, y, dy and dx in x's bytes; the residual, z and dz in the
+      // residual's (an fp32 residual stream beside 16-bit x).
       const double rs = static_cast<double>(dtype_size(rdt)), xs = static_cast<double>(es);
       const double moved = static_cast<double>(M * N) *
                            (fwd ? (residual ? 2 * xs + 2 * rs : 2 * xs) : (residual ? 2 * xs + 2 * rs : 3 * xs));
