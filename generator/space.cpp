@@ -803,28 +803,23 @@ constexpr Config kHalfSplitInTwo{4096, 8, 1, 0, 2};
 // (one CTA per SM) there. The H100 had measured the rule before as its best
 // or near it (bench/results/h100_2026-11-25b, calls 2 and 3: LayerNorm + add
 // 92.4-98.7%, RMSNorm + add 96.6-101.7%), these configs 92.6-96.7% there.
-// Whether the call `accept` describes takes config `c` with its residual in
-// x's dtype, the only residual stream the fused rules were measured with (an
-// fp32 residual beside 16-bit x keeps the rules after them), and, where
-// `also` is given, an instance it holds for. Without a filter (no call
-// known), as taking it.
-bool takes_residual_in_row_dtype(const Config& c, const ConfigFilter& accept,
-                                 bool (*also)(const InstanceKey&) = nullptr) {
-  if (!accept) return true;
-  const std::optional<InstanceKey> key = accept(c);
-  return key && key->traits.residual == key->traits.x_dtype && (!also || also(*key));
-}
+// The residual stream a fused rule was measured with: in x's dtype (every
+// fused rule but part of the wide backward's table), or fp32 beside 16-bit
+// rows (z and dz fp32; x, dy and dx 16-bit).
+enum class Stream { row_dtype, fp32_beside_16bit };
 
-// Whether the call `accept` describes takes config `c` with an fp32 residual
-// stream beside 16-bit rows (z and dz in fp32, x, dy and dx in 16 bits), and
-// where `also` is given, an instance it holds for. Without a filter (no call
-// known), not: the fused rules take the residual in x's dtype.
-bool takes_fp32_residual_stream(const Config& c, const ConfigFilter& accept,
-                                bool (*also)(const InstanceKey&) = nullptr) {
-  if (!accept) return false;
+// Whether the call `accept` describes takes config `c` with its residual as
+// `stream` (a rule measured with one stream leaves the others to the rules
+// after it), and, where `also` is given, an instance it holds for. Without a
+// filter (no call known), the residual is taken in x's dtype.
+bool takes_residual(const Config& c, const ConfigFilter& accept, Stream stream = Stream::row_dtype,
+                    bool (*also)(const InstanceKey&) = nullptr) {
+  if (!accept) return stream == Stream::row_dtype;
   const std::optional<InstanceKey> key = accept(c);
-  return key && key->traits.residual == DType::f32 && dtype_size(key->traits.x_dtype) == 2 &&
-         (!also || also(*key));
+  if (!key || (also && !also(*key))) return false;
+  const Traits& t = key->traits;
+  return stream == Stream::row_dtype ? t.residual == t.x_dtype
+                                     : t.residual == DType::f32 && dtype_size(t.x_dtype) == 2;
 }
 
 std::optional<Config> fused_row_bwd_default(const SpaceQuery& q, const ConfigFilter& accept) {
@@ -847,7 +842,7 @@ std::optional<Config> fused_row_bwd_default(const SpaceQuery& q, const ConfigFil
   const std::int64_t threads = rms_wide_cta ? 1024 : std::max<std::int64_t>(half ? 64 : 256, tpr);
   Config c{static_cast<int>(single), static_cast<int>(threads / 32), static_cast<int>(threads / tpr), 0};
   c.group_size_m = persistent_groups(q, c.rows_per_cta, q.sm_count * ctas_for_512_threads(threads));
-  if (takes_residual_in_row_dtype(c, accept)) return c;
+  if (takes_residual(c, accept)) return c;
   return std::nullopt;
 }
 
@@ -966,7 +961,7 @@ std::optional<Config> fast_memory_fwd_default(const SpaceQuery& q, const ConfigF
   if (q.n > kRegisterRowFrom && q.n <= 16384 &&
       (q.residual ? q.norm == Norm::layer || esize == 4 : plain_rms && half)) {
     const Config c{16384, q.residual ? 16 : 32, 1, 0};
-    if (q.residual ? takes_residual_in_row_dtype(c, accept) : valid(c)) return c;
+    if (q.residual ? takes_residual(c, accept) : valid(c)) return c;
   }
   // 16-bit rows of 1025-4095 columns that are not a power of two, without a
   // residual, over many rows: 32 elements a thread (the tile the next power
@@ -1296,7 +1291,7 @@ std::optional<Config> fast_memory_bwd_default(const SpaceQuery& q, const ConfigF
       if (r.n != q.n) continue;
       Config c{static_cast<int>(r.n), r.warps, r.rows, 0};
       c.group_size_m = clip_groups(q, c.rows_per_cta, q.sm_count);
-      if (takes_residual_in_row_dtype(c, accept)) return c;
+      if (takes_residual(c, accept)) return c;
     }
   }
   // Training sizes: 16-bit LayerNorm rows of 513-4096 columns over 16-48
@@ -1428,61 +1423,58 @@ std::optional<Config> fast_memory_bwd_default(const SpaceQuery& q, const ConfigF
   // add of 16384 columns in two 8192-column slabs, 8 warps, 3 stages (99.7
   // against 94.6 for the rule of two CTAs a SM below; add + LayerNorm's 16
   // warps at 4 stages stay, 97.6 against 98.6 in call 2's sweep).
+  //
+  // Beside an fp32 residual stream (z and dz fp32: 12 bytes a column staged
+  // against the 16-bit stream's 6), since session 47: 8192-column slabs in
+  // 8 warps at 2 stages, dz staged (176 KB, one CTA a SM), as many CTAs as
+  // the row has slabs, the clusters that run at once (one fewer for
+  // clusters of 8); 262144 columns in sixteen 16384-column slabs at 2 stages
+  // (x and dy staged, dz through L2) in 16 warps. Before, these rows took
+  // the rules below, measured with the residual in x's dtype (16384-column
+  // slabs in 32 warps at 32768 and 262144, which spill 36 bytes). Every
+  // config in one process on an H200 at x = 512 MiB, bf16 x and dy, fp32 z
+  // and dz (`LNTUNE_SWEEP_RESIDUAL=fp32`; bench/results/s47, calls 1-2), %
+  // of copy against the default before: add + LayerNorm 16384 97.4 against
+  // 93.3, 32768 95.8 against 75.1, 65536 101.4 against 74.0 (94.9 with all
+  // 15 clusters of 8), 131072 96.4 against 80.1, 262144 80.4 against 69.8
+  // (32 warps: 70.0); add + RMSNorm 32768 96.0 against 77.7, 262144 79.9
+  // against 74.6. As the defaults, with the wide backward's whole stores
+  // (common.cuh's store_global) in the same build (A/B against the build
+  // before both, call 3, round 1 / round 2): add + LayerNorm 16384 93.4 /
+  // 93.4 -> 97.6 / 98.3, 32768 74.0 / 73.9 -> 96.4 / 95.6, 65536 73.4 /
+  // 73.7 -> 102.1 / 102.1, 131072 80.2 / 80.4 -> 97.9 / 97.9, 262144 69.2 /
+  // 69.4 -> 84.5 / 84.3; add + RMSNorm 65536 75.3 / 75.0 -> 102.5 / 102.5,
+  // 262144 74.2 / 74.6 -> 85.4 / 85.2.
   if (half && q.residual) {
-    struct StagedDz {
+    struct WideFused {
       std::int64_t n;
+      Stream stream;
       bool rms_only;
       int slab, warps, stages, cluster;
-      bool spare;  // one cluster fewer than run at once
+      bool spare;      // one cluster fewer than run at once
+      bool dz_staged;  // the instance stages dz (gen::wide_stages_dz)
     };
-    static constexpr StagedDz kStagedDz[] = {{16384, true, 8192, 8, 3, 2, false},
-                                             {32768, false, 8192, 16, 4, 4, false},
-                                             {65536, false, 8192, 16, 4, 8, false},
-                                             {131072, false, 16384, 16, 2, 8, true},
-                                             {262144, false, 16384, 16, 2, 16, false}};
-    // A table row's config: the clusters that run at once (one fewer where
-    // `spare`).
-    const auto table_config = [&q](const StagedDz& r) {
+    constexpr Stream kRow = Stream::row_dtype, kFp32 = Stream::fp32_beside_16bit;
+    // For each N, the row-dtype row first: a call with an fp32 stream fails
+    // its test and takes the next.
+    static constexpr WideFused kWideFused[] = {
+        //  n      stream rms    slab  warps stages cluster spare  dz staged
+        {16384, kRow, true, 8192, 8, 3, 2, false, true},
+        {32768, kRow, false, 8192, 16, 4, 4, false, true},
+        {65536, kRow, false, 8192, 16, 4, 8, false, true},
+        {131072, kRow, false, 16384, 16, 2, 8, true, true},
+        {262144, kRow, false, 16384, 16, 2, 16, false, true},
+        {16384, kFp32, false, 8192, 8, 2, 2, false, true},
+        {32768, kFp32, false, 8192, 8, 2, 4, false, true},
+        {65536, kFp32, false, 8192, 8, 2, 8, true, true},
+        {131072, kFp32, false, 8192, 8, 2, 16, false, true},
+        {262144, kFp32, false, 16384, 16, 2, 16, false, false}};
+    for (const WideFused& r : kWideFused) {
+      if (r.n != q.n || (r.rms_only && q.norm != Norm::rms)) continue;
       Config c{r.slab, r.warps, r.stages, 0, r.cluster};
       const int groups = coresident_clusters(q, r.cluster);
       c.group_size_m = r.spare ? clip_groups(q, 1, groups - 1) : groups;
-      return c;
-    };
-    for (const StagedDz& r : kStagedDz) {
-      if (r.n != q.n || (r.rms_only && q.norm != Norm::rms)) continue;
-      const Config c = table_config(r);
-      if (takes_residual_in_row_dtype(c, accept, wide_stages_dz)) return c;
-    }
-    // Beside an fp32 residual stream (z and dz fp32: 12 bytes a column staged
-    // against the 16-bit stream's 6): 8192-column slabs in 8 warps at 2
-    // stages, dz staged (176 KB, one CTA a SM), as many CTAs as the row has
-    // slabs, the clusters that run at once (one fewer for clusters of 8);
-    // 262144 columns in sixteen 16384-column slabs at 2 stages (x and dy
-    // staged, dz through L2) in 16 warps. Before, these rows took the rules
-    // below, measured with the residual in x's dtype (16384-column slabs in
-    // 32 warps at 32768 and 262144, which spill 36 bytes). Every config in
-    // one process on an H200 at x = 512 MiB, bf16 x and dy, fp32 z and dz
-    // (`LNTUNE_SWEEP_RESIDUAL=fp32`; bench/results/s47, calls 1-2), % of
-    // copy against the default before: add + LayerNorm 16384 97.4 against
-    // 93.3, 32768 95.8 against 75.1, 65536 101.4 against 74.0 (94.9 with
-    // all 15 clusters of 8), 131072 96.4 against 80.1, 262144 80.4 against
-    // 69.8 (32 warps: 70.0); add + RMSNorm 32768 96.0 against 77.7, 262144
-    // 79.9 against 74.6. As the defaults, with the wide backward's whole
-    // stores (common.cuh's store_global) in the same build (A/B against the
-    // build before both, call 3, round 1 / round 2): add + LayerNorm 16384
-    // 93.4 / 93.4 -> 97.6 / 98.3, 32768 74.0 / 73.9 -> 96.4 / 95.6, 65536
-    // 73.4 / 73.7 -> 102.1 / 102.1, 131072 80.2 / 80.4 -> 97.9 / 97.9,
-    // 262144 69.2 / 69.4 -> 84.5 / 84.3; add + RMSNorm 65536 75.3 / 75.0 ->
-    // 102.5 / 102.5, 262144 74.2 / 74.6 -> 85.4 / 85.2.
-    static constexpr StagedDz kFp32Stream[] = {{16384, false, 8192, 8, 2, 2, false},
-                                               {32768, false, 8192, 8, 2, 4, false},
-                                               {65536, false, 8192, 8, 2, 8, true},
-                                               {131072, false, 8192, 8, 2, 16, false},
-                                               {262144, false, 16384, 16, 2, 16, false}};
-    for (const StagedDz& r : kFp32Stream) {
-      if (r.n != q.n) continue;
-      const Config c = table_config(r);
-      if (takes_fp32_residual_stream(c, accept, r.slab == 8192 ? wide_stages_dz : nullptr)) return c;
+      if (takes_residual(c, accept, r.stream, r.dz_staged ? wide_stages_dz : nullptr)) return c;
     }
   }
   // 16-bit rows of two to sixteen 8192-column slabs (8193-131072 columns,
