@@ -108,24 +108,25 @@ __device__ __forceinline__ void store(T* dst, const float (&src)[VEC]) {
   }
 }
 
-// store() into global memory, each 16-byte piece one st.global.v4 (8-byte
-// pieces st.global.v2). In the wide backward (bwd_dx_wide.cuh) the compiler
-// split store()'s 16-byte Pack copy of dx into four 4-byte stores, in every
-// config (PTX of the defaults at 16384-262144 columns: st.global.u32 /
-// .f32, not .v4), four times the write requests of each warp's store to
-// L2; the register kernels' stores stay whole (as did fwd_cluster.cuh's
-// and the shared-memory forwards' loops before, fwd_smem.cuh's store_vec,
-// which calls this with ORDERED). A/B on an H200 at x = 512
-// MiB, % of copy, two rounds (bench/results/s47, call 3): LayerNorm bf16
-// N = 262144 75.6 / 75.5 -> 87.8 / 87.9, 65536 88.7 / 88.9 -> 91.9 /
-// 91.8, 16384 91.5 / 91.4 -> 92.1 / 92.1; RMSNorm bf16 262144 72.8 / 72.5
-// -> 93.8 / 93.4, 65536 90.1 / 89.6 -> 93.9 / 94.1, 16384 90.7 / 90.1 ->
-// 93.1 / 92.6; fp32 262144 LayerNorm 66.7 / 67.2 -> 73.5 / 73.4, RMSNorm
-// 67.5 / 67.7 -> 74.0 / 74.3; add + LayerNorm bf16 16384 98.4 -> 100.2,
-// 65536 92.2 -> 95.0, 262144 89.2 / 89.0 -> 91.9 / 92.3. Global memory only (store()
-// also writes shared memory). asm volatile: never dropped, kept in order
-// with the other volatile asm; ORDERED adds a memory clobber (the
-// compiler then keeps every other memory access on its side). The wide
+// store() into global memory, each 16-byte piece one st.global.v4 (pieces
+// under 16 bytes as store()). The compiler splits store()'s 16-byte Pack
+// copy into four 4-byte stores in some loops (the SASS of fwd_cluster.cuh;
+// the PTX of every wide-backward default at 16384-262144 columns:
+// st.global.u32 / .f32, not .v4), four times the write requests of each
+// warp's store to L2; the register kernels' stores stay whole. The
+// shared-memory and wide forwards store y and z through this (with
+// ORDERED; it was fwd_smem.cuh's store_vec), the wide backward dx,
+// dresidual and its partial rows since session 47: A/B on an H200 at x = 512 MiB, % of
+// copy, two rounds (bench/results/s47, call 3): LayerNorm bf16 N = 262144
+// 75.6 / 75.5 -> 87.8 / 87.9, 65536 88.7 / 88.9 -> 91.9 / 91.8, 16384 91.5
+// / 91.4 -> 92.1 / 92.1; RMSNorm bf16 262144 72.8 / 72.5 -> 93.8 / 93.4,
+// 65536 90.1 / 89.6 -> 93.9 / 94.1, 16384 90.7 / 90.1 -> 93.1 / 92.6; fp32
+// 262144 LayerNorm 66.7 / 67.2 -> 73.5 / 73.4, RMSNorm 67.5 / 67.7 -> 74.0
+// / 74.3; add + LayerNorm bf16 16384 98.4 -> 100.2, 65536 92.2 -> 95.0,
+// 262144 89.2 / 89.0 -> 91.9 / 92.3. Global memory only (store() also
+// writes shared memory). asm volatile: never dropped, kept in order with
+// the other volatile asm; ORDERED adds a memory clobber (the compiler then
+// keeps every other memory access on its side: the forwards'). The wide
 // backward's go without it: a row's stores alias nothing that row reads
 // later (dx may alias dy or dz, but each element is read by its own thread
 // before that thread writes it, and the store's value depends on the read).
@@ -137,37 +138,24 @@ __device__ __forceinline__ void st_global_v4(void* dst, unsigned a, unsigned b, 
     asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(dst), "r"(a), "r"(b), "r"(c), "r"(d));
   }
 }
-template <bool ORDERED>
-__device__ __forceinline__ void st_global_v2(void* dst, unsigned a, unsigned b) {
-  if constexpr (ORDERED) {
-    asm volatile("st.global.v2.b32 [%0], {%1, %2};" ::"l"(dst), "r"(a), "r"(b) : "memory");
-  } else {
-    asm volatile("st.global.v2.b32 [%0], {%1, %2};" ::"l"(dst), "r"(a), "r"(b));
-  }
-}
 template <int VEC, bool ORDERED = false, class T>
 __device__ __forceinline__ void store_global(T* dst, const float (&src)[VEC]) {
   constexpr int kPiece = piece<T, VEC>();
-  constexpr int kWords = kPiece * static_cast<int>(sizeof(T)) / 4;  // 32-bit words a piece
-  if constexpr (kWords != 4 && kWords != 2) {
-    store<VEC>(dst, src);  // pieces under 8 bytes: as store()
+  if constexpr (kPiece * sizeof(T) != 16) {
+    store<VEC>(dst, src);
   } else {
 #pragma unroll
     for (int k = 0; k < VEC; k += kPiece) {
-      unsigned w[kWords];
+      unsigned w[4];
 #pragma unroll
-      for (int q = 0; q < kWords; ++q) {
+      for (int q = 0; q < 4; ++q) {
         if constexpr (sizeof(T) == 4) {
           w[q] = __float_as_uint(src[k + q]);
-        } else if constexpr (sizeof(T) == 2) {
+        } else {
           w[q] = pack2<T>(src[k + 2 * q], src[k + 2 * q + 1]);
         }
       }
-      if constexpr (kWords == 4) {
-        st_global_v4<ORDERED>(dst + k, w[0], w[1], w[2], w[3]);
-      } else {
-        st_global_v2<ORDERED>(dst + k, w[0], w[1]);
-      }
+      st_global_v4<ORDERED>(dst + k, w[0], w[1], w[2], w[3]);
     }
   }
 }

@@ -204,21 +204,6 @@ __device__ __forceinline__ void stage_async(E* dst, const E* src, i64 n, int t) 
   }
 }
 
-// Stores VEC values as T to global memory with one vector instruction per 16
-// bytes, ordered against the thread's other memory accesses
-// (common.cuh's store_global; its store builds a Pack struct, which NVVM
-// splits into 32-bit stores in these loops: four st.global.u32 per 16
-// bytes in the SASS of fwd_cluster.cuh). Narrower accesses: common.cuh's
-// store.
-template <int VEC, class T>
-__device__ __forceinline__ void store_vec(T* dst, const float (&src)[VEC]) {
-  if constexpr (static_cast<int>(sizeof(T)) * VEC >= 16) {
-    store_global<VEC, true>(dst, src);
-  } else {
-    store<VEC>(dst, src);
-  }
-}
-
 // VEC elements of T as stored (pieces of at most 16 bytes), converted to
 // float where they are used: a 16-bit weight held for later takes half the
 // registers of its floats.
@@ -237,7 +222,7 @@ struct Raw {
 
 // y = xhat * w + b for one access, as normalize_store (common.cuh), with w
 // and b already loaded (raw: 1 + w is formed here when zero-centred), stored
-// with smem::store_vec.
+// with store_global (common.cuh; one st.global.v4 a 16-byte piece).
 template <class S>
 __device__ __forceinline__ void normalize_store_vec(typename S::Y* y, const smem::Raw<typename S::W, S::kVec>& w,
                                                     const smem::Raw<typename S::W, S::kVec>& b,
@@ -256,7 +241,7 @@ __device__ __forceinline__ void normalize_store_vec(typename S::Y* y, const smem
       out[k] = xhat;
     }
   }
-  smem::store_vec<S::kVec>(y, out);
+  store_global<S::kVec, true>(y, out);
 }
 
 template <class S, int LOAD = kLoadBulk, int EXCHANGE = kExchangePush>
@@ -397,7 +382,7 @@ __device__ __forceinline__ void layer_norm_fwd_smem(const FwdParams& p) {
         load<kVec>(zs + col, r);
         add_residual<S>(v, r);
         store<kVec>(zs + col, v);
-        smem::store_vec<kVec>(z_row + col, v);
+        store_global<kVec, true>(z_row + col, v);
       } else {
         load<kVec>(xs + col, v);
       }

@@ -365,7 +365,7 @@ __device__ __forceinline__ void layer_norm_fwd_wide_cta(const FwdParams& p, FwdW
         } else {
           store<kVec>(const_cast<T*>(xs) + col, u);  // z over x (same dtype)
         }
-        smem::store_vec<kVec>(z + row * p.z_stride + col, u);
+        store_global<kVec, true>(z + row * p.z_stride + col, u);
       }
       if constexpr (kOnePass) {
         if (j == 0) x0 = u[0];
