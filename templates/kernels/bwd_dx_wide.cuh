@@ -257,6 +257,18 @@ constexpr bool bulk_dz() {
   return S::kResidual && !S::kStageDy && sizeof(typename S::R) == 4 && S::kVec == 4;
 }
 
+// Whether pass B writes dx (and dresidual) whole: one 16-byte store an
+// access (store_global; the compiler split store()'s into 4-byte stores
+// here), but for RMSNorm + add of fp32 rows with dz through L2 (bulk_dz;
+// 256K columns, 32 warps), which measured faster with store()'s: 78.0 /
+// 78.9% of copy against 74.5 / 74.7, where LayerNorm + add measured 72.3 /
+// 72.2 against 78.8 / 79.0 and RMSNorm 64.5 / 63.7 against 79.3 / 79.4
+// (bench/results/s47, call 7).
+template <class S>
+constexpr bool whole_stores() {
+  return !(bulk_dz<S>() && S::kRms);
+}
+
 // Thread 0: row i's slab of x and dy into stage i % kStages (x only, and
 // dy's into L2, where dy is not staged). PART: 0 the first half of x (and
 // every expected byte, and dy's prefetch), 1 the second half (split_copy),
@@ -735,20 +747,12 @@ __device__ __forceinline__ void layer_norm_bwd_dx_wide(const BwdParams& p) {
         } else {
           wide_add_dz<S>(p, row, c0 + col, out);
         }
-        // One 16-byte store an access (store_global: the compiler split
-        // store()'s into 4-byte stores here), but for RMSNorm + add of fp32
-        // rows with dz through L2 (bulk_dz; 256K columns, 32 warps), which
-        // measured faster with store()'s: 78.0 / 78.9% of copy against
-        // 74.5 / 74.7, where LayerNorm + add measured 72.3 / 72.2 against
-        // 78.8 / 79.0 and RMSNorm 64.5 / 63.7 against 79.3 / 79.4
-        // (bench/results/s47, call 7).
-        if constexpr (bulk_dz<S>() && S::kRms) {
-          store<S::kVec>(dx + col, out);
-          store_dresidual<S>(p, row, c0 + col, out);
-        } else {
+        if constexpr (whole_stores<S>()) {
           store_global<S::kVec>(dx + col, out);
-          store_dresidual<S, true>(p, row, c0 + col, out);
+        } else {
+          store<S::kVec>(dx + col, out);
         }
+        store_dresidual<S, whole_stores<S>()>(p, row, c0 + col, out);
       }
     };
     if (full)
