@@ -596,6 +596,62 @@ TEST(KernelHeaders, FusedBackwardDefaultsCompileWithoutSpills) {
               keys.size(), single_tile, segmented, staged_over_96k, staged_dz);
 }
 
+// The wide backward writes dx, dresidual and its partial rows 16 bytes at a
+// time (common.cuh's store_global). Through store()'s Pack copy the compiler
+// split every such store there into four 4-byte ones (st.global.u32 / .f32
+// at +0, +4, +8, +12 of one address: four times the write requests to L2;
+// LayerNorm bf16 at 262144 columns ran at 75.6% of copy against 87.9 whole,
+// bench/results/s47, call 3). The H200's defaults of each kind of wide row
+// (x and dy staged; x alone, fp32; dz staged with the residual in x's dtype
+// and beside an fp32 stream): no 4-byte store at +4, +8 or +12. (Not add +
+// RMSNorm fp32 with dz through L2, which keeps store(): whole_stores.)
+TEST(KernelHeaders, WideBackwardStoresWhole) {
+  struct Case {
+    DType x;
+    Norm norm;
+    std::optional<DType> residual;
+    std::int64_t n;
+  };
+  const std::vector<Case> cases = {{bf16, Norm::layer, std::nullopt, 16384}, {bf16, Norm::rms, std::nullopt, 262144},
+                                   {f32, Norm::layer, std::nullopt, 262144}, {f16, Norm::layer, f16, 65536},
+                                   {bf16, Norm::rms, f32, 32768},            {f32, Norm::layer, f32, 262144}};
+  for (const Case& k : cases) {
+    Traits t{Kernel::bwd_dx, k.x, k.x, true, k.norm == Norm::layer};
+    t.norm = k.norm;
+    t.residual = k.residual;
+    const int vec = gen::max_vec(k.x);
+    gen::SpaceQuery q{Kernel::bwd_dx, k.x, k.n, (std::int64_t{512} << 20) / (k.n * static_cast<std::int64_t>(dtype_size(k.x))), 132, 90};
+    q.residual = k.residual.has_value();
+    q.norm = k.norm;
+    q.dram_bytes_per_sm_cycle = 18.8;
+    const Config c = gen::default_config(q, [&](const Config& cc) -> std::optional<InstanceKey> {
+      try {
+        return gen::make_instance(t, cc, k.n, vec);
+      } catch (const Error&) {
+        return std::nullopt;
+      }
+    });
+    const InstanceKey key = gen::make_instance(t, c, k.n, vec);
+    ASSERT_TRUE(gen::is_wide_bwd(key)) << key.name() << ": not the wide backward";
+    const Compiled out = nvrtc(gen::render(key).source, "sm_90");
+    ASSERT_TRUE(out.ok) << key.name() << "\n" << out.log;
+    EXPECT_NE(out.ptx.find("st.global.v4.b32"), std::string::npos) << key.name();
+    std::size_t split = 0;
+    std::string example;
+    for (std::size_t at = out.ptx.find("st.global."); at != std::string::npos; at = out.ptx.find("st.global.", at + 1)) {
+      const std::string line = out.ptx.substr(at, out.ptx.find('\n', at) - at);
+      const bool scalar = line.rfind("st.global.u32", 0) == 0 || line.rfind("st.global.f32", 0) == 0 ||
+                          line.rfind("st.global.b32", 0) == 0;
+      if (scalar && (line.find("+4]") != std::string::npos || line.find("+8]") != std::string::npos ||
+                     line.find("+12]") != std::string::npos)) {
+        ++split;
+        example = line;
+      }
+    }
+    EXPECT_EQ(split, 0u) << key.name() << ": 4-byte stores inside a 16-byte access, e.g. " << example;
+  }
+}
+
 TEST(KernelHeaders, BackwardDwdbInstantiations) {
   struct DwdbCase {
     DType w;
