@@ -620,7 +620,8 @@ TEST(KernelHeaders, WideBackwardStoresWhole) {
     t.norm = k.norm;
     t.residual = k.residual;
     const int vec = gen::max_vec(k.x);
-    gen::SpaceQuery q{Kernel::bwd_dx, k.x, k.n, (std::int64_t{512} << 20) / (k.n * static_cast<std::int64_t>(dtype_size(k.x))), 132, 90};
+    const std::int64_t bandwidth_m = (std::int64_t{512} << 20) / (k.n * static_cast<std::int64_t>(dtype_size(k.x)));
+    gen::SpaceQuery q{Kernel::bwd_dx, k.x, k.n, bandwidth_m, 132, 90};
     q.residual = k.residual.has_value();
     q.norm = k.norm;
     q.dram_bytes_per_sm_cycle = 18.8;
