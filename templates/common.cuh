@@ -114,8 +114,8 @@ __device__ __forceinline__ void store(T* dst, const float (&src)[VEC]) {
 // the PTX of every wide-backward default at 16384-262144 columns:
 // st.global.u32 / .f32, not .v4), four times the write requests of each
 // warp's store to L2; the register kernels' stores stay whole. The
-// shared-memory and wide forwards store y and z through this (with
-// ORDERED; it was fwd_smem.cuh's store_vec), the wide backward dx,
+// shared-memory, wide and (since session 48) cluster forwards store y and
+// z through this (with ORDERED; it was fwd_smem.cuh's store_vec), the wide backward dx,
 // dresidual and its partial rows since session 47: A/B on an H200 at x = 512 MiB, % of
 // copy, two rounds (bench/results/s47, call 3): LayerNorm bf16 N = 262144
 // 75.6 / 75.5 -> 87.8 / 87.9, 65536 88.7 / 88.9 -> 91.9 / 91.8, 16384 91.5
@@ -436,8 +436,9 @@ __device__ __forceinline__ RowAffine row_affine(const FwdParams& p, i64 row, flo
 
 // y = xhat * w + b (w: applied_weight<S>, so 1 + w when zero-centred) for one access
 // of kVec columns from `col` on, with the weight and bias the shape has; xhat as S::kFusedXhat says, with `rstd` the
-// row's xhat_scale and shift = -mean * rstd.
-template <class S>
+// row's xhat_scale and shift = -mean * rstd. WHOLE: y through store_global (ordered), where
+// the compiler split store()'s 16-byte copy (fwd_cluster.cuh).
+template <class S, bool WHOLE = false>
 __device__ __forceinline__ void normalize_store(typename S::Y* y, const typename S::W* weight,
                                                 const typename S::W* bias, i64 col, const float (&x)[S::kVec],
                                                 float mean, float rstd, float shift) {
@@ -462,7 +463,11 @@ __device__ __forceinline__ void normalize_store(typename S::Y* y, const typename
       out[k] = xhat;
     }
   }
-  store<S::kVec>(y + col, out);
+  if constexpr (WHOLE) {
+    store_global<S::kVec, true>(y + col, out);
+  } else {
+    store<S::kVec>(y + col, out);
+  }
 }
 
 // Asks L2 to fetch the line holding `p` (no registers, no wait).

@@ -596,6 +596,23 @@ TEST(KernelHeaders, FusedBackwardDefaultsCompileWithoutSpills) {
               keys.size(), single_tile, segmented, staged_over_96k, staged_dz);
 }
 
+// 4-byte global stores at +4, +8 or +12 in `ptx` (a 16-byte store split in
+// four); `example` gets the last.
+std::size_t split_stores(const std::string& ptx, std::string& example) {
+  std::size_t split = 0;
+  for (std::size_t at = ptx.find("st.global."); at != std::string::npos; at = ptx.find("st.global.", at + 1)) {
+    const std::string line = ptx.substr(at, ptx.find('\n', at) - at);
+    const bool scalar = line.rfind("st.global.u32", 0) == 0 || line.rfind("st.global.f32", 0) == 0 ||
+                        line.rfind("st.global.b32", 0) == 0;
+    if (scalar && (line.find("+4]") != std::string::npos || line.find("+8]") != std::string::npos ||
+                   line.find("+12]") != std::string::npos)) {
+      ++split;
+      example = line;
+    }
+  }
+  return split;
+}
+
 // The wide backward writes dx, dresidual and its partial rows 16 bytes at a
 // time (common.cuh's store_global). Through store()'s Pack copy the compiler
 // split every such store there into four 4-byte ones (st.global.u32 / .f32
@@ -637,19 +654,38 @@ TEST(KernelHeaders, WideBackwardStoresWhole) {
     const Compiled out = nvrtc(gen::render(key).source, "sm_90");
     ASSERT_TRUE(out.ok) << key.name() << "\n" << out.log;
     EXPECT_NE(out.ptx.find("st.global.v4.b32"), std::string::npos) << key.name();
-    std::size_t split = 0;
     std::string example;
-    for (std::size_t at = out.ptx.find("st.global."); at != std::string::npos; at = out.ptx.find("st.global.", at + 1)) {
-      const std::string line = out.ptx.substr(at, out.ptx.find('\n', at) - at);
-      const bool scalar = line.rfind("st.global.u32", 0) == 0 || line.rfind("st.global.f32", 0) == 0 ||
-                          line.rfind("st.global.b32", 0) == 0;
-      if (scalar && (line.find("+4]") != std::string::npos || line.find("+8]") != std::string::npos ||
-                     line.find("+12]") != std::string::npos)) {
-        ++split;
-        example = line;
-      }
-    }
-    EXPECT_EQ(split, 0u) << key.name() << ": 4-byte stores inside a 16-byte access, e.g. " << example;
+    EXPECT_EQ(split_stores(out.ptx, example), 0u) << key.name() << ": 4-byte stores inside a 16-byte access, e.g. " << example;
+  }
+}
+
+// The register cluster forward (fwd_cluster.cuh: a row over a cluster, in
+// registers) stores y and z whole: its PTX had four st.global.u32 for each
+// 16-byte store (16384 columns a CTA in 16 warps: 16 of them), level with the
+// whole stores on an H200 (bench/results/s48, call 2).
+TEST(KernelHeaders, ClusterForwardStoresWhole) {
+  struct Case {
+    DType x;
+    std::optional<DType> residual;
+    int block, warps, cluster;
+  };
+  for (const Case& k : std::vector<Case>{{f16, std::nullopt, 16384, 16, 4}, {bf16, bf16, 8192, 16, 8},
+                                         {f32, f32, 8192, 8, 8}}) {
+    Traits t{Kernel::fwd, k.x, k.x, true, true};
+    t.residual = k.residual;
+    Config c;
+    c.block_size = k.block;
+    c.num_warps = k.warps;
+    c.cluster_size = k.cluster;
+    c.group_size_m = 33;
+    const std::int64_t n = std::int64_t{k.block} * k.cluster;
+    const InstanceKey key = gen::make_instance(t, c, n, gen::max_vec(k.x));
+    ASSERT_FALSE(gen::is_wide_fwd(key) || gen::stages_in_smem(key)) << key.name() << ": not the cluster forward";
+    const Compiled out = nvrtc(gen::render(key).source, "sm_90");
+    ASSERT_TRUE(out.ok) << key.name() << "\n" << out.log;
+    EXPECT_NE(out.ptx.find("st.global.v4.b32"), std::string::npos) << key.name();
+    std::string example;
+    EXPECT_EQ(split_stores(out.ptx, example), 0u) << key.name() << ": 4-byte stores inside a 16-byte access, e.g. " << example;
   }
 }
 

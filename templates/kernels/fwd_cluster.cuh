@@ -83,7 +83,7 @@ __device__ __forceinline__ void layer_norm_fwd_cluster(const FwdParams& p) {
 #pragma unroll
       for (int j = 0; j < S::kVecsPerThread; ++j) {
         const i64 col = static_cast<i64>(j * S::kThreads + t) * S::kVec;
-        if (col < n) store<S::kVec>(z_row + col, v[j]);
+        if (col < n) store_global<S::kVec, true>(z_row + col, v[j]);
       }
     }
     Y* out_row = y + row * p.y_stride;
@@ -91,7 +91,7 @@ __device__ __forceinline__ void layer_norm_fwd_cluster(const FwdParams& p) {
     for (int j = 0; j < S::kVecsPerThread; ++j) {
       const i64 col = static_cast<i64>(j * S::kThreads + t) * S::kVec;
       if (col >= n) continue;
-      normalize_store<S>(out_row, weight, bias, col, v[j], mean, scale, shift);
+      normalize_store<S, true>(out_row, weight, bias, col, v[j], mean, scale, shift);
     }
 #pragma unroll
     for (int j = 0; j < S::kVecsPerThread; ++j)
