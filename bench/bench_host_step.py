@@ -42,6 +42,7 @@ import torch
 import torch.nn.functional as F
 
 import lntune.torch as lt
+import timing
 from lntune import _torch_ext
 
 
@@ -104,15 +105,15 @@ def measure(fns, rounds, calls):
     return samples
 
 
-def flushed_ms(fn, calls, cache, before=None):
-    """Median ms of fn() over `calls`, each after clearing the L2 by zeroing
-    `cache` (do_bench's method; `before()` first, untimed, where given),
-    events around each call."""
+def flushed_ms(fn, calls, flush, before=None):
+    """Median ms of fn() over `calls`, each after `flush()` (timing.L2Flush:
+    the L2 evicted; `before()` first, untimed, where given), events around
+    each call."""
     times = []
     for _ in range(calls):
         if before:
             before()
-        cache.zero_()
+        flush()
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
         fn()
@@ -122,14 +123,14 @@ def flushed_ms(fn, calls, cache, before=None):
     return statistics.median(s.elapsed_time(e) for s, e in times)
 
 
-def e2e_bwd_ms(y, dy, params, calls, cache):
+def e2e_bwd_ms(y, dy, params, calls, flush):
     """Median ms of y.backward(dy) over `calls` (flushed_ms), the parameters'
     .grad cleared before each."""
     def clear():
         for p in params:
             p.grad = None
 
-    return flushed_ms(lambda: y.backward(dy, retain_graph=True), calls, cache, clear)
+    return flushed_ms(lambda: y.backward(dy, retain_graph=True), calls, flush, clear)
 
 
 def median_ci(values, z=1.96):
@@ -146,7 +147,7 @@ def median_ci(values, z=1.96):
 def grid(args):
     dtypes = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32}
     ns = [512 * i for i in range(2, 32)] + [32768, 65536]
-    cache = torch.empty(256 * 1024 * 1024 // 4, dtype=torch.int32, device="cuda")
+    flush = timing.L2Flush("read")
     print("end-to-end backward, M = 4096, lntune (default configs, node v2=%s) against PyTorch; "
           "speed-up = PyTorch's time / lntune's: paired median over %d rounds of %d calls"
           % (_torch_ext.NODE_V2, args.rounds, args.calls))
@@ -161,11 +162,11 @@ def grid(args):
             dy = (torch.randn(M, N, device="cuda") * 0.1).to(dtype)
             ys = {"torch": F.layer_norm(x, (N,), w, b, 1e-5), "lntune": lt.layer_norm(x, (N,), w, b, 1e-5)}
             for y in ys.values():  # warm-up
-                e2e_bwd_ms(y, dy, (x, w, b), 3, cache)
+                e2e_bwd_ms(y, dy, (x, w, b), 3, flush)
             t = {k: [] for k in ys}
             for r in range(args.rounds):
                 for k in (("torch", "lntune") if r % 2 == 0 else ("lntune", "torch")):
-                    t[k].append(e2e_bwd_ms(ys[k], dy, (x, w, b), args.calls, cache))
+                    t[k].append(e2e_bwd_ms(ys[k], dy, (x, w, b), args.calls, flush))
             up, up_lo, up_hi = median_ci([a / b for a, b in zip(t["torch"], t["lntune"])])
             ups.append(up)
             gbs = 3 * M * N * x.element_size() / (statistics.median(t["lntune"]) * 1e-3) / 1e9

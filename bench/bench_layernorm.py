@@ -21,8 +21,12 @@ Sections (--section, comma-separated; default all):
                     heuristic (from the sections above; runs the grid for the two
                     lntune providers alone when neither bandwidth nor grid ran)
 
-Method: every time is triton.testing.do_bench(..., return_mode="median"), which
-clears the L2 cache (writes a 256 MB buffer) before every repetition. Backward
+Method: every time is the median of timing.do_bench (triton.testing.do_bench's
+method), which clears the L2 before every repetition: by reading a 256 MB
+buffer (--l2-flush read, the default, as the tuner does: the L2 then holds
+clean lines), or by zeroing it (--l2-flush zero, do_bench's own: the L2's
+size of dirty lines is written back on the timed call's time, a fixed cost
+that weighs more on a call moving fewer bytes than the copy). Backward
 is timed as in the tutorial: y.backward(dy, retain_graph=True) on one forward
 result, with x/weight/bias grads set to None between repetitions. Before a
 provider is timed its outputs (y; dx, dW, dB) are compared with PyTorch's
@@ -69,6 +73,7 @@ import lntune  # noqa: E402
 import lntune.torch as lt  # noqa: E402
 from lntune import _ffi  # noqa: E402
 
+import timing  # noqa: E402
 import triton_layernorm as tln  # noqa: E402
 
 DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32}
@@ -170,6 +175,7 @@ def environment(args) -> dict:
         "lntune_env": {k: v for k, v in os.environ.items() if k.startswith("LNTUNE_")},
         "warmup_ms": args.warmup,
         "rep_ms": args.rep,
+        "l2_flush": getattr(args, "l2_flush", "zero"),
         "command": " ".join([os.path.basename(sys.executable)] + sys.argv),
     }
 
@@ -201,9 +207,18 @@ def make_fwd(provider, x, shape, w, b, eps):
     raise ValueError("unknown provider %r" % provider)
 
 
+# How the tables describe each L2 flush (results written before session 48
+# have no l2_flush: do_bench's zeroing).
+FLUSH_TEXT = {
+    "read": "a 256 MB read: the L2 left holding clean lines",
+    "zero": "a 256 MB buffer zeroed, do_bench's own: the L2's dirty lines are written back on the timed call's time",
+}
+
+
 def bench_ms(fn, args, grad_to_none=None) -> float:
-    return float(triton.testing.do_bench(fn, warmup=args.warmup, rep=args.rep, grad_to_none=grad_to_none,
-                                         return_mode="median"))
+    """Median ms of fn() (timing.do_bench: triton.testing.do_bench's method
+    with args.flush, the L2 flush, before each repetition)."""
+    return float(timing.do_bench(fn, args.warmup, args.rep, args.flush, grad_to_none=grad_to_none))
 
 
 def make_inputs(M, N, dtype, requires_grad=True):
@@ -349,7 +364,8 @@ def measure_copy(args, results):
     ms = bench_ms(lambda: dst.copy_(src), args)
     results["copy_gbps"] = 2 * nbytes / ms * 1e-6
     results["copy"] = {"bytes": nbytes, "ms": ms, "gbps": results["copy_gbps"],
-                       "method": "dst.copy_(src), %d MiB uint8, do_bench median; 2 * size bytes" % args.copy_mib}
+                       "method": "dst.copy_(src), %d MiB uint8, median, L2 flush %s; 2 * size bytes" % (
+                           args.copy_mib, args.l2_flush)}
     del src, dst
     torch.cuda.empty_cache()
     log("device-to-device copy: %.0f GB/s (%d MiB, %.3f ms)" % (results["copy_gbps"], args.copy_mib, ms))
@@ -741,14 +757,14 @@ def write_markdown(results, path):
     if results.get("copy"):
         L.append("Device-to-device copy in the same run: **%.0f GB/s** (%s)." % (
             results["copy"]["gbps"], results["copy"]["method"]))
-    L.append("Times: `triton.testing.do_bench` median (warmup %g ms, rep %g ms), L2 flushed before every "
-             "repetition; outputs checked against PyTorch (float32 reference) first: `wrong` = outside the "
+    L.append("Times: median of `timing.do_bench` (triton.testing.do_bench's method; warmup %g ms, rep %g ms), "
+             "L2 flushed before every repetition (%s); outputs checked against PyTorch (float32 reference) first: `wrong` = outside the "
              "tolerance (%s; max |err| / max |ref|), not timed; `n/a` = shape not supported. "
              "GB/s: forward 2·M·N·size, backward 3·M·N·size (+ lntune's partial dW/dB buffers in the "
              "bandwidth regime), the same bytes for every provider of a row. do_bench measures from an event "
              "recorded after the L2-flush kernel (about 0.1 ms on an H100), so a call whose host time exceeds "
              "that shows host overhead too (small shapes, and backward through autograd)."
-             % (env["warmup_ms"], env["rep_ms"], ", ".join("%s %.0e" % kv for kv in TOL.items())))
+             % (env["warmup_ms"], env["rep_ms"], FLUSH_TEXT[env.get("l2_flush", "zero")], ", ".join("%s %.0e" % kv for kv in TOL.items())))
     if not env["lntune_set_tuned"]:
         L.append("")
         L.append("**Note:** this liblntune has no `lntune_set_tuned`: the `lntune` column is the library's "
@@ -970,6 +986,9 @@ def parse_args(argv=None):
     ap.add_argument("--bandwidth-ns", type=positive_ns, default=None,
                     help="comma-separated N of the bandwidth section (default: " + ",".join(map(str, BW_NS)) + ")")
     ap.add_argument("--copy-mib", type=int, default=1024, help="size of the copy baseline (default 1024)")
+    ap.add_argument("--l2-flush", choices=timing.FLUSH_MODES, default="read",
+                    help="the L2 flush before each timed call: read (a 256 MB read: clean lines; default) or zero "
+                         "(triton.testing.do_bench's: dirty lines written back on the timed call's time)")
     ap.add_argument("--host-calls", type=int, default=500, help="launches per host-time sample (small_m)")
     ap.add_argument("--eps", type=float, default=1e-5)
     ap.add_argument("--no-plots", action="store_true")
@@ -1004,6 +1023,7 @@ def main(argv=None):
     if not _ffi.has_set_tuned():
         LABELS["lntune"] = "lntune"  # the library's own mode: tuned or not cannot be chosen
     results = {"args": {k: v for k, v in vars(args).items()}, "env": environment(args), "records": []}
+    args.flush = timing.L2Flush(args.l2_flush)
     env = results["env"]
     log("%s, driver %s; torch %s, triton %s; lntune %s (%s)%s" % (
         env["gpu"], env["driver"], env["torch"], env["triton"], env["lntune"], env["lntune_library"],

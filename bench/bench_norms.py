@@ -59,6 +59,7 @@ if HERE not in sys.path:
     sys.path.insert(0, HERE)
 
 import bench_layernorm as bl  # noqa: E402  (puts python/ on sys.path; imports torch, triton, lntune.torch)
+import timing  # noqa: E402  (the L2 flush and do_bench)
 import bench_host_step as bhs  # noqa: E402  (flushed_ms, median_ci)
 from bench_layernorm import F, lt, torch  # noqa: E402
 
@@ -242,7 +243,7 @@ def run_case(args, results, section, op, dname, M, N):
             for m in MODES:
                 if m not in timers[p] or m not in timers["torch"]:
                     continue
-                q, lo, hi = paired_ratio({p: timers[p][m], "torch": timers["torch"][m]}, p, rounds)
+                q, lo, hi = paired_ratio({p: timers[p][m], "torch": timers["torch"][m]}, p, rounds, args.flush)
                 rec = next(r for r in results["records"][::-1] if r["provider"] == p and r["mode"] == m
                            and r["section"] == section and r["M"] == M and r["N"] == N and r["op"] == op
                            and r["dtype"] == dname)
@@ -252,16 +253,16 @@ def run_case(args, results, section, op, dname, M, N):
     bl.log("%s %s %s M=%d N=%d: %s" % (section, op, dname, M, N, "; ".join(line)))
 
 
-def batch_ms(fn, route, calls, cache):
+def batch_ms(fn, route, calls, flush):
     """bench_host_step.flushed_ms of fn in provider `route`'s mode."""
     restore = enter_route(route)
     try:
-        return bhs.flushed_ms(fn, calls, cache)
+        return bhs.flushed_ms(fn, calls, flush)
     finally:
         restore()
 
 
-def paired_ratio(fns, p, rounds, calls=PAIRED_CALLS):
+def paired_ratio(fns, p, rounds, flush, calls=PAIRED_CALLS):
     """PyTorch's time / provider p's, paired: each round times a batch of
     each in turn (the order alternating), the ratio is the median over rounds
     of the ratio within a round, with a distribution-free ~95% interval.
@@ -269,13 +270,12 @@ def paired_ratio(fns, p, rounds, calls=PAIRED_CALLS):
     columns: autograd's engine and node cost more than the kernels), two
     separate do_bench windows differ by up to 2x with the machine's drift;
     a round's two batches see the same machine."""
-    cache = torch.empty(256 << 20, dtype=torch.int8, device=DEVICE)  # do_bench's L2 flush buffer
     for k in fns:  # warm-up
-        batch_ms(fns[k], k, 3, cache)
+        batch_ms(fns[k], k, 3, flush)
     t = {k: [] for k in fns}
     for r in range(rounds):
         for k in ((p, "torch") if r % 2 == 0 else ("torch", p)):
-            t[k].append(batch_ms(fns[k], k, calls, cache))
+            t[k].append(batch_ms(fns[k], k, calls, flush))
     return bhs.median_ci([a / b for a, b in zip(t["torch"], t[p])])
 
 
@@ -432,6 +432,9 @@ def parse_args(argv=None):
     ap.add_argument("--bandwidth-ns", type=bl.positive_ns, default=None,
                     help="comma-separated N of the bandwidth section (default: bench_layernorm.py's)")
     ap.add_argument("--copy-mib", type=int, default=1024)
+    ap.add_argument("--l2-flush", choices=timing.FLUSH_MODES, default="read",
+                    help="the L2 flush before each timed call: read (a 256 MB read: clean lines; default) or zero "
+                         "(triton.testing.do_bench's: dirty lines written back on the timed call's time)")
     ap.add_argument("--paired", type=int, default=None,
                     help="rounds of the paired ratio to PyTorch (0: none; default %d in the grid section, 0 in "
                          "the bandwidth section)" % PAIRED_ROUNDS)
@@ -462,6 +465,7 @@ def main(argv=None):
     results = {"args": {k: v for k, v in vars(args).items()}, "env": bl.environment(args), "records": []}
     bl.log("%s; torch %s; lntune %s (%s)" % (results["env"]["gpu"], torch.__version__, results["env"]["lntune"],
                                              results["env"]["lntune_library"]))
+    args.flush = timing.L2Flush(args.l2_flush)
     bl.measure_copy(args, results)
     for s, fn in (("bandwidth", section_bandwidth), ("grid", section_grid), ("host", section_host)):
         if s in args.sections:
