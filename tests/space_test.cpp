@@ -1441,6 +1441,34 @@ TEST(Space, ForwardTilesOfAnyMultiple) {
   EXPECT_FALSE(odd_blocks(query(Kernel::fwd, DType::f32, 9216, 14563, 18.8)).empty());
 }
 
+// Session 48's forward of 16-bit LayerNorm rows of 512 columns on an H200
+// (bench/results/s48, calls 7-8): 16 threads a row in 512-thread CTAs from
+// default_m_bound rows on; not below it (M = 4096 measured slower), not for
+// RMSNorm, a residual, fp32, N = 256 or an H100.
+TEST(Default, HalfLayerNorm512On16ThreadsARow) {
+  const auto def = [](DType d, std::int64_t n, std::int64_t m, Norm norm = Norm::layer, double bpc = 18.8,
+                      bool residual = false) {
+    SpaceQuery q = query(Kernel::fwd, d, n, m, bpc);
+    q.norm = norm;
+    q.residual = residual;
+    return to_string(default_config(q));
+  };
+  const std::string rule = to_string(Config{512, 16, 32, 0});
+  const std::int64_t bound = default_m_bound(132);
+  for (DType d : {DType::bf16, DType::f16}) {
+    SCOPED_TRACE(std::string(to_string(d)));
+    EXPECT_EQ(def(d, 512, bound), rule);
+    EXPECT_EQ(def(d, 512, 524288), rule);
+    EXPECT_NE(def(d, 512, bound - 1), rule);
+    EXPECT_NE(def(d, 512, 4096), rule);
+    EXPECT_NE(def(d, 512, 524288, Norm::rms), rule);
+    EXPECT_NE(def(d, 512, 524288, Norm::layer, 18.8, true), rule);
+    EXPECT_NE(def(d, 512, 524288, Norm::layer, 12.8), rule);
+    EXPECT_EQ(def(d, 256, 1048576), to_string(Config{256, 16, 32, 0}));
+  }
+  EXPECT_NE(def(DType::f32, 512, 262144), rule);
+}
+
 // Session 44's defaults in rows of other than a power of two of threads
 // (an H200's, 16-bit rows, no residual, from 16 rows an SM): the
 // backward's table (its own entries over 16-48 rows an SM where measured),
