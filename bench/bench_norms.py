@@ -28,8 +28,9 @@ z). Backward: read the saved input (x, or z for the fused forms), dy (and dz),
 write dx (one dx: the fused backward's gradient of x and residual alike when
 their dtypes agree; with another residual dtype lntune writes dz in fp32 and
 casts it, which is timed but not credited). Every provider in a row is credited
-the same bytes, so GB/s ratios are time ratios. Times: triton.testing.do_bench
-medians (L2 flushed before each repetition); backward: torch.autograd.grad of
+the same bytes, so GB/s ratios are time ratios. Times: timing.do_bench medians
+(triton.testing.do_bench's method; the L2 flushed before each repetition by a
+256 MB read, --l2-flush zero for do_bench's zeroing); backward: torch.autograd.grad of
 one forward result's outputs (retain_graph) with respect to every input, so
 that no provider pays AccumulateGrad's copy of a gradient shared by x and the
 residual (see run_case).
