@@ -21,8 +21,8 @@ the batch (bench_layernorm.host_us_batch's method).
 
 --grid: the end-to-end backward of the Triton tutorial's grid instead (M =
 4096, N = 512 i and 32768, 65536; fp16, bf16, fp32), timed as
-bench_layernorm.py's grid section times it (triton.testing.do_bench's
-method: the L2 cleared before each call, CUDA events around
+bench_layernorm.py's grid section times it (timing.do_bench, triton.
+testing.do_bench's method: the L2 cleared by a read before each call, CUDA events around
 y.backward(dy, retain_graph=True), .grad cleared), but interleaved: each
 round times `--calls` calls of PyTorch's and of lntune's backward (the
 default node), and the cell's speed-up is the median over rounds of
