@@ -963,6 +963,19 @@ std::optional<Config> fast_memory_fwd_default(const SpaceQuery& q, const ConfigF
     const Config c{16384, q.residual ? 16 : 32, 1, 0};
     if (q.residual ? takes_residual(c, accept) : valid(c)) return c;
   }
+  // 16-bit LayerNorm rows of 512 columns, no residual, from the rows where
+  // the default stops depending on M (default_m_bound: 67584 on 132 SMs):
+  // 16 threads a row (32 elements a thread) in 512-thread CTAs, 32 rows a
+  // CTA, not the H100's 32 threads a row (16 elements). Every config in
+  // one process on an H200 at x = 512 MiB (bench/results/s48, calls 7-8), %
+  // of copy: bf16 97.8 against 96.6, fp16 98.6 against 97.8 (every config
+  // of 16 threads a row 97.0-98.6). Not RMSNorm (85.9 against 97.5: its
+  // best, 98.5, is 128 threads of 4 rows), not N = 256 (the rule's config
+  // is already the best there), not M = 4096 (6.3 us against 5.9).
+  if (half && plain_layer && q.n == 512 && q.m >= default_m_bound(q.sm_count)) {
+    const Config c{512, 16, 32, 0};
+    if (valid(c)) return c;
+  }
   // 16-bit rows of 1025-4095 columns that are not a power of two, without a
   // residual, over many rows: 32 elements a thread (the tile the next power
   // of two, the last accesses masked), one row a CTA (64 threads up to 2047
@@ -999,19 +1012,6 @@ std::optional<Config> fast_memory_fwd_default(const SpaceQuery& q, const ConfigF
   // 95.9 / 95.9 -> 98.4 / 98.5, fp16 1152 92.3 / 92.3 -> 99.1 / 98.8, 1280
   // 96.4 / 96.4 -> 98.3 / 98.5, RMSNorm 1152 98.1 / 98.3 -> 99.5 / 99.2; but
   // RMSNorm 1280 lost (100.1 / 100.3 -> 97.6 / 97.4): LayerNorm alone there.
-  // 16-bit LayerNorm rows of 512 columns, no residual, from the rows where
-  // the default stops depending on M (default_m_bound: 67584 on 132 SMs):
-  // 16 threads a row (32 elements a thread) in 512-thread CTAs, 32 rows a
-  // CTA, not the H100's 32 threads a row (16 elements). Every config in
-  // one process on an H200 at x = 512 MiB (bench/results/s48, calls 7-8), %
-  // of copy: bf16 97.8 against 96.6, fp16 98.6 against 97.8 (every config
-  // of 16 threads a row 97.0-98.6). Not RMSNorm (85.9 against 97.5: its
-  // best, 98.5, is 128 threads of 4 rows), not N = 256 (the rule's config
-  // is already the best there), not M = 4096 (6.3 us against 5.9).
-  if (half && plain_layer && q.n == 512 && q.m >= default_m_bound(q.sm_count)) {
-    const Config c{512, 16, 32, 0};
-    if (valid(c)) return c;
-  }
   if (half && !q.residual && q.m >= 16 * static_cast<std::int64_t>(q.sm_count) &&
       (q.n == 1152 || (q.n == 1280 && plain_layer))) {
     const Config c = q.n == 1152 ? Config{1152, 3, 2, 0} : Config{1280, 5, 4, 0};
