@@ -596,12 +596,17 @@ TEST(KernelHeaders, FusedBackwardDefaultsCompileWithoutSpills) {
               keys.size(), single_tile, segmented, staged_over_96k, staged_dz);
 }
 
-// 4-byte global stores at +4, +8 or +12 in `ptx` (a 16-byte store split in
-// four); `example` gets the last.
-std::size_t split_stores(const std::string& ptx, std::string& example) {
+// That `key`'s PTX stores 16 bytes at a time (st.global.v4) and has no
+// 4-byte global store at +4, +8 or +12 of an address: no 16-byte store split
+// in four by the compiler.
+void expect_whole_stores(const InstanceKey& key) {
+  const Compiled out = nvrtc(gen::render(key).source, "sm_90");
+  ASSERT_TRUE(out.ok) << key.name() << "\n" << out.log;
+  EXPECT_NE(out.ptx.find("st.global.v4.b32"), std::string::npos) << key.name();
   std::size_t split = 0;
-  for (std::size_t at = ptx.find("st.global."); at != std::string::npos; at = ptx.find("st.global.", at + 1)) {
-    const std::string line = ptx.substr(at, ptx.find('\n', at) - at);
+  std::string example;
+  for (std::size_t at = out.ptx.find("st.global."); at != std::string::npos; at = out.ptx.find("st.global.", at + 1)) {
+    const std::string line = out.ptx.substr(at, out.ptx.find('\n', at) - at);
     const bool scalar = line.rfind("st.global.u32", 0) == 0 || line.rfind("st.global.f32", 0) == 0 ||
                         line.rfind("st.global.b32", 0) == 0;
     if (scalar && (line.find("+4]") != std::string::npos || line.find("+8]") != std::string::npos ||
@@ -610,7 +615,7 @@ std::size_t split_stores(const std::string& ptx, std::string& example) {
       example = line;
     }
   }
-  return split;
+  EXPECT_EQ(split, 0u) << key.name() << ": 4-byte stores inside a 16-byte access, e.g. " << example;
 }
 
 // The wide backward writes dx, dresidual and its partial rows 16 bytes at a
@@ -651,11 +656,7 @@ TEST(KernelHeaders, WideBackwardStoresWhole) {
     });
     const InstanceKey key = gen::make_instance(t, c, k.n, vec);
     ASSERT_TRUE(gen::is_wide_bwd(key)) << key.name() << ": not the wide backward";
-    const Compiled out = nvrtc(gen::render(key).source, "sm_90");
-    ASSERT_TRUE(out.ok) << key.name() << "\n" << out.log;
-    EXPECT_NE(out.ptx.find("st.global.v4.b32"), std::string::npos) << key.name();
-    std::string example;
-    EXPECT_EQ(split_stores(out.ptx, example), 0u) << key.name() << ": 4-byte stores inside a 16-byte access, e.g. " << example;
+    expect_whole_stores(key);
   }
 }
 
@@ -673,19 +674,11 @@ TEST(KernelHeaders, ClusterForwardStoresWhole) {
                                          {f32, f32, 8192, 8, 8}}) {
     Traits t{Kernel::fwd, k.x, k.x, true, true};
     t.residual = k.residual;
-    Config c;
-    c.block_size = k.block;
-    c.num_warps = k.warps;
-    c.cluster_size = k.cluster;
-    c.group_size_m = 33;
+    const Config c{k.block, k.warps, 1, 33, k.cluster};
     const std::int64_t n = std::int64_t{k.block} * k.cluster;
     const InstanceKey key = gen::make_instance(t, c, n, gen::max_vec(k.x));
     ASSERT_FALSE(gen::is_wide_fwd(key) || gen::stages_in_smem(key)) << key.name() << ": not the cluster forward";
-    const Compiled out = nvrtc(gen::render(key).source, "sm_90");
-    ASSERT_TRUE(out.ok) << key.name() << "\n" << out.log;
-    EXPECT_NE(out.ptx.find("st.global.v4.b32"), std::string::npos) << key.name();
-    std::string example;
-    EXPECT_EQ(split_stores(out.ptx, example), 0u) << key.name() << ": 4-byte stores inside a 16-byte access, e.g. " << example;
+    expect_whole_stores(key);
   }
 }
 
