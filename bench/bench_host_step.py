@@ -105,32 +105,14 @@ def measure(fns, rounds, calls):
     return samples
 
 
-def flushed_ms(fn, calls, flush, before=None):
-    """Median ms of fn() over `calls`, each after `flush()` (timing.L2Flush:
-    the L2 evicted; `before()` first, untimed, where given), events around
-    each call."""
-    times = []
-    for _ in range(calls):
-        if before:
-            before()
-        flush()
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        times.append((start, end))
-    torch.cuda.synchronize()
-    return statistics.median(s.elapsed_time(e) for s, e in times)
-
-
 def e2e_bwd_ms(y, dy, params, calls, flush):
-    """Median ms of y.backward(dy) over `calls` (flushed_ms), the parameters'
-    .grad cleared before each."""
+    """Median ms of y.backward(dy) over `calls` (timing.flushed_ms), the
+    parameters' .grad cleared before each."""
     def clear():
         for p in params:
             p.grad = None
 
-    return flushed_ms(lambda: y.backward(dy, retain_graph=True), calls, flush, clear)
+    return timing.flushed_ms(lambda: y.backward(dy, retain_graph=True), calls, flush, clear)
 
 
 def median_ci(values, z=1.96):

@@ -61,7 +61,7 @@ if HERE not in sys.path:
 
 import bench_layernorm as bl  # noqa: E402  (puts python/ on sys.path; imports torch, triton, lntune.torch)
 import timing  # noqa: E402  (the L2 flush and do_bench)
-import bench_host_step as bhs  # noqa: E402  (flushed_ms, median_ci)
+import bench_host_step as bhs  # noqa: E402  (median_ci)
 from bench_layernorm import F, lt, torch  # noqa: E402
 
 DEVICE = "cuda"
@@ -255,10 +255,10 @@ def run_case(args, results, section, op, dname, M, N):
 
 
 def batch_ms(fn, route, calls, flush):
-    """bench_host_step.flushed_ms of fn in provider `route`'s mode."""
+    """timing.flushed_ms of fn in provider `route`'s mode."""
     restore = enter_route(route)
     try:
-        return bhs.flushed_ms(fn, calls, flush)
+        return timing.flushed_ms(fn, calls, flush)
     finally:
         restore()
 

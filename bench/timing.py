@@ -49,6 +49,23 @@ class L2Flush:
         return "L2Flush(%r)" % self.mode
 
 
+def flushed_ms(fn, calls: int, flush: L2Flush, before=None) -> float:
+    """Median ms of fn() over `calls`, each after `flush()` (and `before()`
+    first, untimed, where given), events around each call."""
+    events = []
+    for _ in range(calls):
+        if before:
+            before()
+        flush()
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        events.append((start, end))
+    torch.cuda.synchronize()
+    return statistics.median(s.elapsed_time(e) for s, e in events)
+
+
 def do_bench(fn, warmup: float, rep: float, flush: L2Flush, grad_to_none=None) -> float:
     """Median ms of fn(), the L2 flushed before each repetition; warmup and
     rep are milliseconds (triton.testing.do_bench's meaning)."""
@@ -62,18 +79,11 @@ def do_bench(fn, warmup: float, rep: float, flush: L2Flush, grad_to_none=None) -
     end.record()
     torch.cuda.synchronize()
     estimate = max(start.elapsed_time(end) / 5, 1e-6)
-    n_warmup = max(1, int(warmup / estimate))
-    n_repeat = max(1, int(rep / estimate))
-    for _ in range(n_warmup):
+    for _ in range(max(1, int(warmup / estimate))):
         fn()
-    events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(n_repeat)]
-    for s, e in events:
-        if grad_to_none is not None:
-            for t in grad_to_none:
-                t.grad = None
-        flush()
-        s.record()
-        fn()
-        e.record()
-    torch.cuda.synchronize()
-    return statistics.median(s.elapsed_time(e) for s, e in events)
+
+    def clear_grads():
+        for t in grad_to_none:
+            t.grad = None
+
+    return flushed_ms(fn, max(1, int(rep / estimate)), flush, clear_grads if grad_to_none is not None else None)
