@@ -1316,12 +1316,17 @@ std::optional<Config> fast_memory_bwd_default(const SpaceQuery& q, const ConfigF
   // default before (2 CTAs a SM, bwd_dwdb after): N = 1024, 8 warps, 4 rows
   // 16.0 us against 16.7 (37.2 / 35.6% of copy); 2048, 8 warps, 2 rows 22.4
   // against 23.9 (53.2 / 49.7); 4096, 16 warps, 2 rows 33.8 against 35.1
-  // (70.5 / 67.9).
+  // (70.5 / 67.9). Since session 49 (the finish by warps takes up to 512
+  // partial rows in one round, two CTAs a SM), rows of 513-1024 columns in
+  // two CTAs a SM of 4 warps, 2 rows: bf16 N = 1024 14.6 / 14.8 us against
+  // 15.1 / 15.3 for 8 warps and 4 rows in one (fp16 14.6 / 14.7 against
+  // 15.1 / 15.3; every config of interest in one process, two rounds;
+  // bench/results/s49, call 2).
   if (plain_layer && half && q.n > 512 && q.n <= 4096 && q.m >= 16 * static_cast<std::int64_t>(q.sm_count) &&
       q.m <= 48 * static_cast<std::int64_t>(q.sm_count)) {
     const std::int64_t single = next_pow2(q.n);
-    Config c = single <= 1024 ? Config{1024, 8, 4, 0} : single == 2048 ? Config{2048, 8, 2, 0} : Config{4096, 16, 2, 0};
-    c.group_size_m = q.sm_count;
+    Config c = single <= 1024 ? Config{1024, 4, 2, 0} : single == 2048 ? Config{2048, 8, 2, 0} : Config{4096, 16, 2, 0};
+    c.group_size_m = (single <= 1024 ? 2 : 1) * q.sm_count;
     if (valid(c)) return c;
   }
   // fp32 rows of 1025-4095 columns that are not a power of two, without a

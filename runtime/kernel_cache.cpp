@@ -93,6 +93,7 @@ void KernelCache::build(Entry& e, CUcontext ctx, const std::string& arch, const 
     check(d.DeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev),
           "cuDeviceGetAttribute(MULTIPROCESSOR_COUNT)");
     e.kernel.cooperative_ctas = static_cast<std::int64_t>(per_sm) * sms;
+    e.kernel.sm_count = sms;
   }
   e.kernel.programmatic = key.traits.kernel == Kernel::bwd_dwdb && arch_number(arch) >= 90;
   e.kernel.name = src.kernel_name;

@@ -61,6 +61,7 @@ struct LoadedKernel {
   // other kernels.
   CUfunction finish_fn = nullptr;
   std::int64_t cooperative_ctas = 0;
+  int sm_count = 0;  // the device's SMs, where finish_fn is set (rt::finish_path)
   // bwd_dwdb on sm_90+: launched as a programmatic dependent of the bwd_dx
   // before it (rt::launch_dwdb; common.cuh, wait_for_prior_grids).
   bool programmatic = false;

@@ -203,8 +203,10 @@ int finish_row_groups(std::int64_t rows, int threads) {
 bool finish_fits(std::int64_t ctas, int threads, std::int64_t P, std::int64_t N) {
   // The device's constants (bwd_dwdb.cuh): rows a thread of finish_item
   // loads at once (FinishShape::kUnroll), rows a lane of finish_by_warps
-  // loads at once (WarpFinish::kUnroll), columns an item (4).
-  constexpr int kItemRows = 4, kWarpRows = 8, kCols = 4;
+  // loads at once (WarpFinish), columns an item (4).
+  constexpr int kItemRows = 4, kCols = 4;
+  // (WarpFinish::kUnroll rows of 16-byte loads, kUnrollScalar where N % 4.)
+  const int warp_rows = N % kCols == 0 ? 16 : 8;
   if (threads >= 512) return false;
   const int rg = finish_row_groups(P, threads);
   if ((P + rg - 1) / rg <= kItemRows) {
@@ -212,8 +214,12 @@ bool finish_fits(std::int64_t ctas, int threads, std::int64_t P, std::int64_t N)
     return (N + width - 1) / width <= ctas;
   }
   // finish_by_warps: one round of loads, a warp an item of dW or dB.
-  return P <= kWarpRows * 32 && 2 * ((N + kCols - 1) / kCols) <= ctas * (threads / 32);
+  return P <= warp_rows * 32 && 2 * ((N + kCols - 1) / kCols) <= ctas * (threads / 32);
 }
+
+namespace {
+constexpr std::int64_t kWarpFinishOneHalf = 8 * 32;  // partial rows of 8 rows a lane
+}  // namespace
 
 FinishPath finish_path(const LoadedKernel& dx, const Config& dc, const BwdProblem& p) {
   if (p.M == 0 || (!p.want_dw && !p.want_db) || dc.cluster_size != 1) return FinishPath::separate;
@@ -221,7 +227,13 @@ FinishPath finish_path(const LoadedKernel& dx, const Config& dc, const BwdProble
   // Not for a residual wider than x (bwd_dx.cuh, can_finish_alone).
   const bool wide_residual = p.traits.residual && dtype_size(*p.traits.residual) > dtype_size(p.traits.x_dtype);
   if (ctas == 1 && p.N <= dc.block_size && p.grads_aligned && !wide_residual) return FinishPath::alone;
-  if (dx.finish_fn && ctas <= dx.cooperative_ctas && finish_fits(ctas, dc.threads(), ctas, p.N))
+  // Past 256 partial rows (finish_by_warps' second half of 16 rows a lane),
+  // only grids of up to two CTAs a SM: on an H200 at M = 4096 (bench/results/
+  // s49, call 2), bf16 N = 1024 in 264 CTAs of 4 warps 14.7 us finished in
+  // the kernel against 17.0 with bwd_dwdb after it, but fp32 N = 1024 in 512
+  // CTAs of 4 warps 23.6 against 21.3.
+  const bool many = ctas > kWarpFinishOneHalf && ctas > 2 * static_cast<std::int64_t>(dx.sm_count);
+  if (dx.finish_fn && ctas <= dx.cooperative_ctas && !many && finish_fits(ctas, dc.threads(), ctas, p.N))
     return FinishPath::cooperative;
   return FinishPath::separate;
 }

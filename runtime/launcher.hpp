@@ -190,7 +190,8 @@ enum class Finish { automatic, separate };
 //   cooperative  the kernel has the entry that finishes dW/dB
 //                (LoadedKernel::finish_fn), every CTA of the persistent
 //                grid resident at once (LoadedKernel::cooperative_ctas) and
-//                finish_fits: a cooperative launch of that entry, a grid
+//                finish_fits, and beyond 256 partial rows at most two
+//                CTAs a SM: a cooperative launch of that entry, a grid
 //                barrier, then the grid sums the partial rows (bwd_dwdb.cuh,
 //                finish_dwdb); also a grid of one CTA that cannot finish
 //                alone (unaligned dW/dB, rows in tiles). If the launch is

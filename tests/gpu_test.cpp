@@ -509,15 +509,21 @@ TEST(Gpu, UnalignedGradsOfOneCtaFinishCooperatively) {
 // take at once: the cooperative path (rt::finish_fits), against the
 // reference, two runs bitwise the same, dx bitwise the two-kernel path's;
 // N not a multiple of 4 (scalar loads), rows in tiles, no bias, strided
-// rows.
+// rows, more than 256 partial rows (16 a lane).
 TEST(Gpu, WarpFinishSumsManyPartialRows) {
   LNTUNE_REQUIRE_GPU();
   Rng rng;
   SCOPED_TRACE("seed " + std::to_string(rng.seed()));
-  // Case: x, w, weight, bias, M, N, pad.
+  rt::Runtime& runtime = rt::default_runtime();
+  CUcontext ctx = nullptr;
+  const int sms = runtime.current_device(&ctx).sm_count;
+  // Case: x, w, weight, bias, M, N, pad. per_sm > 0: group_size_m is that
+  // many CTAs a SM (rt::finish_path takes more than 256 partial rows from
+  // grids of up to two CTAs a SM).
   struct Shape {
     Case c;
     Config dc;
+    int per_sm = 0;
   };
   const Shape shapes[] = {
       {{DType::bf16, DType::bf16, true, true, 4096, 1024}, Config{1024, 8, 4, 132}},
@@ -526,19 +532,25 @@ TEST(Gpu, WarpFinishSumsManyPartialRows) {
       {{DType::f16, DType::f32, true, true, 3001, 1027, 3}, Config{1024, 8, 1, 200}},
       {{DType::f32, DType::f32, true, false, 777, 1024}, Config{1024, 8, 1, 100}},
       {{DType::bf16, DType::bf16, true, true, 1000, 998}, Config{1024, 4, 1, 129}},
+      // Two CTAs of 4 warps a SM: past 256 partial rows where the GPU has
+      // more than 128 SMs (16 rows a lane at once, 16-byte rows).
+      {{DType::bf16, DType::bf16, true, true, 4096, 1024}, Config{1024, 4, 2, 0}, 2},
+      {{DType::f32, DType::f32, true, true, 3001, 1024, 5}, Config{1024, 4, 1, 0}, 2},
   };
   for (const Shape& sh : shapes) {
     const Case& c = sh.c;
-    SCOPED_TRACE(c.name() + " " + to_string(sh.dc));
+    Config dc = sh.dc;
+    if (sh.per_sm > 0) dc.group_size_m = sh.per_sm * sms;
+    SCOPED_TRACE(c.name() + " " + to_string(dc));
     Problem p(c, rng);
     p.run_forward();
-    const std::int64_t P = rt::partial_rows(sh.dc, c.M);
-    const int rg = rt::finish_row_groups(P, sh.dc.threads());
+    const std::int64_t P = rt::partial_rows(dc, c.M);
+    const int rg = rt::finish_row_groups(P, dc.threads());
     ASSERT_GT((P + rg - 1) / rg, 4) << "not the case this test is about: finish_item's row groups would take these rows";
     const Config rc = gen::default_config({Kernel::bwd_dwdb, c.w, c.N, P, 132});
-    const BwdOut a = backward_with(p, sh.dc, rc, true);
-    const BwdOut b = backward_with(p, sh.dc, rc, false);
-    const BwdOut sep = backward_with(p, sh.dc, rc, true, rt::Finish::separate);
+    const BwdOut a = backward_with(p, dc, rc, true);
+    const BwdOut b = backward_with(p, dc, rc, false);
+    const BwdOut sep = backward_with(p, dc, rc, true, rt::Finish::separate);
     EXPECT_EQ(a.path, rt::FinishPath::cooperative);
     expect_same_bits(a, b, "two identical runs differ");
     EXPECT_EQ(a.dx.bytes, sep.dx.bytes) << "dx differs from the two-kernel path's";

@@ -216,15 +216,20 @@ TEST(InKernelFinish, FitsOnlyOneRoundAndOneBlockPerCta) {
   // warps: 512 items, 512 warps.
   EXPECT_TRUE(rt::finish_fits(128, 128, 128, 1024));
   EXPECT_FALSE(rt::finish_fits(128, 128, 128, 1028));  // 514 items
-  // By warps at most 8 rows a lane: 256 partial rows.
+  // By warps at most 16 rows a lane (16-byte rows, N % 4 == 0): 512
+  // partial rows; 8 rows, 256, where the columns load one by one.
   EXPECT_TRUE(rt::finish_fits(132, 256, 132, 1024));
-  EXPECT_FALSE(rt::finish_fits(264, 256, 264, 1024));
+  EXPECT_TRUE(rt::finish_fits(264, 256, 264, 1024));
+  EXPECT_TRUE(rt::finish_fits(512, 128, 512, 512));
+  EXPECT_FALSE(rt::finish_fits(513, 128, 513, 512));
+  EXPECT_TRUE(rt::finish_fits(256, 128, 256, 1022));
+  EXPECT_FALSE(rt::finish_fits(264, 128, 264, 1022));
   // CTAs of 512 threads and more: not taken (bwd_dx.cuh compiles no finish).
   EXPECT_FALSE(rt::finish_fits(64, 512, 64, 256));
   EXPECT_FALSE(rt::finish_fits(132, 512, 132, 4096));
   EXPECT_FALSE(rt::finish_fits(2, 1024, 2, 256));
-  // M = 4096, N = 1024 (512 CTAs): never.
-  EXPECT_FALSE(rt::finish_fits(512, 128, 512, 1024));
+  // M = 4096, N = 1024 over 1024 CTAs: never.
+  EXPECT_FALSE(rt::finish_fits(1024, 128, 1024, 1024));
 }
 
 // The three paths of rt::finish_path. One CTA over rows held whole writes
@@ -270,6 +275,20 @@ TEST(InKernelFinish, FinishPathPicksAloneCooperativeOrSeparate) {
   int stand_in = 0;  // never called: finish_path only asks whether the entry exists
   k.finish_fn = reinterpret_cast<CUfunction>(&stand_in);
   EXPECT_EQ(rt::finish_path(k, c, p), FinishPath::cooperative);
+  // Beyond 256 partial rows, at most two CTAs a SM (132 SMs: 264).
+  k.sm_count = 132;
+  k.cooperative_ctas = 528;
+  p.M = 4096;
+  c = Config{1024, 4, 2, 264};
+  EXPECT_EQ(rt::finish_path(k, c, p), FinishPath::cooperative) << "264 CTAs of 4 warps: two a SM";
+  c = Config{1024, 4, 1, 512};
+  EXPECT_EQ(rt::finish_path(k, c, p), FinishPath::separate) << "512 CTAs: four a SM";
+  k.sm_count = 108;
+  c = Config{1024, 4, 2, 256};
+  EXPECT_EQ(rt::finish_path(k, c, p), FinishPath::cooperative) << "256 partial rows: 8 rows a lane, any grid";
+  c = Config{1024, 4, 2, 257};
+  EXPECT_EQ(rt::finish_path(k, c, p), FinishPath::separate) << "257 CTAs on 108 SMs";
+  c = Config{1024, 8, 1, 2};
   p.M = 0;
   EXPECT_EQ(rt::finish_path(k, c, p), FinishPath::separate) << "no rows";
 }

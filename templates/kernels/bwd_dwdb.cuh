@@ -280,21 +280,59 @@ __device__ __forceinline__ void finish_item(const float* buf_w, const float* buf
 // The finish over many partial rows (more than 4 a thread in finish_item's
 // layout: a grid of about one CTA a SM, whose partial rows are as many as its
 // CTAs): an item is 4 columns of dW or of dB over all P rows, and a warp's.
-// Lane l adds rows l, l + 32, ... in order, kUnroll of them loaded at once,
-// then the warp's butterfly sums the lanes (every lane the same bits); warp
-// q of the grid takes items q, q + Q, ... Nothing depends on timing. For
-// bf16 N = 1024 at M = 4096 over 132 CTAs this finish took 3.2 us after the
-// rows where bwd_dwdb after the kernel took 5.9 (bench/probes/
-// bwd_team_probe.cu, bench/results/s37, call 1).
+// Lane l adds rows l, l + 32, ... in order, kUnroll of them loaded at once
+// (16: up to 512 partial rows in one round, e.g. two CTAs an SM; 8 where
+// the columns load one by one), then the warp's butterfly sums the lanes
+// (every lane the same bits); warp q of the grid takes items q, q + Q, ...
+// Nothing depends on timing, nor on the unroll: lane l adds the same rows in
+// the same order. For bf16 N = 1024 at M = 4096 over 132 CTAs this finish
+// took 3.2 us after the rows where bwd_dwdb after the kernel took 5.9
+// (bench/probes/bwd_team_probe.cu, bench/results/s37, call 1). The 16-row
+// loads through warp_item_rows (one pointer a lane, stepped by 32 rows)
+// leave the finish without spills (ptxas; the 8-row form through add4
+// spilled 16 bytes, a 16-row add4 360).
 struct WarpFinish {
-  static constexpr int kUnroll = 8;  // rows a lane loads at once (rt::finish_fits' kWarpRows)
-  static constexpr int kRowsPerRound = 32 * kUnroll;
+  static constexpr int kUnroll = 16;        // rows a lane loads at once, 16-byte rows (rt::finish_fits' kWarpRows)
+  static constexpr int kUnrollScalar = 8;   // the same where a row's columns are loaded one by one
 };
+
+// Lane `lane`'s rows of one item (columns col..col+3 of buf's P rows): rows
+// lane, lane + 32, ... added in that order, U of them loaded at once.
+// VEC: one 16-byte load a row (n % 4 == 0), else the columns one by one.
+template <int U, bool VEC>
+__device__ __forceinline__ void warp_item_rows(const float* buf, i64 P, i64 n, i64 col, int lane, float (&acc)[4]) {
+  for (i64 base = 0; base < P; base += 32 * U) {
+    float a[U][4];
+    const float* const first = buf + (base + lane) * n + col;
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+#pragma unroll
+      for (int k = 0; k < 4; ++k) a[u][k] = 0.f;
+      if (base + 32 * u + lane < P) {
+        const float* const row = first + static_cast<i64>(32 * u) * n;
+        if constexpr (VEC) {
+          const float4 v = __ldcg(reinterpret_cast<const float4*>(row));
+          a[u][0] = v.x;
+          a[u][1] = v.y;
+          a[u][2] = v.z;
+          a[u][3] = v.w;
+        } else {
+#pragma unroll
+          for (int k = 0; k < 4; ++k)
+            if (col + k < n) a[u][k] = __ldcg(row + k);
+        }
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+#pragma unroll
+      for (int k = 0; k < 4; ++k) acc[k] += a[u][k];
+  }
+}
 
 template <class W>
 __device__ __forceinline__ void finish_by_warps(const float* buf_w, const float* buf_b, i64 P, i64 n, bool vec_ok,
                                                 void* out_w, void* out_b) {
-  constexpr int U = WarpFinish::kUnroll;
   const int lane = static_cast<int>(threadIdx.x) % 32;
   const i64 warps = blockDim.x / 32;
   const i64 per = (n + 3) / 4;  // items of one gradient
@@ -305,19 +343,10 @@ __device__ __forceinline__ void finish_by_warps(const float* buf_w, const float*
     if (!buf) continue;  // that gradient is not wanted (the whole warp alike)
     const i64 col = 4 * (item - (bias ? per : 0));
     float acc[4] = {0.f, 0.f, 0.f, 0.f};
-    for (i64 base = 0; base < P; base += WarpFinish::kRowsPerRound) {
-      float a[U][4];
-#pragma unroll
-      for (int u = 0; u < U; ++u) {
-#pragma unroll
-        for (int k = 0; k < 4; ++k) a[u][k] = 0.f;
-        const i64 row = base + 32 * u + lane;
-        if (row < P) add4(buf + row * n, col, n, vec_ok, a[u]);
-      }
-#pragma unroll
-      for (int u = 0; u < U; ++u)
-#pragma unroll
-        for (int k = 0; k < 4; ++k) acc[k] += a[u][k];
+    if (vec_ok) {
+      warp_item_rows<WarpFinish::kUnroll, true>(buf, P, n, col, lane, acc);
+    } else {
+      warp_item_rows<WarpFinish::kUnrollScalar, false>(buf, P, n, col, lane, acc);
     }
 #pragma unroll
     for (int o = 16; o >= 1; o /= 2)
