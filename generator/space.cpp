@@ -1224,6 +1224,26 @@ std::optional<Config> fast_memory_fwd_default(const SpaceQuery& q, const ConfigF
 std::optional<Config> fast_memory_bwd_default(const SpaceQuery& q, const ConfigFilter& accept) {
   const auto [esize, half, plain_layer, plain_rms] = row_kind(q);
   const auto valid = [&](const Config& c) { return !accept || accept(c).has_value(); };
+  // The fused backward (a residual in x's dtype or fp32) of 16-bit rows of
+  // 257-2048 columns at training sizes (16-48 rows a SM): the plain
+  // LayerNorm's rule below (two CTAs a SM of 4 warps, 2 rows, to 1024
+  // columns; one of 8 warps, 2 rows, at 2048), whose grids finish dW/dB in
+  // the kernel (finish_by_warps), where fused_bwd_default's 4 CTAs a SM
+  // write 528 partial rows for bwd_dwdb. Every config listed in one process
+  // at M = 4096 on an H200 (bench/results/s49, call 4), us against that
+  // default: add + LayerNorm bf16 N = 512 12.9 / 14.3, 1024 16.3 / 20.0,
+  // 2048 24.4 / 26.6; add + RMSNorm 512 12.8 / 13.8, 1024 15.7 / 17.4, 2048
+  // 23.2 / 24.5; an fp32 residual beside bf16 1024 20.6 / 23.9 (the best
+  // there, 8 warps and 4 rows in one CTA a SM, 20.3; an fp32 residual at
+  // other N was not measured: the rules after this one).
+  if (q.residual && half && q.n > 256 && q.n <= 2048 && q.m >= 16 * static_cast<std::int64_t>(q.sm_count) &&
+      q.m <= 48 * static_cast<std::int64_t>(q.sm_count)) {
+    const std::int64_t single = next_pow2(q.n);
+    Config c = single <= 1024 ? Config{static_cast<int>(single), 4, 2, 0} : Config{2048, 8, 2, 0};
+    c.group_size_m = (single <= 1024 ? 2 : 1) * q.sm_count;
+    if (takes_residual(c, accept) || (single == 1024 && takes_residual(c, accept, Stream::fp32_beside_16bit)))
+      return c;
+  }
   // 16-bit rows without a residual at the hidden sizes below, over at least
   // 16 rows an SM: the tile of exactly N columns in rows of other than a
   // power of two of threads (add_segmented_tiles), where next_pow2(N)

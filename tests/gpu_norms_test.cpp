@@ -598,6 +598,12 @@ std::vector<VCase> variant_cases() {
   out.push_back(s262);
   s262.dz = false;
   out.push_back(s262);
+  // The fused backward at training sizes (16-48 rows a SM on an H200: two
+  // CTAs a SM of 4 warps, dW/dB finished in the kernel over 264 partial
+  // rows, session 49): a residual in x's dtype and an fp32 one, odd N.
+  out.push_back(fused(DType::bf16, Norm::layer, 4096, 1000, 3));
+  out.push_back(fused(DType::f16, Norm::rms, 2500, 600));
+  out.push_back(stream(DType::bf16, Norm::layer, 4096, 1024));
   return out;
 }
 

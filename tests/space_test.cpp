@@ -1196,8 +1196,28 @@ TEST(Default, FastMemoryRules) {
     q.residual = !rms_norm;
     SpaceQuery h100 = q;
     h100.dram_bytes_per_sm_cycle = 12.8;
-    EXPECT_EQ(to_string(default_config(q)), to_string(default_config(h100)))
-        << (rms_norm ? "RMSNorm" : "the fused add") << ": not under the rule";
+    if (rms_norm) {
+      EXPECT_EQ(to_string(default_config(q)), to_string(default_config(h100))) << "RMSNorm: not under the rule";
+    } else {
+      // The fused add: a rule of its own since session 49, the same config.
+      EXPECT_EQ(to_string(default_config(q)), "block_size=1024 num_warps=4 rows_per_cta=2 group_size_m=264");
+      EXPECT_NE(to_string(default_config(q)), to_string(default_config(h100))) << "an H200 rule";
+    }
+  }
+  // The fused backward of 16-bit rows at training sizes (257-2048 columns,
+  // 16-48 rows a SM), LayerNorm or RMSNorm (session 49, call 4).
+  for (Norm norm : {Norm::layer, Norm::rms}) {
+    SpaceQuery q = query(Kernel::bwd_dx, DType::bf16, 512, 4096, 18.8);
+    q.norm = norm;
+    q.residual = true;
+    EXPECT_EQ(to_string(default_config(q)), "block_size=512 num_warps=4 rows_per_cta=2 group_size_m=264");
+    q.n = 2048;
+    EXPECT_EQ(to_string(default_config(q)), "block_size=2048 num_warps=8 rows_per_cta=2 group_size_m=132");
+    q.n = 1000;
+    q.m = 2112;
+    EXPECT_EQ(to_string(default_config(q)), "block_size=1024 num_warps=4 rows_per_cta=2 group_size_m=264");
+    q.m = 6337;
+    EXPECT_NE(to_string(default_config(q)), "block_size=1024 num_warps=4 rows_per_cta=2 group_size_m=264") << "past 48 rows a SM";
   }
   // The fp32 backward of a fused residual add: 8 columns a thread.
   const auto fused = [&](std::int64_t n, Norm norm, double bpc = 18.8) {
