@@ -596,6 +596,64 @@ TEST(KernelHeaders, FusedBackwardDefaultsCompileWithoutSpills) {
               keys.size(), single_tile, segmented, staged_over_96k, staged_dz);
 }
 
+// The backward defaults at training sizes (16-48 rows a SM on 132 SMs, the
+// H200's rules and the H100's) whose instances have the entry that
+// finishes dW/dB in the kernel (CTAs under 512 threads): no entry spills
+// more than the 24 bytes that finish_dwdb (not inlined) saves and restores
+// once where the kernel has no bias (ptxas: the same 24 bytes at any
+// unroll of the finish by warps, 10-16 rows a lane; 16 bytes with the
+// 8-row form before session 49, which also spilled 16 with a bias, now
+// none). Plain LayerNorm and RMSNorm, the fused add in x's dtype and
+// beside an fp32 stream, fp32.
+TEST(KernelHeaders, TrainingBackwardFinishCompilesWithoutSpills) {
+  std::vector<InstanceKey> keys;
+  for (DType d : {f32, f16, bf16})
+    for (int form = 0; form < 3; ++form) {  // plain, + add in x's dtype, + add beside fp32
+      if (d == f32 && form == 2) continue;
+      for (std::int64_t n : {512, 768, 1000, 1024, 2048})
+        for (Norm norm : {Norm::layer, Norm::rms}) {
+          Traits t{Kernel::bwd_dx, d, d, true, norm == Norm::layer};
+          t.norm = norm;
+          if (form > 0) t.residual = form == 1 ? d : f32;
+          const int vec = n % gen::max_vec(d) == 0 ? gen::max_vec(d) : 1;
+          const auto valid = [&](const Config& c) -> std::optional<InstanceKey> {
+            try {
+              return gen::make_instance(t, c, n, vec);
+            } catch (const Error&) {
+              return std::nullopt;
+            }
+          };
+          for (std::int64_t m : {2112, 4096, 6336})
+            for (double bpc : {0.0, 18.8}) {
+              gen::SpaceQuery q{Kernel::bwd_dx, d, n, m, 132, 90};
+              q.residual = form > 0;
+              q.norm = norm;
+              q.dram_bytes_per_sm_cycle = bpc;
+              const Config c = gen::default_config(q, valid);
+              if (c.threads() >= 512 || c.cluster_size != 1) continue;
+              const InstanceKey key = gen::make_instance(t, c, n, vec);
+              if (std::find(keys.begin(), keys.end(), key) == keys.end()) keys.push_back(key);
+            }
+        }
+    }
+  ASSERT_GE(keys.size(), 20u);
+  for (const InstanceKey& key : keys) ASSERT_TRUE(gen::has_finish_entry(key)) << key.name();
+  for (std::size_t first = 0; first < keys.size(); first += 8) {  // eight compilations at a time
+    std::vector<std::future<long>> jobs;
+    const std::size_t last = std::min(keys.size(), first + 8);
+    for (std::size_t i = first; i < last; ++i)
+      jobs.push_back(std::async(std::launch::async, [key = keys[i]] { return most_spilled(key); }));
+    for (std::size_t i = first; i < last; ++i) {
+      const long spilled = jobs[i - first].get();
+      EXPECT_GE(spilled, 0) << keys[i].name() << ": does not compile";
+      EXPECT_LE(spilled, keys[i].traits.has_bias ? 0 : 24) << keys[i].name() << ": spills";
+    }
+  }
+  std::printf("[ finish   ] %zu training-size backward defaults with a finishing entry compiled, none spilling (but "
+              "the finish's 24-byte save without a bias)\n",
+              keys.size());
+}
+
 // That `key`'s PTX stores 16 bytes at a time (st.global.v4) and has no
 // 4-byte global store at +4, +8 or +12 of an address: no 16-byte store split
 // in four by the compiler.

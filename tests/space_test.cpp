@@ -1180,8 +1180,9 @@ TEST(Default, FastMemoryRules) {
       << "the H100's rule (wide_bwd_default: 32 warps there since session 32)";
   // Training sizes (16-48 rows a SM): the 16-bit LayerNorm backward of
   // 1025-4096 columns in one CTA a SM (bench/results/s37, call 5), of
-  // 513-1024 in two of 4 warps (s49, call 2); not RMSNorm, the fused add,
-  // fp32, other M, or an H100.
+  // 513-1024 in two of 4 warps (s49, call 2; the H100's rule gives the same
+  // there); not RMSNorm, fp32 or other M (the fused add: its own rule,
+  // below).
   EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 1024, 4096), "block_size=1024 num_warps=4 rows_per_cta=2 group_size_m=264");
   EXPECT_EQ(def(Kernel::bwd_dx, DType::f16, 600, 2112), "block_size=1024 num_warps=4 rows_per_cta=2 group_size_m=264");
   EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 2048, 6336), "block_size=2048 num_warps=8 rows_per_cta=2 group_size_m=132");

@@ -289,11 +289,14 @@ __device__ __forceinline__ void finish_item(const float* buf_w, const float* buf
 // took 3.2 us after the rows where bwd_dwdb after the kernel took 5.9
 // (bench/probes/bwd_team_probe.cu, bench/results/s37, call 1). The 16-row
 // loads through warp_item_rows (one pointer a lane, stepped by 32 rows)
-// leave the finish without spills (ptxas; the 8-row form through add4
-// spilled 16 bytes, a 16-row add4 360).
+// leave the finish without spills where the kernel has a bias (ptxas;
+// without one, 24 bytes saved and restored once around finish_dwdb's call,
+// at any unroll; the 8-row form through add4 spilled 16 bytes either way, a
+// 16-row add4 360; KernelHeaders.TrainingBackwardFinishCompilesWithoutSpills).
 struct WarpFinish {
-  static constexpr int kUnroll = 16;        // rows a lane loads at once, 16-byte rows (rt::finish_fits' kWarpRows)
-  static constexpr int kUnrollScalar = 8;   // the same where a row's columns are loaded one by one
+  // Rows a lane loads at once (rt::finish_fits' warp_rows holds the same):
+  static constexpr int kUnroll = 16;       // 16-byte rows (N % 4 == 0)
+  static constexpr int kUnrollScalar = 8;  // rows whose columns load one by one
 };
 
 // Lane `lane`'s rows of one item (columns col..col+3 of buf's P rows): rows
