@@ -14,9 +14,22 @@ s() { echo "=== $1 ($(date +%T))"; }
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 export LNTUNE_CACHE=off
 # sw TAG SECONDS ARGS...: every config of `lntune_sweep ARGS` ($S: the
-# build's lntune_sweep, set by the script) into $O/sw_TAG.log, within
-# SECONDS, then each shape's three fastest (bench/sweep_top.py).
-sw() { local tag=$1 t=$2; shift 2; LNTUNE_SWEEP_EVERY=1 timeout $t $S "$@" > $O/sw_$tag.log 2>&1; echo "$tag rc=$?"; python3 bench/sweep_top.py $O/sw_$tag.log 3; }
+# build's lntune_sweep, set by the script) within SECONDS, appended to
+# $O/sweeps.log under a line "### sw TAG: ARGS", then each shape's three
+# fastest (bench/sweep_top.py). One file for every sweep of a call: the
+# device tool returns at most 8 files (sessions 48-49 lost sweep logs to
+# one file a sweep).
+sw() {
+  local tag=$1 t=$2 log
+  shift 2
+  log=$(mktemp)
+  LNTUNE_SWEEP_EVERY=1 timeout $t $S "$@" > $log 2>&1
+  local rc=$?
+  { echo "### sw $tag: $*"; cat $log; } >> $O/sweeps.log
+  echo "$tag rc=$rc"
+  python3 bench/sweep_top.py $log 3
+  rm -f $log
+}
 # use NAME: the carried build $B/NAME as D (its binaries and liblntune.so
 # on LD_LIBRARY_PATH) and S (its lntune_sweep).
 use() { D=$B/$1; S=$D/lntune_sweep; export LD_LIBRARY_PATH=/usr/local/cuda/lib64:$D; }

@@ -167,5 +167,24 @@ chmod +x "$T/bin/nvidia-smi"
 check "gpu_call.sh prints the GPU, a step header, B, O and the cache off" \
   bash -c "grep -qx 'GPU X, 1.0' '$T/call.txt' && grep -q '^=== step (' '$T/call.txt' && grep -qx '$T/call/.devbuild|/o|off' '$T/call.txt'"
 
+# sw: every sweep of a call in one file ($O/sweeps.log, a header a sweep;
+# the device tool returns at most 8 files), each shape's fastest printed.
+# (Its own stand-ins: $T/bin's python3 only echoes its arguments.)
+mkdir -p "$T/o" "$T/swbin"
+cp "$T/bin/nvidia-smi" "$T/swbin/"
+cat > "$T/swbin/fake_sweep" <<'EOS'
+#!/usr/bin/env bash
+echo "   block_size=1024 num_warps=8 rows_per_cta=4 group_size_m=132                 16.1 us   36.9% of copy"
+echo "   block_size=1024 num_warps=4 rows_per_cta=2 group_size_m=264                 14.6 us   40.7% of copy"
+echo "bwd    bf16 N=$3    M=4096     default     16.1 us  1586 GB/s  36.9% | best"
+EOS
+chmod +x "$T/swbin/fake_sweep"
+(cd "$root" && PATH="$T/swbin:$PATH" OUT="$T/o" bash -c "source bench/gpu_call.sh; S=fake_sweep; sw one 10 bwd bf16 1024; sw two 10 bwd bf16 2048") \
+  > "$T/sw.txt" 2>&1
+check "sw appends every sweep to one sweeps.log with a header each" \
+  bash -c "[ \$(grep -c '^### sw ' '$T/o/sweeps.log') = 2 ] && grep -qx '### sw two: bwd bf16 2048' '$T/o/sweeps.log' && [ \$(ls '$T/o') = sweeps.log ]"
+check "sw prints each shape's fastest config first" \
+  bash -c "grep -q '^one rc=0' '$T/sw.txt' && grep -A1 'N=2048' '$T/sw.txt' | grep -q 'num_warps=4 rows_per_cta=2'"
+
 [ "$fails" = 0 ] && echo "all checks passed" || echo "$fails check(s) failed"
 exit $((fails > 0))
