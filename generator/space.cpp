@@ -1715,6 +1715,16 @@ void add_segmented_tiles(const SpaceQuery& q, std::vector<Config>& out) {
 }
 }  // namespace
 
+ConfigFilter instances_for(const Traits& t, std::int64_t n, int vec) {
+  return [t, n, vec](const Config& c) -> std::optional<InstanceKey> {
+    try {
+      return make_instance(t, c, n, vec);
+    } catch (const Error&) {
+      return std::nullopt;
+    }
+  };
+}
+
 std::vector<Config> search_space(const SpaceQuery& q) {
   if (q.n < 1) throw Error("lntune: search space needs N >= 1, got " + std::to_string(q.n));
   std::vector<Config> out;

@@ -85,6 +85,11 @@ inline bool fast_memory(const SpaceQuery& q) { return q.dram_bytes_per_sm_cycle 
 // all of them, as the query sizes them.
 using ConfigFilter = std::function<std::optional<InstanceKey>(const Config&)>;
 
+// That filter for a call with traits `t` at N = n and vector width `vec`:
+// a config's instance (gen::make_instance), none where the generator turns
+// it down.
+ConfigFilter instances_for(const Traits& t, std::int64_t n, int vec);
+
 std::vector<Config> search_space(const SpaceQuery& q);
 
 // Rows longer than this get forward candidates with a slab in shared memory

@@ -20,17 +20,10 @@ Selection default_selection(const DeviceInfo& dev, const Traits& traits, std::in
   // first that is a valid instance for these traits (a variant's wider
   // slabs, e.g. an fp32 residual beside 16-bit x) and this vector width
   // (bulk copies need 16-byte aligned rows), else the register kernels.
-  const auto valid = [&](const Config& c) -> std::optional<InstanceKey> {
-    try {
-      return gen::make_instance(traits, c, n, vec);
-    } catch (const Error&) {
-      return std::nullopt;
-    }
-  };
   gen::SpaceQuery q = space_query(dev, traits.kernel, d, n, m);
   q.residual = traits.residual.has_value() && traits.kernel != Kernel::bwd_dwdb;
   q.norm = traits.norm;
-  return Selection{gen::default_config(q, valid), "default heuristic"};
+  return Selection{gen::default_config(q, gen::instances_for(traits, n, vec)), "default heuristic"};
 }
 
 Selection select(const DeviceInfo& dev, const Traits& traits, std::int64_t n, std::int64_t m, int vec,

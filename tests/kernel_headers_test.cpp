@@ -553,13 +553,7 @@ TEST(KernelHeaders, FusedBackwardDefaultsCompileWithoutSpills) {
           t.norm = norm;
           t.residual = r;
           const int vec = n % gen::max_vec(d) == 0 ? gen::max_vec(d) : 1;
-          const auto valid = [&](const Config& c) -> std::optional<InstanceKey> {
-            try {
-              return gen::make_instance(t, c, n, vec);
-            } catch (const Error&) {
-              return std::nullopt;
-            }
-          };
+          const gen::ConfigFilter valid = gen::instances_for(t, n, vec);
           // Training rows, and the bandwidth regime's (512 MiB of x).
           const std::int64_t bandwidth_m = (std::int64_t{512} << 20) / (n * static_cast<std::int64_t>(dtype_size(d)));
           for (std::int64_t m : {std::int64_t{4096}, bandwidth_m})
@@ -616,13 +610,7 @@ TEST(KernelHeaders, TrainingBackwardFinishCompilesWithoutSpills) {
           t.norm = norm;
           if (form > 0) t.residual = form == 1 ? d : f32;
           const int vec = n % gen::max_vec(d) == 0 ? gen::max_vec(d) : 1;
-          const auto valid = [&](const Config& c) -> std::optional<InstanceKey> {
-            try {
-              return gen::make_instance(t, c, n, vec);
-            } catch (const Error&) {
-              return std::nullopt;
-            }
-          };
+          const gen::ConfigFilter valid = gen::instances_for(t, n, vec);
           for (std::int64_t m : {2112, 4096, 6336})
             for (double bpc : {0.0, 18.8}) {
               gen::SpaceQuery q{Kernel::bwd_dx, d, n, m, 132, 90};
@@ -705,13 +693,7 @@ TEST(KernelHeaders, WideBackwardStoresWhole) {
     q.residual = k.residual.has_value();
     q.norm = k.norm;
     q.dram_bytes_per_sm_cycle = 18.8;
-    const Config c = gen::default_config(q, [&](const Config& cc) -> std::optional<InstanceKey> {
-      try {
-        return gen::make_instance(t, cc, k.n, vec);
-      } catch (const Error&) {
-        return std::nullopt;
-      }
-    });
+    const Config c = gen::default_config(q, gen::instances_for(t, k.n, vec));
     const InstanceKey key = gen::make_instance(t, c, k.n, vec);
     ASSERT_TRUE(gen::is_wide_bwd(key)) << key.name() << ": not the wide backward";
     expect_whole_stores(key);

@@ -15,19 +15,6 @@ namespace {
 const std::int64_t kNs[] = {1, 2, 7, 64, 100, 127, 256, 1000, 1024, 3000, 4096, 5120, 8192, 12288,
                             16384, 40001, 65536, 262144, 1048576};
 
-// The filter a call with traits `t` gives the default heuristic: a config's
-// instance for N = n at vector width `vec`, or none where the generator
-// turns it down.
-ConfigFilter instances_for(const Traits& t, std::int64_t n, int vec) {
-  return [t, n, vec](const Config& c) -> std::optional<InstanceKey> {
-    try {
-      return make_instance(t, c, n, vec);
-    } catch (const Error&) {
-      return std::nullopt;
-    }
-  };
-}
-
 // A caller for whom no shared-memory config is a valid instance.
 const ConfigFilter kNoSharedMemoryConfig = [](const Config&) -> std::optional<InstanceKey> { return std::nullopt; };
 
