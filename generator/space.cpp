@@ -1221,14 +1221,31 @@ std::optional<Config> fast_memory_fwd_default(const SpaceQuery& q, const ConfigF
 }
 
 // fast_memory_default's backward (bwd_dx) rules.
+// The backward's training sizes: 16-48 rows a SM (M = 2112-6336 on 132
+// SMs), where a persistent CTA walks few row groups.
+bool training_rows(const SpaceQuery& q) {
+  return q.m >= 16 * static_cast<std::int64_t>(q.sm_count) && q.m <= 48 * static_cast<std::int64_t>(q.sm_count);
+}
+
+// The 16-bit backward's grid there (plain LayerNorm and the fused form,
+// fast_memory_bwd_default): rows of up to 1024 columns in two CTAs a SM of
+// 4 warps, 2 rows; 2048 in one of 8 warps, 2 rows; 4096 in one of 16 warps.
+Config training_bwd_config(const SpaceQuery& q) {
+  const std::int64_t single = next_pow2(q.n);
+  Config c = single <= 1024   ? Config{static_cast<int>(single), 4, 2, 0}
+             : single == 2048 ? Config{2048, 8, 2, 0}
+                              : Config{4096, 16, 2, 0};
+  c.group_size_m = (single <= 1024 ? 2 : 1) * q.sm_count;
+  return c;
+}
+
 std::optional<Config> fast_memory_bwd_default(const SpaceQuery& q, const ConfigFilter& accept) {
   const auto [esize, half, plain_layer, plain_rms] = row_kind(q);
   const auto valid = [&](const Config& c) { return !accept || accept(c).has_value(); };
   // The fused backward (a residual in x's dtype or fp32) of 16-bit rows of
   // 257-2048 columns at training sizes (16-48 rows a SM): the plain
-  // LayerNorm's rule below (two CTAs a SM of 4 warps, 2 rows, to 1024
-  // columns; one of 8 warps, 2 rows, at 2048), whose grids finish dW/dB in
-  // the kernel (finish_by_warps), where fused_bwd_default's 4 CTAs a SM
+  // LayerNorm's configs (training_bwd_config, the rule below), whose grids
+  // finish dW/dB in the kernel (finish_by_warps), where fused_bwd_default's 4 CTAs a SM
   // write 528 partial rows for bwd_dwdb. Every config listed in one process
   // at M = 4096 on an H200 (bench/results/s49, call 4), us against that
   // default: add + LayerNorm bf16 N = 512 12.9 / 14.3, 1024 16.3 / 20.0,
@@ -1236,12 +1253,9 @@ std::optional<Config> fast_memory_bwd_default(const SpaceQuery& q, const ConfigF
   // 23.2 / 24.5; an fp32 residual beside bf16 1024 20.6 / 23.9 (the best
   // there, 8 warps and 4 rows in one CTA a SM, 20.3; an fp32 residual at
   // other N was not measured: the rules after this one).
-  if (q.residual && half && q.n > 256 && q.n <= 2048 && q.m >= 16 * static_cast<std::int64_t>(q.sm_count) &&
-      q.m <= 48 * static_cast<std::int64_t>(q.sm_count)) {
-    const std::int64_t single = next_pow2(q.n);
-    Config c = single <= 1024 ? Config{static_cast<int>(single), 4, 2, 0} : Config{2048, 8, 2, 0};
-    c.group_size_m = (single <= 1024 ? 2 : 1) * q.sm_count;
-    if (takes_residual(c, accept) || (single == 1024 && takes_residual(c, accept, Stream::fp32_beside_16bit)))
+  if (q.residual && half && q.n > 256 && q.n <= 2048 && training_rows(q)) {
+    const Config c = training_bwd_config(q);
+    if (takes_residual(c, accept) || (c.block_size == 1024 && takes_residual(c, accept, Stream::fp32_beside_16bit)))
       return c;
   }
   // 16-bit rows without a residual at the hidden sizes below, over at least
@@ -1281,7 +1295,7 @@ std::optional<Config> fast_memory_bwd_default(const SpaceQuery& q, const ConfigF
         {2304, 9, 1, 8, 18, 2}, {2560, 5, 1, 8, 10, 2},  {2816, 22, 2, 1, 11, 2}, {3072, 12, 1, 2, 12, 2},
         {3584, 14, 2, 1, 14, 2},
     };
-    const bool train = q.m <= 48 * static_cast<std::int64_t>(q.sm_count);
+    const bool train = training_rows(q);
     // 4097-8191 columns, a multiple of 512: rows of N / 16 threads (16
     // elements a thread, whole warps), one a CTA, a CTA an SM (4608 84.2
     // against 81.0, 5120 87.4 / 84.9, 5632 89.1 / 87.2, 6144 90.5 / 89.3,
@@ -1342,11 +1356,8 @@ std::optional<Config> fast_memory_bwd_default(const SpaceQuery& q, const ConfigF
   // 15.1 / 15.3 for 8 warps and 4 rows in one (fp16 14.6 / 14.7 against
   // 15.1 / 15.3; every config of interest in one process, two rounds;
   // bench/results/s49, call 2).
-  if (plain_layer && half && q.n > 512 && q.n <= 4096 && q.m >= 16 * static_cast<std::int64_t>(q.sm_count) &&
-      q.m <= 48 * static_cast<std::int64_t>(q.sm_count)) {
-    const std::int64_t single = next_pow2(q.n);
-    Config c = single <= 1024 ? Config{1024, 4, 2, 0} : single == 2048 ? Config{2048, 8, 2, 0} : Config{4096, 16, 2, 0};
-    c.group_size_m = (single <= 1024 ? 2 : 1) * q.sm_count;
+  if (plain_layer && half && q.n > 512 && q.n <= 4096 && training_rows(q)) {
+    const Config c = training_bwd_config(q);
     if (valid(c)) return c;
   }
   // fp32 rows of 1025-4095 columns that are not a power of two, without a
