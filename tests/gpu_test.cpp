@@ -537,6 +537,7 @@ TEST(Gpu, WarpFinishSumsManyPartialRows) {
       {{DType::bf16, DType::bf16, true, true, 4096, 1024}, Config{1024, 4, 2, 0}, 2},
       {{DType::f32, DType::f32, true, true, 3001, 1024, 5}, Config{1024, 4, 1, 0}, 2},
   };
+  int past_256 = 0;  // cases over more than 256 partial rows (16 rows a lane)
   for (const Shape& sh : shapes) {
     const Case& c = sh.c;
     Config dc = sh.dc;
@@ -547,6 +548,7 @@ TEST(Gpu, WarpFinishSumsManyPartialRows) {
     const std::int64_t P = rt::partial_rows(dc, c.M);
     const int rg = rt::finish_row_groups(P, dc.threads());
     ASSERT_GT((P + rg - 1) / rg, 4) << "not the case this test is about: finish_item's row groups would take these rows";
+    past_256 += P > 256;
     const Config rc = gen::default_config({Kernel::bwd_dwdb, c.w, c.N, P, 132});
     const BwdOut a = backward_with(p, dc, rc, true);
     const BwdOut b = backward_with(p, dc, rc, false);
@@ -558,6 +560,11 @@ TEST(Gpu, WarpFinishSumsManyPartialRows) {
       SCOPED_TRACE(o == &a ? "finished by warps in the dx kernel" : "bwd_dwdb after it");
       check_outputs(p, *o);
     }
+  }
+  // Two CTAs a SM pass 256 partial rows only on GPUs of more than 128 SMs.
+  std::printf("[ finish   ] %d of %zu grids over 256 partial rows (%d SMs)\n", past_256, std::size(shapes), sms);
+  if (sms > 128) {
+    EXPECT_EQ(past_256, 2) << "the two-CTAs-a-SM cases did not pass 256 partial rows";
   }
 }
 
