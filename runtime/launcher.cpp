@@ -230,10 +230,10 @@ FinishPath finish_path(const LoadedKernel& dx, const Config& dc, const BwdProble
   const bool wide_residual = p.traits.residual && dtype_size(*p.traits.residual) > dtype_size(p.traits.x_dtype);
   if (ctas == 1 && p.N <= dc.block_size && p.grads_aligned && !wide_residual) return FinishPath::alone;
   // Past kFinishRowsAnyGrid partial rows, only grids of up to two CTAs a
-  // SM: on an H200 at M = 4096 (bench/results/
-  // s49, call 2), bf16 N = 1024 in 264 CTAs of 4 warps 14.7 us finished in
-  // the kernel against 17.0 with bwd_dwdb after it, but fp32 N = 1024 in 512
-  // CTAs of 4 warps 23.6 against 21.3.
+  // SM: on an H200 at M = 4096 (bench/results/s49, call 2), bf16 N = 1024
+  // in 264 CTAs of 4 warps 14.7 us finished in the kernel against 17.0 with
+  // bwd_dwdb after it, but fp32 N = 1024 in 512 CTAs of 4 warps 23.6
+  // against 21.3.
   const bool many = ctas > kFinishRowsAnyGrid && ctas > 2 * static_cast<std::int64_t>(dx.sm_count);
   if (dx.finish_fn && ctas <= dx.cooperative_ctas && !many && finish_fits(ctas, dc.threads(), ctas, p.N))
     return FinishPath::cooperative;
