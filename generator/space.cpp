@@ -1251,12 +1251,15 @@ std::optional<Config> fast_memory_bwd_default(const SpaceQuery& q, const ConfigF
   // default: add + LayerNorm bf16 N = 512 12.9 / 14.3, 1024 16.3 / 20.0,
   // 2048 24.4 / 26.6; add + RMSNorm 512 12.8 / 13.8, 1024 15.7 / 17.4, 2048
   // 23.2 / 24.5; an fp32 residual beside bf16 1024 20.6 / 23.9 (the best
-  // there, 8 warps and 4 rows in one CTA a SM, 20.3; an fp32 residual at
-  // other N was not measured: the rules after this one).
+  // there, 8 warps and 4 rows in one CTA a SM, 20.3). The fp32 stream at
+  // every N of the rule since session 50 (A/B against the rules after this
+  // one, % of copy, two rounds; bench/results/s50, call 1): add + LayerNorm
+  // bf16 512 36.1 / 35.5 -> 42.2 / 42.3, 2048 68.3 / 68.3 -> 75.6 / 75.6,
+  // 768 47.5 / 47.4 -> 47.0 / 47.2; add + RMSNorm 512 38.4 / 37.9 -> 42.7 /
+  // 42.8, 2048 76.1 / 75.7 -> 77.2 / 77.8.
   if (q.residual && half && q.n > 256 && q.n <= 2048 && training_rows(q)) {
     const Config c = training_bwd_config(q);
-    if (takes_residual(c, accept) || (c.block_size == 1024 && takes_residual(c, accept, Stream::fp32_beside_16bit)))
-      return c;
+    if (takes_residual(c, accept) || takes_residual(c, accept, Stream::fp32_beside_16bit)) return c;
   }
   // 16-bit rows without a residual at the hidden sizes below, over at least
   // 16 rows an SM: the tile of exactly N columns in rows of other than a
@@ -1355,8 +1358,14 @@ std::optional<Config> fast_memory_bwd_default(const SpaceQuery& q, const ConfigF
   // two CTAs a SM of 4 warps, 2 rows: bf16 N = 1024 14.6 / 14.8 us against
   // 15.1 / 15.3 for 8 warps and 4 rows in one (fp16 14.6 / 14.7 against
   // 15.1 / 15.3; every config of interest in one process, two rounds;
-  // bench/results/s49, call 2).
-  if (plain_layer && half && q.n > 512 && q.n <= 4096 && training_rows(q)) {
+  // bench/results/s49, call 2). Rows of 257-512 columns since session 50,
+  // in two CTAs a SM of 4 warps, 2 rows (the fused form's best at 512),
+  // where the rules below gave 512 CTAs of 2 warps, 2 rows: A/B, % of copy
+  // (bench/results/s50, call 1), M = 4096: bf16 320 14.5 / 13.8 -> 15.5 /
+  // 15.5, 384 16.2 / 16.4 -> 17.8 / 17.6, 512 21.1 / 21.3 -> 23.8 / 23.7,
+  // fp16 512 22.1 / 22.1 -> 23.5 / 23.5; bf16 512 at M = 6336 28.9 / 30.0 ->
+  // 31.6 / 31.4, at M = 2112 15.2 / 15.3 -> 15.0 / 14.8 (10.0 -> 10.2 us).
+  if (plain_layer && half && q.n > 256 && q.n <= 4096 && training_rows(q)) {
     const Config c = training_bwd_config(q);
     if (valid(c)) return c;
   }

@@ -1174,7 +1174,8 @@ TEST(Default, FastMemoryRules) {
   EXPECT_EQ(def(Kernel::bwd_dx, DType::f16, 600, 2112), "block_size=1024 num_warps=4 rows_per_cta=2 group_size_m=264");
   EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 2048, 6336), "block_size=2048 num_warps=8 rows_per_cta=2 group_size_m=132");
   EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 3000, 4096), "block_size=4096 num_warps=16 rows_per_cta=2 group_size_m=132");
-  for (const auto& [n, m] : std::vector<std::pair<std::int64_t, std::int64_t>>{{512, 4096}, {4097, 4096}, {1024, 2111}, {1024, 6337}})
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 512, 4096), "block_size=512 num_warps=4 rows_per_cta=2 group_size_m=264");
+  for (const auto& [n, m] : std::vector<std::pair<std::int64_t, std::int64_t>>{{256, 4096}, {4097, 4096}, {1024, 2111}, {1024, 6337}})
     EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, n, m), def(Kernel::bwd_dx, DType::bf16, n, m, 12.8)) << n << " x " << m;
   EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 1024, 4096, 12.8), "block_size=1024 num_warps=4 rows_per_cta=2 group_size_m=264");
   EXPECT_EQ(def(Kernel::bwd_dx, DType::f32, 1024, 4096), def(Kernel::bwd_dx, DType::f32, 1024, 4096, 12.8));
@@ -1207,6 +1208,23 @@ TEST(Default, FastMemoryRules) {
     q.m = 6337;
     EXPECT_NE(to_string(default_config(q)), "block_size=1024 num_warps=4 rows_per_cta=2 group_size_m=264") << "past 48 rows a SM";
   }
+  // Beside an fp32 residual stream the same configs at every N of the rule
+  // (session 50, call 1; session 49 had taken 1024 alone), as the launcher
+  // sees them: through the instances of those traits.
+  for (Norm norm : {Norm::layer, Norm::rms})
+    for (const auto& [n, want] : std::vector<std::pair<std::int64_t, std::string>>{
+             {512, "block_size=512 num_warps=4 rows_per_cta=2 group_size_m=264"},
+             {1024, "block_size=1024 num_warps=4 rows_per_cta=2 group_size_m=264"},
+             {2048, "block_size=2048 num_warps=8 rows_per_cta=2 group_size_m=132"}}) {
+      SpaceQuery q = query(Kernel::bwd_dx, DType::bf16, n, 4096, 18.8);
+      q.norm = norm;
+      q.residual = true;
+      Traits t{Kernel::bwd_dx, DType::bf16, DType::bf16, true, norm == Norm::layer};
+      t.norm = norm;
+      t.residual = DType::f32;
+      EXPECT_EQ(to_string(default_config(q, instances_for(t, n, max_vec(DType::bf16)))), want)
+          << "fp32 stream, " << to_string(norm) << " " << n;
+    }
   // The fp32 backward of a fused residual add: 8 columns a thread.
   const auto fused = [&](std::int64_t n, Norm norm, double bpc = 18.8) {
     SpaceQuery q = query(Kernel::bwd_dx, DType::f32, n, (std::int64_t{1} << 27) / n, bpc);

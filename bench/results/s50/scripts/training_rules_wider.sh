@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# A device call for training-rules-wider.patch (bench/experiments/README.md):
+# Session 50, call 1 (b): training-rules-wider (bench/experiments until
+# then; committed with session 50):
 # the defaults it changes A/B'd against main's, two rounds, and neighbours
 # it must leave level.
-#   OUT=$OUT bash bench/experiments/run-training-rules-wider.sh MAIN PATCHED
-# MAIN, PATCHED: carried builds under .devbuild (scripts/stage.sh NAME).
+#   OUT=$OUT bash bench/results/s50/scripts/training_rules_wider.sh MAIN PATCHED
+# MAIN, PATCHED: carried builds under .devbuild (scripts/stage.sh NAME):
+# 6d0a910 and the commit that took the rules.
 source bench/gpu_call.sh
-main=${1:?usage: run-training-rules-wider.sh MAIN PATCHED} patched=${2:?usage: run-training-rules-wider.sh MAIN PATCHED}
+main=${1:?usage: training_rules_wider.sh MAIN PATCHED} patched=${2:?usage: training_rules_wider.sh MAIN PATCHED}
 use $patched
 s cases
 cases 170 '*VariantSpace*N1000_bwd_dx:*Variants*M4096*:*Variants*M2500*' '*Variants*M4096_N1024*'
