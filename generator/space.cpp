@@ -1369,6 +1369,31 @@ std::optional<Config> fast_memory_bwd_default(const SpaceQuery& q, const ConfigF
     const Config c = training_bwd_config(q);
     if (valid(c)) return c;
   }
+  // fp32 rows of 257-2048 columns without a residual (LayerNorm or
+  // RMSNorm), over more than 16 rows a SM: the same configs, where the
+  // rules below gave rows of up to 1024 columns one row a CTA of 4 warps,
+  // 4 CTAs a SM (512 partial rows for bwd_dwdb) and 2048 one row a CTA of
+  // 8 warps, 2 a SM. Every config of interest in one process at M = 4096,
+  // us, rounds 1 / 2, this config against that default (bench/results/s50,
+  // calls 2-3): LayerNorm N = 512 13.9 / 14.2 against 16.4 / 16.4, 768 16.9
+  // / 16.8 against 18.9 / 18.5, 1024 19.6 / 19.5 against 21.3 / 21.2 (M =
+  // 6336: 25.2 / 25.2 against 27.1 / 27.1), 2048 30.6 / 30.6 against 31.7 /
+  // 31.6; RMSNorm 1024 18.9 / 18.8 against 19.8 / 20.1, 2048 30.1 / 30.0
+  // against 30.4 / 30.2. Not at 16 rows a SM (M = 2112, N = 1024: 14.8 /
+  // 14.6 against the default's 14.4 / 14.3), nor at 4096 columns (16 warps,
+  // 2 rows: 54.4 / 54.4 against the default's 53.7 / 53.9). As the default
+  // (A/B, % of copy, two rounds, call 4), M = 4096: LayerNorm 384 30.9 /
+  // 30.3 -> 34.7 / 33.9, 512 37.0 / 36.3 -> 41.3 / 40.6, 768 47.6 / 46.9 ->
+  // 53.1 / 52.2, 1000 56.0 / 54.5 -> 60.6 / 59.4, 1024 56.1 / 56.0 -> 61.3 /
+  // 60.6, 2048 74.3 / 74.9 -> 77.3 / 77.1; RMSNorm 512 42.6 / 42.0 -> 44.1 /
+  // 44.2, 1024 60.0 / 59.3 -> 62.2 / 62.6, 2048 78.8 / 78.6 -> 80.2 / 79.7;
+  // LayerNorm 1024 at M = 3000 47.9 / 46.8 -> 52.6 / 52.4, 6336 69.0 / 69.2
+  // -> 73.2 / 73.9.
+  if ((plain_layer || plain_rms) && esize == 4 && q.n > 256 && q.n <= 2048 && training_rows(q) &&
+      q.m > 16 * static_cast<std::int64_t>(q.sm_count)) {
+    const Config c = training_bwd_config(q);
+    if (valid(c)) return c;
+  }
   // fp32 rows of 1025-4095 columns that are not a power of two, without a
   // residual, over many rows: two CTAs a SM of 16 columns a thread (1025-
   // 2047: two rows a CTA of 256 threads; 2049-4095: one of 256), where the

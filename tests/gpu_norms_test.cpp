@@ -604,6 +604,18 @@ std::vector<VCase> variant_cases() {
   out.push_back(fused(DType::bf16, Norm::layer, 4096, 1000, 3));
   out.push_back(fused(DType::f16, Norm::rms, 2500, 600));
   out.push_back(stream(DType::bf16, Norm::layer, 4096, 1024));
+  // fp32 rows without a residual at training sizes (an H200's defaults,
+  // session 50: two CTAs a SM of 4 warps, 2 rows, up to 1024 columns; one
+  // of 8 warps at 2048; dW/dB finished in the kernel): LayerNorm of odd N,
+  // strided, and RMSNorm.
+  const auto plain = [&](DType d, Norm norm, std::int64_t M, std::int64_t N, std::int64_t pad = 0) {
+    VCase c = fused(d, norm, M, N, pad);
+    c.residual.reset();
+    return c;
+  };
+  out.push_back(plain(DType::f32, Norm::layer, 4096, 1000, 3));
+  out.push_back(plain(DType::f32, Norm::rms, 3001, 700));
+  out.push_back(plain(DType::f32, Norm::layer, 6000, 2047));
   return out;
 }
 

@@ -1178,7 +1178,21 @@ TEST(Default, FastMemoryRules) {
   for (const auto& [n, m] : std::vector<std::pair<std::int64_t, std::int64_t>>{{256, 4096}, {4097, 4096}, {1024, 2111}, {1024, 6337}})
     EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, n, m), def(Kernel::bwd_dx, DType::bf16, n, m, 12.8)) << n << " x " << m;
   EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 1024, 4096, 12.8), "block_size=1024 num_warps=4 rows_per_cta=2 group_size_m=264");
-  EXPECT_EQ(def(Kernel::bwd_dx, DType::f32, 1024, 4096), def(Kernel::bwd_dx, DType::f32, 1024, 4096, 12.8));
+  // fp32 rows of 257-2048 columns (LayerNorm, RMSNorm) over more than 16
+  // rows a SM take the same configs on an H200 (session 50, calls 2-3); the
+  // H100 keeps its rule, and 16 rows a SM and 4096 columns the rules after.
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::f32, 1024, 4096), "block_size=1024 num_warps=4 rows_per_cta=2 group_size_m=264");
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::f32, 512, 6336), "block_size=512 num_warps=4 rows_per_cta=2 group_size_m=264");
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::f32, 2048, 4096), "block_size=2048 num_warps=8 rows_per_cta=2 group_size_m=132");
+  EXPECT_NE(def(Kernel::bwd_dx, DType::f32, 1024, 4096, 12.8), def(Kernel::bwd_dx, DType::f32, 1024, 4096));
+  EXPECT_NE(def(Kernel::bwd_dx, DType::f32, 1024, 2112), def(Kernel::bwd_dx, DType::f32, 1024, 4096)) << "16 rows a SM";
+  EXPECT_NE(def(Kernel::bwd_dx, DType::f32, 4096, 4096), "block_size=4096 num_warps=16 rows_per_cta=2 group_size_m=132");
+  EXPECT_NE(def(Kernel::bwd_dx, DType::f32, 256, 4096), "block_size=256 num_warps=4 rows_per_cta=2 group_size_m=264");
+  {
+    SpaceQuery q = query(Kernel::bwd_dx, DType::f32, 1024, 4096, 18.8);
+    q.norm = Norm::rms;
+    EXPECT_EQ(to_string(default_config(q)), "block_size=1024 num_warps=4 rows_per_cta=2 group_size_m=264") << "RMSNorm";
+  }
   for (bool rms_norm : {true, false}) {
     SpaceQuery q = query(Kernel::bwd_dx, DType::bf16, 1024, 4096, 18.8);
     q.norm = rms_norm ? Norm::rms : Norm::layer;
