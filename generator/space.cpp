@@ -1394,6 +1394,49 @@ std::optional<Config> fast_memory_bwd_default(const SpaceQuery& q, const ConfigF
     const Config c = training_bwd_config(q);
     if (valid(c)) return c;
   }
+  // Past 48 rows a SM (M = 8192-65536 measured, session 50, call 6; every
+  // config of interest in one process a shape, us against the default of
+  // the rules below, at 62 / 124 / 248 / 496 rows a SM):
+  // - fp32 rows of up to 1024 columns, to 64 rows a SM: the training
+  //   config (LayerNorm 1024: 30.4 against 32.2 at 62; 54.2 / 54.6 at 124,
+  //   101.5 / 100.8 at 248);
+  // - 16-bit LayerNorm of 2049-4096 columns, to 256 rows a SM: one CTA a SM
+  //   of 16 warps, 2 rows (4096: 56.5 / 58.4, 102.3 / 105.1, 193.7 / 196.8;
+  //   at 496 rows 376.7 / 380.3, not taken);
+  // - 16-bit LayerNorm of 1025-2048 columns, to 128 rows a SM: two CTAs a
+  //   SM of 8 warps, 2 rows (2048: 34.2 / 36.3, 56.2 / 58.2; at 248 rows
+  //   103.9 / 104.0);
+  // - 16-bit LayerNorm and RMSNorm of 513-1024 columns, 65-256 rows a SM:
+  //   four CTAs a SM of 4 warps, 2 rows, 528 partial rows for bwd_dwdb
+  //   (LayerNorm 1024: 33.5 / 34.9 at 124, 56.5 / 58.1 at 248; 768: 28.2 /
+  //   29.2, 47.2 / 47.8; RMSNorm 1024: 30.9 / 32.2, 52.9 / 54.8); to 64
+  //   rows a SM the training config, two CTAs a SM (at 62 rows: LayerNorm
+  //   1024 21.0 against 22.7 for four; the default there, the same config,
+  //   20.7).
+  // As defaults (A/B, % of copy, rounds 1 / 2, call 7): bf16 M = 8192 2048
+  // 64.8 / 64.8 -> 69.7 / 69.6, 4096 80.9 / 81.3 -> 85.4 / 85.3; M = 12288
+  // 1024 59.9 / 60.4 -> 63.1 / 63.8, 2048 75.9 / 76.5 -> 79.3 / 79.1;
+  // M = 16384 1024 67.3 / 67.8 -> 70.7 / 70.3, 1000 63.0 / 64.4 -> 67.6 /
+  // 67.0, 768 60.8 / 61.0 -> 64.5 / 62.3, 2048 81.8 / 82.2 -> 84.5 / 83.3,
+  // 4096 90.8 / 91.0 -> 93.9 / 92.7, fp16 1024 67.7 / 67.2 -> 72.6 / 70.1,
+  // RMSNorm bf16 1024 74.0 / 74.1 -> 76.5 / 78.5; M = 32768 1024 81.6 /
+  // 83.0 -> 85.8 / 84.2, 4096 96.7 / 97.2 -> 97.9 / 98.1; fp32 M = 8448 512
+  // 57.0 / 57.2 -> 60.4 / 60.6, 1024 75.6 / 75.3 -> 77.9 / 77.9; M = 8192
+  // bf16 1024, M = 65536 and x = 512 MiB level.
+  const auto rows_a_sm_within = [&](std::int64_t lo, std::int64_t hi) {  // lo < M / SMs <= hi
+    const std::int64_t sms = q.sm_count;
+    return q.m > lo * sms && q.m <= hi * sms;
+  };
+  if (!q.residual && rows_a_sm_within(48, 256)) {
+    const std::int64_t single = next_pow2(q.n);
+    std::optional<Config> c;
+    if (esize == 4 && q.n > 256 && q.n <= 1024 && rows_a_sm_within(48, 64)) c = training_bwd_config(q);
+    if (half && plain_layer && single == 4096) c = Config{4096, 16, 2, q.sm_count};
+    if (half && plain_layer && single == 2048 && rows_a_sm_within(48, 128)) c = Config{2048, 8, 2, 2 * q.sm_count};
+    if (half && q.n > 512 && single == 1024)
+      c = rows_a_sm_within(48, 64) ? training_bwd_config(q) : Config{1024, 4, 2, 4 * q.sm_count};
+    if (c && valid(*c)) return c;
+  }
   // fp32 rows of 1025-4095 columns that are not a power of two, without a
   // residual, over many rows: two CTAs a SM of 16 columns a thread (1025-
   // 2047: two rows a CTA of 256 threads; 2049-4095: one of 256), where the

@@ -616,6 +616,13 @@ std::vector<VCase> variant_cases() {
   out.push_back(plain(DType::f32, Norm::layer, 4096, 1000, 3));
   out.push_back(plain(DType::f32, Norm::rms, 3001, 700));
   out.push_back(plain(DType::f32, Norm::layer, 6000, 2047));
+  // Past 48 rows a SM (an H200's defaults, session 50): 16-bit 513-1024
+  // columns in four CTAs a SM of 4 warps (528 partial rows, bwd_dwdb after),
+  // RMSNorm strided; 2048 in two of 8 warps; 4096 in one of 16 warps.
+  out.push_back(plain(DType::bf16, Norm::layer, 16384, 1000));
+  out.push_back(plain(DType::f16, Norm::rms, 12001, 1024, 8));
+  out.push_back(plain(DType::bf16, Norm::layer, 9001, 2048));
+  out.push_back(plain(DType::bf16, Norm::layer, 20000, 3000, 4));
   return out;
 }
 

@@ -1188,6 +1188,34 @@ TEST(Default, FastMemoryRules) {
   EXPECT_NE(def(Kernel::bwd_dx, DType::f32, 1024, 2112), def(Kernel::bwd_dx, DType::f32, 1024, 4096)) << "16 rows a SM";
   EXPECT_NE(def(Kernel::bwd_dx, DType::f32, 4096, 4096), "block_size=4096 num_warps=16 rows_per_cta=2 group_size_m=132");
   EXPECT_NE(def(Kernel::bwd_dx, DType::f32, 256, 4096), "block_size=256 num_warps=4 rows_per_cta=2 group_size_m=264");
+  // Past 48 rows a SM (session 50, call 6): 16-bit 513-1024 columns in two
+  // CTAs a SM to 64 rows, four to 256 (RMSNorm too); 2048 in two of 8 warps
+  // to 128 rows; 4096 in one of 16 warps to 256 rows (LayerNorm); fp32 of up
+  // to 1024 columns on the training config to 64 rows; then the rules after.
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 1024, 8448), "block_size=1024 num_warps=4 rows_per_cta=2 group_size_m=264");
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 1000, 8449), "block_size=1024 num_warps=4 rows_per_cta=2 group_size_m=528");
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::f16, 768, 33792), "block_size=1024 num_warps=4 rows_per_cta=2 group_size_m=528");
+  EXPECT_NE(def(Kernel::bwd_dx, DType::bf16, 1024, 33793), "block_size=1024 num_warps=4 rows_per_cta=2 group_size_m=528");
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 2048, 16896), "block_size=2048 num_warps=8 rows_per_cta=2 group_size_m=264");
+  EXPECT_NE(def(Kernel::bwd_dx, DType::bf16, 2048, 16897), "block_size=2048 num_warps=8 rows_per_cta=2 group_size_m=264");
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 3000, 33792), "block_size=4096 num_warps=16 rows_per_cta=2 group_size_m=132");
+  EXPECT_NE(def(Kernel::bwd_dx, DType::bf16, 4096, 33793), "block_size=4096 num_warps=16 rows_per_cta=2 group_size_m=132");
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::f32, 1024, 8448), "block_size=1024 num_warps=4 rows_per_cta=2 group_size_m=264");
+  EXPECT_NE(def(Kernel::bwd_dx, DType::f32, 1024, 8449), "block_size=1024 num_warps=4 rows_per_cta=2 group_size_m=264");
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 1024, 16384, 12.8), def(Kernel::bwd_dx, DType::bf16, 1024, 16383, 12.8))
+      << "the H100 keeps its rules";
+  EXPECT_NE(def(Kernel::bwd_dx, DType::bf16, 1024, 16384, 12.8), def(Kernel::bwd_dx, DType::bf16, 1024, 16384));
+  {
+    SpaceQuery q = query(Kernel::bwd_dx, DType::bf16, 1024, 16384, 18.8);
+    q.norm = Norm::rms;
+    EXPECT_EQ(to_string(default_config(q)), "block_size=1024 num_warps=4 rows_per_cta=2 group_size_m=528") << "RMSNorm";
+    q.n = 2048;
+    EXPECT_NE(to_string(default_config(q)), "block_size=2048 num_warps=8 rows_per_cta=2 group_size_m=264")
+        << "RMSNorm 2048: not measured there";
+    q.norm = Norm::layer;
+    q.residual = true;
+    EXPECT_NE(to_string(default_config(q)), "block_size=2048 num_warps=8 rows_per_cta=2 group_size_m=264") << "fused";
+  }
   {
     SpaceQuery q = query(Kernel::bwd_dx, DType::f32, 1024, 4096, 18.8);
     q.norm = Norm::rms;
