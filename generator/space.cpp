@@ -1261,6 +1261,32 @@ std::optional<Config> fast_memory_bwd_default(const SpaceQuery& q, const ConfigF
     const Config c = training_bwd_config(q);
     if (takes_residual(c, accept) || takes_residual(c, accept, Stream::fp32_beside_16bit)) return c;
   }
+  // The same past 48 rows a SM, to 128 (a residual in x's dtype): every
+  // config in one process at M = 16384 (124 rows a SM; bench/results/s50,
+  // call 8), us against the default of the rules after this one: add +
+  // LayerNorm bf16 1024 39.4 against 42.8 (two CTAs a SM of 4 warps, 2
+  // rows; four a SM 41.2), 2048 72.4 / 73.8 (two of 8 warps), 4096 132.5 /
+  // 135.7 (one of 16 warps, 2 rows); add + RMSNorm 1024 38.6 / 40.0, 4096
+  // 128.7 / 131.2 (its 2048 best in 16 warps, 68.8 / 69.4: not taken).
+  // As defaults (A/B, % of copy, rounds 1 / 2, call 9): add + LayerNorm
+  // bf16 M = 8192 1024 60.0 / 60.5 -> 67.9 / 67.5, 4096 85.0 / 85.0 -> 89.1
+  // / 88.8; M = 12288 768 62.9 / 62.6 -> 65.5 / 64.6, 1024 66.6 / 66.3 ->
+  // 74.4 / 74.0, 3000 81.4 / 81.2 -> 84.0 / 83.7; M = 16384 1000 67.7 / 67.4
+  // -> 78.0 / 77.9, 1024 72.9 / 72.5 -> 80.4 / 79.7, 2048 86.2 / 85.8 ->
+  // 87.0 / 87.1, 4096 92.8 / 92.4 -> 94.7 / 94.5, fp16 1024 72.8 / 72.7 ->
+  // 79.6 / 79.7; add + RMSNorm bf16 M = 8192 1024 64.3 / 64.2 -> 69.3 /
+  // 69.1, M = 16384 1024 77.9 / 77.3 -> 82.5 / 82.1, 4096 95.7 / 94.9 ->
+  // 97.5 / 97.5 (2048 at M = 8192 had the same config before: 76.2 / 76.0
+  // and 75.2 / 75.4, the runs' spread).
+  if (q.residual && half && q.n > 512 && q.n <= 4096 && q.m > 48 * static_cast<std::int64_t>(q.sm_count) &&
+      q.m <= 128 * static_cast<std::int64_t>(q.sm_count)) {
+    const std::int64_t single = next_pow2(q.n);
+    std::optional<Config> c;
+    if (single == 1024) c = Config{1024, 4, 2, 2 * q.sm_count};
+    if (single == 2048 && q.norm == Norm::layer) c = Config{2048, 8, 2, 2 * q.sm_count};
+    if (single == 4096) c = Config{4096, 16, 2, q.sm_count};
+    if (c && takes_residual(*c, accept)) return c;
+  }
   // 16-bit rows without a residual at the hidden sizes below, over at least
   // 16 rows an SM: the tile of exactly N columns in rows of other than a
   // power of two of threads (add_segmented_tiles), where next_pow2(N)

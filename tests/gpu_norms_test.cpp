@@ -623,6 +623,10 @@ std::vector<VCase> variant_cases() {
   out.push_back(plain(DType::f16, Norm::rms, 12001, 1024, 8));
   out.push_back(plain(DType::bf16, Norm::layer, 9001, 2048));
   out.push_back(plain(DType::bf16, Norm::layer, 20000, 3000, 4));
+  // The fused form there (to 128 rows a SM): 1024 columns in two CTAs a SM
+  // of 4 warps (strided), 4096 in one of 16 warps (RMSNorm).
+  out.push_back(fused(DType::bf16, Norm::layer, 16000, 1000, 3));
+  out.push_back(fused(DType::f16, Norm::rms, 10000, 4096));
   return out;
 }
 

@@ -1214,7 +1214,8 @@ TEST(Default, FastMemoryRules) {
         << "RMSNorm 2048: not measured there";
     q.norm = Norm::layer;
     q.residual = true;
-    EXPECT_NE(to_string(default_config(q)), "block_size=2048 num_warps=8 rows_per_cta=2 group_size_m=264") << "fused";
+    EXPECT_EQ(to_string(default_config(q)), "block_size=2048 num_warps=8 rows_per_cta=2 group_size_m=264")
+        << "the fused form's own rule, the same config (call 8)";
   }
   {
     SpaceQuery q = query(Kernel::bwd_dx, DType::f32, 1024, 4096, 18.8);
@@ -1247,8 +1248,9 @@ TEST(Default, FastMemoryRules) {
     q.n = 1000;
     q.m = 2112;
     EXPECT_EQ(to_string(default_config(q)), "block_size=1024 num_warps=4 rows_per_cta=2 group_size_m=264");
-    q.m = 6337;
-    EXPECT_NE(to_string(default_config(q)), "block_size=1024 num_warps=4 rows_per_cta=2 group_size_m=264") << "past 48 rows a SM";
+    q.m = 16897;
+    EXPECT_NE(to_string(default_config(q)), "block_size=1024 num_warps=4 rows_per_cta=2 group_size_m=264")
+        << "past 128 rows a SM (48 until session 50's call 8)";
   }
   // Beside an fp32 residual stream the same configs at every N of the rule
   // (session 50, call 1; session 49 had taken 1024 alone), as the launcher
@@ -1267,6 +1269,35 @@ TEST(Default, FastMemoryRules) {
       EXPECT_EQ(to_string(default_config(q, instances_for(t, n, max_vec(DType::bf16)))), want)
           << "fp32 stream, " << to_string(norm) << " " << n;
     }
+  // Past 48 rows a SM, to 128, a residual in x's dtype (session 50, call 8):
+  // 1024 columns two CTAs a SM of 4 warps; 2048 two of 8 warps (LayerNorm);
+  // 4096 one of 16 warps; not beside an fp32 stream, nor past 128 rows.
+  for (Norm norm : {Norm::layer, Norm::rms}) {
+    SpaceQuery q = query(Kernel::bwd_dx, DType::bf16, 1024, 16384, 18.8);
+    q.norm = norm;
+    q.residual = true;
+    Traits t{Kernel::bwd_dx, DType::bf16, DType::bf16, true, norm == Norm::layer};
+    t.norm = norm;
+    t.residual = DType::bf16;
+    const auto at = [&](std::int64_t n, std::int64_t m, DType stream = DType::bf16) {
+      SpaceQuery qq = q;
+      qq.n = n;
+      qq.m = m;
+      Traits tt = t;
+      tt.residual = stream;
+      return to_string(default_config(qq, instances_for(tt, n, max_vec(DType::bf16))));
+    };
+    EXPECT_EQ(at(1000, 16384), "block_size=1024 num_warps=4 rows_per_cta=2 group_size_m=264");
+    EXPECT_EQ(at(4096, 8192), "block_size=4096 num_warps=16 rows_per_cta=2 group_size_m=132");
+    EXPECT_NE(at(1024, 16897), "block_size=1024 num_warps=4 rows_per_cta=2 group_size_m=264") << "past 128 rows a SM";
+    EXPECT_NE(at(1024, 16384, DType::f32), "block_size=1024 num_warps=4 rows_per_cta=2 group_size_m=264")
+        << "an fp32 stream: not measured there";
+    if (norm == Norm::layer) {
+      EXPECT_EQ(at(2048, 16384), "block_size=2048 num_warps=8 rows_per_cta=2 group_size_m=264");
+    } else {
+      EXPECT_NE(at(2048, 16384), "block_size=2048 num_warps=8 rows_per_cta=2 group_size_m=264") << "RMSNorm 2048";
+    }
+  }
   // The fp32 backward of a fused residual add: 8 columns a thread.
   const auto fused = [&](std::int64_t n, Norm norm, double bpc = 18.8) {
     SpaceQuery q = query(Kernel::bwd_dx, DType::f32, n, (std::int64_t{1} << 27) / n, bpc);
