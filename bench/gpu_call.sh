@@ -54,3 +54,34 @@ x = torch.randn(4, 64, device='cuda', requires_grad=True)
 lt.RMSNorm(64).cuda()(x).sum().backward()
 print('extension', 'built' if lt._ext is not None else 'absent (ctypes path)')"
 }
+# sw_ab ROUNDS "BUILD..." SECONDS -- "TAG|VAR=value&VAR=value|ARGS" ...:
+# configs in one process a build, builds alternated: for each round, each
+# build (use), each spec in order, `sw BUILD_rROUND_TAG SECONDS ARGS` with
+# the spec's variables exported ('&' apart: a value may hold spaces and
+# ';', as LNTUNE_SWEEP_CONFIG's list does). Session 49's call 2 and session
+# 50's call 2 wrote this loop out.
+sw_ab() {
+  local rounds=$1 builds=$2 t=$3 r b spec tag vars args
+  shift 3
+  [ "${1:-}" = "--" ] && shift
+  for ((r = 1; r <= rounds; ++r)); do
+    for b in $builds; do
+      use $b
+      for spec in "$@"; do
+        IFS='|' read -r tag vars args <<< "$spec"
+        # shellcheck disable=SC2086  # args is a word list
+        (IFS='&' read -ra kv <<< "$vars"
+         for v in "${kv[@]}"; do [ -n "$v" ] && export "$v"; done
+         sw ${b}_r${r}_$tag $t $args)
+      done
+    done
+  done
+}
+# gtests SECONDS FILTER: $D/gpu_test --gtest_filter=FILTER within SECONDS
+# ($O/gpu_test_finish.log), then its summary lines (sessions 49-50's call
+# scripts wrote these lines out).
+gtests() {
+  timeout $1 $D/gpu_test --gtest_filter="$2" > $O/gpu_test_finish.log 2>&1
+  echo "gpu_test rc=$?"
+  grep -hE "configs checked|FAILED|PASSED|Failure" $O/gpu_test_finish.log | head
+}

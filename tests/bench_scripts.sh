@@ -186,5 +186,26 @@ check "sw appends every sweep to one sweeps.log with a header each" \
 check "sw prints each shape's fastest config first" \
   bash -c "grep -q '^one rc=0' '$T/sw.txt' && grep -A1 'N=2048' '$T/sw.txt' | grep -q 'num_warps=4 rows_per_cta=2'"
 
+# sw_ab: rounds, then builds, then specs in order, each spec's variables
+# exported whole (a config list holds spaces and ';'); gtests: gpu_test's
+# summary.
+mkdir -p "$T/ab/o"
+for b in b1 b2; do
+  mkdir -p "$T/ab/devb/$b"
+  printf '#!/usr/bin/env bash\necho "build=%s cfg=$LNTUNE_SWEEP_CONFIG m=$LNTUNE_SWEEP_M args=$*"\n' "$b" > "$T/ab/devb/$b/lntune_sweep"
+  chmod +x "$T/ab/devb/$b/lntune_sweep"
+done
+printf '#!/usr/bin/env bash\necho "[  PASSED  ] 3 tests. filter=$1"\n' > "$T/ab/devb/b1/gpu_test"
+chmod +x "$T/ab/devb/b1/gpu_test"
+(cd "$root" && PATH="$T/swbin:$PATH" OUT="$T/ab/o" bash -c "source bench/gpu_call.sh; B='$T/ab/devb'
+  sw_ab 2 'b1 b2' 10 -- 't|LNTUNE_SWEEP_CONFIG=block_size=64 num_warps=2;block_size=64 num_warps=4&LNTUNE_SWEEP_M=7|bwd bf16 64'
+  use b1; gtests 10 'Gpu.X*'") > "$T/ab.txt" 2>&1
+check "sw_ab runs rounds, then builds, in order" \
+  bash -c "[ \"\$(grep '^### sw ' '$T/ab/o/sweeps.log' | cut -d: -f1 | tr '\n' ' ')\" = '### sw b1_r1_t ### sw b2_r1_t ### sw b1_r2_t ### sw b2_r2_t ' ]"
+check "sw_ab exports each spec's variables whole" \
+  grep -q 'build=b2 cfg=block_size=64 num_warps=2;block_size=64 num_warps=4 m=7 args=bwd bf16 64' "$T/ab/o/sweeps.log"
+check "gtests runs gpu_test with the filter and prints its summary" \
+  bash -c "grep -q '^gpu_test rc=0' '$T/ab.txt' && grep -q 'PASSED  \] 3 tests. filter=--gtest_filter=Gpu.X\*' '$T/ab.txt'"
+
 [ "$fails" = 0 ] && echo "all checks passed" || echo "$fails check(s) failed"
 exit $((fails > 0))

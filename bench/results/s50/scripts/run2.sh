@@ -13,15 +13,10 @@ C1024="$(c 1024 4 2 264);$(c 1024 4 2 396);$(c 1024 4 2 528);$(c 1024 4 1 396);$
 C2048="$(c 2048 8 2 132);$(c 2048 8 2 264);$(c 2048 8 1 264);$(c 2048 8 1 396);$(c 2048 8 1 528);$(c 2048 4 1 396);$(c 2048 4 1 528);$(c 2048 8 2 132)"
 CF32="$(c 1024 4 1 512);$(c 1024 4 1 396);$(c 1024 4 2 264);$(c 1024 8 2 264);$(c 1024 4 2 396)"
 s configs
-for r in 1 2; do
-  for b in s50d s50e; do
-    use $b
-    (export LNTUNE_SWEEP_CONFIG="$C1024"; LNTUNE_SWEEP_M=4096 sw ${b}_r${r}_bf16_1024 60 bwd bf16 1024)
-    (export LNTUNE_SWEEP_CONFIG="$C2048"; LNTUNE_SWEEP_M=4096 sw ${b}_r${r}_bf16_2048 60 bwd bf16 2048)
-    (export LNTUNE_SWEEP_CONFIG="$CF32"; LNTUNE_SWEEP_M=4096 sw ${b}_r${r}_fp32_1024 60 bwd fp32 1024)
-    (export LNTUNE_SWEEP_CONFIG="$C1024"; LNTUNE_SWEEP_OP=rmsnorm LNTUNE_SWEEP_M=4096 sw ${b}_r${r}_rms_1024 60 bwd bf16 1024)
-  done
-done
+sw_ab 2 "s50d s50e" 60 -- "bf16_1024|LNTUNE_SWEEP_CONFIG=$C1024&LNTUNE_SWEEP_M=4096|bwd bf16 1024" \
+  "bf16_2048|LNTUNE_SWEEP_CONFIG=$C2048&LNTUNE_SWEEP_M=4096|bwd bf16 2048" \
+  "fp32_1024|LNTUNE_SWEEP_CONFIG=$CF32&LNTUNE_SWEEP_M=4096|bwd fp32 1024" \
+  "rms_1024|LNTUNE_SWEEP_CONFIG=$C1024&LNTUNE_SWEEP_OP=rmsnorm&LNTUNE_SWEEP_M=4096|bwd bf16 1024"
 s ncu
 use s50d
 NCU="ncu -k regex:bwd_dx --launch-skip 3 --launch-count 1"

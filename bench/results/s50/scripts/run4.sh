@@ -8,8 +8,7 @@ source bench/gpu_call.sh
 use s50f
 s cases
 cases 170 '*Variants*fp32*M4096*:*Variants*M3001_N700*:*Variants*M6000_N2047*:*VariantSpace*fp32*N1000_bwd_dx*' '*Variants*fp32*M4096_N1000*:*Variants*M6000_N2047*'
-timeout 150 $D/gpu_test --gtest_filter='Gpu.*Finish*:Gpu.BackwardIsBitwise*' > $O/gpu_test_finish.log 2>&1; echo "gpu_test rc=$?"
-grep -hE "FAILED|PASSED|Failure" $O/gpu_test_finish.log | head
+gtests 150 'Gpu.*Finish*:Gpu.BackwardIsBitwise*'
 s ab
 OUT=$O bash bench/gpu_ab.sh ab 2 $B/s50d $B/s50f -- \
   "f32|LNTUNE_SWEEP_M=4096|bwd fp32 384 512 768 1000 1024 2048 4096" "f32m6k|LNTUNE_SWEEP_M=6336|bwd fp32 1024" \
