@@ -8,7 +8,7 @@ source bench/gpu_call.sh
 main=${1:?usage: run-addrms-fwd-4096.sh MAIN PATCHED} patched=${2:?usage: run-addrms-fwd-4096.sh MAIN PATCHED}
 use $patched
 s cases
-cases 60 '*Variants*rmsnorm_*_res*N4096*' '*Variants*rmsnorm_*_res*N4096*'
+cases 120 '*Variants*rmsnorm_*_res*N4096*' '*Variants*rmsnorm_bf16_*_res*M33793_N4096*'
 s ab
 OUT=$O bash bench/gpu_ab.sh ab 2 $B/$main $B/$patched -- \
   "addrms|LNTUNE_SWEEP_OP=rmsnorm LNTUNE_SWEEP_RESIDUAL=1|fwd bf16 4096" "addrmsh|LNTUNE_SWEEP_OP=rmsnorm LNTUNE_SWEEP_RESIDUAL=1|fwd fp16 4096" \
