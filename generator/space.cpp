@@ -1227,15 +1227,22 @@ bool training_rows(const SpaceQuery& q) {
   return q.m >= 16 * static_cast<std::int64_t>(q.sm_count) && q.m <= 48 * static_cast<std::int64_t>(q.sm_count);
 }
 
-// The 16-bit backward's grid there (plain LayerNorm and the fused form,
-// fast_memory_bwd_default): rows of up to 1024 columns in two CTAs a SM of
-// 4 warps, 2 rows; 2048 in one of 8 warps, 2 rows; 4096 in one of 16 warps.
-Config training_bwd_config(const SpaceQuery& q) {
+// lo < M / SMs <= hi (the rules' bands of rows a SM, past 16).
+bool rows_a_sm_within(const SpaceQuery& q, std::int64_t lo, std::int64_t hi) {
+  const std::int64_t sms = q.sm_count;
+  return q.m > lo * sms && q.m <= hi * sms;
+}
+
+// The backward's grid there (fast_memory_bwd_default): rows of up to 1024
+// columns in two CTAs a SM of 4 warps, 2 rows; 2048 in one of 8 warps, 2
+// rows; 4096 in one of 16 warps. ctas_a_sm > 0: that many CTAs a SM instead
+// (the rules past 48 rows a SM).
+Config training_bwd_config(const SpaceQuery& q, int ctas_a_sm = 0) {
   const std::int64_t single = next_pow2(q.n);
   Config c = single <= 1024   ? Config{static_cast<int>(single), 4, 2, 0}
              : single == 2048 ? Config{2048, 8, 2, 0}
                               : Config{4096, 16, 2, 0};
-  c.group_size_m = (single <= 1024 ? 2 : 1) * q.sm_count;
+  c.group_size_m = (ctas_a_sm > 0 ? ctas_a_sm : single <= 1024 ? 2 : 1) * q.sm_count;
   return c;
 }
 
@@ -1278,14 +1285,10 @@ std::optional<Config> fast_memory_bwd_default(const SpaceQuery& q, const ConfigF
   // 69.1, M = 16384 1024 77.9 / 77.3 -> 82.5 / 82.1, 4096 95.7 / 94.9 ->
   // 97.5 / 97.5 (2048 at M = 8192 had the same config before: 76.2 / 76.0
   // and 75.2 / 75.4, the runs' spread).
-  if (q.residual && half && q.n > 512 && q.n <= 4096 && q.m > 48 * static_cast<std::int64_t>(q.sm_count) &&
-      q.m <= 128 * static_cast<std::int64_t>(q.sm_count)) {
-    const std::int64_t single = next_pow2(q.n);
-    std::optional<Config> c;
-    if (single == 1024) c = Config{1024, 4, 2, 2 * q.sm_count};
-    if (single == 2048 && q.norm == Norm::layer) c = Config{2048, 8, 2, 2 * q.sm_count};
-    if (single == 4096) c = Config{4096, 16, 2, q.sm_count};
-    if (c && takes_residual(*c, accept)) return c;
+  if (q.residual && half && q.n > 512 && q.n <= 4096 && rows_a_sm_within(q, 48, 128) &&
+      (q.norm == Norm::layer || next_pow2(q.n) != 2048)) {
+    const Config c = training_bwd_config(q, next_pow2(q.n) == 2048 ? 2 : 0);
+    if (takes_residual(c, accept)) return c;
   }
   // 16-bit rows without a residual at the hidden sizes below, over at least
   // 16 rows an SM: the tile of exactly N columns in rows of other than a
@@ -1415,8 +1418,7 @@ std::optional<Config> fast_memory_bwd_default(const SpaceQuery& q, const ConfigF
   // 44.2, 1024 60.0 / 59.3 -> 62.2 / 62.6, 2048 78.8 / 78.6 -> 80.2 / 79.7;
   // LayerNorm 1024 at M = 3000 47.9 / 46.8 -> 52.6 / 52.4, 6336 69.0 / 69.2
   // -> 73.2 / 73.9.
-  if ((plain_layer || plain_rms) && esize == 4 && q.n > 256 && q.n <= 2048 && training_rows(q) &&
-      q.m > 16 * static_cast<std::int64_t>(q.sm_count)) {
+  if ((plain_layer || plain_rms) && esize == 4 && q.n > 256 && q.n <= 2048 && rows_a_sm_within(q, 16, 48)) {
     const Config c = training_bwd_config(q);
     if (valid(c)) return c;
   }
@@ -1449,18 +1451,18 @@ std::optional<Config> fast_memory_bwd_default(const SpaceQuery& q, const ConfigF
   // 83.0 -> 85.8 / 84.2, 4096 96.7 / 97.2 -> 97.9 / 98.1; fp32 M = 8448 512
   // 57.0 / 57.2 -> 60.4 / 60.6, 1024 75.6 / 75.3 -> 77.9 / 77.9; M = 8192
   // bf16 1024, M = 65536 and x = 512 MiB level.
-  const auto rows_a_sm_within = [&](std::int64_t lo, std::int64_t hi) {  // lo < M / SMs <= hi
-    const std::int64_t sms = q.sm_count;
-    return q.m > lo * sms && q.m <= hi * sms;
-  };
-  if (!q.residual && rows_a_sm_within(48, 256)) {
+  if (!q.residual && rows_a_sm_within(q, 48, 256)) {
     const std::int64_t single = next_pow2(q.n);
     std::optional<Config> c;
-    if (esize == 4 && q.n > 256 && q.n <= 1024 && rows_a_sm_within(48, 64)) c = training_bwd_config(q);
-    if (half && plain_layer && single == 4096) c = Config{4096, 16, 2, q.sm_count};
-    if (half && plain_layer && single == 2048 && rows_a_sm_within(48, 128)) c = Config{2048, 8, 2, 2 * q.sm_count};
-    if (half && q.n > 512 && single == 1024)
-      c = rows_a_sm_within(48, 64) ? training_bwd_config(q) : Config{1024, 4, 2, 4 * q.sm_count};
+    if (esize == 4) {
+      if (q.n > 256 && q.n <= 1024 && rows_a_sm_within(q, 48, 64)) c = training_bwd_config(q);
+    } else if (half && q.n > 512 && single == 1024) {
+      c = training_bwd_config(q, rows_a_sm_within(q, 48, 64) ? 0 : 4);
+    } else if (half && plain_layer && single == 2048) {
+      if (rows_a_sm_within(q, 48, 128)) c = training_bwd_config(q, 2);
+    } else if (half && plain_layer && single == 4096) {
+      c = training_bwd_config(q);
+    }
     if (c && valid(*c)) return c;
   }
   // fp32 rows of 1025-4095 columns that are not a power of two, without a
