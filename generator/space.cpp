@@ -1285,10 +1285,17 @@ std::optional<Config> fast_memory_bwd_default(const SpaceQuery& q, const ConfigF
   // 69.1, M = 16384 1024 77.9 / 77.3 -> 82.5 / 82.1, 4096 95.7 / 94.9 ->
   // 97.5 / 97.5 (2048 at M = 8192 had the same config before: 76.2 / 76.0
   // and 75.2 / 75.4, the runs' spread).
-  if (q.residual && half && q.n > 512 && q.n <= 4096 && rows_a_sm_within(q, 48, 128) &&
-      (q.norm == Norm::layer || next_pow2(q.n) != 2048)) {
-    const Config c = training_bwd_config(q, next_pow2(q.n) == 2048 ? 2 : 0);
-    if (takes_residual(c, accept)) return c;
+  // Beside an fp32 stream (LayerNorm, call 12, in one process at
+  // M = 16384): the training configs themselves, 1024 columns 55.2 / 55.2
+  // us against the default's 60.3 / 60.2, 2048 (one CTA a SM) 98.6 / 98.4
+  // against 107.5 / 107.1 (two a SM: 104.7 / 104.9). 4096 not measured.
+  if (q.residual && half && q.n > 512 && q.n <= 4096 && rows_a_sm_within(q, 48, 128)) {
+    const std::int64_t single = next_pow2(q.n);
+    const Config row = training_bwd_config(q, single == 2048 ? 2 : 0);
+    if ((q.norm == Norm::layer || single != 2048) && takes_residual(row, accept)) return row;
+    const Config stream = training_bwd_config(q);
+    if (q.norm == Norm::layer && single <= 2048 && takes_residual(stream, accept, Stream::fp32_beside_16bit))
+      return stream;
   }
   // 16-bit rows without a residual at the hidden sizes below, over at least
   // 16 rows an SM: the tile of exactly N columns in rows of other than a
@@ -1458,10 +1465,13 @@ std::optional<Config> fast_memory_bwd_default(const SpaceQuery& q, const ConfigF
       if (q.n > 256 && q.n <= 1024 && rows_a_sm_within(q, 48, 64)) c = training_bwd_config(q);
     } else if (half && q.n > 512 && single == 1024) {
       c = training_bwd_config(q, rows_a_sm_within(q, 48, 64) ? 0 : 4);
-    } else if (half && plain_layer && single == 2048) {
+    } else if (half && single == 2048) {
       if (rows_a_sm_within(q, 48, 128)) c = training_bwd_config(q, 2);
-    } else if (half && plain_layer && single == 4096) {
-      c = training_bwd_config(q);
+    } else if (half && single == 4096) {
+      // (RMSNorm to 128 rows a SM, as 2048: call 12, in one process at
+      // M = 16384, 2048 53.5 / 53.7 us against the default's 54.9 / 55.4,
+      // 4096 98.8 / 98.9 against 101.3 / 100.9.)
+      if (plain_layer || rows_a_sm_within(q, 48, 128)) c = training_bwd_config(q);
     }
     if (c && valid(*c)) return c;
   }

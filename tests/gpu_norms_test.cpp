@@ -627,6 +627,10 @@ std::vector<VCase> variant_cases() {
   // of 4 warps (strided), 4096 in one of 16 warps (RMSNorm).
   out.push_back(fused(DType::bf16, Norm::layer, 16000, 1000, 3));
   out.push_back(fused(DType::f16, Norm::rms, 10000, 4096));
+  // (call 12) beside an fp32 stream: 2048 in one CTA a SM of 8 warps; RMSNorm
+  // of 2048 columns in two.
+  out.push_back(stream(DType::bf16, Norm::layer, 12000, 2000));
+  out.push_back(plain(DType::bf16, Norm::rms, 16384, 2048));
   return out;
 }
 

@@ -1209,8 +1209,15 @@ TEST(Default, FastMemoryRules) {
     q.norm = Norm::rms;
     EXPECT_EQ(to_string(default_config(q)), "block_size=1024 num_warps=4 rows_per_cta=2 group_size_m=528") << "RMSNorm";
     q.n = 2048;
-    EXPECT_NE(to_string(default_config(q)), "block_size=2048 num_warps=8 rows_per_cta=2 group_size_m=264")
-        << "RMSNorm 2048: not measured there";
+    EXPECT_EQ(to_string(default_config(q)), "block_size=2048 num_warps=8 rows_per_cta=2 group_size_m=264")
+        << "RMSNorm 2048 to 128 rows a SM (call 12)";
+    q.n = 4096;
+    EXPECT_EQ(to_string(default_config(q)), "block_size=4096 num_warps=16 rows_per_cta=2 group_size_m=132") << "RMSNorm 4096";
+    q.m = 16897;
+    EXPECT_NE(to_string(default_config(q)), "block_size=4096 num_warps=16 rows_per_cta=2 group_size_m=132")
+        << "RMSNorm 4096 past 128 rows a SM";
+    q.m = 16384;
+    q.n = 2048;
     q.norm = Norm::layer;
     q.residual = true;
     EXPECT_EQ(to_string(default_config(q)), "block_size=2048 num_warps=8 rows_per_cta=2 group_size_m=264")
@@ -1289,8 +1296,15 @@ TEST(Default, FastMemoryRules) {
     EXPECT_EQ(at(1000, 16384), "block_size=1024 num_warps=4 rows_per_cta=2 group_size_m=264");
     EXPECT_EQ(at(4096, 8192), "block_size=4096 num_warps=16 rows_per_cta=2 group_size_m=132");
     EXPECT_NE(at(1024, 16897), "block_size=1024 num_warps=4 rows_per_cta=2 group_size_m=264") << "past 128 rows a SM";
-    EXPECT_NE(at(1024, 16384, DType::f32), "block_size=1024 num_warps=4 rows_per_cta=2 group_size_m=264")
-        << "an fp32 stream: not measured there";
+    if (norm == Norm::layer) {
+      EXPECT_EQ(at(1024, 16384, DType::f32), "block_size=1024 num_warps=4 rows_per_cta=2 group_size_m=264") << "fp32 stream";
+      EXPECT_EQ(at(2048, 16384, DType::f32), "block_size=2048 num_warps=8 rows_per_cta=2 group_size_m=132") << "fp32 stream";
+      EXPECT_NE(at(4096, 16384, DType::f32), "block_size=4096 num_warps=16 rows_per_cta=2 group_size_m=132")
+          << "fp32 stream 4096: not measured";
+    } else {
+      EXPECT_NE(at(1024, 16384, DType::f32), "block_size=1024 num_warps=4 rows_per_cta=2 group_size_m=264")
+          << "RMSNorm beside an fp32 stream: not measured there";
+    }
     if (norm == Norm::layer) {
       EXPECT_EQ(at(2048, 16384), "block_size=2048 num_warps=8 rows_per_cta=2 group_size_m=264");
     } else {
