@@ -963,6 +963,15 @@ std::optional<Config> fast_memory_fwd_default(const SpaceQuery& q, const ConfigF
     const Config c{16384, q.residual ? 16 : 32, 1, 0};
     if (q.residual ? takes_residual(c, accept) : valid(c)) return c;
   }
+  // 16-bit RMSNorm + add of 4096 columns (the residual in x's dtype) past
+  // 256 rows a SM: 32 elements a thread (4 warps), not 16 (8 warps). Every
+  // config in one process on an H200 at x = 512 MiB (M = 65536, 496 rows a
+  // SM; bench/results/s50, call 2, one round): 98.9% of copy against 97.7
+  // (session 48's Python table: 96.6).
+  if (half && q.residual && q.norm == Norm::rms && q.n == 4096 && q.m > 256 * static_cast<std::int64_t>(q.sm_count)) {
+    const Config c{4096, 4, 1, 0};
+    if (takes_residual(c, accept)) return c;
+  }
   // 16-bit LayerNorm rows of 512 columns, no residual, from the rows where
   // the default stops depending on M (default_m_bound: 67584 on 132 SMs):
   // 16 threads a row (32 elements a thread) in 512-thread CTAs, 32 rows a

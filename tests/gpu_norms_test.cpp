@@ -623,6 +623,9 @@ std::vector<VCase> variant_cases() {
   out.push_back(plain(DType::f16, Norm::rms, 12001, 1024, 8));
   out.push_back(plain(DType::bf16, Norm::layer, 9001, 2048));
   out.push_back(plain(DType::bf16, Norm::layer, 20000, 3000, 4));
+  // The 16-bit add + RMSNorm forward of 4096 columns past 256 rows a SM
+  // (addrms-fwd-4096.patch): 4 warps, 32 elements a thread.
+  out.push_back(fused(DType::bf16, Norm::rms, 33793, 4096));
   // The fused form there (to 128 rows a SM): 1024 columns in two CTAs a SM
   // of 4 warps (strided), 4096 in one of 16 warps (RMSNorm).
   out.push_back(fused(DType::bf16, Norm::layer, 16000, 1000, 3));

@@ -1311,6 +1311,16 @@ TEST(Default, FastMemoryRules) {
       EXPECT_NE(at(2048, 16384), "block_size=2048 num_warps=8 rows_per_cta=2 group_size_m=264") << "RMSNorm 2048";
     }
   }
+  {
+    // 16-bit RMSNorm + add of 4096 columns past 256 rows a SM: 4 warps (32
+    // elements a thread; s50 call 2); not at M = 4096.
+    SpaceQuery f = query(Kernel::fwd, DType::bf16, 4096, 65536, 18.8);
+    f.norm = Norm::rms;
+    f.residual = true;
+    EXPECT_EQ(to_string(default_config(f)), "block_size=4096 num_warps=4 rows_per_cta=1 group_size_m=0");
+    f.m = 4096;
+    EXPECT_NE(to_string(default_config(f)), "block_size=4096 num_warps=4 rows_per_cta=1 group_size_m=0");
+  }
   // The fp32 backward of a fused residual add: 8 columns a thread.
   const auto fused = [&](std::int64_t n, Norm norm, double bpc = 18.8) {
     SpaceQuery q = query(Kernel::bwd_dx, DType::f32, n, (std::int64_t{1} << 27) / n, bpc);
