@@ -286,7 +286,15 @@ InstanceKey make_instance(const Traits& traits, const Config& config, std::int64
 int bwd_min_ctas(const InstanceKey& key, bool finish) {
   const int threads = 32 * key.num_warps;
   const int base = threads < 512 ? 512 / threads : 0;
-  if (finish || !has_segmented_rows(key)) return base;
+  // The finishing entry runs at most two CTAs a SM where it matters: past
+  // 256 partial rows only such grids take it (rt::finish_path), and 256
+  // CTAs are two a SM on 128 SMs or more (fewer SMs: the launcher's
+  // cooperative capacity, from the occupancy, sends larger grids to
+  // bwd_dwdb). Two CTAs' worth lets CTAs under 256 threads hold up to 255
+  // registers: bf16 N = 1024, 4 warps, 2 rows took 162, not 128, and its
+  // row loop compiled to 349 SASS a pass, not 382 (no spills either way).
+  if (finish) return threads < 512 ? 2 : 0;
+  if (!has_segmented_rows(key)) return base;
   const int items = key.block_size / (threads / key.rows_per_cta);
   const int segmented = (items <= 8 ? 896 : 512) / threads;
   return std::max(base, segmented > 1 ? segmented : 0);
