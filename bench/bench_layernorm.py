@@ -472,6 +472,30 @@ def host_us_batch(fn, calls: int = 20, repeats: int = 25) -> float:
     return statistics.median(samples) * 1e6
 
 
+def host_us_interleaved(fns, calls: int = 20, rounds: int = 25) -> dict:
+    """host_us_batch for several callables at once ({name: fn} -> {name: us
+    per call}): each round times one batch of each, the order reversed from
+    round to round, so that a drift of the machine (clocks, another process,
+    the allocator's state) lands on every provider alike; the median over
+    rounds. Measuring one provider's batches and then the other's put such a
+    drift into the ratio: the step's maximum moved between shapes from one
+    window to the next (bench/NOTES.md, sessions 49-51)."""
+    names = list(fns)
+    for n in names:
+        for _ in range(5):
+            fns[n]()
+    samples = {n: [] for n in names}
+    for r in range(rounds):
+        for n in (names if r % 2 == 0 else names[::-1]):
+            torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            for _ in range(calls):
+                fns[n]()
+            samples[n].append((time.perf_counter() - t0) / calls)
+    torch.cuda.synchronize()
+    return {n: statistics.median(v) * 1e6 for n, v in samples.items()}
+
+
 def e2e_us(fn, calls: int = 30, repeats: int = 5) -> float:
     """Wall time per call with the device in the loop (synchronised at the end
     of each batch): max(host, device) per step in steady state; median."""
@@ -535,36 +559,44 @@ def host_case(args, M, N, dtype):
     torch_kernels = (
         lambda: torch.ops.aten.native_layer_norm.default(x0, [N], w, b, eps),
         lambda: torch.ops.aten.native_layer_norm_backward.default(dy, x0, [N], mean, rstd, w, b, [True, True, True]))
-    out = {}
-    for p in ("lntune", "torch"):
-        select(p)
-        f = make_fwd(p, x, shape, w, b, eps)
-        r = {}
-        with torch.no_grad():
-            fi = make_fwd(p, x0, shape, w, b, eps)
-            r["fwd_infer"] = host_us_batch(fi)
-        r["fwd_grad"] = host_us_batch(f)
-        y = f()
+    provs = ("lntune", "torch")
+    select("lntune")  # tuned; PyTorch's route does not read it
+    out = {p: {} for p in provs}
+    with torch.no_grad():
+        fis = {p: make_fwd(p, x0, shape, w, b, eps) for p in provs}
+        for p, us in host_us_interleaved(fis).items():
+            out[p]["fwd_infer"] = us
+    fs = {p: make_fwd(p, x, shape, w, b, eps) for p in provs}
+    for p, us in host_us_interleaved(fs).items():
+        out[p]["fwd_grad"] = us
+    ys = {p: fs[p]() for p in provs}
 
-        def bwd():
+    def bwd(p):
+        def call():
             x.grad = w.grad = b.grad = None
-            y.backward(dy, retain_graph=True)
+            ys[p].backward(dy, retain_graph=True)
+        return call
 
-        r["bwd"] = host_us_batch(bwd)
-        del y
+    for p, us in host_us_interleaved({p: bwd(p) for p in provs}).items():
+        out[p]["bwd"] = us
+    del ys
 
-        def step():
+    def step(p):
+        def call():
             x.grad = w.grad = b.grad = None
-            f().backward(dy)
+            fs[p]().backward(dy)
+        return call
 
-        r["step"] = host_us_batch(step)
-        r["step_e2e"] = e2e_us(step)
+    for p, us in host_us_interleaved({p: step(p) for p in provs}).items():
+        out[p]["step"] = us
+    for p in provs:
+        r = out[p]
+        r["step_e2e"] = e2e_us(step(p))
         kf, kb = lntune_kernels(x0, w, b, dy, mean, rstd, eps) if p == "lntune" else torch_kernels
         with torch.no_grad():
             r["kernel_fwd"] = bench_ms(kf, args) * 1e3
             r["kernel_bwd"] = bench_ms(kb, args) * 1e3
         x.grad = w.grad = b.grad = None
-        out[p] = r
     return out
 
 
@@ -613,7 +645,8 @@ def write_host_markdown(results, L):
     L.append("## Host time and training step (%s): lntune.torch vs PyTorch, µs" % rows[0][0])
     L.append("")
     L.append("Host time: `perf_counter` around batches of 20 calls, the device drained before each batch, "
-             "median of 25 batches (what the Python process spends per call; the device never holds it back). "
+             "one batch of lntune's and one of PyTorch's a round (the order reversed every round), median of 25 "
+             "rounds (what the Python process spends per call; the device never holds it back). "
              "Step: `x.grad = w.grad = b.grad = None; f(x).backward(dy)`, autograd included. End-to-end: wall "
              "time per step with the device in the loop (30 steps, then synchronise). Kernel: the forward and "
              "backward launches alone (lntune: the C ABI with prepared arguments; PyTorch: "
