@@ -951,6 +951,33 @@ std::optional<Config> fast_memory_fwd_default(const SpaceQuery& q, const ConfigF
   // Rows of 8193-12288 columns keep the H100's rules (no measured gain: bf16
   // N = 12288 88.9 / 88.3% of copy with them, 88.7 / 88.8 this way, call 3).
   constexpr std::int64_t kRegisterRowFrom = 12288;
+  // The decode regime: a row a CTA, at most a row an SM, where the time is
+  // one row's chain of latencies, not bytes. Every config in one process on
+  // an H200 (bench/results/s51, call 4), bf16 LayerNorm, us at M = 1 / 8 /
+  // 64 against the default before:
+  //   * 8192-16384 columns, the whole row in 32 warps (16384: 16 elements a
+  //     thread, not 64 in 8 warps): 16384 6.2 / 6.1 / 6.7 against 9.7 / 9.5
+  //     / 10.0; 12288 6.0 / 6.0 / 6.2 against 8.5 / 8.5 / 8.6; 8192 5.2 /
+  //     5.1 / 5.2 against 5.5 / 5.3 / 5.5; fp32 at M = 1 16384 7.4 against
+  //     9.1, 8192 5.9 against 6.6; add + RMSNorm bf16 16384 6.2 against 7.1
+  //     (plain RMSNorm's default was already this config). At M = 256 (two
+  //     rows an SM) 16 warps led: 8.5 against 10.6 (32 warps 10.3).
+  //   * 32768 and 65536 columns, at most 8 rows: the row over a cluster of
+  //     4096-column slabs (8 / 16 CTAs of 4 warps, 2 stages), one cluster a
+  //     row: 32768 6.4 / 6.6 against 8.0 / 8.0, 65536 6.7 / 7.1 against 8.0
+  //     / 8.0 (at M = 64 the gains were under 5%).
+  {
+    const std::int64_t sms = std::max(1, q.sm_count);
+    const bool decode_row = (!q.residual && q.norm == Norm::layer) || (half && q.residual && q.norm == Norm::rms);
+    if (decode_row && q.n >= 8192 && q.n <= 16384 && q.m <= 2 * sms) {
+      const Config c{static_cast<int>(next_pow2(q.n)), q.m <= sms ? 32 : 16, 1, 0};
+      if (q.residual ? takes_residual(c, accept) : valid(c)) return c;
+    }
+    if (half && !q.residual && q.norm == Norm::layer && (q.n == 32768 || q.n == 65536) && q.m <= 8) {
+      const Config c{4096, 4, 2, static_cast<int>(q.m), static_cast<int>(q.n / 4096)};
+      if (valid(c)) return c;
+    }
+  }
   // Rows of 12289-16384 columns in registers: fp32 RMSNorm + add in 16
   // warps (session 35, above), and since session 46 LayerNorm + add in 16
   // warps too (16-bit rows had 8, fp32 rows 32) and 16-bit RMSNorm in 32

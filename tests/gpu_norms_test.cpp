@@ -623,6 +623,16 @@ std::vector<VCase> variant_cases() {
   out.push_back(plain(DType::f16, Norm::rms, 12001, 1024, 8));
   out.push_back(plain(DType::bf16, Norm::layer, 9001, 2048));
   out.push_back(plain(DType::bf16, Norm::layer, 20000, 3000, 4));
+  // The decode forward (an H200's defaults, session 51): 8192-16384 columns
+  // a row a CTA of 32 warps up to a row an SM (odd N, fp32, add + RMSNorm),
+  // 16 warps up to two (strided); 32768 and 65536 columns over up to 8 rows
+  // in clusters of 4096-column slabs (strided).
+  out.push_back(plain(DType::bf16, Norm::layer, 5, 12000));
+  out.push_back(plain(DType::f32, Norm::layer, 1, 9001));
+  out.push_back(fused(DType::bf16, Norm::rms, 7, 16000));
+  out.push_back(plain(DType::f16, Norm::layer, 200, 16384, 8));
+  out.push_back(plain(DType::bf16, Norm::layer, 3, 65536));
+  out.push_back(plain(DType::f16, Norm::layer, 8, 32768, 8));
   // The 16-bit add + RMSNorm forward of 4096 columns past 256 rows a SM
   // (addrms-fwd-4096.patch): 4 warps, 32 elements a thread.
   out.push_back(fused(DType::bf16, Norm::rms, 33793, 4096));

@@ -1759,5 +1759,46 @@ TEST(Space, SegmentedRows) {
   cluster.cluster_size = 2;
   EXPECT_NE(message(cluster, 4608).find("only a single tile in one CTA"), std::string::npos);
 }
+
+// Session 51's decode defaults (an H200's, bench/results/s51, call 4): the
+// forward of 8192-16384 columns, a row a CTA, in 32 warps up to a row an SM
+// and 16 up to two (LayerNorm of 16 and 32 bits, 16-bit add + RMSNorm with
+// the residual in x's dtype); 16-bit LayerNorm of 32768 and 65536 columns
+// over up to 8 rows in clusters of 4096-column slabs, a cluster a row. Not
+// past those rows, not an H100's, not add + LayerNorm, not an fp32
+// residual, not 4096 or 131072 columns.
+TEST(Default, DecodeRows) {
+  const auto def = [](DType d, std::int64_t n, std::int64_t m, Norm norm = Norm::layer, bool residual = false,
+                      double bpc = 18.8) {
+    SpaceQuery q = query(Kernel::fwd, d, n, m, bpc);
+    q.norm = norm;
+    q.residual = residual;
+    return to_string(default_config(q));
+  };
+  const std::string w32 = "block_size=16384 num_warps=32 rows_per_cta=1 group_size_m=0";
+  const std::string w16 = "block_size=16384 num_warps=16 rows_per_cta=1 group_size_m=0";
+  EXPECT_EQ(def(DType::bf16, 16384, 1), w32);
+  EXPECT_EQ(def(DType::bf16, 16384, 132), w32);
+  EXPECT_EQ(def(DType::bf16, 16384, 133), w16);
+  EXPECT_EQ(def(DType::bf16, 16384, 264), w16);
+  EXPECT_NE(def(DType::bf16, 16384, 265), w16);
+  EXPECT_NE(def(DType::bf16, 16384, 265), w32);
+  EXPECT_EQ(def(DType::f16, 12288, 8), w32);
+  EXPECT_EQ(def(DType::bf16, 10000, 64), w32);
+  EXPECT_EQ(def(DType::f32, 16384, 1), w32);
+  EXPECT_EQ(def(DType::f32, 8192, 1), "block_size=8192 num_warps=32 rows_per_cta=1 group_size_m=0");
+  EXPECT_EQ(def(DType::bf16, 8192, 100), "block_size=8192 num_warps=32 rows_per_cta=1 group_size_m=0");
+  EXPECT_EQ(def(DType::bf16, 16384, 1, Norm::rms, true), w32);
+  EXPECT_NE(def(DType::bf16, 16384, 1, Norm::layer, true), w32);
+  EXPECT_NE(def(DType::f32, 16384, 1, Norm::rms, true), w32);
+  EXPECT_NE(def(DType::bf16, 16384, 1, Norm::layer, false, 12.8), w32);  // an H100
+  EXPECT_NE(def(DType::bf16, 4096, 1), "block_size=4096 num_warps=32 rows_per_cta=1 group_size_m=0");
+  EXPECT_EQ(def(DType::bf16, 32768, 1), "block_size=4096 num_warps=4 rows_per_cta=2 group_size_m=1 cluster_size=8");
+  EXPECT_EQ(def(DType::f16, 32768, 8), "block_size=4096 num_warps=4 rows_per_cta=2 group_size_m=8 cluster_size=8");
+  EXPECT_EQ(def(DType::bf16, 65536, 5), "block_size=4096 num_warps=4 rows_per_cta=2 group_size_m=5 cluster_size=16");
+  EXPECT_NE(def(DType::bf16, 65536, 9), "block_size=4096 num_warps=4 rows_per_cta=2 group_size_m=9 cluster_size=16");
+  EXPECT_NE(def(DType::f32, 65536, 1), "block_size=4096 num_warps=4 rows_per_cta=2 group_size_m=1 cluster_size=16");
+  EXPECT_NE(def(DType::bf16, 32768, 1, Norm::rms), "block_size=4096 num_warps=4 rows_per_cta=2 group_size_m=1 cluster_size=8");
+}
 }  // namespace
 }  // namespace lntune::gen
