@@ -973,6 +973,35 @@ std::optional<Config> fast_memory_fwd_default(const SpaceQuery& q, const ConfigF
       const Config c{static_cast<int>(next_pow2(q.n)), q.m <= sms ? 32 : 16, 1, 0};
       if (q.residual ? takes_residual(c, accept) : valid(c)) return c;
     }
+    // Past two rows an SM, to 32 (call 6, every config in one process, bf16
+    // LayerNorm at M = 300, 528, 1056, 2112, 4224, us against the default
+    // before): 16384 columns in 16 warps (32 elements a thread, not 64 in 8):
+    // 11.4 / 13.4 / 21.8 / 37.8 / 71.6 against 11.8 / 15.4 / 23.7 / 40.8 /
+    // 76.9; 12288 columns in 12 warps (32 a thread, the tile exact, not a
+    // 16384-column tile or 48 a thread in shared memory): 8.2 / 11.4 (16
+    // warps; 12: not among the three best) / 17.2 / 28.9 / 52.5 against 10.4
+    // / 13.0 / 19.8 / 31.4 / 57.2; 8192 columns in 8 warps from four rows an
+    // SM (the rule for M > 8192 below): 8.4 / 12.6 / 20.4 / 35.4 against 9.5
+    // / 13.0 / 21.1 / 37.8 (at M = 300 the default's 16 warps led, 6.9
+    // against 7.3), and on to M = 8192, where that rule takes over.
+    // A/B (call 7, round 1 / round 2): M = 4096 bf16 16384 73.5 / 73.6 ->
+    // 69.5 / 69.1, 12288 55.6 / 55.8 -> 51.0 / 50.9, 8192 36.6 / 36.6 ->
+    // 34.6 / 34.4, M = 8192 8192 71.1 / 71.1 -> 66.5 / 66.6; M = 8192 at
+    // 16384 (64 rows an SM) level. 12288 columns in 12 warps led at x = 512
+    // MiB too, 98.8% of copy against 93.3 (call 7): that rule for every M
+    // past two rows an SM (A/B, call 8).
+    if (half && plain_layer && q.n == 16384 && q.m > 2 * sms && q.m <= 32 * sms) {
+      const Config c{16384, 16, 1, 0};
+      if (valid(c)) return c;
+    }
+    if (half && plain_layer && q.n == 12288 && q.m > 2 * sms) {
+      const Config c{12288, 12, 1, 0};
+      if (valid(c)) return c;
+    }
+    if (half && plain_layer && q.n == 8192 && q.m >= 4 * sms && q.m <= 8192) {
+      const Config c{8192, 8, 1, 0};
+      if (valid(c)) return c;
+    }
     if (half && !q.residual && q.norm == Norm::layer && (q.n == 32768 || q.n == 65536) && q.m <= 8) {
       const Config c{4096, 4, 2, static_cast<int>(q.m), static_cast<int>(q.n / 4096)};
       if (valid(c)) return c;

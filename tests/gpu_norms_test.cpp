@@ -633,6 +633,12 @@ std::vector<VCase> variant_cases() {
   out.push_back(plain(DType::f16, Norm::layer, 200, 16384, 8));
   out.push_back(plain(DType::bf16, Norm::layer, 3, 65536));
   out.push_back(plain(DType::f16, Norm::layer, 8, 32768, 8));
+  // Past two rows an SM to 32 (16-bit LayerNorm): 16384 columns in 16 warps,
+  // 12288 in 12 (strided), 8192 in 8 from four rows an SM to M = 8192.
+  out.push_back(plain(DType::bf16, Norm::layer, 1001, 16384));
+  out.push_back(plain(DType::f16, Norm::layer, 3001, 12288, 8));
+  out.push_back(plain(DType::bf16, Norm::layer, 6001, 8192));
+  out.push_back(plain(DType::bf16, Norm::layer, 30001, 12288, 8));  // 12288 in 12 warps at any M past two rows an SM
   // The 16-bit add + RMSNorm forward of 4096 columns past 256 rows a SM
   // (addrms-fwd-4096.patch): 4 warps, 32 elements a thread.
   out.push_back(fused(DType::bf16, Norm::rms, 33793, 4096));

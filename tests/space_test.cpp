@@ -878,8 +878,12 @@ TEST(Default, FastMemoryRules) {
     EXPECT_EQ(def(Kernel::fwd, DType::bf16, 65536, 4096, h100), "block_size=32768 num_warps=16 rows_per_cta=1 group_size_m=0 cluster_size=2");
     EXPECT_EQ(def(Kernel::fwd, DType::bf16, 262144, 1024, h100), "block_size=16384 num_warps=16 rows_per_cta=3 group_size_m=7 cluster_size=16");
   }
-  EXPECT_EQ(def(Kernel::fwd, DType::bf16, 16384, 4096), def(Kernel::fwd, DType::bf16, 16384, 4096, 12.8)) << "few rows";
-  EXPECT_EQ(def(Kernel::fwd, DType::bf16, 12288, 16384), "block_size=12288 num_warps=8 rows_per_cta=1 group_size_m=0")
+  EXPECT_EQ(def(Kernel::fwd, DType::bf16, 16384, 4096), "block_size=16384 num_warps=16 rows_per_cta=1 group_size_m=0")
+      << "session 51: 16 warps to 32 rows an SM";
+  EXPECT_NE(def(Kernel::fwd, DType::bf16, 16384, 4096, 12.8), "block_size=16384 num_warps=16 rows_per_cta=1 group_size_m=0");
+  EXPECT_EQ(def(Kernel::fwd, DType::bf16, 12288, 16384), "block_size=12288 num_warps=12 rows_per_cta=1 group_size_m=0")
+      << "session 51: 32 elements a thread, not session 43's tile in shared memory";
+  EXPECT_EQ(def(Kernel::fwd, DType::bf16, 10240, 16384), "block_size=10240 num_warps=8 rows_per_cta=1 group_size_m=0")
       << "session 43: a tile in shared memory";
   EXPECT_NE(def(Kernel::fwd, DType::bf16, 12288, 16384, 12.8), "block_size=12288 num_warps=8 rows_per_cta=1 group_size_m=0");
   EXPECT_EQ(def(Kernel::fwd, DType::bf16, 12289, 16384), "block_size=16384 num_warps=16 rows_per_cta=1 group_size_m=0");
@@ -1781,8 +1785,21 @@ TEST(Default, DecodeRows) {
   EXPECT_EQ(def(DType::bf16, 16384, 132), w32);
   EXPECT_EQ(def(DType::bf16, 16384, 133), w16);
   EXPECT_EQ(def(DType::bf16, 16384, 264), w16);
-  EXPECT_NE(def(DType::bf16, 16384, 265), w16);
-  EXPECT_NE(def(DType::bf16, 16384, 265), w32);
+  EXPECT_EQ(def(DType::bf16, 16384, 265), w16);  // 16-bit LayerNorm: 16 warps to 32 rows an SM
+  EXPECT_EQ(def(DType::f16, 16384, 4224), w16);
+  EXPECT_NE(def(DType::bf16, 16384, 4225), w16);
+  EXPECT_NE(def(DType::bf16, 16384, 265, Norm::rms), w16);
+  EXPECT_EQ(def(DType::bf16, 12288, 265), "block_size=12288 num_warps=12 rows_per_cta=1 group_size_m=0");
+  EXPECT_EQ(def(DType::f16, 12288, 4224), "block_size=12288 num_warps=12 rows_per_cta=1 group_size_m=0");
+  EXPECT_EQ(def(DType::bf16, 12288, 21845), "block_size=12288 num_warps=12 rows_per_cta=1 group_size_m=0");  // 512 MiB
+  EXPECT_NE(def(DType::bf16, 12288, 21845, Norm::rms), "block_size=12288 num_warps=12 rows_per_cta=1 group_size_m=0");
+  EXPECT_NE(def(DType::bf16, 10000, 1000), "block_size=12288 num_warps=12 rows_per_cta=1 group_size_m=0");
+  const std::string w8 = "block_size=8192 num_warps=8 rows_per_cta=1 group_size_m=0";
+  EXPECT_NE(def(DType::bf16, 8192, 527), w8);  // two to four rows an SM: 16 warps
+  EXPECT_EQ(def(DType::bf16, 8192, 528), w8);
+  EXPECT_EQ(def(DType::f16, 8192, 8192), w8);
+  EXPECT_EQ(def(DType::bf16, 8192, 8193), w8);  // the rule for many rows
+  EXPECT_NE(def(DType::bf16, 8192, 528, Norm::layer, true), w8);
   EXPECT_EQ(def(DType::f16, 12288, 8), w32);
   EXPECT_EQ(def(DType::bf16, 10000, 64), w32);
   EXPECT_EQ(def(DType::f32, 16384, 1), w32);
