@@ -293,7 +293,12 @@ int bwd_min_ctas(const InstanceKey& key, bool finish) {
   // bwd_dwdb). Two CTAs' worth lets CTAs under 256 threads hold up to 255
   // registers: bf16 N = 1024, 4 warps, 2 rows took 162, not 128, and its
   // row loop compiled to 349 SASS a pass, not 382 (no spills either way).
-  if (finish) return threads < 512 ? 2 : 0;
+  // Never more than the CTA's own bound: at 257-511 threads (a CTA an SM)
+  // two CTAs' worth halved the registers and spilled (session 51: the M =
+  // 4096 backward of 3584 columns in 14 warps, 73 registers, 67 -> 26% of
+  // copy end to end; KernelHeaders.TrainingBackwardFinishCompilesWithout
+  // Spills compiles such rows now).
+  if (finish) return std::min(base, 2);
   if (!has_segmented_rows(key)) return base;
   const int items = key.block_size / (threads / key.rows_per_cta);
   const int segmented = (items <= 8 ? 896 : 512) / threads;

@@ -604,7 +604,11 @@ TEST(KernelHeaders, TrainingBackwardFinishCompilesWithoutSpills) {
   for (DType d : {f32, f16, bf16})
     for (int form = 0; form < 3; ++form) {  // plain, + add in x's dtype, + add beside fp32
       if (d == f32 && form == 2) continue;
-      for (std::int64_t n : {512, 768, 1000, 1024, 2048})
+      // 2560 and 3584: CTAs of 257-511 threads (10 and 14 warps, a CTA an
+      // SM), whose register bound session 51's first bwd_min_ctas for the
+      // finish halved (two CTAs' worth: 73 registers at 14 warps, the M =
+      // 4096 backward at 3584 columns 67 -> 26% of copy end to end).
+      for (std::int64_t n : {512, 768, 1000, 1024, 2048, 2560, 3584})
         for (Norm norm : {Norm::layer, Norm::rms}) {
           Traits t{Kernel::bwd_dx, d, d, true, norm == Norm::layer};
           t.norm = norm;
