@@ -4,7 +4,7 @@
 # columns, gpu_test's finish and determinism tests, memcheck), then the
 # defaults whose grid finishes in the kernel A/B'd against main's, two
 # rounds, with neighbours that must stay level.
-#   OUT=$OUT bash bench/experiments/run-finish-two-ctas-bound.sh MAIN PATCHED
+#   OUT=$OUT bash bench/results/s51/scripts/finish_two_ctas_bound.sh MAIN PATCHED
 # MAIN, PATCHED: carried builds under .devbuild (scripts/stage.sh NAME).
 source bench/gpu_call.sh
 main=${1:?usage: run-finish-two-ctas-bound.sh MAIN PATCHED} patched=${2:?usage: run-finish-two-ctas-bound.sh MAIN PATCHED}

@@ -3,7 +3,7 @@
 # its two Variants against the float64 reference, memcheck, and the
 # defaults it changes A/B'd against main's, two rounds (session 50's call
 # 13, which found no device time left).
-#   OUT=$OUT bash bench/experiments/run-past48-neighbours.sh MAIN PATCHED
+#   OUT=$OUT bash bench/results/s51/scripts/past48_neighbours.sh MAIN PATCHED
 # MAIN, PATCHED: carried builds under .devbuild (scripts/stage.sh NAME).
 source bench/gpu_call.sh
 main=${1:?usage: run-past48-neighbours.sh MAIN PATCHED} patched=${2:?usage: run-past48-neighbours.sh MAIN PATCHED}

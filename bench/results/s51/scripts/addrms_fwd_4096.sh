@@ -2,7 +2,7 @@
 # A device call for addrms-fwd-4096.patch (bench/experiments/README.md): the
 # forward default it changes A/B'd against main's, two rounds, with the
 # neighbours it must leave alone, then the fused Variants at 4096 columns.
-#   OUT=$OUT bash bench/experiments/run-addrms-fwd-4096.sh MAIN PATCHED
+#   OUT=$OUT bash bench/results/s51/scripts/addrms_fwd_4096.sh MAIN PATCHED
 # MAIN, PATCHED: carried builds under .devbuild (scripts/stage.sh NAME).
 source bench/gpu_call.sh
 main=${1:?usage: run-addrms-fwd-4096.sh MAIN PATCHED} patched=${2:?usage: run-addrms-fwd-4096.sh MAIN PATCHED}
