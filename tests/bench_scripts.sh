@@ -207,5 +207,16 @@ check "sw_ab exports each spec's variables whole" \
 check "gtests runs gpu_test with the filter and prints its summary" \
   bash -c "grep -q '^gpu_test rc=0' '$T/ab.txt' && grep -q 'PASSED  \] 3 tests. filter=--gtest_filter=Gpu.X\*' '$T/ab.txt'"
 
+# grid_ratios.py: lntune / PyTorch per dtype and direction (it had lumped
+# every dtype of a log under the last one's name).
+cat > "$T/grid.log" <<'EOF'
+[ 1.0s] grid fp16 M=4096 N=1024: lntune-default fwd 200 GB/s (5%); lntune-default bwd 300 GB/s (7%); torch fwd 100 GB/s (2%); torch bwd 100 GB/s (2%)
+[ 1.1s] grid fp16 M=4096 N=2048: lntune-default fwd 50 GB/s (1%); lntune-default bwd 300 GB/s (7%); torch fwd 100 GB/s (2%); torch bwd 100 GB/s (2%)
+[ 2.0s] grid fp32 M=4096 N=1024: lntune-default fwd 400 GB/s (9%); lntune-default bwd 500 GB/s (12%); torch fwd 100 GB/s (2%); torch bwd 100 GB/s (2%)
+EOF
+/usr/bin/env python3 "$root/bench/grid_ratios.py" "$T/grid.log" > "$T/ratios.txt"
+check "grid_ratios.py names each dtype's minimum" grep -q "fp16 fwd: 2 N, geomean 1.00, min 0.50 (N=2048); below 1.0: N=2048 0.50" "$T/ratios.txt"
+check "grid_ratios.py keeps the dtypes apart" grep -q "fp32 bwd: 1 N, geomean 5.00, min 5.00 (N=1024); below 1.0: none" "$T/ratios.txt"
+
 [ "$fails" = 0 ] && echo "all checks passed" || echo "$fails check(s) failed"
 exit $((fails > 0))
