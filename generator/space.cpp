@@ -949,7 +949,9 @@ std::optional<Config> fast_memory_fwd_default(const SpaceQuery& q, const ConfigF
   const auto [esize, half, plain_layer, plain_rms] = row_kind(q);
   const auto valid = [&](const Config& c) { return !accept || accept(c).has_value(); };
   // Rows of 8193-12288 columns keep the H100's rules (no measured gain: bf16
-  // N = 12288 88.9 / 88.3% of copy with them, 88.7 / 88.8 this way, call 3).
+  // N = 12288 88.9 / 88.3% of copy with them, 88.7 / 88.8 this way, call 3),
+  // but for session 51's rules below (16-bit LayerNorm of 12288 columns in
+  // 12 warps; the decode regime).
   constexpr std::int64_t kRegisterRowFrom = 12288;
   // The decode regime: a row a CTA, at most a row an SM, where the time is
   // one row's chain of latencies, not bytes. Every config in one process on
@@ -1002,7 +1004,7 @@ std::optional<Config> fast_memory_fwd_default(const SpaceQuery& q, const ConfigF
       const Config c{8192, 8, 1, 0};
       if (valid(c)) return c;
     }
-    if (half && !q.residual && q.norm == Norm::layer && (q.n == 32768 || q.n == 65536) && q.m <= 8) {
+    if (half && plain_layer && (q.n == 32768 || q.n == 65536) && q.m <= 8) {
       const Config c{4096, 4, 2, static_cast<int>(q.m), static_cast<int>(q.n / 4096)};
       if (valid(c)) return c;
     }
