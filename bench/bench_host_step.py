@@ -17,7 +17,7 @@ Metrics:
   step    forward with grad + backward (autograd), .grad cleared each call
 
 Host time: perf_counter around a batch of calls, the device drained before
-the batch (bench_layernorm.host_us_batch's method).
+the batch (bench_layernorm.host_samples).
 
 --grid: the end-to-end backward of the Triton tutorial's grid instead (M =
 4096, N = 512 i and 32768, 65536; fp16, bf16, fp32), timed as
@@ -36,22 +36,14 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import time
 
 import torch
 import torch.nn.functional as F
 
+import bench_layernorm as bl
 import lntune.torch as lt
 import timing
 from lntune import _torch_ext
-
-
-def batch_us(fn, calls):
-    torch.cuda.synchronize()
-    t0 = time.perf_counter()
-    for _ in range(calls):
-        fn()
-    return (time.perf_counter() - t0) / calls * 1e6
 
 
 def routes(M, N, dtype, eps=1e-5):
@@ -83,23 +75,11 @@ def routes(M, N, dtype, eps=1e-5):
 
 
 def measure(fns, rounds, calls):
-    """{name: [us per call, one per round]}: one batch of each per round,
-    rotating the order."""
+    """{name: [us per call, one per round]} (bench_layernorm.host_samples: one
+    batch of each per round, the order rotating), the node switched before
+    each batch where fns has a "_switch"."""
     switch = fns.get("_switch")
-    names = [k for k in fns if not k.startswith("_")]
-    for n in names:  # warm-up: first calls, plans, autograd caches
-        if switch:
-            switch(n)
-        for _ in range(5):
-            fns[n]()
-    samples = {n: [] for n in names}
-    for r in range(rounds):
-        order = names[r % len(names):] + names[:r % len(names)]
-        for n in order:
-            if switch:
-                switch(n)
-            samples[n].append(batch_us(fns[n], calls))
-    torch.cuda.synchronize()
+    samples = bl.host_samples({k: v for k, v in fns.items() if not k.startswith("_")}, calls, rounds, switch)
     if switch:
         switch("v2" if _torch_ext.NODE_V2 else "v1")
     return samples

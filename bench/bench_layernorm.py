@@ -455,45 +455,46 @@ def section_small_m(args, results, providers):
 # ------------------------------------------------------------------ host section
 
 
-def host_us_batch(fn, calls: int = 20, repeats: int = 25) -> float:
-    """Host time per call: perf_counter around `calls` calls, the device
-    drained before each batch (so a batch never waits for the device: a few
-    launches per call stay far below the launch queue's depth); median."""
-    for _ in range(5):
-        fn()
-    samples = []
-    for _ in range(repeats):
-        torch.cuda.synchronize()
-        t0 = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        samples.append((time.perf_counter() - t0) / calls)
-    torch.cuda.synchronize()
-    return statistics.median(samples) * 1e6
-
-
-def host_us_interleaved(fns, calls: int = 20, rounds: int = 25) -> dict:
-    """host_us_batch for several callables at once ({name: fn} -> {name: us
-    per call}): each round times one batch of each, the order reversed from
-    round to round, so that a drift of the machine (clocks, another process,
-    the allocator's state) lands on every provider alike; the median over
-    rounds. Measuring one provider's batches and then the other's put such a
-    drift into the ratio: the step's maximum moved between shapes from one
-    window to the next (bench/NOTES.md, sessions 49-51)."""
+def host_samples(fns, calls: int = 20, rounds: int = 25, before=None) -> dict:
+    """Host time per call, us, one sample a round for each callable of fns
+    ({name: fn}): perf_counter around `calls` calls, the device drained
+    before each batch (so a batch never waits for the device: a few launches
+    per call stay far below the launch queue's depth). Each round times one
+    batch of each, the order rotating from round to round, so that a drift
+    of the machine (clocks, another process, the allocator's state) lands on
+    every name alike: timing one provider's batches and then the other's had
+    put such a drift into their ratio (the host step's maximum moved between
+    shapes from one window to the next, bench/NOTES.md, sessions 49-51).
+    before(name), where given, runs before each of that name's batches,
+    untimed (bench_host_step.py switches the autograd node so)."""
     names = list(fns)
-    for n in names:
+    for n in names:  # warm-up: first calls, plans, autograd caches
+        if before:
+            before(n)
         for _ in range(5):
             fns[n]()
     samples = {n: [] for n in names}
     for r in range(rounds):
-        for n in (names if r % 2 == 0 else names[::-1]):
+        for n in names[r % len(names):] + names[:r % len(names)]:
+            if before:
+                before(n)
             torch.cuda.synchronize()
             t0 = time.perf_counter()
             for _ in range(calls):
                 fns[n]()
-            samples[n].append((time.perf_counter() - t0) / calls)
+            samples[n].append((time.perf_counter() - t0) / calls * 1e6)
     torch.cuda.synchronize()
-    return {n: statistics.median(v) * 1e6 for n, v in samples.items()}
+    return samples
+
+
+def host_us_interleaved(fns, calls: int = 20, rounds: int = 25) -> dict:
+    """{name: us per call}: host_samples' medians."""
+    return {n: statistics.median(v) for n, v in host_samples(fns, calls, rounds).items()}
+
+
+def host_us_batch(fn, calls: int = 20, repeats: int = 25) -> float:
+    """One callable's host time per call, us (host_samples' median)."""
+    return host_us_interleaved({"fn": fn}, calls, repeats)["fn"]
 
 
 def e2e_us(fn, calls: int = 30, repeats: int = 5) -> float:
@@ -645,7 +646,7 @@ def write_host_markdown(results, L):
     L.append("## Host time and training step (%s): lntune.torch vs PyTorch, µs" % rows[0][0])
     L.append("")
     L.append("Host time: `perf_counter` around batches of 20 calls, the device drained before each batch, "
-             "one batch of lntune's and one of PyTorch's a round (the order reversed every round), median of 25 "
+             "one batch of lntune's and one of PyTorch's a round (the order alternating), median of 25 "
              "rounds (what the Python process spends per call; the device never holds it back). "
              "Step: `x.grad = w.grad = b.grad = None; f(x).backward(dy)`, autograd included. End-to-end: wall "
              "time per step with the device in the loop (30 steps, then synchronise). Kernel: the forward and "
