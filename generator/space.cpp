@@ -874,6 +874,18 @@ struct RowKind {
   std::size_t esize;
   bool half, plain_layer, plain_rms;
 };
+// Training sizes: 16-48 rows a SM (M = 2112-6336 on 132 SMs), where a
+// persistent backward CTA walks few row groups.
+bool training_rows(const SpaceQuery& q) {
+  return q.m >= 16 * static_cast<std::int64_t>(q.sm_count) && q.m <= 48 * static_cast<std::int64_t>(q.sm_count);
+}
+
+// lo < M / SMs <= hi (the rules' bands of rows a SM).
+bool rows_a_sm_within(const SpaceQuery& q, std::int64_t lo, std::int64_t hi) {
+  const std::int64_t sms = q.sm_count;
+  return q.m > lo * sms && q.m <= hi * sms;
+}
+
 RowKind row_kind(const SpaceQuery& q) {
   const std::size_t esize = dtype_size(q.dtype);
   return RowKind{esize, esize == 2, q.norm == Norm::layer && !q.residual, q.norm == Norm::rms && !q.residual};
@@ -968,46 +980,40 @@ std::optional<Config> fast_memory_fwd_default(const SpaceQuery& q, const ConfigF
   //     4096-column slabs (8 / 16 CTAs of 4 warps, 2 stages), one cluster a
   //     row: 32768 6.4 / 6.6 against 8.0 / 8.0, 65536 6.7 / 7.1 against 8.0
   //     / 8.0 (at M = 64 the gains were under 5%).
-  {
-    const std::int64_t sms = std::max(1, q.sm_count);
-    const bool decode_row = (!q.residual && q.norm == Norm::layer) || (half && q.residual && q.norm == Norm::rms);
-    if (decode_row && q.n >= 8192 && q.n <= 16384 && q.m <= 2 * sms) {
-      const Config c{static_cast<int>(next_pow2(q.n)), q.m <= sms ? 32 : 16, 1, 0};
-      if (q.residual ? takes_residual(c, accept) : valid(c)) return c;
+  if ((plain_layer || (half && q.residual && q.norm == Norm::rms)) && q.n >= 8192 && q.n <= 16384 &&
+      rows_a_sm_within(q, 0, 2)) {
+    const Config c{static_cast<int>(next_pow2(q.n)), rows_a_sm_within(q, 0, 1) ? 32 : 16, 1, 0};
+    if (q.residual ? takes_residual(c, accept) : valid(c)) return c;
+  }
+  // Past two rows an SM, to 32 (call 6, every config in one process, bf16
+  // LayerNorm at M = 300, 528, 1056, 2112, 4224, us against the default
+  // before): 16384 columns in 16 warps (32 elements a thread, not 64 in 8):
+  // 11.4 / 13.4 / 21.8 / 37.8 / 71.6 against 11.8 / 15.4 / 23.7 / 40.8 /
+  // 76.9; 12288 columns in 12 warps (32 a thread, the tile exact, not a
+  // 16384-column tile or 48 a thread in shared memory): 8.2 / 11.4 (16
+  // warps; 12: not among the three best) / 17.2 / 28.9 / 52.5 against 10.4
+  // / 13.0 / 19.8 / 31.4 / 57.2; 8192 columns in 8 warps from four rows an
+  // SM (the rule for M > 8192 below): 8.4 / 12.6 / 20.4 / 35.4 against 9.5
+  // / 13.0 / 21.1 / 37.8 (at M = 300 the default's 16 warps led, 6.9
+  // against 7.3), and on to M = 8192, where that rule takes over.
+  // A/B (call 7, round 1 / round 2): M = 4096 bf16 16384 73.5 / 73.6 ->
+  // 69.5 / 69.1, 12288 55.6 / 55.8 -> 51.0 / 50.9, 8192 36.6 / 36.6 ->
+  // 34.6 / 34.4, M = 8192 8192 71.1 / 71.1 -> 66.5 / 66.6; M = 8192 at
+  // 16384 (64 rows an SM) level. 12288 columns in 12 warps led at x = 512
+  // MiB too, 98.8% of copy against 93.3 (call 7): that rule for every M
+  // past two rows an SM (A/B, call 8).
+  if (half && plain_layer) {
+    std::optional<Config> c;
+    if (q.n == 16384 && rows_a_sm_within(q, 2, 32)) {
+      c = Config{16384, 16, 1, 0};
+    } else if (q.n == 12288 && !rows_a_sm_within(q, 0, 2)) {
+      c = Config{12288, 12, 1, 0};
+    } else if (q.n == 8192 && q.m >= 4 * std::int64_t{q.sm_count} && q.m <= 8192) {
+      c = Config{8192, 8, 1, 0};
+    } else if ((q.n == 32768 || q.n == 65536) && q.m <= 8) {
+      c = Config{4096, 4, 2, static_cast<int>(q.m), static_cast<int>(q.n / 4096)};  // a cluster a row
     }
-    // Past two rows an SM, to 32 (call 6, every config in one process, bf16
-    // LayerNorm at M = 300, 528, 1056, 2112, 4224, us against the default
-    // before): 16384 columns in 16 warps (32 elements a thread, not 64 in 8):
-    // 11.4 / 13.4 / 21.8 / 37.8 / 71.6 against 11.8 / 15.4 / 23.7 / 40.8 /
-    // 76.9; 12288 columns in 12 warps (32 a thread, the tile exact, not a
-    // 16384-column tile or 48 a thread in shared memory): 8.2 / 11.4 (16
-    // warps; 12: not among the three best) / 17.2 / 28.9 / 52.5 against 10.4
-    // / 13.0 / 19.8 / 31.4 / 57.2; 8192 columns in 8 warps from four rows an
-    // SM (the rule for M > 8192 below): 8.4 / 12.6 / 20.4 / 35.4 against 9.5
-    // / 13.0 / 21.1 / 37.8 (at M = 300 the default's 16 warps led, 6.9
-    // against 7.3), and on to M = 8192, where that rule takes over.
-    // A/B (call 7, round 1 / round 2): M = 4096 bf16 16384 73.5 / 73.6 ->
-    // 69.5 / 69.1, 12288 55.6 / 55.8 -> 51.0 / 50.9, 8192 36.6 / 36.6 ->
-    // 34.6 / 34.4, M = 8192 8192 71.1 / 71.1 -> 66.5 / 66.6; M = 8192 at
-    // 16384 (64 rows an SM) level. 12288 columns in 12 warps led at x = 512
-    // MiB too, 98.8% of copy against 93.3 (call 7): that rule for every M
-    // past two rows an SM (A/B, call 8).
-    if (half && plain_layer && q.n == 16384 && q.m > 2 * sms && q.m <= 32 * sms) {
-      const Config c{16384, 16, 1, 0};
-      if (valid(c)) return c;
-    }
-    if (half && plain_layer && q.n == 12288 && q.m > 2 * sms) {
-      const Config c{12288, 12, 1, 0};
-      if (valid(c)) return c;
-    }
-    if (half && plain_layer && q.n == 8192 && q.m >= 4 * sms && q.m <= 8192) {
-      const Config c{8192, 8, 1, 0};
-      if (valid(c)) return c;
-    }
-    if (half && plain_layer && (q.n == 32768 || q.n == 65536) && q.m <= 8) {
-      const Config c{4096, 4, 2, static_cast<int>(q.m), static_cast<int>(q.n / 4096)};
-      if (valid(c)) return c;
-    }
+    if (c && valid(*c)) return c;
   }
   // Rows of 12289-16384 columns in registers: fp32 RMSNorm + add in 16
   // warps (session 35, above), and since session 46 LayerNorm + add in 16
@@ -1288,22 +1294,10 @@ std::optional<Config> fast_memory_fwd_default(const SpaceQuery& q, const ConfigF
 }
 
 // fast_memory_default's backward (bwd_dx) rules.
-// The backward's training sizes: 16-48 rows a SM (M = 2112-6336 on 132
-// SMs), where a persistent CTA walks few row groups.
-bool training_rows(const SpaceQuery& q) {
-  return q.m >= 16 * static_cast<std::int64_t>(q.sm_count) && q.m <= 48 * static_cast<std::int64_t>(q.sm_count);
-}
-
-// lo < M / SMs <= hi (the rules' bands of rows a SM, past 16).
-bool rows_a_sm_within(const SpaceQuery& q, std::int64_t lo, std::int64_t hi) {
-  const std::int64_t sms = q.sm_count;
-  return q.m > lo * sms && q.m <= hi * sms;
-}
-
-// The backward's grid there (fast_memory_bwd_default): rows of up to 1024
-// columns in two CTAs a SM of 4 warps, 2 rows; 2048 in one of 8 warps, 2
-// rows; 4096 in one of 16 warps. ctas_a_sm > 0: that many CTAs a SM instead
-// (the rules past 48 rows a SM).
+// The backward's grid at training sizes (training_rows;
+// fast_memory_bwd_default): rows of up to 1024 columns in two CTAs a SM of
+// 4 warps, 2 rows; 2048 in one of 8 warps, 2 rows; 4096 in one of 16 warps.
+// ctas_a_sm > 0: that many CTAs a SM instead (the rules past 48 rows a SM).
 Config training_bwd_config(const SpaceQuery& q, int ctas_a_sm = 0) {
   const std::int64_t single = next_pow2(q.n);
   Config c = single <= 1024   ? Config{static_cast<int>(single), 4, 2, 0}

@@ -1764,13 +1764,15 @@ TEST(Space, SegmentedRows) {
   EXPECT_NE(message(cluster, 4608).find("only a single tile in one CTA"), std::string::npos);
 }
 
-// Session 51's decode defaults (an H200's, bench/results/s51, call 4): the
-// forward of 8192-16384 columns, a row a CTA, in 32 warps up to a row an SM
-// and 16 up to two (LayerNorm of 16 and 32 bits, 16-bit add + RMSNorm with
-// the residual in x's dtype); 16-bit LayerNorm of 32768 and 65536 columns
-// over up to 8 rows in clusters of 4096-column slabs, a cluster a row. Not
-// past those rows, not an H100's, not add + LayerNorm, not an fp32
-// residual, not 4096 or 131072 columns.
+// Session 51's forward defaults for few rows (an H200's, bench/results/s51,
+// calls 4-8): 8192-16384 columns, a row a CTA, in 32 warps up to a row an
+// SM and 16 up to two (LayerNorm of 16 and 32 bits, 16-bit add + RMSNorm
+// with the residual in x's dtype); 16-bit LayerNorm of 32768 and 65536
+// columns over up to 8 rows in clusters of 4096-column slabs, a cluster a
+// row; past two rows an SM, 16-bit LayerNorm of 16384 columns in 16 warps
+// to 32 rows an SM, 12288 in 12 at any M, 8192 in 8 from four rows an SM.
+// Not past those rows, not an H100's, not add + LayerNorm, not an fp32
+// residual, not 4096 columns.
 TEST(Default, DecodeRows) {
   const auto def = [](DType d, std::int64_t n, std::int64_t m, Norm norm = Norm::layer, bool residual = false,
                       double bpc = 18.8) {
