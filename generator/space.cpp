@@ -980,8 +980,23 @@ std::optional<Config> fast_memory_fwd_default(const SpaceQuery& q, const ConfigF
   //     4096-column slabs (8 / 16 CTAs of 4 warps, 2 stages), one cluster a
   //     row: 32768 6.4 / 6.6 against 8.0 / 8.0, 65536 6.7 / 7.1 against 8.0
   //     / 8.0 (at M = 64 the gains were under 5%).
-  if ((plain_layer || (half && q.residual && q.norm == Norm::rms)) && q.n >= 8192 && q.n <= 16384 &&
-      rows_a_sm_within(q, 0, 2)) {
+  //   * The same rule for 16-bit add + LayerNorm, and for plain RMSNorm of
+  //     either width up to a row an SM (session 52, call 1, every config in
+  //     one process, bf16 at M = 1 / 64, us against the default before):
+  //     add + LayerNorm 8192 5.5 / 6.3 against 6.0 / 6.5, 12288 6.7 / 7.2
+  //     against 8.0 / 8.5, 16384 7.0 / 7.6 against 7.7 / 8.3; RMSNorm 8192
+  //     4.7 / 5.4 against 5.1 / 5.6, 12288 5.6 / 6.0 against 7.5 / 7.9.
+  //     A/B (call 2, round 1 / round 2, us): add + LayerNorm M = 1 8192
+  //     6.1 / 6.1 -> 5.7 / 5.8, 12288 8.1 / 8.2 -> 6.9 / 6.9, 16384 7.6 /
+  //     7.8 -> 6.9 / 7.1, fp16 12288 M = 64 8.7 / 8.8 -> 6.9 / 7.2, M =
+  //     200 (16 warps) 10.5 / 10.5 -> 9.3 / 9.4; RMSNorm M = 1 8192 5.1 /
+  //     5.0 -> 4.6 / 4.7, 12288 7.3 / 7.1 -> 5.2 / 5.3, fp16 12288 M = 64
+  //     7.4 / 7.5 -> 5.5 / 5.5, fp32 16384 M = 1 8.1 / 8.1 -> 6.5 / 6.3,
+  //     fp32 8192 M = 64 6.2 / 6.1 -> 5.8 / 6.0. RMSNorm of 16384 columns
+  //     at M = 200 lost in 16 warps (7.1 / 7.1 -> 7.7 / 7.6): RMSNorm keeps
+  //     its rules past a row an SM.
+  if ((plain_layer || (plain_rms && rows_a_sm_within(q, 0, 1)) || (half && q.residual)) && q.n >= 8192 &&
+      q.n <= 16384 && rows_a_sm_within(q, 0, 2)) {
     const Config c{static_cast<int>(next_pow2(q.n)), rows_a_sm_within(q, 0, 1) ? 32 : 16, 1, 0};
     if (q.residual ? takes_residual(c, accept) : valid(c)) return c;
   }
@@ -1002,9 +1017,55 @@ std::optional<Config> fast_memory_fwd_default(const SpaceQuery& q, const ConfigF
   // 16384 (64 rows an SM) level. 12288 columns in 12 warps led at x = 512
   // MiB too, 98.8% of copy against 93.3 (call 7): that rule for every M
   // past two rows an SM (A/B, call 8).
+  // Every config in one process at x = 512 MiB (session 51, call 13, one
+  // round): the 16-bit fused forward of 12288 columns (the residual in
+  // x's dtype) on the exact tile in 16 warps (24 elements a thread), add +
+  // LayerNorm 98.5% of copy against 90.8 for the 16384-column tile in 8
+  // warps, add + RMSNorm 98.7 against 96.8 for 8192-column tiles in 32
+  // warps (the best, 98.9, the 16384-column tile in 16). From 16 rows an
+  // SM. A/B (session 52, call 1, round 1 / round 2, % of copy): add +
+  // LayerNorm bf16 91.4 / 91.2 -> 98.0 / 97.9, fp16 91.7 / 91.4 -> 97.9 /
+  // 98.5, M = 4096 89.2 / 89.4 -> 95.3 / 94.9; add + RMSNorm 96.0 / 96.3
+  // -> 98.1 / 98.1, M = 4096 91.3 / 90.8 -> 95.5 / 95.9.
+  // The residual as an fp32 stream beside 16-bit rows (session 52, call 1,
+  // one round): add + LayerNorm bf16 12288 on the 16384-column tile in 32
+  // warps (12 elements a thread, not 8192-column tiles in 16 warps through
+  // shared memory), 96.6% of copy against 90.9. A/B (call 2, round 1 /
+  // round 2): x = 512 MiB 90.8 / 90.4 -> 96.4 / 96.5, M = 4096 85.7 /
+  // 86.2 -> 91.5 / 90.4, fp16 M = 2112 82.2 / 81.7 -> 86.2 / 85.9.
+  if (half && q.residual && q.n == 12288 && q.m >= 16 * std::int64_t{q.sm_count}) {
+    const Config c{12288, 16, 1, 0};
+    if (takes_residual(c, accept)) return c;
+    const Config f{16384, 32, 1, 0};
+    if (q.norm == Norm::layer && takes_residual(f, accept, Stream::fp32_beside_16bit)) return f;
+  }
   if (half && plain_layer) {
     std::optional<Config> c;
-    if (q.n == 16384 && rows_a_sm_within(q, 2, 32)) {
+    if (q.n == 1024 && training_rows(q) && q.m <= 32 * std::int64_t{q.sm_count}) {
+      // 32 threads a row (32 elements a thread), four rows a CTA of 4
+      // warps, not a row a CTA of 2 warps: M = 4096 (call 13, one round)
+      // 7.9 us against 8.7 (50.1% of copy against 45.2; 8 warps of 8 rows
+      // 7.9 too). A/B (session 52, call 1, round 1 / round 2): M = 4096
+      // 8.6 / 8.7 -> 7.8 / 7.8 us (fp16 8.6 / 8.6 -> 7.8 / 7.9), 3000 7.4 /
+      // 7.5 -> 7.1 / 7.4, 2112 level; at M = 6336 (48 rows an SM) it lost,
+      // 10.3 / 10.4 -> 10.7 / 10.9, hence to 32 rows an SM (call 2: M =
+      // 4224 8.7 / 8.8 -> 7.8 / 7.9).
+      c = Config{1024, 4, 4, 0};
+    } else if (q.n == 3072 && training_rows(q)) {
+      // The 4096-column tile in 4 warps (the rule at large M), not 8:
+      // M = 4096 (session 52, call 1, one round) 15.9 us against 16.8.
+      // A/B (call 2, round 1 / round 2, us): M = 2112 11.1 / 11.0 -> 10.7
+      // / 10.8, 4096 16.6 / 16.6 -> 15.7 / 15.6 (fp16 16.5 / 16.5 -> 15.6 /
+      // 15.5), 6336 23.7 / 23.8 -> 21.9 / 21.7.
+      c = Config{4096, 4, 1, 0};
+    } else if (q.n == 16384 && q.m > 2 * std::int64_t{q.sm_count}) {
+      // To 32 rows an SM (call 6 above), and past them (session 52, call 1,
+      // one round): M = 6000 99.2 us against 105.9 (93.7% of copy against
+      // 87.7) for 8 warps; from M = 8193 the rule of more than 8192 rows
+      // (session 35) took 16 warps already. A/B (call 2, round 1 / round
+      // 2, % of copy): M = 4225 85.3 / 85.4 -> 92.4 / 92.4, 6000 87.8 /
+      // 87.4 -> 94.3 / 94.1 (fp16 6336 88.5 / 88.2 -> 94.1 / 94.2), 8192
+      // 88.8 / 88.9 -> 95.3 / 95.5.
       c = Config{16384, 16, 1, 0};
     } else if (q.n == 12288 && !rows_a_sm_within(q, 0, 2)) {
       c = Config{12288, 12, 1, 0};

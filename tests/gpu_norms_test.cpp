@@ -639,6 +639,23 @@ std::vector<VCase> variant_cases() {
   out.push_back(plain(DType::f16, Norm::layer, 3001, 12288, 8));
   out.push_back(plain(DType::bf16, Norm::layer, 6001, 8192));
   out.push_back(plain(DType::bf16, Norm::layer, 30001, 12288, 8));  // 12288 in 12 warps at any M past two rows an SM
+  // (session 52) the fused 16-bit forward of 12288 columns from 16 rows an
+  // SM: in 16 warps (add + LayerNorm; add + RMSNorm strided), beside an
+  // fp32 stream on the 16384-column tile in 32 warps (add + LayerNorm);
+  // LayerNorm 1024 in four rows a CTA of 4 warps at 16-32 rows an SM
+  // (strided), 3072 on the 4096-column tile in 4 warps at 16-48 (strided);
+  // 16384 columns in 16 warps past 32 rows an SM (strided). The decode rule
+  // for add + LayerNorm (12288: the 16384-column tile in 32 warps) and
+  // RMSNorm (fp32, odd N; past a row an SM its rules before).
+  out.push_back(fused(DType::bf16, Norm::layer, 2201, 12288));
+  out.push_back(fused(DType::f16, Norm::rms, 3001, 12288, 8));
+  out.push_back(stream(DType::bf16, Norm::layer, 2201, 12288));
+  out.push_back(plain(DType::bf16, Norm::layer, 4001, 1024, 8));
+  out.push_back(plain(DType::f16, Norm::layer, 3001, 3072, 8));
+  out.push_back(plain(DType::bf16, Norm::layer, 5001, 16384, 8));
+  out.push_back(fused(DType::bf16, Norm::layer, 3, 12288));
+  out.push_back(plain(DType::f32, Norm::rms, 1, 12000));
+  out.push_back(plain(DType::bf16, Norm::rms, 200, 16384));
   // The 16-bit add + RMSNorm forward of 4096 columns past 256 rows a SM
   // (addrms-fwd-4096.patch): 4 warps, 32 elements a thread.
   out.push_back(fused(DType::bf16, Norm::rms, 33793, 4096));

@@ -1416,7 +1416,10 @@ TEST(Default, FastMemoryRules) {
                            " M=" + std::to_string(m) + (residual ? " residual" : "") + " " + to_string(c));
               EXPECT_NO_THROW(make_instance(t, c, n, max_vec(d)));
               if (own_rule) {
-                const auto space = search_space(q);
+                // The space the tuner searches (rt::space_query: no residual,
+                // no norm in the query; the fused forward's exact tiles are
+                // in it so).
+                const auto space = search_space(query(k, d, n, m, 18.8));
                 EXPECT_NE(std::find(space.begin(), space.end(), c), space.end()) << "not in the search space";
               }
             }
@@ -1766,13 +1769,14 @@ TEST(Space, SegmentedRows) {
 
 // Session 51's forward defaults for few rows (an H200's, bench/results/s51,
 // calls 4-8): 8192-16384 columns, a row a CTA, in 32 warps up to a row an
-// SM and 16 up to two (LayerNorm of 16 and 32 bits, 16-bit add + RMSNorm
-// with the residual in x's dtype); 16-bit LayerNorm of 32768 and 65536
-// columns over up to 8 rows in clusters of 4096-column slabs, a cluster a
-// row; past two rows an SM, 16-bit LayerNorm of 16384 columns in 16 warps
-// to 32 rows an SM, 12288 in 12 at any M, 8192 in 8 from four rows an SM.
-// Not past those rows, not an H100's, not add + LayerNorm, not an fp32
-// residual, not 4096 columns.
+// SM and 16 up to two (LayerNorm of 16 and 32 bits, 16-bit add + LayerNorm
+// and add + RMSNorm with the residual in x's dtype; RMSNorm of either width
+// to a row an SM; session 52 added RMSNorm and add + LayerNorm); 16-bit LayerNorm of 32768 and
+// 65536 columns over up to 8 rows in clusters of 4096-column slabs, a
+// cluster a row; past two rows an SM, 16-bit LayerNorm of 16384 columns in
+// 16 warps at any M (to 32 rows an SM until session 52), 12288 in 12 at any
+// M, 8192 in 8 from four rows an SM. Not past those rows, not an H100's,
+// not an fp32 residual, not 4096 columns.
 TEST(Default, DecodeRows) {
   const auto def = [](DType d, std::int64_t n, std::int64_t m, Norm norm = Norm::layer, bool residual = false,
                       double bpc = 18.8) {
@@ -1789,7 +1793,13 @@ TEST(Default, DecodeRows) {
   EXPECT_EQ(def(DType::bf16, 16384, 264), w16);
   EXPECT_EQ(def(DType::bf16, 16384, 265), w16);  // 16-bit LayerNorm: 16 warps to 32 rows an SM
   EXPECT_EQ(def(DType::f16, 16384, 4224), w16);
-  EXPECT_NE(def(DType::bf16, 16384, 4225), w16);
+  EXPECT_EQ(def(DType::bf16, 16384, 4225), w16);  // session 52: past 32 rows an SM too
+  EXPECT_EQ(def(DType::bf16, 16384, 6000), w16);
+  EXPECT_EQ(def(DType::bf16, 16384, 200, Norm::rms), w32);  // RMSNorm: the rule to a row an SM
+  EXPECT_NE(def(DType::bf16, 12288, 200, Norm::rms), w16);
+  EXPECT_EQ(def(DType::bf16, 16384, 200, Norm::layer, true), w16);
+  EXPECT_EQ(def(DType::bf16, 12288, 1, Norm::rms), w32);
+  EXPECT_EQ(def(DType::f32, 16384, 1, Norm::rms), w32);
   EXPECT_NE(def(DType::bf16, 16384, 265, Norm::rms), w16);
   EXPECT_EQ(def(DType::bf16, 12288, 265), "block_size=12288 num_warps=12 rows_per_cta=1 group_size_m=0");
   EXPECT_EQ(def(DType::f16, 12288, 4224), "block_size=12288 num_warps=12 rows_per_cta=1 group_size_m=0");
@@ -1808,7 +1818,8 @@ TEST(Default, DecodeRows) {
   EXPECT_EQ(def(DType::f32, 8192, 1), "block_size=8192 num_warps=32 rows_per_cta=1 group_size_m=0");
   EXPECT_EQ(def(DType::bf16, 8192, 100), "block_size=8192 num_warps=32 rows_per_cta=1 group_size_m=0");
   EXPECT_EQ(def(DType::bf16, 16384, 1, Norm::rms, true), w32);
-  EXPECT_NE(def(DType::bf16, 16384, 1, Norm::layer, true), w32);
+  EXPECT_EQ(def(DType::bf16, 16384, 1, Norm::layer, true), w32);
+  EXPECT_EQ(def(DType::f16, 12288, 64, Norm::layer, true), w32);
   EXPECT_NE(def(DType::f32, 16384, 1, Norm::rms, true), w32);
   EXPECT_NE(def(DType::bf16, 16384, 1, Norm::layer, false, 12.8), w32);  // an H100
   EXPECT_NE(def(DType::bf16, 4096, 1), "block_size=4096 num_warps=32 rows_per_cta=1 group_size_m=0");
@@ -1818,6 +1829,48 @@ TEST(Default, DecodeRows) {
   EXPECT_NE(def(DType::bf16, 65536, 9), "block_size=4096 num_warps=4 rows_per_cta=2 group_size_m=9 cluster_size=16");
   EXPECT_NE(def(DType::f32, 65536, 1), "block_size=4096 num_warps=4 rows_per_cta=2 group_size_m=1 cluster_size=16");
   EXPECT_NE(def(DType::bf16, 32768, 1, Norm::rms), "block_size=4096 num_warps=4 rows_per_cta=2 group_size_m=1 cluster_size=8");
+  // Session 52's rules past two rows an SM: the 16-bit fused forward of
+  // 12288 columns from 16 rows an SM on the exact tile in 16 warps (the
+  // residual in x's dtype) or on the 16384-column tile in 32 (add +
+  // LayerNorm with an fp32 residual stream); 16-bit LayerNorm of 1024
+  // columns four rows a CTA of 4 warps over 16-32 rows an SM, of 3072
+  // columns the 4096-column tile in 4 warps over 16-48.
+  const std::string t12 = "block_size=12288 num_warps=16 rows_per_cta=1 group_size_m=0";
+  EXPECT_EQ(def(DType::bf16, 12288, 21845, Norm::layer, true), t12);
+  EXPECT_EQ(def(DType::f16, 12288, 2112, Norm::rms, true), t12);
+  EXPECT_NE(def(DType::bf16, 12288, 2111, Norm::layer, true), t12);
+  EXPECT_NE(def(DType::f32, 12288, 21845, Norm::layer, true), t12);
+  const std::string r4 = "block_size=1024 num_warps=4 rows_per_cta=4 group_size_m=0";
+  EXPECT_EQ(def(DType::bf16, 1024, 2112), r4);
+  EXPECT_EQ(def(DType::f16, 1024, 4224), r4);
+  EXPECT_NE(def(DType::f16, 1024, 4225), r4);
+  EXPECT_NE(def(DType::bf16, 1024, 2111), r4);
+  EXPECT_NE(def(DType::bf16, 1024, 6337), r4);
+  EXPECT_NE(def(DType::bf16, 1024, 4096, Norm::rms), r4);
+  EXPECT_NE(def(DType::bf16, 1000, 4096), r4);
+  const std::string t3 = "block_size=4096 num_warps=4 rows_per_cta=1 group_size_m=0";
+  EXPECT_EQ(def(DType::bf16, 3072, 2112), t3);
+  EXPECT_EQ(def(DType::f16, 3072, 6336), t3);
+  EXPECT_NE(def(DType::bf16, 3072, 2111), t3);
+  EXPECT_NE(def(DType::bf16, 3072, 6337), t3);
+  EXPECT_NE(def(DType::bf16, 3072, 4096, Norm::rms), t3);
+  // The fp32 residual stream beside 16-bit rows (the call's traits decide
+  // the stream).
+  const auto stream_def = [](DType d, DType r, Norm norm, std::int64_t m) {
+    SpaceQuery q = query(Kernel::fwd, d, 12288, m, 18.8);
+    q.norm = norm;
+    q.residual = true;
+    Traits t{Kernel::fwd, d, d, true, norm == Norm::layer};
+    t.residual = r;
+    t.norm = norm;
+    return to_string(default_config(q, instances_for(t, q.n, max_vec(d))));
+  };
+  const std::string s32 = "block_size=16384 num_warps=32 rows_per_cta=1 group_size_m=0";
+  EXPECT_EQ(stream_def(DType::bf16, DType::f32, Norm::layer, 21845), s32);
+  EXPECT_EQ(stream_def(DType::f16, DType::f32, Norm::layer, 2112), s32);
+  EXPECT_NE(stream_def(DType::bf16, DType::f32, Norm::layer, 2111), s32);
+  EXPECT_NE(stream_def(DType::bf16, DType::f32, Norm::rms, 21845), s32);
+  EXPECT_EQ(stream_def(DType::bf16, DType::bf16, Norm::layer, 21845), t12);
 }
 }  // namespace
 }  // namespace lntune::gen
