@@ -1039,19 +1039,32 @@ std::optional<Config> fast_memory_fwd_default(const SpaceQuery& q, const ConfigF
     const Config f{16384, 32, 1, 0};
     if (q.norm == Norm::layer && takes_residual(f, accept, Stream::fp32_beside_16bit)) return f;
   }
+  // 16-bit rows of 1024 columns over 16-32 rows an SM: 32 threads a row
+  // (32 elements a thread), four rows a CTA of 4 warps, not a row a CTA of
+  // 2 warps. LayerNorm at M = 4096 (session 51, call 13, one round) 7.9 us
+  // against 8.7 (50.1% of copy against 45.2; 8 warps of 8 rows 7.9 too).
+  // A/B (session 52, call 1, round 1 / round 2): M = 4096 8.6 / 8.7 -> 7.8
+  // / 7.8 us (fp16 8.6 / 8.6 -> 7.8 / 7.9), 3000 7.4 / 7.5 -> 7.1 / 7.4,
+  // 2112 level; at M = 6336 (48 rows an SM) it lost, 10.3 / 10.4 -> 10.7 /
+  // 10.9, hence to 32 rows an SM (call 2: M = 4224 8.7 / 8.8 -> 7.8 /
+  // 7.9). Add + LayerNorm at M = 4096 (call 4, one round): 11.2 us against
+  // 12.4 (2, 4 and 8 rows a CTA level). A/B for the other forms (call 5,
+  // round 1 / round 2, us): add + LayerNorm M = 4096 12.2 / 12.1 -> 11.3 /
+  // 11.3 (fp16 12.3 / 12.0 -> 11.0 / 10.8), 4224 12.3 / 12.4 -> 11.3 /
+  // 11.4, 2112 level; add + RMSNorm 11.8 / 11.9 -> 11.2 / 11.1; RMSNorm
+  // 8.2 / 8.3 -> 7.6 / 7.5; add + LayerNorm beside an fp32 stream 19.5 /
+  // 19.6 -> 17.7 / 18.0. Add + RMSNorm beside an fp32 stream lost (15.3 /
+  // 15.2 -> 17.9 / 18.0): not that one.
+  if (half && q.n == 1024 && training_rows(q) && q.m <= 32 * std::int64_t{q.sm_count}) {
+    const Config c{1024, 4, 4, 0};
+    if (!q.residual ? valid(c)
+                    : takes_residual(c, accept) ||
+                          (q.norm == Norm::layer && takes_residual(c, accept, Stream::fp32_beside_16bit)))
+      return c;
+  }
   if (half && plain_layer) {
     std::optional<Config> c;
-    if (q.n == 1024 && training_rows(q) && q.m <= 32 * std::int64_t{q.sm_count}) {
-      // 32 threads a row (32 elements a thread), four rows a CTA of 4
-      // warps, not a row a CTA of 2 warps: M = 4096 (call 13, one round)
-      // 7.9 us against 8.7 (50.1% of copy against 45.2; 8 warps of 8 rows
-      // 7.9 too). A/B (session 52, call 1, round 1 / round 2): M = 4096
-      // 8.6 / 8.7 -> 7.8 / 7.8 us (fp16 8.6 / 8.6 -> 7.8 / 7.9), 3000 7.4 /
-      // 7.5 -> 7.1 / 7.4, 2112 level; at M = 6336 (48 rows an SM) it lost,
-      // 10.3 / 10.4 -> 10.7 / 10.9, hence to 32 rows an SM (call 2: M =
-      // 4224 8.7 / 8.8 -> 7.8 / 7.9).
-      c = Config{1024, 4, 4, 0};
-    } else if (q.n == 3072 && training_rows(q)) {
+    if (q.n == 3072 && training_rows(q)) {
       // The 4096-column tile in 4 warps (the rule at large M), not 8:
       // M = 4096 (session 52, call 1, one round) 15.9 us against 16.8.
       // A/B (call 2, round 1 / round 2, us): M = 2112 11.1 / 11.0 -> 10.7

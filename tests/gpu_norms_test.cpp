@@ -656,6 +656,13 @@ std::vector<VCase> variant_cases() {
   out.push_back(fused(DType::bf16, Norm::layer, 3, 12288));
   out.push_back(plain(DType::f32, Norm::rms, 1, 12000));
   out.push_back(plain(DType::bf16, Norm::rms, 200, 16384));
+  // Every 16-bit form of 1024 columns four rows a CTA at 16-32 rows an SM:
+  // add + LayerNorm (strided), add + RMSNorm, RMSNorm (strided), add +
+  // LayerNorm beside an fp32 stream.
+  out.push_back(fused(DType::f16, Norm::layer, 3001, 1024, 8));
+  out.push_back(fused(DType::bf16, Norm::rms, 4096, 1024));
+  out.push_back(plain(DType::bf16, Norm::rms, 4001, 1024, 8));
+  out.push_back(stream(DType::bf16, Norm::layer, 2500, 1024));
   // The 16-bit add + RMSNorm forward of 4096 columns past 256 rows a SM
   // (addrms-fwd-4096.patch): 4 warps, 32 elements a thread.
   out.push_back(fused(DType::bf16, Norm::rms, 33793, 4096));

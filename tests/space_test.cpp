@@ -1846,7 +1846,24 @@ TEST(Default, DecodeRows) {
   EXPECT_NE(def(DType::f16, 1024, 4225), r4);
   EXPECT_NE(def(DType::bf16, 1024, 2111), r4);
   EXPECT_NE(def(DType::bf16, 1024, 6337), r4);
-  EXPECT_NE(def(DType::bf16, 1024, 4096, Norm::rms), r4);
+  EXPECT_EQ(def(DType::bf16, 1024, 4096, Norm::rms), r4);  // every 16-bit form
+  EXPECT_EQ(def(DType::f16, 1024, 2112, Norm::layer, true), r4);
+  EXPECT_EQ(def(DType::bf16, 1024, 4224, Norm::rms, true), r4);
+  EXPECT_NE(def(DType::f32, 1024, 4096), r4);
+  {  // beside an fp32 stream: add + LayerNorm, not add + RMSNorm
+    const auto stream1k = [](Norm norm) {
+      SpaceQuery q = query(Kernel::fwd, DType::bf16, 1024, 4096, 18.8);
+      q.norm = norm;
+      q.residual = true;
+      Traits t{Kernel::fwd, DType::bf16, DType::bf16, true, norm == Norm::layer};
+      t.residual = DType::f32;
+      t.norm = norm;
+      return to_string(default_config(q, instances_for(t, q.n, max_vec(q.dtype))));
+    };
+    EXPECT_EQ(stream1k(Norm::layer), r4);
+    EXPECT_NE(stream1k(Norm::rms), r4);
+  }
+  EXPECT_NE(def(DType::bf16, 1024, 4225, Norm::layer, true), r4);
   EXPECT_NE(def(DType::bf16, 1000, 4096), r4);
   const std::string t3 = "block_size=4096 num_warps=4 rows_per_cta=1 group_size_m=0";
   EXPECT_EQ(def(DType::bf16, 3072, 2112), t3);
