@@ -1039,7 +1039,7 @@ std::optional<Config> fast_memory_fwd_default(const SpaceQuery& q, const ConfigF
     const Config f{16384, 32, 1, 0};
     if (q.norm == Norm::layer && takes_residual(f, accept, Stream::fp32_beside_16bit)) return f;
   }
-  // 16-bit rows of 1024 columns over 16-32 rows an SM: 32 threads a row
+  // Rows of 1024 columns over 16-32 rows an SM: 32 threads a row
   // (32 elements a thread), four rows a CTA of 4 warps, not a row a CTA of
   // 2 warps. LayerNorm at M = 4096 (session 51, call 13, one round) 7.9 us
   // against 8.7 (50.1% of copy against 45.2; 8 warps of 8 rows 7.9 too).
@@ -1055,12 +1055,27 @@ std::optional<Config> fast_memory_fwd_default(const SpaceQuery& q, const ConfigF
   // 8.2 / 8.3 -> 7.6 / 7.5; add + LayerNorm beside an fp32 stream 19.5 /
   // 19.6 -> 17.7 / 18.0. Add + RMSNorm beside an fp32 stream lost (15.3 /
   // 15.2 -> 17.9 / 18.0): not that one.
-  if (half && q.n == 1024 && training_rows(q) && q.m <= 32 * std::int64_t{q.sm_count}) {
+  // fp32 LayerNorm at M = 4096 (call 6, one round): 11.4 us against 12.1.
+  // A/B (call 7): fp32 LayerNorm M = 4096 12.4 / 12.2 -> 11.3 / 11.4 us,
+  // 4224 12.3 / 12.3 -> 11.6 / 11.4, RMSNorm M = 4096 11.7 / 11.7 -> 11.2
+  // / 11.3; at M = 2112 (16 rows an SM) fp32 lost (LayerNorm 8.4 / 8.4 ->
+  // 9.0 / 9.2, RMSNorm 8.2 / 8.1 -> 8.6 / 8.5) where 16-bit rows were
+  // level: every form from past 16 rows an SM.
+  if ((half || plain_layer || plain_rms) && q.n == 1024 && rows_a_sm_within(q, 16, 32)) {
     const Config c{1024, 4, 4, 0};
     if (!q.residual ? valid(c)
                     : takes_residual(c, accept) ||
                           (q.norm == Norm::layer && takes_residual(c, accept, Stream::fp32_beside_16bit)))
       return c;
+  }
+  // 16-bit RMSNorm of 3072 columns at training rows: the exact tile in 4
+  // warps (24 elements a thread), not the 4096-column tile in 8. M = 4096
+  // (call 6, one round) 14.8 us against 15.4. A/B (call 7, round 1 /
+  // round 2, us): M = 4096 15.4 / 15.3 -> 14.9 / 14.9 (fp16 15.4 / 15.3 ->
+  // 14.8 / 14.9), 6336 21.4 / 21.5 -> 20.5 / 20.6, 2112 level.
+  if (half && plain_rms && q.n == 3072 && training_rows(q)) {
+    const Config c{3072, 4, 1, 0};
+    if (valid(c)) return c;
   }
   if (half && plain_layer) {
     std::optional<Config> c;

@@ -642,7 +642,7 @@ std::vector<VCase> variant_cases() {
   // (session 52) the fused 16-bit forward of 12288 columns from 16 rows an
   // SM: in 16 warps (add + LayerNorm; add + RMSNorm strided), beside an
   // fp32 stream on the 16384-column tile in 32 warps (add + LayerNorm);
-  // LayerNorm 1024 in four rows a CTA of 4 warps at 16-32 rows an SM
+  // LayerNorm 1024 in four rows a CTA of 4 warps past 16 rows an SM to 32
   // (strided), 3072 on the 4096-column tile in 4 warps at 16-48 (strided);
   // 16384 columns in 16 warps past 32 rows an SM (strided). The decode rule
   // for add + LayerNorm (12288: the 16384-column tile in 32 warps) and
@@ -663,6 +663,12 @@ std::vector<VCase> variant_cases() {
   out.push_back(fused(DType::bf16, Norm::rms, 4096, 1024));
   out.push_back(plain(DType::bf16, Norm::rms, 4001, 1024, 8));
   out.push_back(stream(DType::bf16, Norm::layer, 2500, 1024));
+  // fp32 LayerNorm of 1024 columns likewise (strided; RMSNorm too where its
+  // rule takes it); 16-bit RMSNorm of 3072 columns on the exact tile in 4
+  // warps at 16-48 rows an SM (strided).
+  out.push_back(plain(DType::f32, Norm::layer, 3001, 1024, 4));
+  out.push_back(plain(DType::f32, Norm::rms, 4096, 1024));
+  out.push_back(plain(DType::bf16, Norm::rms, 5001, 3072, 8));
   // The 16-bit add + RMSNorm forward of 4096 columns past 256 rows a SM
   // (addrms-fwd-4096.patch): 4 warps, 32 elements a thread.
   out.push_back(fused(DType::bf16, Norm::rms, 33793, 4096));

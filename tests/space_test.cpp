@@ -1832,24 +1832,28 @@ TEST(Default, DecodeRows) {
   // Session 52's rules past two rows an SM: the 16-bit fused forward of
   // 12288 columns from 16 rows an SM on the exact tile in 16 warps (the
   // residual in x's dtype) or on the 16384-column tile in 32 (add +
-  // LayerNorm with an fp32 residual stream); 16-bit LayerNorm of 1024
-  // columns four rows a CTA of 4 warps over 16-32 rows an SM, of 3072
-  // columns the 4096-column tile in 4 warps over 16-48.
+  // LayerNorm with an fp32 residual stream); rows of 1024
+  // columns four rows a CTA of 4 warps past 16 rows an SM to 32 (every
+  // form, fp32 LayerNorm and RMSNorm too), of 3072 columns the 4096-column
+  // tile in 4 warps over 16-48 (RMSNorm: the exact tile).
   const std::string t12 = "block_size=12288 num_warps=16 rows_per_cta=1 group_size_m=0";
   EXPECT_EQ(def(DType::bf16, 12288, 21845, Norm::layer, true), t12);
   EXPECT_EQ(def(DType::f16, 12288, 2112, Norm::rms, true), t12);
   EXPECT_NE(def(DType::bf16, 12288, 2111, Norm::layer, true), t12);
   EXPECT_NE(def(DType::f32, 12288, 21845, Norm::layer, true), t12);
   const std::string r4 = "block_size=1024 num_warps=4 rows_per_cta=4 group_size_m=0";
-  EXPECT_EQ(def(DType::bf16, 1024, 2112), r4);
+  EXPECT_EQ(def(DType::bf16, 1024, 2113), r4);
+  EXPECT_NE(def(DType::bf16, 1024, 2112), r4);  // 16 rows an SM: level in 16 bits, lost in fp32
   EXPECT_EQ(def(DType::f16, 1024, 4224), r4);
   EXPECT_NE(def(DType::f16, 1024, 4225), r4);
-  EXPECT_NE(def(DType::bf16, 1024, 2111), r4);
   EXPECT_NE(def(DType::bf16, 1024, 6337), r4);
   EXPECT_EQ(def(DType::bf16, 1024, 4096, Norm::rms), r4);  // every 16-bit form
-  EXPECT_EQ(def(DType::f16, 1024, 2112, Norm::layer, true), r4);
+  EXPECT_EQ(def(DType::f16, 1024, 2113, Norm::layer, true), r4);
   EXPECT_EQ(def(DType::bf16, 1024, 4224, Norm::rms, true), r4);
-  EXPECT_NE(def(DType::f32, 1024, 4096), r4);
+  EXPECT_EQ(def(DType::f32, 1024, 4096), r4);  // fp32 LayerNorm and RMSNorm too
+  EXPECT_EQ(def(DType::f32, 1024, 4224, Norm::rms), r4);
+  EXPECT_NE(def(DType::f32, 1024, 2112), r4);
+  EXPECT_NE(def(DType::f32, 1024, 4096, Norm::layer, true), r4);
   {  // beside an fp32 stream: add + LayerNorm, not add + RMSNorm
     const auto stream1k = [](Norm norm) {
       SpaceQuery q = query(Kernel::fwd, DType::bf16, 1024, 4096, 18.8);
@@ -1871,6 +1875,11 @@ TEST(Default, DecodeRows) {
   EXPECT_NE(def(DType::bf16, 3072, 2111), t3);
   EXPECT_NE(def(DType::bf16, 3072, 6337), t3);
   EXPECT_NE(def(DType::bf16, 3072, 4096, Norm::rms), t3);
+  const std::string e3 = "block_size=3072 num_warps=4 rows_per_cta=1 group_size_m=0";  // RMSNorm: the exact tile
+  EXPECT_EQ(def(DType::bf16, 3072, 2112, Norm::rms), e3);
+  EXPECT_EQ(def(DType::f16, 3072, 6336, Norm::rms), e3);
+  EXPECT_NE(def(DType::bf16, 3072, 6337, Norm::rms), e3);
+  EXPECT_NE(def(DType::f32, 3072, 4096, Norm::rms), e3);
   // The fp32 residual stream beside 16-bit rows (the call's traits decide
   // the stream).
   const auto stream_def = [](DType d, DType r, Norm norm, std::int64_t m) {
