@@ -893,6 +893,7 @@ RowKind row_kind(const SpaceQuery& q) {
 
 // fast_memory_default's forward and backward (bwd_dx) rules, after it.
 std::optional<Config> fast_memory_fwd_default(const SpaceQuery& q, const ConfigFilter& accept);
+std::optional<Config> fast_memory_fwd_latency_default(const SpaceQuery& q, const ConfigFilter& accept);
 std::optional<Config> fast_memory_bwd_default(const SpaceQuery& q, const ConfigFilter& accept);
 
 // The defaults of a GPU whose memory outruns its SMs (fast_memory: an H200,
@@ -956,15 +957,14 @@ std::optional<Config> fast_memory_default(const SpaceQuery& q, const ConfigFilte
   return std::nullopt;
 }
 
-// fast_memory_default's forward rules.
-std::optional<Config> fast_memory_fwd_default(const SpaceQuery& q, const ConfigFilter& accept) {
-  const auto [esize, half, plain_layer, plain_rms] = row_kind(q);
+// fast_memory_fwd_default's rules where a row's chain of latencies is the
+// time, not its bytes: at most two rows an SM (the decode regime), the
+// training sizes' 16-48 rows an SM, and the 16-bit LayerNorm rules by rows
+// an SM (sessions 51-52). First among the forward rules.
+std::optional<Config> fast_memory_fwd_latency_default(const SpaceQuery& q, const ConfigFilter& accept) {
+  const RowKind kind = row_kind(q);
+  const bool half = kind.half, plain_layer = kind.plain_layer, plain_rms = kind.plain_rms;
   const auto valid = [&](const Config& c) { return !accept || accept(c).has_value(); };
-  // Rows of 8193-12288 columns keep the H100's rules (no measured gain: bf16
-  // N = 12288 88.9 / 88.3% of copy with them, 88.7 / 88.8 this way, call 3),
-  // but for session 51's rules below (16-bit LayerNorm of 12288 columns in
-  // 12 warps; the decode regime).
-  constexpr std::int64_t kRegisterRowFrom = 12288;
   // The decode regime: a row a CTA, at most a row an SM, where the time is
   // one row's chain of latencies, not bytes. Every config in one process on
   // an H200 (bench/results/s51, call 4), bf16 LayerNorm, us at M = 1 / 8 /
@@ -1104,6 +1104,19 @@ std::optional<Config> fast_memory_fwd_default(const SpaceQuery& q, const ConfigF
     }
     if (c && valid(*c)) return c;
   }
+  return std::nullopt;
+}
+
+// fast_memory_default's forward rules: those by rows an SM first, then
+// those of the bandwidth regime and of rows past 16384 columns.
+std::optional<Config> fast_memory_fwd_default(const SpaceQuery& q, const ConfigFilter& accept) {
+  if (std::optional<Config> c = fast_memory_fwd_latency_default(q, accept)) return c;
+  const auto [esize, half, plain_layer, plain_rms] = row_kind(q);
+  const auto valid = [&](const Config& c) { return !accept || accept(c).has_value(); };
+  // Rows of 8193-12288 columns keep the H100's rules (no measured gain: bf16
+  // N = 12288 88.9 / 88.3% of copy with them, 88.7 / 88.8 this way, call 3),
+  // but for the rules by rows an SM (fast_memory_fwd_latency_default).
+  constexpr std::int64_t kRegisterRowFrom = 12288;
   // Rows of 12289-16384 columns in registers: fp32 RMSNorm + add in 16
   // warps (session 35, above), and since session 46 LayerNorm + add in 16
   // warps too (16-bit rows had 8, fp32 rows 32) and 16-bit RMSNorm in 32
