@@ -995,9 +995,10 @@ std::optional<Config> fast_memory_fwd_latency_default(const SpaceQuery& q, const
   //     fp32 8192 M = 64 6.2 / 6.1 -> 5.8 / 6.0. RMSNorm of 16384 columns
   //     at M = 200 lost in 16 warps (7.1 / 7.1 -> 7.7 / 7.6): RMSNorm keeps
   //     its rules past a row an SM.
-  if ((plain_layer || (plain_rms && rows_a_sm_within(q, 0, 1)) || (half && q.residual)) && q.n >= 8192 &&
-      q.n <= 16384 && rows_a_sm_within(q, 0, 2)) {
-    const Config c{static_cast<int>(next_pow2(q.n)), rows_a_sm_within(q, 0, 1) ? 32 : 16, 1, 0};
+  const bool row_an_sm = rows_a_sm_within(q, 0, 1);
+  if ((plain_layer || (plain_rms && row_an_sm) || (half && q.residual)) && q.n >= 8192 && q.n <= 16384 &&
+      rows_a_sm_within(q, 0, 2)) {
+    const Config c{static_cast<int>(next_pow2(q.n)), row_an_sm ? 32 : 16, 1, 0};
     if (q.residual ? takes_residual(c, accept) : valid(c)) return c;
   }
   // Past two rows an SM, to 32 (call 6, every config in one process, bf16
@@ -1068,35 +1069,31 @@ std::optional<Config> fast_memory_fwd_latency_default(const SpaceQuery& q, const
                           (q.norm == Norm::layer && takes_residual(c, accept, Stream::fp32_beside_16bit)))
       return c;
   }
-  // 16-bit RMSNorm of 3072 columns at training rows: the exact tile in 4
-  // warps (24 elements a thread), not the 4096-column tile in 8. M = 4096
-  // (call 6, one round) 14.8 us against 15.4. A/B (call 7, round 1 /
-  // round 2, us): M = 4096 15.4 / 15.3 -> 14.9 / 14.9 (fp16 15.4 / 15.3 ->
-  // 14.8 / 14.9), 6336 21.4 / 21.5 -> 20.5 / 20.6, 2112 level.
-  if (half && plain_rms && q.n == 3072 && training_rows(q)) {
-    const Config c{3072, 4, 1, 0};
+  // 16-bit LayerNorm and RMSNorm of 3072 columns at training rows, in 4
+  // warps, not 8: LayerNorm on the 4096-column tile (its rule at large M),
+  // RMSNorm on the exact one (24 elements a thread). M = 4096 (session 52,
+  // calls 1 and 6, one round): LayerNorm 15.9 us against 16.8, RMSNorm 14.8
+  // against 15.4. A/B (calls 2 and 7, round 1 / round 2, us): LayerNorm
+  // M = 2112 11.1 / 11.0 -> 10.7 / 10.8, 4096 16.6 / 16.6 -> 15.7 / 15.6
+  // (fp16 16.5 / 16.5 -> 15.6 / 15.5), 6336 23.7 / 23.8 -> 21.9 / 21.7;
+  // RMSNorm M = 4096 15.4 / 15.3 -> 14.9 / 14.9 (fp16 15.4 / 15.3 -> 14.8 /
+  // 14.9), 6336 21.4 / 21.5 -> 20.5 / 20.6, 2112 level.
+  if (half && (plain_layer || plain_rms) && q.n == 3072 && training_rows(q)) {
+    const Config c = plain_layer ? Config{4096, 4, 1, 0} : Config{3072, 4, 1, 0};
     if (valid(c)) return c;
   }
   if (half && plain_layer) {
     std::optional<Config> c;
-    if (q.n == 3072 && training_rows(q)) {
-      // The 4096-column tile in 4 warps (the rule at large M), not 8:
-      // M = 4096 (session 52, call 1, one round) 15.9 us against 16.8.
-      // A/B (call 2, round 1 / round 2, us): M = 2112 11.1 / 11.0 -> 10.7
-      // / 10.8, 4096 16.6 / 16.6 -> 15.7 / 15.6 (fp16 16.5 / 16.5 -> 15.6 /
-      // 15.5), 6336 23.7 / 23.8 -> 21.9 / 21.7.
-      c = Config{4096, 4, 1, 0};
-    } else if (q.n == 16384 && q.m > 2 * std::int64_t{q.sm_count}) {
-      // To 32 rows an SM (call 6 above), and past them (session 52, call 1,
-      // one round): M = 6000 99.2 us against 105.9 (93.7% of copy against
-      // 87.7) for 8 warps; from M = 8193 the rule of more than 8192 rows
-      // (session 35) took 16 warps already. A/B (call 2, round 1 / round
-      // 2, % of copy): M = 4225 85.3 / 85.4 -> 92.4 / 92.4, 6000 87.8 /
-      // 87.4 -> 94.3 / 94.1 (fp16 6336 88.5 / 88.2 -> 94.1 / 94.2), 8192
-      // 88.8 / 88.9 -> 95.3 / 95.5.
-      c = Config{16384, 16, 1, 0};
-    } else if (q.n == 12288 && !rows_a_sm_within(q, 0, 2)) {
-      c = Config{12288, 12, 1, 0};
+    if ((q.n == 12288 || q.n == 16384) && !rows_a_sm_within(q, 0, 2)) {
+      // The exact tile, 32 elements a thread (12 and 16 warps), at every M
+      // past two rows an SM (calls 6-8 above). 16384 stopped at 32 rows an
+      // SM until session 52 (call 1, one round: M = 6000 99.2 us against
+      // 105.9 in 8 warps, 93.7% of copy against 87.7; from M = 8193 the rule
+      // of more than 8192 rows, session 35, took 16 warps already). A/B
+      // (call 2, round 1 / round 2, % of copy): M = 4225 85.3 / 85.4 ->
+      // 92.4 / 92.4, 6000 87.8 / 87.4 -> 94.3 / 94.1 (fp16 6336 88.5 / 88.2
+      // -> 94.1 / 94.2), 8192 88.8 / 88.9 -> 95.3 / 95.5.
+      c = Config{static_cast<int>(q.n), static_cast<int>(q.n / 1024), 1, 0};
     } else if (q.n == 8192 && q.m >= 4 * std::int64_t{q.sm_count} && q.m <= 8192) {
       c = Config{8192, 8, 1, 0};
     } else if ((q.n == 32768 || q.n == 65536) && q.m <= 8) {

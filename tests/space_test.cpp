@@ -1771,9 +1771,9 @@ TEST(Space, SegmentedRows) {
 // calls 4-8): 8192-16384 columns, a row a CTA, in 32 warps up to a row an
 // SM and 16 up to two (LayerNorm of 16 and 32 bits, 16-bit add + LayerNorm
 // and add + RMSNorm with the residual in x's dtype; RMSNorm of either width
-// to a row an SM; session 52 added RMSNorm and add + LayerNorm); 16-bit LayerNorm of 32768 and
-// 65536 columns over up to 8 rows in clusters of 4096-column slabs, a
-// cluster a row; past two rows an SM, 16-bit LayerNorm of 16384 columns in
+// to a row an SM; session 52 added RMSNorm and add + LayerNorm); 16-bit
+// LayerNorm of 32768 and 65536 columns over up to 8 rows in clusters of
+// 4096-column slabs, a cluster a row; past two rows an SM, 16-bit LayerNorm of 16384 columns in
 // 16 warps at any M (to 32 rows an SM until session 52), 12288 in 12 at any
 // M, 8192 in 8 from four rows an SM. Not past those rows, not an H100's,
 // not an fp32 residual, not 4096 columns.
@@ -1784,6 +1784,17 @@ TEST(Default, DecodeRows) {
     q.norm = norm;
     q.residual = residual;
     return to_string(default_config(q));
+  };
+  // A fused call's default with its residual in dtype r (the call's traits
+  // decide the stream: an fp32 one beside 16-bit rows, or x's dtype).
+  const auto with_stream = [](DType d, DType r, Norm norm, std::int64_t n, std::int64_t m) {
+    SpaceQuery q = query(Kernel::fwd, d, n, m, 18.8);
+    q.norm = norm;
+    q.residual = true;
+    Traits t{Kernel::fwd, d, d, true, norm == Norm::layer};
+    t.residual = r;
+    t.norm = norm;
+    return to_string(default_config(q, instances_for(t, n, max_vec(d))));
   };
   const std::string w32 = "block_size=16384 num_warps=32 rows_per_cta=1 group_size_m=0";
   const std::string w16 = "block_size=16384 num_warps=16 rows_per_cta=1 group_size_m=0";
@@ -1854,19 +1865,9 @@ TEST(Default, DecodeRows) {
   EXPECT_EQ(def(DType::f32, 1024, 4224, Norm::rms), r4);
   EXPECT_NE(def(DType::f32, 1024, 2112), r4);
   EXPECT_NE(def(DType::f32, 1024, 4096, Norm::layer, true), r4);
-  {  // beside an fp32 stream: add + LayerNorm, not add + RMSNorm
-    const auto stream1k = [](Norm norm) {
-      SpaceQuery q = query(Kernel::fwd, DType::bf16, 1024, 4096, 18.8);
-      q.norm = norm;
-      q.residual = true;
-      Traits t{Kernel::fwd, DType::bf16, DType::bf16, true, norm == Norm::layer};
-      t.residual = DType::f32;
-      t.norm = norm;
-      return to_string(default_config(q, instances_for(t, q.n, max_vec(q.dtype))));
-    };
-    EXPECT_EQ(stream1k(Norm::layer), r4);
-    EXPECT_NE(stream1k(Norm::rms), r4);
-  }
+  // beside an fp32 stream: add + LayerNorm, not add + RMSNorm
+  EXPECT_EQ(with_stream(DType::bf16, DType::f32, Norm::layer, 1024, 4096), r4);
+  EXPECT_NE(with_stream(DType::bf16, DType::f32, Norm::rms, 1024, 4096), r4);
   EXPECT_NE(def(DType::bf16, 1024, 4225, Norm::layer, true), r4);
   EXPECT_NE(def(DType::bf16, 1000, 4096), r4);
   const std::string t3 = "block_size=4096 num_warps=4 rows_per_cta=1 group_size_m=0";
@@ -1880,23 +1881,13 @@ TEST(Default, DecodeRows) {
   EXPECT_EQ(def(DType::f16, 3072, 6336, Norm::rms), e3);
   EXPECT_NE(def(DType::bf16, 3072, 6337, Norm::rms), e3);
   EXPECT_NE(def(DType::f32, 3072, 4096, Norm::rms), e3);
-  // The fp32 residual stream beside 16-bit rows (the call's traits decide
-  // the stream).
-  const auto stream_def = [](DType d, DType r, Norm norm, std::int64_t m) {
-    SpaceQuery q = query(Kernel::fwd, d, 12288, m, 18.8);
-    q.norm = norm;
-    q.residual = true;
-    Traits t{Kernel::fwd, d, d, true, norm == Norm::layer};
-    t.residual = r;
-    t.norm = norm;
-    return to_string(default_config(q, instances_for(t, q.n, max_vec(d))));
-  };
+  // The fp32 residual stream beside 16-bit rows.
   const std::string s32 = "block_size=16384 num_warps=32 rows_per_cta=1 group_size_m=0";
-  EXPECT_EQ(stream_def(DType::bf16, DType::f32, Norm::layer, 21845), s32);
-  EXPECT_EQ(stream_def(DType::f16, DType::f32, Norm::layer, 2112), s32);
-  EXPECT_NE(stream_def(DType::bf16, DType::f32, Norm::layer, 2111), s32);
-  EXPECT_NE(stream_def(DType::bf16, DType::f32, Norm::rms, 21845), s32);
-  EXPECT_EQ(stream_def(DType::bf16, DType::bf16, Norm::layer, 21845), t12);
+  EXPECT_EQ(with_stream(DType::bf16, DType::f32, Norm::layer, 12288, 21845), s32);
+  EXPECT_EQ(with_stream(DType::f16, DType::f32, Norm::layer, 12288, 2112), s32);
+  EXPECT_NE(with_stream(DType::bf16, DType::f32, Norm::layer, 12288, 2111), s32);
+  EXPECT_NE(with_stream(DType::bf16, DType::f32, Norm::rms, 12288, 21845), s32);
+  EXPECT_EQ(with_stream(DType::bf16, DType::bf16, Norm::layer, 12288, 21845), t12);
 }
 }  // namespace
 }  // namespace lntune::gen
