@@ -13,6 +13,9 @@
 # minutes): run `OUT=$OUT bash bench/gpu_suites.sh DIR TAG` in one call and
 # `PYTEST=1 GTEST=0 OUT=$OUT bash bench/gpu_suites.sh DIR TAG` in the next.
 set -uo pipefail
+gtest=${GTEST:-1} pytest=${PYTEST:-0}
+[[ $gtest =~ ^[01]$ && $pytest =~ ^[01]$ ]] || { echo "gpu_suites.sh: GTEST and PYTEST must be 0 or 1, got '$gtest' and '$pytest'" >&2; exit 2; }
+[ "$gtest$pytest" != 00 ] || { echo "gpu_suites.sh: GTEST=0 without PYTEST=1 runs no suite" >&2; exit 2; }
 D=$(cd "${1:?usage: gpu_suites.sh DIR TAG}" && pwd)
 tag=${2:?usage: gpu_suites.sh DIR TAG}
 O=${OUT:-/tmp}
@@ -28,14 +31,12 @@ run() {  # name, command...
   return $rc
 }
 pids=()
-gtest=${GTEST:-1}
-[[ $gtest =~ ^[01]$ ]] || { echo "gpu_suites.sh: GTEST must be 0 or 1, got '$gtest'" >&2; exit 2; }
-if [ "$gtest" = 1 ] && [ -x "$D/gpu_norms_test" ]; then
-  for i in 0 1 2 3; do
-    GTEST_TOTAL_SHARDS=4 GTEST_SHARD_INDEX=$i run norms_$i timeout 480 "$D/gpu_norms_test" --gtest_brief=1 & pids+=($!)
-  done
-fi
 if [ "$gtest" = 1 ]; then
+  if [ -x "$D/gpu_norms_test" ]; then
+    for i in 0 1 2 3; do
+      GTEST_TOTAL_SHARDS=4 GTEST_SHARD_INDEX=$i run norms_$i timeout 480 "$D/gpu_norms_test" --gtest_brief=1 & pids+=($!)
+    done
+  fi
   for t in gpu_test tuner_gpu_test; do
     [ -x "$D/$t" ] && { run "$t" timeout 480 "$D/$t" --gtest_brief=1 & pids+=($!); }
   done
@@ -44,7 +45,7 @@ if [ "$gtest" = 1 ]; then
   for t in gpu_test tuner_gpu_test; do [ -f "$T/$t.log" ] && cp "$T/$t.log" "$O/${t}_$tag.log"; done
   grep -hE "PASSED|FAILED|^\[ [a-z]+ *\]" "$O"/gpu_*_"$tag".log "$O"/tuner_gpu_test_"$tag".log 2>/dev/null | grep -v "^\[ RUN\|^\[ *OK" | head -20
 fi
-if [ "${PYTEST:-0}" = 1 ]; then
+if [ "$pytest" = 1 ]; then
   export LNTUNE_LIBRARY=$D/liblntune.so PYTHONPATH=$PWD/python TORCH_EXTENSIONS_DIR=${TORCH_EXTENSIONS_DIR:-/tmp/te}
   # Build the extension once before the shards start.
   python3 -c "import torch, lntune.torch as lt; x = torch.randn(4, 64, device='cuda', requires_grad=True); lt.LayerNorm(64).cuda()(x).sum().backward(); print('binding ok')" 2>&1 | tail -1

@@ -75,6 +75,11 @@ check "gpu_suites.sh runs 4 shards" test "$(grep -c '^shard [0-3]/4$' "$T/out/gp
 check "gpu_suites.sh keeps gpu_test's log" grep -q "2 tests" "$T/out/gpu_test_t.log"
 (cd "$root" && FAIL_GPU_TEST=1 OUT="$T/out" bash bench/gpu_suites.sh "$T/s" t2 > "$T/suites.txt" 2>&1)
 check "gpu_suites.sh exits 1 when a suite fails" test $? = 1
+for vars in "GTEST=0" "GTEST=2" "PYTEST=yes"; do
+  (cd "$root" && env $vars OUT="$T/out" bash bench/gpu_suites.sh "$T/s" t3 > "$T/suites.txt" 2> "$T/err.txt")
+  check "gpu_suites.sh refuses $vars (no suite, or not 0/1) with exit 2 and a reason" test $? = 2 -a -s "$T/err.txt"
+done
+check "gpu_suites.sh ran nothing when refused" test ! -e "$T/out/gpu_norms_test_t3.log"
 
 # gpu_tables.sh: a stand-in python3 (the benchmark scripts: it writes the
 # markdown table into --out, and fails for the script named in FAIL_SCRIPT)
