@@ -656,7 +656,7 @@ std::vector<VCase> variant_cases() {
   out.push_back(fused(DType::bf16, Norm::layer, 3, 12288));
   out.push_back(plain(DType::f32, Norm::rms, 1, 12000));
   out.push_back(plain(DType::bf16, Norm::rms, 200, 16384));
-  // Every 16-bit form of 1024 columns four rows a CTA at 16-32 rows an SM:
+  // Every 16-bit form of 1024 columns four rows a CTA past 16 rows an SM to 32:
   // add + LayerNorm (strided), add + RMSNorm, RMSNorm (strided), add +
   // LayerNorm beside an fp32 stream.
   out.push_back(fused(DType::f16, Norm::layer, 3001, 1024, 8));
