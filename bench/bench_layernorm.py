@@ -38,7 +38,8 @@ Bytes: forward 2*M*N*size (read x, write y); backward 3*M*N*size (read x and
 dy, write dx), plus, in the bandwidth section, the fp32 partial dW/dB buffers
 of lntune's tuned plan (lntune_backward_workspace_size, counted once). Every
 provider in a row is credited the same bytes, so GB/s ratios are time ratios.
-Copy: dst.copy_(src) of --copy-mib MiB, 2 * size bytes moved.
+Copy: dst.copy_(src) of --copy-mib MiB, 2 * size bytes moved; with --copy-mib match,
+each record against a copy moving the same bytes as it (timed once a size).
 
 Writes results.json, results.md and PNG plots to --out (default bench/results/).
 """
@@ -326,8 +327,9 @@ def run_case(args, results, section, dname, M, N, providers, extra_bwd_bytes=0):
                         ms = bench_ms(lambda: yy.backward(dy, retain_graph=True), args, grad_to_none=[x, w, b])
                     recs[m]["ms"] = ms
                     recs[m]["gbps"] = nbytes[m] / ms * 1e-6
-                    if results.get("copy_gbps"):
-                        recs[m]["pct_copy"] = 100.0 * recs[m]["gbps"] / results["copy_gbps"]
+                    copy = copy_gbps_for(args, results, nbytes[m])
+                    if copy:
+                        recs[m]["pct_copy"] = 100.0 * recs[m]["gbps"] / copy
                 except Exception as ex:  # noqa: BLE001 - recorded, the run goes on
                     recs[m]["status"], recs[m]["note"] = "error", _short(ex)
                     log("  %s %s failed: %s" % (p, m, traceback.format_exc().strip().splitlines()[-1]))
@@ -357,18 +359,60 @@ def run_case(args, results, section, dname, M, N, providers, extra_bwd_bytes=0):
 # ------------------------------------------------------------------ sections
 
 
-def measure_copy(args, results):
-    nbytes = args.copy_mib << 20
+def copy_mib_arg(v):
+    """--copy-mib: a size in MiB (> 0), or 'match'."""
+    if v == "match":
+        return v
+    try:
+        n = int(v)
+    except ValueError:
+        n = 0
+    if n <= 0:
+        raise argparse.ArgumentTypeError("expected a size in MiB greater than 0 or 'match', got %r" % v)
+    return n
+
+
+def time_copy(args, mib):
+    """dst.copy_(src) of MIB MiB (uint8): its median ms and GB/s, 2 * size
+    bytes moved."""
+    nbytes = mib << 20
     src = torch.empty((nbytes,), dtype=torch.uint8, device="cuda").fill_(1)
     dst = torch.empty_like(src)
     ms = bench_ms(lambda: dst.copy_(src), args)
-    results["copy_gbps"] = 2 * nbytes / ms * 1e-6
-    results["copy"] = {"bytes": nbytes, "ms": ms, "gbps": results["copy_gbps"],
-                       "method": "dst.copy_(src), %d MiB uint8, median, L2 flush %s; 2 * size bytes" % (
-                           args.copy_mib, args.l2_flush)}
     del src, dst
     torch.cuda.empty_cache()
-    log("device-to-device copy: %.0f GB/s (%d MiB, %.3f ms)" % (results["copy_gbps"], args.copy_mib, ms))
+    return {"bytes": nbytes, "ms": ms, "gbps": 2 * nbytes / ms * 1e-6}
+
+
+def measure_copy(args, results):
+    """The run's copy: --copy-mib MiB, or with 'match' a 1024 MiB copy for
+    the headers and plots while each record divides by copy_gbps_for's."""
+    mib = 1024 if args.copy_mib == "match" else args.copy_mib
+    c = time_copy(args, mib)
+    results["copy_gbps"] = c["gbps"]
+    c["method"] = "dst.copy_(src), %d MiB uint8, median, L2 flush %s; 2 * size bytes" % (mib, args.l2_flush)
+    if args.copy_mib == "match":
+        c["method"] += ("; each record's %% of copy against a copy moving its own bytes "
+                        "(--copy-mib match: half of them read, half written, to the MiB)")
+    results["copy"] = c
+    log("device-to-device copy: %.0f GB/s (%d MiB, %.3f ms)" % (c["gbps"], mib, c["ms"]))
+
+
+def copy_gbps_for(args, results, nbytes):
+    """The copy a record of NBYTES moved is a percentage of: the run's copy,
+    or with --copy-mib match a copy of the same bytes (NBYTES / 2 MiB, to
+    the MiB, read and written), timed once a size in this process. A copy's
+    GB/s rises with its size (fixed costs over more bytes: session 53, an
+    H200, 4211 GB/s at 512 MiB, 4279 at 1024), so a kernel moving 1 GiB is
+    compared with a 1 GiB copy, not a 2 GiB one."""
+    if args.copy_mib != "match":
+        return results.get("copy_gbps")
+    mib = max(1, int(round(nbytes / 2 / (1 << 20))))
+    copies = results.setdefault("matched_copies", {})
+    if str(mib) not in copies:
+        copies[str(mib)] = time_copy(args, mib)["gbps"]
+        log("copy matched to %d MiB: %.0f GB/s" % (mib, copies[str(mib)]))
+    return copies[str(mib)]
 
 
 def section_bandwidth(args, results, providers):
@@ -1019,7 +1063,9 @@ def parse_args(argv=None):
     ap.add_argument("--bandwidth-mib", type=int, default=512, help="size of x in the bandwidth regime (default 512)")
     ap.add_argument("--bandwidth-ns", type=positive_ns, default=None,
                     help="comma-separated N of the bandwidth section (default: " + ",".join(map(str, BW_NS)) + ")")
-    ap.add_argument("--copy-mib", type=int, default=1024, help="size of the copy baseline (default 1024)")
+    ap.add_argument("--copy-mib", type=copy_mib_arg, default=1024,
+                    help="size of the copy baseline in MiB (default 1024), or 'match': each record against a copy "
+                         "moving its own bytes")
     ap.add_argument("--l2-flush", choices=timing.FLUSH_MODES, default="read",
                     help="the L2 flush before each timed call: read (a 256 MB read: clean lines; default) or zero "
                          "(triton.testing.do_bench's: dirty lines written back on the timed call's time)")

@@ -220,7 +220,7 @@ def run_case(args, results, section, op, dname, M, N):
                     ms = bl.bench_ms(timers[p]["bwd"], args)
                 recs[m]["ms"] = ms
                 recs[m]["gbps"] = nb[m] / ms * 1e-6
-                recs[m]["pct_copy"] = 100.0 * recs[m]["gbps"] / results["copy_gbps"]
+                recs[m]["pct_copy"] = 100.0 * recs[m]["gbps"] / bl.copy_gbps_for(args, results, nb[m])
         except Exception as ex:  # noqa: BLE001 - recorded, the run goes on
             for r in recs.values():
                 r["status"], r["note"] = "error", bl._short(ex)
@@ -432,7 +432,9 @@ def parse_args(argv=None):
     ap.add_argument("--bandwidth-mib", type=int, default=512)
     ap.add_argument("--bandwidth-ns", type=bl.positive_ns, default=None,
                     help="comma-separated N of the bandwidth section (default: bench_layernorm.py's)")
-    ap.add_argument("--copy-mib", type=int, default=1024)
+    ap.add_argument("--copy-mib", type=bl.copy_mib_arg, default=1024,
+                    help="size of the copy baseline in MiB (default 1024), or 'match': each record against a copy "
+                         "moving its own bytes")
     ap.add_argument("--l2-flush", choices=timing.FLUSH_MODES, default="read",
                     help="the L2 flush before each timed call: read (a 256 MB read: clean lines; default) or zero "
                          "(triton.testing.do_bench's: dirty lines written back on the timed call's time)")
