@@ -1135,6 +1135,27 @@ std::optional<Config> fast_memory_fwd_default(const SpaceQuery& q, const ConfigF
     const Config c{4096, 4, 1, 0};
     if (takes_residual(c, accept)) return c;
   }
+  // The fused forms' rows of 4096 and 8192 columns past 64 rows an SM
+  // (the residual in x's dtype): 32 elements a thread, two rows a CTA, for
+  // 16-bit add + LayerNorm (4096: 8 warps, it had one row in 8; 8192: 16
+  // warps, it had one row in 16) and fp32 add + RMSNorm 8192 (16 warps, it
+  // had one row in 16). Every config in one process on an H200 at x = 512
+  // MiB (bench/results/s53, call 7, one round), % of copy against the
+  // default: add + LayerNorm bf16 4096 98.5 against 97.5, fp16 98.3 (the
+  // same tile in 16 warps, 4 rows) against 97.3; bf16 8192 98.2 against
+  // 96.8 (fp16 level, 97.1 against 97.0); add + RMSNorm fp32 8192 97.6
+  // against 96.7. As the default (call 8, A/B, us, round 1 / round 2): x =
+  // 512 MiB add + LayerNorm bf16 4096 517.1 / 516.7 -> 511.8 / 511.8, fp16
+  // 518.1 / 517.4 -> 515.0 / 514.8, bf16 8192 516.4 / 517.1 -> 511.4 /
+  // 511.5 (fp16 level), add + RMSNorm fp32 8192 521.2 / 521.4 -> 516.3 /
+  // 516.0; M = 10000 bf16 8192 159.5 / 159.2 -> 157.8 / 158.4, fp32 add +
+  // RMSNorm 318.5 / 317.8 -> 316.3 / 316.6, bf16 4096 level.
+  if (q.residual && q.m > 64 * static_cast<std::int64_t>(q.sm_count) &&
+      ((half && q.norm == Norm::layer && (q.n == 4096 || q.n == 8192)) ||
+       (esize == 4 && q.norm == Norm::rms && q.n == 8192))) {
+    const Config c{static_cast<int>(q.n), static_cast<int>(q.n / 512), 2, 0};
+    if (takes_residual(c, accept)) return c;
+  }
   // 16-bit LayerNorm rows of 512 columns, no residual, from the rows where
   // the default stops depending on M (default_m_bound: 67584 on 132 SMs):
   // 16 threads a row (32 elements a thread) in 512-thread CTAs, 32 rows a

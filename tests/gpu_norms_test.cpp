@@ -669,6 +669,13 @@ std::vector<VCase> variant_cases() {
   out.push_back(plain(DType::f32, Norm::layer, 3001, 1024, 4));
   out.push_back(plain(DType::f32, Norm::rms, 4096, 1024));
   out.push_back(plain(DType::bf16, Norm::rms, 5001, 3072, 8));
+  // (session 53) the fused forms' rows of 4096 and 8192 columns past 64 rows
+  // an SM, two rows a CTA of 32 elements a thread: 16-bit add + LayerNorm
+  // (4096 strided), fp32 add + RMSNorm 8192 (strided); M odd, so the last
+  // CTA holds one row.
+  out.push_back(fused(DType::f16, Norm::layer, 8501, 4096, 8));
+  out.push_back(fused(DType::bf16, Norm::layer, 8501, 8192));
+  out.push_back(fused(DType::f32, Norm::rms, 8501, 8192, 8));
   // The 16-bit add + RMSNorm forward of 4096 columns past 256 rows a SM
   // (addrms-fwd-4096.patch): 4 warps, 32 elements a thread.
   out.push_back(fused(DType::bf16, Norm::rms, 33793, 4096));

@@ -1889,5 +1889,31 @@ TEST(Default, DecodeRows) {
   EXPECT_NE(with_stream(DType::bf16, DType::f32, Norm::rms, 12288, 21845), s32);
   EXPECT_EQ(with_stream(DType::bf16, DType::bf16, Norm::layer, 12288, 21845), t12);
 }
+
+// Session 53: the fused forms' rows of 4096 and 8192 columns past 64 rows an
+// SM (8448 on 132 SMs) take two rows a CTA of 32 elements a thread, with the
+// residual in x's dtype only: 16-bit add + LayerNorm, fp32 add + RMSNorm
+// 8192; not fp32 add + LayerNorm, not an fp32 stream, not at 64 rows an SM.
+TEST(Default, FusedTwoRowsPast64RowsAnSm) {
+  const auto with_stream = [](DType d, DType r, Norm norm, std::int64_t n, std::int64_t m) {
+    SpaceQuery q = query(Kernel::fwd, d, n, m, 18.8);
+    q.norm = norm;
+    q.residual = true;
+    Traits t{Kernel::fwd, d, d, true, norm == Norm::layer};
+    t.residual = r;
+    t.norm = norm;
+    return to_string(default_config(q, instances_for(t, n, max_vec(d))));
+  };
+  const std::string t4096 = "block_size=4096 num_warps=8 rows_per_cta=2 group_size_m=0";
+  const std::string t8192 = "block_size=8192 num_warps=16 rows_per_cta=2 group_size_m=0";
+  EXPECT_EQ(with_stream(DType::bf16, DType::bf16, Norm::layer, 4096, 65536), t4096);
+  EXPECT_EQ(with_stream(DType::f16, DType::f16, Norm::layer, 4096, 8449), t4096);
+  EXPECT_NE(with_stream(DType::bf16, DType::bf16, Norm::layer, 4096, 8448), t4096);
+  EXPECT_EQ(with_stream(DType::bf16, DType::bf16, Norm::layer, 8192, 32768), t8192);
+  EXPECT_EQ(with_stream(DType::f32, DType::f32, Norm::rms, 8192, 16384), t8192);
+  EXPECT_NE(with_stream(DType::f32, DType::f32, Norm::layer, 8192, 16384), t8192);
+  EXPECT_NE(with_stream(DType::bf16, DType::f32, Norm::layer, 4096, 65536), t4096);
+  EXPECT_NE(with_stream(DType::bf16, DType::bf16, Norm::rms, 8192, 32768), t8192);
+}
 }  // namespace
 }  // namespace lntune::gen
