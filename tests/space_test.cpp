@@ -1777,6 +1777,19 @@ TEST(Space, SegmentedRows) {
 // 16 warps at any M (to 32 rows an SM until session 52), 12288 in 12 at any
 // M, 8192 in 8 from four rows an SM. Not past those rows, not an H100's,
 // not an fp32 residual, not 4096 columns.
+// A fused forward call's H200 default with its residual in dtype r (the
+// call's traits decide the stream: an fp32 one beside 16-bit rows, or x's
+// dtype).
+std::string with_stream(DType d, DType r, Norm norm, std::int64_t n, std::int64_t m) {
+  SpaceQuery q = query(Kernel::fwd, d, n, m, 18.8);
+  q.norm = norm;
+  q.residual = true;
+  Traits t{Kernel::fwd, d, d, true, norm == Norm::layer};
+  t.residual = r;
+  t.norm = norm;
+  return to_string(default_config(q, instances_for(t, n, max_vec(d))));
+}
+
 TEST(Default, DecodeRows) {
   const auto def = [](DType d, std::int64_t n, std::int64_t m, Norm norm = Norm::layer, bool residual = false,
                       double bpc = 18.8) {
@@ -1784,17 +1797,6 @@ TEST(Default, DecodeRows) {
     q.norm = norm;
     q.residual = residual;
     return to_string(default_config(q));
-  };
-  // A fused call's default with its residual in dtype r (the call's traits
-  // decide the stream: an fp32 one beside 16-bit rows, or x's dtype).
-  const auto with_stream = [](DType d, DType r, Norm norm, std::int64_t n, std::int64_t m) {
-    SpaceQuery q = query(Kernel::fwd, d, n, m, 18.8);
-    q.norm = norm;
-    q.residual = true;
-    Traits t{Kernel::fwd, d, d, true, norm == Norm::layer};
-    t.residual = r;
-    t.norm = norm;
-    return to_string(default_config(q, instances_for(t, n, max_vec(d))));
   };
   const std::string w32 = "block_size=16384 num_warps=32 rows_per_cta=1 group_size_m=0";
   const std::string w16 = "block_size=16384 num_warps=16 rows_per_cta=1 group_size_m=0";
@@ -1895,15 +1897,6 @@ TEST(Default, DecodeRows) {
 // residual in x's dtype only: 16-bit add + LayerNorm, fp32 add + RMSNorm
 // 8192; not fp32 add + LayerNorm, not an fp32 stream, not at 64 rows an SM.
 TEST(Default, FusedTwoRowsPast64RowsAnSm) {
-  const auto with_stream = [](DType d, DType r, Norm norm, std::int64_t n, std::int64_t m) {
-    SpaceQuery q = query(Kernel::fwd, d, n, m, 18.8);
-    q.norm = norm;
-    q.residual = true;
-    Traits t{Kernel::fwd, d, d, true, norm == Norm::layer};
-    t.residual = r;
-    t.norm = norm;
-    return to_string(default_config(q, instances_for(t, n, max_vec(d))));
-  };
   const std::string t4096 = "block_size=4096 num_warps=8 rows_per_cta=2 group_size_m=0";
   const std::string t8192 = "block_size=8192 num_warps=16 rows_per_cta=2 group_size_m=0";
   EXPECT_EQ(with_stream(DType::bf16, DType::bf16, Norm::layer, 4096, 65536), t4096);
