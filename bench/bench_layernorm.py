@@ -394,6 +394,7 @@ def measure_copy(args, results):
     if args.copy_mib == "match":
         c["method"] += ("; each record's %% of copy against a copy moving its own bytes "
                         "(--copy-mib match: half of them read, half written, to the MiB)")
+        results["matched_copies"] = {str(mib): c["gbps"]}  # a record of 2 GiB moved divides by this one
     results["copy"] = c
     log("device-to-device copy: %.0f GB/s (%d MiB, %.3f ms)" % (c["gbps"], mib, c["ms"]))
 
