@@ -11,7 +11,7 @@
 // repetitions, and GB/s (read + written) as a % of a 1 GiB cudaMemcpyAsync
 // device-to-device copy measured in the same process.
 //
-//   nvcc -O3 -arch=sm_90 -o l2_flush_probe bench/probes/l2_flush_probe.cu
+//   nvcc -O3 -arch=sm_90 -std=c++17 -o l2_flush_probe bench/probes/l2_flush_probe.cu
 #include <cuda.h>
 #include <cuda_runtime.h>
 
@@ -21,14 +21,7 @@
 #include <functional>
 #include <vector>
 
-#define CK(x)                                                                                         \
-  do {                                                                                                \
-    cudaError_t e_ = (x);                                                                             \
-    if (e_ != cudaSuccess) {                                                                          \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));         \
-      std::exit(1);                                                                                   \
-    }                                                                                                 \
-  } while (0)
+#include "probe_util.cuh"  // CK
 
 __global__ void copy_kernel(const uint4* __restrict__ src, uint4* __restrict__ dst, size_t n) {
   for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x)

@@ -50,6 +50,30 @@ __device__ __forceinline__ float group_sum(float v) {
   return v;
 }
 
+// A row's statistics from this thread's VPT pieces of 8 (already floats),
+// summed over its TPR-lane group: LayerNorm's mean and rstd (two passes), or
+// RMSNorm's rstd (mean 0).
+template <int N, int TPR, int VPT, bool RMS = false>
+__device__ __forceinline__ void row_stats(const float (&v)[VPT][8], float& mean, float& rstd) {
+  float s = 0.f;
+#pragma unroll
+  for (int j = 0; j < VPT; ++j)
+#pragma unroll
+    for (int k = 0; k < 8; ++k) s += RMS ? v[j][k] * v[j][k] : v[j][k];
+  if (RMS) {
+    mean = 0.f;
+    rstd = rsqrtf(group_sum<TPR>(s) * (1.0f / N) + 1e-5f);
+    return;
+  }
+  mean = group_sum<TPR>(s) * (1.0f / N);
+  float q = 0.f;
+#pragma unroll
+  for (int j = 0; j < VPT; ++j)
+#pragma unroll
+    for (int k = 0; k < 8; ++k) q += (v[j][k] - mean) * (v[j][k] - mean);
+  rstd = rsqrtf(group_sum<TPR>(q) * (1.0f / N) + 1e-5f);
+}
+
 struct Timer {
   cudaStream_t s;
   cudaEvent_t a, b;
@@ -108,4 +132,102 @@ inline void fill_inputs(void* x, size_t bytes, void* w, void* b) {
   CK(cudaMemcpy(w, wb.data(), 2048, cudaMemcpyHostToDevice));
   for (auto& v : wb) v = tobf(rnd() - 0.5f);
   CK(cudaMemcpy(b, wb.data(), 2048, cudaMemcpyHostToDevice));
+}
+
+// The buffers every probe times over: x and y of `bytes` (bf16), a weight
+// and a bias of 1024 columns at most, and mean / rstd for rows of 256
+// columns or more.
+struct Setup {
+  int sms = 0;
+  size_t bytes = 0;
+  void *x = nullptr, *y = nullptr, *w = nullptr, *b = nullptr;
+  float *mean = nullptr, *rstd = nullptr;
+};
+inline Setup setup(size_t bytes) {
+  Setup u;
+  int dev = 0;
+  CK(cudaGetDevice(&dev));
+  CK(cudaDeviceGetAttribute(&u.sms, cudaDevAttrMultiProcessorCount, dev));
+  cudaDeviceProp prop{};
+  CK(cudaGetDeviceProperties(&prop, dev));
+  std::printf("GPU %s, %d SMs\n", prop.name, u.sms);
+  u.bytes = bytes;
+  CK(cudaMalloc(&u.x, bytes));
+  CK(cudaMalloc(&u.y, bytes));
+  CK(cudaMalloc(&u.w, 1024 * 2));
+  CK(cudaMalloc(&u.b, 1024 * 2));
+  CK(cudaMalloc(&u.mean, (bytes / 512) * 4));
+  CK(cudaMalloc(&u.rstd, (bytes / 512) * 4));
+  fill_inputs(u.x, bytes, u.w, u.b);
+  return u;
+}
+
+// One timed kernel: its name, the columns of its rows (0: not a norm, not
+// checked), RMSNorm, whether it stores mean and rstd, and its launch.
+struct Entry {
+  std::string name;
+  int n;
+  bool rms;
+  bool stats;
+  std::function<void()> f;
+};
+
+// Each norm entry on 64 rows spread over x (the last row among them),
+// against float64: y within 0.05 (bf16 outputs), mean and rstd within 1e-4
+// where it stores them; y, mean and rstd poisoned (NaN) before. Prints the
+// failures (and every error, with `all`).
+inline void check_entries(const Setup& u, cudaStream_t s, const std::vector<Entry>& entries, bool all) {
+  std::vector<uint16_t> hx(1024), hy(1024), hw(1024), hb(1024);
+  CK(cudaMemcpy(hw.data(), u.w, 2048, cudaMemcpyDeviceToHost));
+  CK(cudaMemcpy(hb.data(), u.b, 2048, cudaMemcpyDeviceToHost));
+  for (const Entry& k : entries) {
+    if (!k.n) continue;
+    const long M = static_cast<long>(u.bytes / 2 / k.n);
+    CK(cudaMemset(u.y, 0xff, u.bytes));
+    CK(cudaMemset(u.mean, 0xff, M * 4));
+    CK(cudaMemset(u.rstd, 0xff, M * 4));
+    k.f();
+    CK(cudaStreamSynchronize(s));
+    CK(cudaGetLastError());
+    double worst = 0;
+    for (int i = 0; i < 64; ++i) {
+      const long r = (i == 63) ? M - 1 : (M / 64) * i + i;
+      CK(cudaMemcpy(hx.data(), static_cast<char*>(u.x) + r * k.n * 2, k.n * 2, cudaMemcpyDeviceToHost));
+      CK(cudaMemcpy(hy.data(), static_cast<char*>(u.y) + r * k.n * 2, k.n * 2, cudaMemcpyDeviceToHost));
+      double sum = 0, q = 0;
+      for (int c = 0; c < k.n; ++c) sum += k.rms ? double(bf(hx[c])) * bf(hx[c]) : bf(hx[c]);
+      const double mean = k.rms ? 0.0 : sum / k.n;
+      if (!k.rms)
+        for (int c = 0; c < k.n; ++c) q += (bf(hx[c]) - mean) * (bf(hx[c]) - mean);
+      const double rstd = 1.0 / std::sqrt((k.rms ? sum : q) / k.n + 1e-5);
+      for (int c = 0; c < k.n; ++c) {
+        const double ref = (bf(hx[c]) - mean) * rstd * bf(hw[c]) + bf(hb[c]);
+        const double e = std::fabs(ref - bf(hy[c]));
+        worst = std::isnan(bf(hy[c])) ? 1e30 : std::max(worst, e);
+      }
+      if (k.stats) {
+        float gm, gr;
+        CK(cudaMemcpy(&gm, u.mean + r, 4, cudaMemcpyDeviceToHost));
+        CK(cudaMemcpy(&gr, u.rstd + r, 4, cudaMemcpyDeviceToHost));
+        const double em = k.rms ? 0.0 : std::fabs(gm - mean), er = std::fabs(gr - rstd) / rstd;
+        if (!(em < 1e-4) || !(er < 1e-4)) worst = 1e30;
+      }
+    }
+    if (all || worst >= 0.05)
+      std::printf("check %-40s max |err| %.3g%s\n", k.name.c_str(), worst, worst < 0.05 ? "" : "  FAILED");
+  }
+}
+
+// Three rounds, each timing every entry (entries[0]: the reference copy of
+// u.bytes), then each entry's % of that round's copy.
+inline void time_entries(Timer& tm, const Setup& u, const std::vector<Entry>& entries) {
+  std::vector<std::vector<float>> pct(entries.size());
+  for (int round = 0; round < 3; ++round) {
+    std::vector<float> us(entries.size());
+    for (size_t i = 0; i < entries.size(); ++i) us[i] = tm.median_us(entries[i].f);
+    for (size_t i = 0; i < entries.size(); ++i) pct[i].push_back(100.f * us[0] / us[i]);
+    std::printf("round %d: memcpy %.1f us (%.0f GB/s)\n", round, us[0], 2.0 * u.bytes / us[0] / 1e3);
+  }
+  for (size_t i = 0; i < entries.size(); ++i)
+    std::printf("%-44s %6.1f %6.1f %6.1f %% of copy\n", entries[i].name.c_str(), pct[i][0], pct[i][1], pct[i][2]);
 }

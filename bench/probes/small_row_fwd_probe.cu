@@ -47,20 +47,10 @@ template <int N, int TPR, int VPT>
 __device__ __forceinline__ void norm_row(const uint4 (&in)[VPT], const uint4 (&w)[VPT], const uint4 (&b)[VPT],
                                          uint4* y_row, int t) {
   float v[VPT][8];
-  float s = 0.f;
 #pragma unroll
-  for (int j = 0; j < VPT; ++j) {
-    unpack(in[j], v[j]);
-#pragma unroll
-    for (int k = 0; k < 8; ++k) s += v[j][k];
-  }
-  const float mean = group_sum<TPR>(s) * (1.0f / N);
-  float q = 0.f;
-#pragma unroll
-  for (int j = 0; j < VPT; ++j)
-#pragma unroll
-    for (int k = 0; k < 8; ++k) q += (v[j][k] - mean) * (v[j][k] - mean);
-  const float rstd = rsqrtf(group_sum<TPR>(q) * (1.0f / N) + 1e-5f);
+  for (int j = 0; j < VPT; ++j) unpack(in[j], v[j]);
+  float mean, rstd;
+  row_stats<N, TPR, VPT>(v, mean, rstd);
 #pragma unroll
   for (int j = 0; j < VPT; ++j) {
     float wf[8], bf[8], o[8];
@@ -129,49 +119,6 @@ __global__ void __launch_bounds__(THREADS) persist(const uint4* __restrict__ x, 
   }
 }
 
-// The plain shape that also writes the row's mean and rstd (as the library's
-// training forward does).
-template <int N, int TPR, int ROWS>
-__global__ void __launch_bounds__(TPR* ROWS) plain_stats(const uint4* __restrict__ x, const uint4* __restrict__ w,
-                                                         const uint4* __restrict__ b, uint4* __restrict__ y, long M,
-                                                         float* __restrict__ mean_out, float* __restrict__ rstd_out) {
-  constexpr int VPT = N / 8 / TPR;
-  const int t = threadIdx.x % TPR;
-  const long row = long(blockIdx.x) * ROWS + threadIdx.x / TPR;
-  if (row >= M) return;
-  uint4 in[VPT];
-#pragma unroll
-  for (int j = 0; j < VPT; ++j) in[j] = x[row * (N / 8) + j * TPR + t];
-  float v[VPT][8];
-  float s = 0.f;
-#pragma unroll
-  for (int j = 0; j < VPT; ++j) {
-    unpack(in[j], v[j]);
-#pragma unroll
-    for (int k = 0; k < 8; ++k) s += v[j][k];
-  }
-  const float mean = group_sum<TPR>(s) * (1.0f / N);
-  float q = 0.f;
-#pragma unroll
-  for (int j = 0; j < VPT; ++j)
-#pragma unroll
-    for (int k = 0; k < 8; ++k) q += (v[j][k] - mean) * (v[j][k] - mean);
-  const float rstd = rsqrtf(group_sum<TPR>(q) * (1.0f / N) + 1e-5f);
-  if (t == 0) {
-    mean_out[row] = mean;
-    rstd_out[row] = rstd;
-  }
-#pragma unroll
-  for (int j = 0; j < VPT; ++j) {
-    float wf[8], bf[8], o[8];
-    unpack(__ldg(w + j * TPR + t), wf);
-    unpack(__ldg(b + j * TPR + t), bf);
-#pragma unroll
-    for (int k = 0; k < 8; ++k) o[k] = (v[j][k] - mean) * rstd * wf[k] + bf[k];
-    y[row * (N / 8) + j * TPR + t] = pack(o);
-  }
-}
-
 #ifdef LNTUNE_LIB
 namespace {
 using LibShape = lntune::RowShape<lntune::bf16_t, lntune::bf16_t, 256, 16, 32, 8, true, true, true, 1, lntune::kLayerNorm,
@@ -183,66 +130,47 @@ __global__ void __launch_bounds__(LibShape::kThreads) lib_fwd256(const lntune::F
 #endif
 
 int main() {
-  int dev = 0, sms = 0;
-  CK(cudaGetDevice(&dev));
-  CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-  cudaDeviceProp prop{};
-  CK(cudaGetDeviceProperties(&prop, dev));
-  std::printf("GPU %s, %d SMs\n", prop.name, sms);
   Timer tm;
-  const size_t bytes = 512u << 20;
-  void *x, *y, *w, *b;
-  CK(cudaMalloc(&x, bytes));
-  CK(cudaMalloc(&y, bytes));
-  CK(cudaMalloc(&w, 1024 * 2));
-  CK(cudaMalloc(&b, 1024 * 2));
-  fill_inputs(x, bytes, w, b);
+  const Setup u = setup(512u << 20);
+  const size_t bytes = u.bytes;
+  const int sms = u.sms;
+  void *x = u.x, *y = u.y, *w = u.w, *b = u.b;
   const uint4 *X = static_cast<const uint4*>(x), *W = static_cast<const uint4*>(w), *B = static_cast<const uint4*>(b);
   uint4* Y = static_cast<uint4*>(y);
 
-  struct K {
-    std::string name;
-    int n;
-    std::function<void()> f;
-  };
-  std::vector<K> ks;
-  ks.push_back({"memcpy", 0, [&] { CK(cudaMemcpyAsync(y, x, bytes, cudaMemcpyDeviceToDevice, tm.s)); }});
-  ks.push_back({"copy16 g=sm*8 t=256", 0, [&] { copy16<<<sms * 8, 256, 0, tm.s>>>(X, Y, bytes / 16); }});
-  ks.push_back({"copy16 1 piece/thread", 0, [&] { copy16<<<bytes / 16 / 256, 256, 0, tm.s>>>(X, Y, bytes / 16); }});
+  std::vector<Entry> ks;
+  ks.push_back({"memcpy", 0, false, false, [&] { CK(cudaMemcpyAsync(y, x, bytes, cudaMemcpyDeviceToDevice, tm.s)); }});
+  ks.push_back({"copy16 g=sm*8 t=256", 0, false, false, [&] { copy16<<<sms * 8, 256, 0, tm.s>>>(X, Y, bytes / 16); }});
+  ks.push_back({"copy16 1 piece/thread", 0, false, false,
+                [&] { copy16<<<bytes / 16 / 256, 256, 0, tm.s>>>(X, Y, bytes / 16); }});
   auto occ = [&](const void* k, int threads) {
     int n = 0;
     CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, k, threads, 0));
     return n * sms;
   };
 #define PLAIN(N, TPR, ROWS)                                                                                    \
-  ks.push_back({"plain N=" #N " tpr=" #TPR " rows=" #ROWS, N, [&] {                                            \
+  ks.push_back({"plain N=" #N " tpr=" #TPR " rows=" #ROWS, N, false, false, [&] {                              \
                   const long M = bytes / 2 / N;                                                                \
                   plain<N, TPR, ROWS><<<(M + ROWS - 1) / ROWS, TPR * ROWS, 0, tm.s>>>(X, W, B, Y, M);          \
                 }});
 #define PERSIST(N, TPR, THREADS, PF, MUL)                                                                       \
-  ks.push_back({"persist N=" #N " tpr=" #TPR " threads=" #THREADS " pf=" #PF " x" #MUL, N, [&] {                \
+  ks.push_back({"persist N=" #N " tpr=" #TPR " threads=" #THREADS " pf=" #PF " x" #MUL, N, false, false, [&] {  \
                   const long M = bytes / 2 / N;                                                                 \
                   static const int g = occ(reinterpret_cast<const void*>(persist<N, TPR, THREADS, PF>), THREADS); \
                   persist<N, TPR, THREADS, PF><<<g * MUL, THREADS, 0, tm.s>>>(X, W, B, Y, M);                   \
                 }});
   PLAIN(256, 16, 32)
-  float *mean_d, *rstd_d;
-  CK(cudaMalloc(&mean_d, (bytes / 512) * 4));
-  CK(cudaMalloc(&rstd_d, (bytes / 512) * 4));
-  ks.push_back({"plain+stats N=256 tpr=16 rows=32", 256, [&] {
-                  const long M = bytes / 512;
-                  plain_stats<256, 16, 32><<<(M + 31) / 32, 512, 0, tm.s>>>(X, W, B, Y, M, mean_d, rstd_d);
-                }});
 #ifdef LNTUNE_LIB
   for (int stats = 0; stats < 2; ++stats)
-    ks.push_back({stats ? "lib b256_w16_r32 +mean/rstd" : "lib b256_w16_r32 no stats", 256, [&, stats] {
+    ks.push_back({stats ? "lib b256_w16_r32 +mean/rstd" : "lib b256_w16_r32 no stats", 256, false, stats != 0,
+                  [&, stats] {
                     lntune::FwdParams p{};
                     p.x = x;
                     p.weight = w;
                     p.bias = b;
                     p.y = y;
-                    p.mean = stats ? mean_d : nullptr;
-                    p.rstd = stats ? rstd_d : nullptr;
+                    p.mean = stats ? u.mean : nullptr;
+                    p.rstd = stats ? u.rstd : nullptr;
                     p.M = bytes / 512;
                     p.N = 256;
                     p.x_stride = p.y_stride = 256;
@@ -264,43 +192,7 @@ int main() {
   PLAIN(1024, 32, 8)
   PERSIST(1024, 32, 256, 1, 1)
 
-  // Check each LayerNorm kernel on 64 rows spread over x.
-  std::vector<uint16_t> hx(1024), hy(1024), hw(1024), hb(1024);
-  CK(cudaMemcpy(hw.data(), w, 2048, cudaMemcpyDeviceToHost));
-  CK(cudaMemcpy(hb.data(), b, 2048, cudaMemcpyDeviceToHost));
-  for (auto& k : ks) {
-    if (!k.n) continue;
-    CK(cudaMemset(y, 0xff, bytes));  // poison: NaN
-    k.f();
-    CK(cudaStreamSynchronize(tm.s));
-    CK(cudaGetLastError());
-    const long M = bytes / 2 / k.n;
-    double worst = 0;
-    for (int i = 0; i < 64; ++i) {
-      const long r = (i == 63) ? M - 1 : (M / 64) * i + i;
-      CK(cudaMemcpy(hx.data(), static_cast<char*>(x) + r * k.n * 2, k.n * 2, cudaMemcpyDeviceToHost));
-      CK(cudaMemcpy(hy.data(), static_cast<char*>(y) + r * k.n * 2, k.n * 2, cudaMemcpyDeviceToHost));
-      double s = 0, q = 0;
-      for (int c = 0; c < k.n; ++c) s += bf(hx[c]);
-      const double mean = s / k.n;
-      for (int c = 0; c < k.n; ++c) q += (bf(hx[c]) - mean) * (bf(hx[c]) - mean);
-      const double rstd = 1.0 / std::sqrt(q / k.n + 1e-5);
-      for (int c = 0; c < k.n; ++c) {
-        const double ref = (bf(hx[c]) - mean) * rstd * bf(hw[c]) + bf(hb[c]);
-        const double e = std::fabs(ref - bf(hy[c]));
-        worst = std::isnan(bf(hy[c])) ? 1e30 : std::max(worst, e);
-      }
-    }
-    std::printf("check %-40s max |err| %.3g%s\n", k.name.c_str(), worst, worst < 0.05 ? "" : "  FAILED");
-  }
-  std::vector<std::vector<float>> pct(ks.size());
-  for (int round = 0; round < 3; ++round) {
-    std::vector<float> us(ks.size());
-    for (size_t i = 0; i < ks.size(); ++i) us[i] = tm.median_us(ks[i].f);
-    for (size_t i = 0; i < ks.size(); ++i) pct[i].push_back(100.f * us[0] / us[i]);
-    std::printf("round %d: memcpy %.1f us (%.0f GB/s)\n", round, us[0], 2.0 * bytes / us[0] / 1e3);
-  }
-  for (size_t i = 0; i < ks.size(); ++i)
-    std::printf("%-44s %6.1f %6.1f %6.1f %% of copy\n", ks[i].name.c_str(), pct[i][0], pct[i][1], pct[i][2]);
+  check_entries(u, tm.s, ks, true);
+  time_entries(tm, u, ks);
   return 0;
 }

@@ -35,6 +35,29 @@ __device__ __forceinline__ uint4 load_x(const uint4* p) {
   }
 }
 
+// The CTA's statistics through shared memory: each row's t == 0 puts its
+// pair, a CTA barrier, then thread i < ROWS stores mean i, ROWS <= i < 2 ROWS
+// rstd i - ROWS (STREAM: with st.global.cs).
+template <int ROWS, bool RMS, bool STREAM>
+__device__ __forceinline__ void cta_store(float (&st)[2][ROWS], int local, bool writer, float mean, float rstd,
+                                          float* mean_out, float* rstd_out) {
+  if (writer) {
+    st[0][local] = mean;
+    st[1][local] = rstd;
+  }
+  __syncthreads();
+  const int i = threadIdx.x;
+  if (i >= 2 * ROWS) return;
+  float* const out = i < ROWS ? (RMS ? nullptr : mean_out) : rstd_out;
+  if (!out) return;
+  float* const at = out + long(blockIdx.x) * ROWS + i % ROWS;
+  if (STREAM) {
+    __stcs(at, st[i / ROWS][i % ROWS]);
+  } else {
+    *at = st[i / ROWS][i % ROWS];
+  }
+}
+
 template <int N, int TPR, int ROWS, int MODE, bool RMS, int LD = 0>
 __global__ void __launch_bounds__(TPR* ROWS) stats_kernel(const uint4* __restrict__ x, const uint4* __restrict__ w,
                                                           const uint4* __restrict__ b, uint4* __restrict__ y, long M,
@@ -50,25 +73,10 @@ __global__ void __launch_bounds__(TPR* ROWS) stats_kernel(const uint4* __restric
 #pragma unroll
   for (int j = 0; j < VPT; ++j) in[j] = load_x<LD>(x + row * (N / 8) + j * TPR + t);
   float v[VPT][8];
-  float s = 0.f;
 #pragma unroll
-  for (int j = 0; j < VPT; ++j) {
-    unpack(in[j], v[j]);
-#pragma unroll
-    for (int k = 0; k < 8; ++k) s += RMS ? v[j][k] * v[j][k] : v[j][k];
-  }
-  float mean = 0.f, rstd;
-  if (RMS) {
-    rstd = rsqrtf(group_sum<TPR>(s) * (1.0f / N) + 1e-5f);
-  } else {
-    mean = group_sum<TPR>(s) * (1.0f / N);
-    float q = 0.f;
-#pragma unroll
-    for (int j = 0; j < VPT; ++j)
-#pragma unroll
-      for (int k = 0; k < 8; ++k) q += (v[j][k] - mean) * (v[j][k] - mean);
-    rstd = rsqrtf(group_sum<TPR>(q) * (1.0f / N) + 1e-5f);
-  }
+  for (int j = 0; j < VPT; ++j) unpack(in[j], v[j]);
+  float mean, rstd;
+  row_stats<N, TPR, VPT, RMS>(v, mean, rstd);
   if (MODE == 1 && t == 0) {
     if (!RMS) mean_out[row] = mean;
     rstd_out[row] = rstd;
@@ -90,18 +98,7 @@ __global__ void __launch_bounds__(TPR* ROWS) stats_kernel(const uint4* __restric
       }
     }
   }
-  if (MODE == 4) {
-    if (t == 0) {
-      st[0][local] = mean;
-      st[1][local] = rstd;
-    }
-    __syncthreads();
-    const int i = threadIdx.x;
-    if (i < 2 * ROWS) {
-      float* out = i < ROWS ? (RMS ? nullptr : mean_out) : rstd_out;
-      if (out) out[long(blockIdx.x) * ROWS + i % ROWS] = st[i / ROWS][i % ROWS];
-    }
-  }
+  if (MODE == 4) cta_store<ROWS, RMS, false>(st, local, t == 0, mean, rstd, mean_out, rstd_out);
 #pragma unroll
   for (int j = 0; j < VPT; ++j) {
     float wf[8], bf[8], o[8];
@@ -111,67 +108,27 @@ __global__ void __launch_bounds__(TPR* ROWS) stats_kernel(const uint4* __restric
     for (int k = 0; k < 8; ++k) o[k] = (v[j][k] - mean) * rstd * wf[k] + bf[k];
     y[row * (N / 8) + j * TPR + t] = pack(o);
   }
-  if (MODE == 2 || MODE == 5) {
-    if (t == 0) {
-      st[0][local] = mean;
-      st[1][local] = rstd;
-    }
-    __syncthreads();
-    const int i = threadIdx.x;
-    if (i < 2 * ROWS) {
-      float* out = i < ROWS ? (RMS ? nullptr : mean_out) : rstd_out;
-      if (out) {
-        if (MODE == 5) {
-          __stcs(out + long(blockIdx.x) * ROWS + i % ROWS, st[i / ROWS][i % ROWS]);
-        } else {
-          out[long(blockIdx.x) * ROWS + i % ROWS] = st[i / ROWS][i % ROWS];
-        }
-      }
-    }
-  }
+  if (MODE == 2 || MODE == 5) cta_store<ROWS, RMS, MODE == 5>(st, local, t == 0, mean, rstd, mean_out, rstd_out);
 }
 
 int main() {
-  int dev = 0, sms = 0;
-  CK(cudaGetDevice(&dev));
-  CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-  cudaDeviceProp prop{};
-  CK(cudaGetDeviceProperties(&prop, dev));
-  std::printf("GPU %s, %d SMs\n", prop.name, sms);
   Timer tm;
-  const size_t bytes = 512u << 20;
-  void *x, *y, *w, *b;
-  float *mean_d, *rstd_d;
-  CK(cudaMalloc(&x, bytes));
-  CK(cudaMalloc(&y, bytes));
-  CK(cudaMalloc(&w, 1024 * 2));
-  CK(cudaMalloc(&b, 1024 * 2));
-  CK(cudaMalloc(&mean_d, (bytes / 512) * 4));
-  CK(cudaMalloc(&rstd_d, (bytes / 512) * 4));
-  fill_inputs(x, bytes, w, b);
-  const uint4 *X = static_cast<const uint4*>(x), *W = static_cast<const uint4*>(w), *B = static_cast<const uint4*>(b);
-  uint4* Y = static_cast<uint4*>(y);
-  struct K {
-    std::string name;
-    int n;
-    bool rms;
-    std::function<void()> f;
-  };
-  std::vector<K> ks;
-  ks.push_back({"memcpy", 0, false, [&] { CK(cudaMemcpyAsync(y, x, bytes, cudaMemcpyDeviceToDevice, tm.s)); }});
-#define SK(N, TPR, ROWS, MODE, RMS)                                                                               \
-  ks.push_back({std::string(RMS ? "rms" : "ln ") + " N=" #N " tpr=" #TPR " rows=" #ROWS " mode=" #MODE, N, RMS, [&] { \
-                  const long M = bytes / 2 / N;                                                                   \
-                  stats_kernel<N, TPR, ROWS, MODE, RMS>                                                           \
-                      <<<M / ROWS, TPR * ROWS, 0, tm.s>>>(X, W, B, Y, M, mean_d, rstd_d);                         \
+  const Setup u = setup(512u << 20);
+  const size_t bytes = u.bytes;
+  const uint4 *X = static_cast<const uint4*>(u.x), *W = static_cast<const uint4*>(u.w),
+              *B = static_cast<const uint4*>(u.b);
+  uint4* Y = static_cast<uint4*>(u.y);
+  std::vector<Entry> ks;
+  ks.push_back({"memcpy", 0, false, false, [&] { CK(cudaMemcpyAsync(u.y, u.x, bytes, cudaMemcpyDeviceToDevice, tm.s)); }});
+#define SK_(N, TPR, ROWS, MODE, RMS, LD, TAG)                                                              \
+  ks.push_back({std::string(RMS ? "rms" : "ln ") + " N=" #N " tpr=" #TPR " rows=" #ROWS " mode=" #MODE TAG, \
+                N, RMS, MODE != 0, [&] {                                                                     \
+                  const long M = bytes / 2 / N;                                                              \
+                  stats_kernel<N, TPR, ROWS, MODE, RMS, LD>                                                  \
+                      <<<M / ROWS, TPR * ROWS, 0, tm.s>>>(X, W, B, Y, M, u.mean, u.rstd);                    \
                 }});
-#define SKL(N, TPR, ROWS, MODE, RMS)                                                                         \
-  ks.push_back({std::string(RMS ? "rms" : "ln ") + " N=" #N " tpr=" #TPR " rows=" #ROWS " mode=" #MODE " ld.global", \
-                N, RMS, [&] {                                                                                     \
-                  const long M = bytes / 2 / N;                                                                   \
-                  stats_kernel<N, TPR, ROWS, MODE, RMS, 1>                                                        \
-                      <<<M / ROWS, TPR * ROWS, 0, tm.s>>>(X, W, B, Y, M, mean_d, rstd_d);                         \
-                }});
+#define SK(N, TPR, ROWS, MODE, RMS) SK_(N, TPR, ROWS, MODE, RMS, 0, "")
+#define SKL(N, TPR, ROWS, MODE, RMS) SK_(N, TPR, ROWS, MODE, RMS, 1, " ld.global")
 #define MODES(N, TPR, ROWS, RMS) \
   SK(N, TPR, ROWS, 0, RMS) SK(N, TPR, ROWS, 1, RMS) SK(N, TPR, ROWS, 2, RMS) SK(N, TPR, ROWS, 3, RMS) \
   SK(N, TPR, ROWS, 4, RMS) SK(N, TPR, ROWS, 5, RMS)
@@ -182,53 +139,7 @@ int main() {
   SKL(512, 32, 32, 0, false) SKL(512, 32, 32, 1, false) SKL(512, 32, 32, 2, false)
   SKL(512, 32, 16, 0, false) SKL(512, 32, 16, 1, false) SKL(512, 32, 16, 2, false)
   SK(512, 32, 16, 0, false) SK(512, 32, 16, 1, false) SK(512, 32, 16, 2, false)
-  std::vector<uint16_t> hx(1024), hy(1024), hw(1024), hb(1024);
-  CK(cudaMemcpy(hw.data(), w, 2048, cudaMemcpyDeviceToHost));
-  CK(cudaMemcpy(hb.data(), b, 2048, cudaMemcpyDeviceToHost));
-  for (auto& k : ks) {
-    if (!k.n) continue;
-    const long M = bytes / 2 / k.n;
-    CK(cudaMemset(y, 0xff, bytes));
-    CK(cudaMemset(mean_d, 0xff, M * 4));
-    CK(cudaMemset(rstd_d, 0xff, M * 4));
-    k.f();
-    CK(cudaStreamSynchronize(tm.s));
-    CK(cudaGetLastError());
-    const bool stats = k.name.find("mode=0") == std::string::npos;
-    double worst = 0;
-    for (int i = 0; i < 64; ++i) {
-      const long r = (i == 63) ? M - 1 : (M / 64) * i + i;
-      CK(cudaMemcpy(hx.data(), static_cast<char*>(x) + r * k.n * 2, k.n * 2, cudaMemcpyDeviceToHost));
-      CK(cudaMemcpy(hy.data(), static_cast<char*>(y) + r * k.n * 2, k.n * 2, cudaMemcpyDeviceToHost));
-      float gm, gr;
-      CK(cudaMemcpy(&gm, mean_d + r, 4, cudaMemcpyDeviceToHost));
-      CK(cudaMemcpy(&gr, rstd_d + r, 4, cudaMemcpyDeviceToHost));
-      double s = 0, q = 0;
-      for (int c = 0; c < k.n; ++c) s += k.rms ? double(bf(hx[c])) * bf(hx[c]) : bf(hx[c]);
-      const double mean = k.rms ? 0.0 : s / k.n;
-      if (!k.rms)
-        for (int c = 0; c < k.n; ++c) q += (bf(hx[c]) - mean) * (bf(hx[c]) - mean);
-      const double rstd = 1.0 / std::sqrt((k.rms ? s : q) / k.n + 1e-5);
-      for (int c = 0; c < k.n; ++c) {
-        const double ref = (bf(hx[c]) - mean) * rstd * bf(hw[c]) + bf(hb[c]);
-        const double e = std::fabs(ref - bf(hy[c]));
-        worst = std::isnan(bf(hy[c])) ? 1e30 : std::max(worst, e);
-      }
-      if (stats) {
-        const double em = k.rms ? 0.0 : std::fabs(gm - mean), er = std::fabs(gr - rstd) / rstd;
-        if (!(em < 1e-4) || !(er < 1e-4)) worst = 1e30;
-      }
-    }
-    if (worst >= 0.05) std::printf("check %-40s max |err| %.3g  FAILED\n", k.name.c_str(), worst);
-  }
-  std::vector<std::vector<float>> pct(ks.size());
-  for (int round = 0; round < 3; ++round) {
-    std::vector<float> us(ks.size());
-    for (size_t i = 0; i < ks.size(); ++i) us[i] = tm.median_us(ks[i].f);
-    for (size_t i = 0; i < ks.size(); ++i) pct[i].push_back(100.f * us[0] / us[i]);
-    std::printf("round %d: memcpy %.1f us (%.0f GB/s)\n", round, us[0], 2.0 * bytes / us[0] / 1e3);
-  }
-  for (size_t i = 0; i < ks.size(); ++i)
-    std::printf("%-40s %6.1f %6.1f %6.1f %% of copy\n", ks[i].name.c_str(), pct[i][0], pct[i][1], pct[i][2]);
+  check_entries(u, tm.s, ks, false);
+  time_entries(tm, u, ks);
   return 0;
 }
