@@ -11,7 +11,7 @@
 // repetitions, and GB/s (read + written) as a % of a 1 GiB cudaMemcpyAsync
 // device-to-device copy measured in the same process.
 //
-//   nvcc -O3 -arch=sm_90 -std=c++17 -o l2_flush_probe bench/probes/l2_flush_probe.cu
+//   nvcc -O3 -arch=sm_90 -std=c++17 -o l2_flush_probe bench/probes/l2_flush_probe.cu -lcuda
 #include <cuda.h>
 #include <cuda_runtime.h>
 
