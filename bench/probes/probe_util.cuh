@@ -175,8 +175,10 @@ struct Entry {
 // Each norm entry on 64 rows spread over x (the last row among them),
 // against float64: y within 0.05 (bf16 outputs), mean and rstd within 1e-4
 // where it stores them; y, mean and rstd poisoned (NaN) before. Prints the
-// failures (and every error, with `all`).
-inline void check_entries(const Setup& u, cudaStream_t s, const std::vector<Entry>& entries, bool all) {
+// failures (and every error, with `all`) and returns how many failed: a
+// probe times nothing unless every kernel is right.
+inline int check_entries(const Setup& u, cudaStream_t s, const std::vector<Entry>& entries, bool all) {
+  int failed = 0;
   std::vector<uint16_t> hx(1024), hy(1024), hw(1024), hb(1024);
   CK(cudaMemcpy(hw.data(), u.w, 2048, cudaMemcpyDeviceToHost));
   CK(cudaMemcpy(hb.data(), u.b, 2048, cudaMemcpyDeviceToHost));
@@ -213,9 +215,11 @@ inline void check_entries(const Setup& u, cudaStream_t s, const std::vector<Entr
         if (!(em < 1e-4) || !(er < 1e-4)) worst = 1e30;
       }
     }
+    if (worst >= 0.05) ++failed;
     if (all || worst >= 0.05)
       std::printf("check %-40s max |err| %.3g%s\n", k.name.c_str(), worst, worst < 0.05 ? "" : "  FAILED");
   }
+  return failed;
 }
 
 // Three rounds, each timing every entry (entries[0]: the reference copy of
