@@ -15,13 +15,11 @@ source bench/gpu_call.sh
 main=${1:?usage: run-fwd-cta-stats.sh MAIN PATCHED} patched=${2:?usage: run-fwd-cta-stats.sh MAIN PATCHED}
 use $patched
 s tests
-timeout 240 $D/gpu_norms_test --gtest_filter='*Variants*M67_*:*Variants*M1_*:*VariantSpace*fwd' --gtest_brief=1 > $O/norms.log 2>&1 & p1=$!
-timeout 240 $D/gpu_test --gtest_filter='*Sweep*M1_*:*Sweep*M257_*:*InKernelDwdbFinish*' --gtest_brief=1 > $O/gpu_test.log 2>&1 & p2=$!
-timeout 240 compute-sanitizer --tool memcheck --error-exitcode 9 --print-limit 5 $D/gpu_norms_test --gtest_filter='*Variants*M67_N37_pad5*:*VariantSpace*v0_N1000_fwd' --gtest_brief=1 > $O/san_memcheck.log 2>&1 & p3=$!
-wait $p1; echo "norms rc=$?"; wait $p2; echo "gpu_test rc=$?"; wait $p3; echo "memcheck rc=$?"
-timeout 120 compute-sanitizer --tool synccheck --error-exitcode 9 --print-limit 5 $D/gpu_norms_test --gtest_filter='*Variants*M67_N37_pad5*:*VariantSpace*v1_N1000_fwd' --gtest_brief=1 > $O/san_synccheck.log 2>&1
-echo "synccheck rc=$?"
-grep -hE "PASSED|FAILED|Failure|ERROR SUMMARY" $O/norms.log $O/gpu_test.log $O/san_memcheck.log $O/san_synccheck.log | head -20
+timeout 240 $D/gpu_test --gtest_filter='*Sweep*M1_*:*Sweep*M257_*:*InKernelDwdbFinish*' --gtest_brief=1 > $O/gpu_test.log 2>&1 & gt=$!
+cases 240 '*Variants*M67_*:*Variants*M1_*:*VariantSpace*fwd' '*Variants*/layernorm_bf16_wbf16_WB_M67_N37_pad5:*VariantSpace*v0_N1000_fwd'
+wait $gt; echo "gpu_test rc=$?"; grep -hE "PASSED|FAILED|Failure" $O/gpu_test.log | head
+timeout 120 compute-sanitizer --tool synccheck --error-exitcode 9 --print-limit 5 $D/gpu_norms_test --gtest_filter='*Variants*/rmsnorm_bf16_wbf16_WnoB_resbf16_M67_N37_pad5:*VariantSpace*v1_N1000_fwd' --gtest_brief=1 > $O/san_synccheck.log 2>&1
+echo "synccheck rc=$?"; grep -h "ERROR SUMMARY" $O/san_synccheck.log
 s ab
 OUT=$O bash bench/gpu_ab.sh ab 2 $B/$main $B/$patched -- \
   "ln||fwd bf16 256 512 4096" "lnh||fwd fp16 256 512" "ln32||fwd fp32 256 512" \
