@@ -418,13 +418,13 @@ __device__ __forceinline__ float xhat_scale(float var, float rstd) { return var 
 // stores the row's mean (LayerNorm) and rstd where those pointers are set.
 // Shared by every forward (fwd.cuh, fwd_cluster.cuh, fwd_smem.cuh).
 struct RowAffine {
-  float scale, shift;
+  float scale, shift, rstd;
 };
 template <class S>
 __device__ __forceinline__ RowAffine row_affine(const FwdParams& p, i64 row, float mean, float var, bool save) {
   const float rstd = rsqrtf(var + p.eps);
   const float scale = S::kRms ? rstd : xhat_scale(var, rstd);
-  const RowAffine a{scale, -mean * scale};
+  const RowAffine a{scale, -mean * scale, rstd};
   if (save) {
     if constexpr (!S::kRms) {
       if (p.mean) p.mean[row] = mean;
@@ -432,6 +432,51 @@ __device__ __forceinline__ RowAffine row_affine(const FwdParams& p, i64 row, flo
     if (p.rstd) p.rstd[row] = rstd;
   }
   return a;
+}
+
+// The statistics of a CTA's S::kRowsPerCta consecutive rows, stored as runs
+// of consecutive floats by warp 0 instead of 4 bytes a row by each row's
+// lane 0 (row_affine's `save`). Each row's writer leaves its mean and rstd in
+// shared memory (put_cta_stats, every thread of the CTA, before any
+// returns); warps 1.. arrive at named barrier 1 without waiting and go on to
+// their outputs; warp 0, after its own outputs, waits there and stores the
+// CTA's statistics (store_cta_stats). Session 54 (bench/results/s54, call
+// 10, A/B at x = 512 MiB): LayerNorm bf16 256 260.9 -> 259.4 us, 512 259.2
+// -> 255.6, RMSNorm bf16 256 257.4 -> 253.0. With every warp waiting at a
+// CTA barrier instead (call 5), 256 columns lost a point: a CTA lives about
+// 3 us there (bench/probes/stats_store_probe.cu). Session 55 (bench/results/
+// s55, call 1, the version here): bf16 512 258.7 -> 255.8 us, RMSNorm bf16
+// 256 257.3 -> 251.5; 1024 columns and up, M = 4096 and M = 1 level.
+template <class S>
+__device__ __forceinline__ float* cta_stats_area() {
+  __shared__ float area[2 * S::kRowsPerCta];  // means, then rstds
+  return area;
+}
+template <class S>
+__device__ __forceinline__ bool has_stats_out(const FwdParams& p) {
+  return (!S::kRms && p.mean) || p.rstd;
+}
+template <class S>
+__device__ __forceinline__ void put_cta_stats(const FwdParams& p, int local, bool writer, float mean, float rstd) {
+  static_assert(S::kThreads % 32 == 0, "named barriers count whole warps");
+  if (!has_stats_out<S>(p)) return;  // the same for the whole CTA
+  float* const area = cta_stats_area<S>();
+  if (writer) {
+    area[local] = mean;
+    area[S::kRowsPerCta + local] = rstd;
+  }
+  if (threadIdx.x >= 32) asm volatile("bar.arrive 1, %0;" ::"n"(S::kThreads) : "memory");
+}
+template <class S>
+__device__ __forceinline__ void store_cta_stats(const FwdParams& p, i64 first) {
+  if (threadIdx.x >= 32 || !has_stats_out<S>(p)) return;
+  asm volatile("bar.sync 1, %0;" ::"n"(S::kThreads) : "memory");
+  const float* const area = cta_stats_area<S>();
+  for (int i = static_cast<int>(threadIdx.x); i < 2 * S::kRowsPerCta; i += 32) {
+    const int r = i % S::kRowsPerCta;
+    float* const out = i < S::kRowsPerCta ? (S::kRms ? nullptr : p.mean) : p.rstd;
+    if (out && first + r < p.M) out[first + r] = area[i];
+  }
 }
 
 // y = xhat * w + b (w: applied_weight<S>, so 1 + w when zero-centred) for one access

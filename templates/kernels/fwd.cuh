@@ -30,7 +30,8 @@ __device__ __forceinline__ void layer_norm_fwd(const FwdParams& p) {
   // one and the writes of the other), three for Welford statistics.
   float* scratch = row_scratch<S, S::kSingleTile ? 2 : 3>();
   const int t = static_cast<int>(threadIdx.x % S::kThreadsPerRow);
-  const i64 row = static_cast<i64>(blockIdx.x) * S::kRowsPerCta + static_cast<int>(threadIdx.x / S::kThreadsPerRow);
+  const int local = static_cast<int>(threadIdx.x / S::kThreadsPerRow);  // the row's place in the CTA
+  const i64 row = static_cast<i64>(blockIdx.x) * S::kRowsPerCta + local;
   const bool active = row < p.M;
   const i64 n = p.N;
   const T* x = static_cast<const T*>(p.x) + (active ? row : 0) * p.x_stride;
@@ -123,15 +124,25 @@ __device__ __forceinline__ void layer_norm_fwd(const FwdParams& p) {
     }
   }
   // var: the variance (LayerNorm) or the mean square (RMSNorm).
-  if (!active) return;  // no barrier follows
-  const RowAffine a = row_affine<S>(p, row, mean, var, t == 0);
+  // Several rows a CTA: their statistics go out together (put_cta_stats,
+  // store_cta_stats: every thread reaches the put); one row: by its t == 0.
+  constexpr bool kCtaStats = S::kRowsPerCta > 1;
+  const RowAffine a = row_affine<S>(p, row, mean, var, !kCtaStats && active && t == 0);
+  if constexpr (kCtaStats) put_cta_stats<S>(p, local, active && t == 0, mean, a.rstd);
+  // An inactive row has nothing to write: its threads return, except where
+  // the CTA's statistics are stored by warp 0, all of whose lanes must reach
+  // store_cta_stats (session 54's first version returned them: the rstd of
+  // the last CTA's rows went unwritten where a row's lanes held those
+  // entries, gpu_norms_test at M = 67); there they skip every column.
+  if (!kCtaStats && !active) return;
+  const i64 n_out = active ? n : 0;
   const float scale = a.scale, shift = a.shift;
 
   if constexpr (S::kSingleTile) {
 #pragma unroll
     for (int j = 0; j < S::kVecsPerThread; ++j) {
       const i64 col = static_cast<i64>(j * S::kThreadsPerRow + t) * S::kVec;
-      if (col >= n) continue;
+      if (col >= n_out) continue;
       normalize_store<S>(y, weight, bias, col, v[j], mean, scale, shift);
     }
   } else {
@@ -143,17 +154,18 @@ __device__ __forceinline__ void layer_norm_fwd(const FwdParams& p) {
     } else {
       src = x;
     }
-    for (i64 base = 0; base < n; base += S::kBlockSize) {
+    for (i64 base = 0; base < n_out; base += S::kBlockSize) {
 #pragma unroll
       for (int j = 0; j < S::kVecsPerThread; ++j) {
         const i64 col = base + static_cast<i64>(j * S::kThreadsPerRow + t) * S::kVec;
-        if (col >= n) continue;
+        if (col >= n_out) continue;
         float in[S::kVec];
         load<S::kVec>(src + col, in);
         normalize_store<S>(y, weight, bias, col, in, mean, scale, shift);
       }
     }
   }
+  if constexpr (kCtaStats) store_cta_stats<S>(p, row - local);
 }
 
 }  // namespace lntune
