@@ -1169,6 +1169,30 @@ std::optional<Config> fast_memory_fwd_default(const SpaceQuery& q, const ConfigF
     const Config c{512, 16, 32, 0};
     if (valid(c)) return c;
   }
+  // Rows of 256 columns from default_m_bound rows on, since a CTA's rows
+  // store their statistics together (fwd.cuh, put_cta_stats): fewer rows a
+  // CTA than the H100's 512-thread CTAs. 16-bit LayerNorm: 16 threads a row
+  // in 8 warps (16 rows); fp32 LayerNorm: 32 threads a row in 16 warps (16
+  // rows); 16-bit add + LayerNorm (the residual in x's dtype): 16 threads a
+  // row in 4 warps (8 rows). Every config in one process on an H200 at x =
+  // 512 MiB (bench/results/s55, call 5, one round), % of copy against the
+  // default: bf16 98.9 against 96.8, fp16 99.1 against 97.5 (its best, 4
+  // warps of 8 rows, 99.3), fp32 100.7 against 98.8, add + LayerNorm bf16
+  // 99.7 against 98.5. As the default (call 6, A/B, us, round 1 / round 2):
+  // bf16 262.4 / 262.5 -> 257.1 / 258.0, fp16 262.1 / 261.5 -> 256.9 /
+  // 257.4, fp32 257.7 / 258.4 -> 254.3 / 254.7, add + LayerNorm bf16 516.0 /
+  // 515.8 -> 509.0 / 509.4, fp16 515.7 / 515.5 -> 509.1 / 509.6; M = 100000
+  // bf16 28.2 / 27.8 -> 26.9 / 27.1 (fp32 51.1 / 51.5 -> 49.9 / 51.7); in the
+  // Python harness bf16 96.2 -> 98.3, fp16 96.7 -> 98.2 (calls 3 and 6).
+  if (q.n == 256 && q.norm == Norm::layer && q.m >= default_m_bound(q.sm_count)) {
+    if (plain_layer && (half || esize == 4)) {
+      const Config c = half ? Config{256, 8, 16, 0} : Config{256, 16, 16, 0};
+      if (valid(c)) return c;
+    } else if (half && q.residual) {
+      const Config c{256, 4, 8, 0};
+      if (takes_residual(c, accept)) return c;
+    }
+  }
   // 16-bit rows of 1025-4095 columns that are not a power of two, without a
   // residual, over many rows: 32 elements a thread (the tile the next power
   // of two, the last accesses masked), one row a CTA (64 threads up to 2047

@@ -1594,9 +1594,43 @@ TEST(Default, HalfLayerNorm512On16ThreadsARow) {
     EXPECT_NE(def(d, 512, 524288, Norm::rms), rule);
     EXPECT_NE(def(d, 512, 524288, Norm::layer, 18.8, true), rule);
     EXPECT_NE(def(d, 512, 524288, Norm::layer, 12.8), rule);
-    EXPECT_EQ(def(d, 256, 1048576), to_string(Config{256, 16, 32, 0}));
+    EXPECT_NE(def(d, 256, 1048576), rule);
   }
   EXPECT_NE(def(DType::f32, 512, 262144), rule);
+}
+
+// Session 55's rows of 256 columns on an H200 (bench/results/s55, calls 5-6),
+// since a CTA's rows store their statistics together: 16-bit LayerNorm in 8
+// warps of 16 rows, fp32 LayerNorm in 16 warps of 16 rows, 16-bit add +
+// LayerNorm in 4 warps of 8 rows, from default_m_bound rows on; not below
+// it, not for RMSNorm or fp32 add + LayerNorm, not on an H100 (whose 16-bit
+// rows keep 512-thread CTAs of 32 rows).
+TEST(Default, Rows256FewerRowsACta) {
+  const auto def = [](DType d, std::int64_t m, Norm norm = Norm::layer, bool residual = false, double bpc = 18.8) {
+    SpaceQuery q = query(Kernel::fwd, d, 256, m, bpc);
+    q.norm = norm;
+    q.residual = residual;
+    return to_string(default_config(q));
+  };
+  const std::int64_t bound = default_m_bound(132);
+  const std::string half = to_string(Config{256, 8, 16, 0}), fused = to_string(Config{256, 4, 8, 0});
+  const std::string single = to_string(Config{256, 16, 16, 0});
+  for (DType d : {DType::bf16, DType::f16}) {
+    SCOPED_TRACE(std::string(to_string(d)));
+    EXPECT_EQ(def(d, bound), half);
+    EXPECT_EQ(def(d, 1048576), half);
+    EXPECT_EQ(def(d, 1048576, Norm::layer, true), fused);
+    EXPECT_NE(def(d, bound - 1), half);
+    EXPECT_NE(def(d, 4096), half);
+    EXPECT_NE(def(d, 1048576, Norm::rms), half);
+    EXPECT_NE(def(d, 1048576, Norm::rms, true), fused);
+    EXPECT_EQ(def(d, 1048576, Norm::layer, false, 12.8), to_string(Config{256, 16, 32, 0}));
+  }
+  EXPECT_EQ(def(DType::f32, 524288), single);
+  EXPECT_NE(def(DType::f32, bound - 1), single);
+  EXPECT_NE(def(DType::f32, 524288, Norm::rms), single);
+  EXPECT_NE(def(DType::f32, 524288, Norm::layer, true), fused);
+  EXPECT_NE(def(DType::f32, 524288, Norm::layer, false, 12.8), single);
 }
 
 // Session 44's defaults in rows of other than a power of two of threads
