@@ -1150,9 +1150,36 @@ std::optional<Config> fast_memory_fwd_default(const SpaceQuery& q, const ConfigF
   // 511.5 (fp16 level), add + RMSNorm fp32 8192 521.2 / 521.4 -> 516.3 /
   // 516.0; M = 10000 bf16 8192 159.5 / 159.2 -> 157.8 / 158.4, fp32 add +
   // RMSNorm 318.5 / 317.8 -> 316.3 / 316.6, bf16 4096 level.
-  if (q.residual && q.m > 64 * static_cast<std::int64_t>(q.sm_count) &&
-      ((half && q.norm == Norm::layer && (q.n == 4096 || q.n == 8192)) ||
-       (esize == 4 && q.norm == Norm::rms && q.n == 8192))) {
+  // Since a CTA's rows store their statistics together (fwd.cuh,
+  // put_cta_stats), fp32 rows of 8192 columns, both norms, take 32 warps
+  // (8 elements a thread), and 16-bit add + RMSNorm past 64 rows an SM the
+  // whole row in 32 warps, one row a CTA, at 8192 and 16384 columns (it had
+  // 8192-column tiles of 32 warps at 16384, one row in 16 warps at 8192).
+  // Every config in one process on an H200 at x = 512 MiB (bench/results/
+  // s55, call 7, one round), % of copy against the default: add + LayerNorm
+  // fp32 8192 97.8 against 96.9, add + RMSNorm fp32 8192 98.3 against 96.8,
+  // bf16 8192 98.8 against 97.7, 16384 98.5 against 97.4. As the defaults
+  // (calls 8-9, A/B, us, round 1 / round 2): add + LayerNorm fp32 8192
+  // 520.0 / 519.8 -> 515.5 / 515.1, add + RMSNorm fp32 8192 522.4 / 522.1
+  // -> 514.5 / 514.1, bf16 8192 515.8 / 514.8 -> 509.9 / 509.9, 16384
+  // 515.5 / 515.8 -> 509.0 / 509.1, fp16 8192 516.3 / 515.4 -> 509.6 /
+  // 510.8, 16384 515.9 / 516.1 -> 509.9 / 509.3; M = 20000 add + RMSNorm
+  // bf16 8192 315.7 / 316.0 -> 313.1 / 313.1, add + LayerNorm fp32 635.1 /
+  // 634.9 -> 630.5 / 630.3; beside an fp32 stream level (not taken).
+  if (q.residual && q.m > 64 * static_cast<std::int64_t>(q.sm_count)) {
+    if (esize == 4 && q.n == 8192) {
+      const Config c{8192, 32, 2, 0};
+      if (takes_residual(c, accept)) return c;
+    }
+    if (half && q.norm == Norm::rms && (q.n == 8192 || q.n == 16384)) {
+      const Config c{static_cast<int>(q.n), 32, 1, 0};
+      if (takes_residual(c, accept)) return c;
+    }
+  }
+  // (fp32 add + RMSNorm 8192 had this rule's 16 warps until session 55's
+  // 32 warps above.)
+  if (q.residual && q.m > 64 * static_cast<std::int64_t>(q.sm_count) && half && q.norm == Norm::layer &&
+      (q.n == 4096 || q.n == 8192)) {
     const Config c{static_cast<int>(q.n), static_cast<int>(q.n / 512), 2, 0};
     if (takes_residual(c, accept)) return c;
   }

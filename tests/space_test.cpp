@@ -1633,6 +1633,40 @@ TEST(Default, Rows256FewerRowsACta) {
   EXPECT_NE(def(DType::f32, 524288, Norm::layer, false, 12.8), single);
 }
 
+// Session 55's fused forwards past 64 rows an SM on an H200 (bench/results/
+// s55, calls 7-9): fp32 add + norm of 8192 columns in 32 warps of 2 rows,
+// 16-bit add + RMSNorm of 8192 and 16384 columns the whole row in 32 warps;
+// not at 64 rows an SM or fewer, not 16-bit add + LayerNorm (session 53's
+// two rows in n / 512 warps stay), not without a residual, not an H100.
+TEST(Default, FusedRowsIn32Warps) {
+  const auto def = [](DType d, std::int64_t n, std::int64_t m, Norm norm, bool residual = true, double bpc = 18.8) {
+    SpaceQuery q = query(Kernel::fwd, d, n, m, bpc);
+    q.norm = norm;
+    q.residual = residual;
+    return to_string(default_config(q));
+  };
+  const std::int64_t past = 64 * 132 + 1;
+  const std::string fp32 = to_string(Config{8192, 32, 2, 0});
+  for (Norm norm : {Norm::layer, Norm::rms}) {
+    EXPECT_EQ(def(DType::f32, 8192, past, norm), fp32);
+    EXPECT_EQ(def(DType::f32, 8192, 65536, norm), fp32);
+    EXPECT_NE(def(DType::f32, 8192, past - 1, norm), fp32);
+    EXPECT_NE(def(DType::f32, 8192, 65536, norm, false), fp32);
+    EXPECT_NE(def(DType::f32, 8192, 65536, norm, true, 12.8), fp32);
+  }
+  for (DType d : {DType::bf16, DType::f16}) {
+    SCOPED_TRACE(std::string(to_string(d)));
+    for (std::int64_t n : {8192, 16384}) {
+      const std::string rule = to_string(Config{static_cast<int>(n), 32, 1, 0});
+      EXPECT_EQ(def(d, n, past, Norm::rms), rule);
+      EXPECT_NE(def(d, n, past - 1, Norm::rms), rule);
+      EXPECT_NE(def(d, n, 65536, Norm::rms, true, 12.8), rule);
+    }
+    EXPECT_EQ(def(d, 8192, 65536, Norm::layer), to_string(Config{8192, 16, 2, 0}));
+    EXPECT_NE(def(d, 4096, 65536, Norm::rms), to_string(Config{4096, 32, 1, 0}));
+  }
+}
+
 // Session 44's defaults in rows of other than a power of two of threads
 // (an H200's, 16-bit rows, no residual, from 16 rows an SM): the
 // backward's table (its own entries over 16-48 rows an SM where measured),
@@ -1937,7 +1971,9 @@ TEST(Default, FusedTwoRowsPast64RowsAnSm) {
   EXPECT_EQ(with_stream(DType::f16, DType::f16, Norm::layer, 4096, 8449), t4096);
   EXPECT_NE(with_stream(DType::bf16, DType::bf16, Norm::layer, 4096, 8448), t4096);
   EXPECT_EQ(with_stream(DType::bf16, DType::bf16, Norm::layer, 8192, 32768), t8192);
-  EXPECT_EQ(with_stream(DType::f32, DType::f32, Norm::rms, 8192, 16384), t8192);
+  // fp32 add + RMSNorm 8192 took these 16 warps until session 55
+  // (FusedRowsIn32Warps).
+  EXPECT_EQ(with_stream(DType::f32, DType::f32, Norm::rms, 8192, 16384), "block_size=8192 num_warps=32 rows_per_cta=2 group_size_m=0");
   EXPECT_NE(with_stream(DType::f32, DType::f32, Norm::layer, 8192, 16384), t8192);
   EXPECT_NE(with_stream(DType::bf16, DType::f32, Norm::layer, 4096, 65536), t4096);
   EXPECT_NE(with_stream(DType::bf16, DType::bf16, Norm::rms, 8192, 32768), t8192);
