@@ -28,6 +28,13 @@ specs=("$@")
 for spec in "${specs[@]}"; do
   IFS='|' read -r label vars args <<< "$spec"
   [ -n "$label" ] && [ -n "$args" ] || { echo "gpu_ab.sh: a spec is label|VAR=value ...|sweep arguments, got '$spec'" >&2; exit 2; }
+  # Variables are space-separated words VAR=value; '&' between them is
+  # sw_ab's syntax (gpu_call.sh), which env would take as one variable's
+  # value (session 55's call 8 lost its A/B to that).
+  for v in $vars; do
+    [[ $v =~ ^[A-Za-z_][A-Za-z0-9_]*= && ! $v =~ \&[A-Za-z_][A-Za-z0-9_]*= ]] ||
+      { echo "gpu_ab.sh: a spec's variables are space-separated VAR=value words, got '$v' in '$spec'" >&2; exit 2; }
+  done
 done
 log=${OUT:-/tmp}/$name.log
 : > "$log"

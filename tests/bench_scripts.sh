@@ -49,6 +49,11 @@ EOF
 OUT="$T/out" bash "$root/bench/gpu_ab.sh" bad 1 "$T/a" -- "x||bwd bad 1" > /dev/null 2> "$T/err.txt"
 check "gpu_ab.sh exits 1 when a sweep fails" test $? = 1
 check "gpu_ab.sh names the failed sweep" grep -q "round 1 'x||bwd bad 1' failed" "$T/err.txt"
+OUT="$T/out" bash "$root/bench/gpu_ab.sh" bad 1 "$T/a" -- "x|LNTUNE_SWEEP_M=64&LNTUNE_SWEEP_OP=rmsnorm|fwd bf16 256" > /dev/null 2> "$T/err.txt"
+check "gpu_ab.sh refuses variables joined by '&'" test $? = 2
+check "gpu_ab.sh names the word" grep -q "got 'LNTUNE_SWEEP_M=64&LNTUNE_SWEEP_OP=rmsnorm'" "$T/err.txt"
+OUT="$T/out" bash "$root/bench/gpu_ab.sh" bad 1 "$T/a" -- "x|M=64 oops|fwd bf16 256" > /dev/null 2> "$T/err.txt"
+check "gpu_ab.sh refuses a variable without '='" test $? = 2
 for args in "x 0 $T/a -- x||a" "x 1 $T/missing -- x||a" "x 1 $T/a -- x||" "x 1 $T/a"; do
   # shellcheck disable=SC2086  # the arguments are a word list
   bash "$root/bench/gpu_ab.sh" $args > /dev/null 2> "$T/err.txt"
