@@ -235,6 +235,15 @@ struct Probe {
     CK(cudaMemcpy(b, hw.data(), kN * sizeof(T), cudaMemcpyHostToDevice));
   }
 
+  ~Probe() {
+    for (void* q : {static_cast<void*>(x), static_cast<void*>(y), static_cast<void*>(w), static_cast<void*>(b),
+                    static_cast<void*>(mean), static_cast<void*>(rstd), static_cast<void*>(partial),
+                    static_cast<void*>(count)})
+      cudaFree(q);
+  }
+  Probe(const Probe&) = delete;
+  Probe& operator=(const Probe&) = delete;
+
   template <int SLAB, int THREADS, bool PREFETCH, bool EXCHANGE>
   void add(const char* name) {
     ks.push_back({name, EXCHANGE, reinterpret_cast<const void*>(&split_fwd<T, SLAB, THREADS, PREFETCH, EXCHANGE>),
