@@ -259,6 +259,10 @@ struct Probe {
 
   void launch(const Kernel& k, cudaStream_t s) {
     const int lanes = lanes_of(k);
+    if (lanes < 1) {
+      std::fprintf(stderr, "%s: fewer CTAs fit the GPU at once than a row's %d slabs\n", k.name.c_str(), k.slabs);
+      std::exit(1);
+    }
     if (k.exchange) added += static_cast<unsigned>(k.slabs);
     const unsigned target = added;
     const T* cx = x;
