@@ -332,6 +332,18 @@ struct Probe {
 
 }  // namespace
 
+// One dtype: its kernels (`add` puts them in the probe), checked, then
+// timed where every check passed; returns the failures.
+template <class T, class Add>
+int run(Timer& tm, int sms, const char* dtype, Add add) {
+  Probe<T> p(sms);
+  std::printf("%s N = %d, M = %d\n", dtype, kN, p.M);
+  add(p);
+  const int failed = p.check(tm.s);
+  if (!failed) p.time(tm);
+  return failed;
+}
+
 int main() {
   Timer tm;
   int dev = 0, sms = 0;
@@ -340,34 +352,23 @@ int main() {
   cudaDeviceProp prop{};
   CK(cudaGetDeviceProperties(&prop, dev));
   std::printf("GPU %s, %d SMs\n", prop.name, sms);
-  int failed = 0;
-  {
-    Probe<__nv_bfloat16> p(sms);
-    std::printf("bf16 N = %d, M = %d\n", kN, p.M);
-    p.add<16384, 512, true, true>("bf16 split slab 16384 t512 prefetch");
-    p.add<16384, 512, false, true>("bf16 split slab 16384 t512");
-    p.add<8192, 256, true, true>("bf16 split slab 8192 t256 prefetch");
-    p.add<8192, 256, false, true>("bf16 split slab 8192 t256");
-    p.add<4096, 128, true, true>("bf16 split slab 4096 t128 prefetch");
-    p.add<8192, 512, true, true>("bf16 split slab 8192 t512 prefetch");
-    p.add<8192, 256, true, false>("bf16 local slab 8192 t256 prefetch");
-    const int f = p.check(tm.s);
-    if (!f) p.time(tm);
-    failed += f;
-  }
-  {
-    Probe<float> p(sms);
-    std::printf("fp32 N = %d, M = %d\n", kN, p.M);
-    p.add<8192, 512, true, true>("fp32 split slab 8192 t512 prefetch");
-    p.add<8192, 512, false, true>("fp32 split slab 8192 t512");
-    p.add<4096, 256, true, true>("fp32 split slab 4096 t256 prefetch");
-    p.add<4096, 256, false, true>("fp32 split slab 4096 t256");
-    p.add<2048, 128, true, true>("fp32 split slab 2048 t128 prefetch");
-    p.add<4096, 256, true, false>("fp32 local slab 4096 t256 prefetch");
-    const int f = p.check(tm.s);
-    if (!f) p.time(tm);
-    failed += f;
-  }
+  int failed = run<__nv_bfloat16>(tm, sms, "bf16", [](auto& p) {
+    p.template add<16384, 512, true, true>("bf16 split slab 16384 t512 prefetch");
+    p.template add<16384, 512, false, true>("bf16 split slab 16384 t512");
+    p.template add<8192, 256, true, true>("bf16 split slab 8192 t256 prefetch");
+    p.template add<8192, 256, false, true>("bf16 split slab 8192 t256");
+    p.template add<4096, 128, true, true>("bf16 split slab 4096 t128 prefetch");
+    p.template add<8192, 512, true, true>("bf16 split slab 8192 t512 prefetch");
+    p.template add<8192, 256, true, false>("bf16 local slab 8192 t256 prefetch");
+  });
+  failed += run<float>(tm, sms, "fp32", [](auto& p) {
+    p.template add<8192, 512, true, true>("fp32 split slab 8192 t512 prefetch");
+    p.template add<8192, 512, false, true>("fp32 split slab 8192 t512");
+    p.template add<4096, 256, true, true>("fp32 split slab 4096 t256 prefetch");
+    p.template add<4096, 256, false, true>("fp32 split slab 4096 t256");
+    p.template add<2048, 128, true, true>("fp32 split slab 2048 t128 prefetch");
+    p.template add<4096, 256, true, false>("fp32 local slab 4096 t256 prefetch");
+  });
   if (failed) {
     std::fprintf(stderr, "%d kernels failed their check: not timed\n", failed);
     return 1;
