@@ -1166,22 +1166,18 @@ std::optional<Config> fast_memory_fwd_default(const SpaceQuery& q, const ConfigF
   // 510.8, 16384 515.9 / 516.1 -> 509.9 / 509.3; M = 20000 add + RMSNorm
   // bf16 8192 315.7 / 316.0 -> 313.1 / 313.1, add + LayerNorm fp32 635.1 /
   // 634.9 -> 630.5 / 630.3; beside an fp32 stream level (not taken).
+  // (fp32 add + RMSNorm 8192 had session 53's 16 warps until session 55's
+  // 32.) One rule: the three are apart by dtype, norm and N.
   if (q.residual && q.m > 64 * static_cast<std::int64_t>(q.sm_count)) {
+    std::optional<Config> c;
     if (esize == 4 && q.n == 8192) {
-      const Config c{8192, 32, 2, 0};
-      if (takes_residual(c, accept)) return c;
+      c = Config{8192, 32, 2, 0};
+    } else if (half && q.norm == Norm::rms && (q.n == 8192 || q.n == 16384)) {
+      c = Config{static_cast<int>(q.n), 32, 1, 0};
+    } else if (half && q.norm == Norm::layer && (q.n == 4096 || q.n == 8192)) {
+      c = Config{static_cast<int>(q.n), static_cast<int>(q.n / 512), 2, 0};
     }
-    if (half && q.norm == Norm::rms && (q.n == 8192 || q.n == 16384)) {
-      const Config c{static_cast<int>(q.n), 32, 1, 0};
-      if (takes_residual(c, accept)) return c;
-    }
-  }
-  // (fp32 add + RMSNorm 8192 had this rule's 16 warps until session 55's
-  // 32 warps above.)
-  if (q.residual && q.m > 64 * static_cast<std::int64_t>(q.sm_count) && half && q.norm == Norm::layer &&
-      (q.n == 4096 || q.n == 8192)) {
-    const Config c{static_cast<int>(q.n), static_cast<int>(q.n / 512), 2, 0};
-    if (takes_residual(c, accept)) return c;
+    if (c && takes_residual(*c, accept)) return c;
   }
   // 16-bit LayerNorm rows of 512 columns, no residual, from the rows where
   // the default stops depending on M (default_m_bound: 67584 on 132 SMs):
@@ -1212,10 +1208,10 @@ std::optional<Config> fast_memory_fwd_default(const SpaceQuery& q, const ConfigF
   // bf16 28.2 / 27.8 -> 26.9 / 27.1 (fp32 51.1 / 51.5 -> 49.9 / 51.7); in the
   // Python harness bf16 96.2 -> 98.3, fp16 96.7 -> 98.2 (calls 3 and 6).
   if (q.n == 256 && q.norm == Norm::layer && q.m >= default_m_bound(q.sm_count)) {
-    if (plain_layer && (half || esize == 4)) {
+    if (plain_layer) {
       const Config c = half ? Config{256, 8, 16, 0} : Config{256, 16, 16, 0};
       if (valid(c)) return c;
-    } else if (half && q.residual) {
+    } else if (half) {  // with a residual (not plain LayerNorm)
       const Config c{256, 4, 8, 0};
       if (takes_residual(c, accept)) return c;
     }
