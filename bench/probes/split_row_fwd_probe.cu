@@ -201,6 +201,7 @@ struct Probe {
     bool exchange;
     const void* fn;
     int threads, slabs;
+    int lanes;  // the cooperative grid's lanes: every CTA resident (set by add)
   };
   std::vector<Kernel> ks;
   // What every row's counter holds: each exchange launch adds its slab count
@@ -244,33 +245,29 @@ struct Probe {
   Probe(const Probe&) = delete;
   Probe& operator=(const Probe&) = delete;
 
+  // A kernel and its grid: as many lanes of kN / SLAB CTAs as fit at once.
   template <int SLAB, int THREADS, bool PREFETCH, bool EXCHANGE>
   void add(const char* name) {
-    ks.push_back({name, EXCHANGE, reinterpret_cast<const void*>(&split_fwd<T, SLAB, THREADS, PREFETCH, EXCHANGE>),
-                  THREADS, kN / SLAB});
-  }
-
-  // The cooperative grid: every CTA resident; lanes of `slabs` CTAs.
-  int lanes_of(const Kernel& k) const {
+    const void* fn = reinterpret_cast<const void*>(&split_fwd<T, SLAB, THREADS, PREFETCH, EXCHANGE>);
     int per_sm = 0;
-    CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k.fn, k.threads, 0));
-    return per_sm * sms / k.slabs;
+    CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fn, THREADS, 0));
+    const int lanes = per_sm * sms / (kN / SLAB);
+    if (lanes < 1) {
+      std::fprintf(stderr, "%s: fewer CTAs fit the GPU at once than a row's %d slabs\n", name, kN / SLAB);
+      std::exit(1);
+    }
+    ks.push_back({name, EXCHANGE, fn, THREADS, kN / SLAB, lanes});
   }
 
   void launch(const Kernel& k, cudaStream_t s) {
-    const int lanes = lanes_of(k);
-    if (lanes < 1) {
-      std::fprintf(stderr, "%s: fewer CTAs fit the GPU at once than a row's %d slabs\n", k.name.c_str(), k.slabs);
-      std::exit(1);
-    }
+    int lanes = k.lanes;  // (kernel arguments go by address)
     if (k.exchange) added += static_cast<unsigned>(k.slabs);
-    const unsigned target = added;
+    unsigned target = added;
     const T* cx = x;
     const T* cw = w;
     const T* cb = b;
     int m = M;
-    void* args[] = {&cx, &cw, &cb, &y, &mean, &rstd, &partial, &count, &m, const_cast<int*>(&lanes),
-                    const_cast<unsigned*>(&target)};
+    void* args[] = {&cx, &cw, &cb, &y, &mean, &rstd, &partial, &count, &m, &lanes, &target};
     CK(cudaLaunchCooperativeKernel(k.fn, dim3(lanes * k.slabs), dim3(k.threads), args, 0, s));
   }
 
@@ -311,7 +308,7 @@ struct Probe {
       }
       const bool bad = !(worst < tol);
       failed += bad;
-      std::printf("check %-44s lanes %3d  max |err| %.3g%s\n", k.name.c_str(), lanes_of(k), worst,
+      std::printf("check %-44s lanes %3d  max |err| %.3g%s\n", k.name.c_str(), k.lanes, worst,
                   bad ? "  FAILED" : "");
     }
     return failed;
@@ -325,7 +322,7 @@ struct Probe {
       std::printf("round %d: memcpy %.1f us (%.0f GB/s)\n", round, copy, 2.0 * bytes / copy / 1e3);
     }
     for (size_t i = 0; i < ks.size(); ++i)
-      std::printf("%-44s lanes %3d  %6.1f %6.1f %6.1f %% of copy\n", ks[i].name.c_str(), lanes_of(ks[i]), pct[i][0],
+      std::printf("%-44s lanes %3d  %6.1f %6.1f %6.1f %% of copy\n", ks[i].name.c_str(), ks[i].lanes, pct[i][0],
                   pct[i][1], pct[i][2]);
   }
 };
