@@ -172,6 +172,38 @@ TEST(TunerGpu, SpentBudgetSkipsKeysAndResumeTunesThem) {
   }
 }
 
+// Session 56's cold tune of the default grid on an H200: the bwd_dwdb search
+// after a bwd_dx finalist that the launcher finishes in its own kernel
+// (768 columns at M = 4096: 264 CTAs, a cooperative grid) found the pooled
+// workspace's counters unzeroed, and every candidate of more than one split
+// wrote nothing; after a cluster finalist whose group_size_m exceeds the
+// clusters that fit at once (18432 columns: clusters of 3, 88 groups) it
+// reduced partial rows at the unfitted config's offsets, and the key failed
+// ("no bwd_dwdb config ran after the bwd_dx finalists"). Both keys tune, and
+// no bwd_dwdb candidate is wrong.
+TEST(TunerGpu, DwdbSearchAfterInKernelFinishesAndFittedClusters) {
+  LNTUNE_REQUIRE_GPU();
+  TempDir tmp;
+  auto stack = std::make_shared<cache::CacheStack>(tmp / "c.db", std::vector<std::string>{});
+  cache::Database* db = stack->writable();
+  ASSERT_NE(db, nullptr);
+  const auto targets = tune::make_targets({768, 18432}, {4096}, {DType::bf16}, {Kernel::bwd_dx});
+  const tune::TuneSummary s =
+      tune::run_tuning(targets, *db, std::make_shared<rt::CacheBinaryStore>(stack), quick_options());
+  ASSERT_TRUE(s.fatal.empty()) << s.fatal;
+  ASSERT_EQ(s.keys.size(), 4u);  // bwd_dx and bwd_dwdb of each N
+  int dwdb_keys = 0;
+  for (const auto& k : s.keys) {
+    EXPECT_EQ(k.state, tune::KeyResult::State::tuned) << tune::key_label(k.key) << ": " << k.message;
+    if (k.key.traits.kernel != Kernel::bwd_dwdb) continue;
+    ++dwdb_keys;
+    for (const auto& c : k.outcome.candidates)
+      EXPECT_NE(c.status, tune::Status::wrong) << tune::key_label(k.key) << " " << to_string(c.config) << ": "
+                                               << c.message;
+  }
+  EXPECT_EQ(dwdb_keys, 2);
+}
+
 TEST(TunerGpu, RunnerMeasuresTheCopyBandwidth) {
   LNTUNE_REQUIRE_GPU();
   const rt::DeviceInfo& dev = rt::default_runtime().current_device();

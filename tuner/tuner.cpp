@@ -637,15 +637,27 @@ class DwdbBench : public Bench {
   DwdbBench(const Env& env, Workload& w, const Config& dx_config, const Config& dwdb_default)
       : env_(env), w_(w), dx_(env, w.bwd_problem().traits, w.n(), w.vec()), dwdb_(env, w.dwdb_traits(), w.n(), 1),
         dx_config_(dx_config) {
-    // Fill the partials once with a whole backward.
-    const rt::LoadedKernel& k = dx_.load(dx_config_);
+    // Fill the partials once with a whole backward, in two kernels: where
+    // the launcher finishes dW/dB in the dx kernel, that path zeroes no
+    // counters, and every bwd_dwdb candidate of more than one split found
+    // the pooled workspace's stale counters and wrote nothing (session 56's
+    // cold tune: 457 candidates "unwritten", 16-bit and fp32 768-3584 at
+    // 264 partial rows). The dx config as the launcher runs it: a cluster
+    // config's group_size_m bounded by the clusters that fit at once sets
+    // the partial rows and the workspace's layout (the same tune's 21 failed
+    // keys, clusters of 3-8 at 8704-65536 columns, reduced the config's 88
+    // rows where 44 were written, at other offsets).
+    const rt::LoadedKernel& k = dx_.load(dx_config);
+    dx_config_ = rt::fit_coresident(k, dx_config);
     const rt::LoadedKernel& r = dwdb_.load(dwdb_default);
     guarded("computing the backward partials", [&] {
       w_.reserve_workspace(dx_config_);
-      w_.launch_backward(k, dx_config_, r, dwdb_default, env_.runner->stream());
+      w_.launch_backward(k, dx_config_, r, dwdb_default, env_.runner->stream(), rt::Finish::separate);
       rt::check(rt::driver().StreamSynchronize(env_.runner->stream()), "cuStreamSynchronize");
     });
   }
+  // The partial rows the candidates reduce (the fitted dx config's).
+  std::int64_t partial_rows() const { return rt::partial_rows(dx_config_, w_.m()); }
   void prepare(const Config& c) override { dwdb_.load(c); }
   Measurement time(const Config& c, std::optional<double> best) override {
     const rt::LoadedKernel& k = dwdb_.load(c);
@@ -921,7 +933,7 @@ class Worker {
           if (pick) {
             dx_config = kr.outcome.best()->config;
             finish(out, std::move(kr));
-            const std::int64_t P = pick->plan.m;
+            const std::int64_t P = pick->rows;
             store_key(pick->plan, pick->result, [&](const Config&) { return w.dwdb_bytes(P); }, 1, true);
             finish(out, std::move(pick->result));
             return out;
@@ -945,8 +957,15 @@ class Worker {
         }
       }
       if (p.dwdb && dx_config && w.has_dwdb()) {
-        // The bwd_dx record is current: its bwd_dwdb alone.
-        KeyPlan dp = dwdb_plan(dev, t, *dx_config);
+        // The bwd_dx record is current: its bwd_dwdb alone, keyed by the
+        // partial rows of the dx config as the launcher runs it (a kernel
+        // that cannot load is reported by DwdbBench below).
+        Config run = *dx_config;
+        try {
+          run = launched_dx(w, *dx_config);
+        } catch (const CandidateError&) {
+        }
+        KeyPlan dp = dwdb_plan(dev, t, run);
         const auto rec = sh_.db.find(dp.key);
         RetunePlan rp = plan_retune(rec, sh_.now, sh_.o.force, sh_.o.full, dp.default_config, std::move(dp.space));
         if (rp.mode == Retune::skip) {
@@ -955,8 +974,8 @@ class Worker {
         }
         dp.space = std::move(rp.space);
         try {
-          DwdbBench bench(env_, w, *dx_config, dp.default_config);
-          const std::int64_t P = dp.m;
+          DwdbBench bench(env_, w, run, dp.default_config);
+          const std::int64_t P = bench.partial_rows();
           finish(out, search_key(dp, bench, [&](const Config&) { return w.dwdb_bytes(P); }, 1,
                                  rp.mode == Retune::warm));
         } catch (const CandidateError& e) {
@@ -979,9 +998,18 @@ class Worker {
   }
 
   // A bwd_dwdb search for one bwd_dx finalist, not yet stored.
+  // The bwd_dx config as the launcher runs it: rt::fit_coresident's (a
+  // cluster config's group_size_m bounded by the clusters that fit at once),
+  // whose partial rows key and size bwd_dwdb.
+  Config launched_dx(const Workload& w, const Config& c) {
+    Kernels dx(env_, w.bwd_problem().traits, w.n(), w.vec());
+    return rt::fit_coresident(dx.load(c), c);
+  }
+
   struct DwdbPick {
     KeyPlan plan;
     KeyResult result;
+    std::int64_t rows = 0;  // the partial rows reduced (DwdbBench::partial_rows)
   };
 
   // Joint bwd_dx + bwd_dwdb tuning (issue 10): bwd_dwdb is searched for each
@@ -1004,7 +1032,15 @@ class Worker {
     std::vector<DwdbPick> picks;
     for (std::size_t i : finalists) {
       const Config dc = dx.outcome.candidates[i].config;
-      KeyPlan dp = dwdb_plan(dev, t, dc);
+      // Keyed by the partial rows of the dx config as the launcher runs it
+      // (rt::fit_coresident; Runtime's plans look bwd_dwdb up by those).
+      Config run = dc;
+      try {
+        run = launched_dx(w, dc);
+      } catch (const CandidateError&) {
+        continue;  // this finalist cannot run: not a finalist
+      }
+      KeyPlan dp = dwdb_plan(dev, t, run);
       // Warm around the existing record (or the one for the previous bwd_dx
       // winner's partial rows) when NVRTC and driver are the same; else the
       // whole space. Searched whenever its bwd_dx is.
@@ -1013,8 +1049,8 @@ class Worker {
       RetunePlan rp = plan_retune(rec, sh_.now, true, o.full, dp.default_config, std::move(dp.space));
       dp.space = std::move(rp.space);
       try {
-        DwdbBench bench(env_, w, dc, dp.default_config);
-        const std::int64_t P = dp.m;
+        DwdbBench bench(env_, w, run, dp.default_config);
+        const std::int64_t P = bench.partial_rows();
         const std::function<double(const Config&)> bytes = [&w, P](const Config&) { return w.dwdb_bytes(P); };
         KeyResult r = search_only(dp, bench, 1, rp.mode == Retune::warm, true, &bytes);
         JointTiming jt;
@@ -1032,7 +1068,7 @@ class Worker {
         // launch is refused).
         if (dx_bench.finishes_in_kernel(dc) && jt.dwdb_default_us) jt.dwdb_best_us = jt.dwdb_default_us;
         timings.push_back(jt);
-        picks.push_back(DwdbPick{dp, std::move(r)});
+        picks.push_back(DwdbPick{dp, std::move(r), P});
       } catch (const CandidateError&) {
         // This finalist's partials cannot be produced: not a finalist.
       }

@@ -632,14 +632,14 @@ void Workload::launch_forward(const rt::LoadedKernel& k, const Config& c, CUstre
 }
 
 void Workload::launch_backward(const rt::LoadedKernel& dx, const Config& dx_config, const rt::LoadedKernel& dwdb,
-                               const Config& dwdb_config, CUstream stream) const {
+                               const Config& dwdb_config, CUstream stream, rt::Finish finish) const {
   BackwardArgs a = bargs_;
   a.stream = stream;
   a.workspace = ws_.ptr();
   a.workspace_bytes = ws_.size();
   if (rt::workspace_bytes(bwd_, dx_config) > ws_.size())
     throw Error("lntune: internal: workspace not reserved for " + to_string(dx_config));
-  rt::launch_backward(dx, has_dwdb() ? &dwdb : nullptr, dx_config, dwdb_config, a, bwd_);
+  rt::launch_backward(dx, has_dwdb() ? &dwdb : nullptr, dx_config, dwdb_config, a, bwd_, finish);
 }
 
 void Workload::launch_dwdb(const rt::LoadedKernel& dwdb, const Config& rc, const Config& dx_config,

@@ -58,6 +58,7 @@
 #include "lntune/lntune.hpp"
 #include "runtime/driver.hpp"
 #include "runtime/kernel_cache.hpp"
+#include "runtime/launcher.hpp"
 #include "runtime/problem.hpp"
 #include "runtime/selector.hpp"
 #include "tuner/compare.hpp"
@@ -149,10 +150,17 @@ class Workload {
 
   // Enqueue one call on `stream` (no synchronisation, no allocation).
   void launch_forward(const rt::LoadedKernel& k, const Config& c, CUstream stream) const;
+  // finish: rt::Finish::separate writes the partial rows and zeroes the
+  // counters for launch_dwdb even where the launcher would finish dW/dB in
+  // the dx kernel.
   void launch_backward(const rt::LoadedKernel& dx, const Config& dx_config, const rt::LoadedKernel& dwdb,
-                       const Config& dwdb_config, CUstream stream) const;
+                       const Config& dwdb_config, CUstream stream,
+                       rt::Finish finish = rt::Finish::automatic) const;
   // The second kernel alone, reducing the partials that the last backward
-  // with `dx_config` left in the workspace (same layout as the launcher's).
+  // with `dx_config` (run with rt::Finish::separate) left in the workspace,
+  // in the launcher's layout. dx_config must be what the launcher runs:
+  // rt::fit_coresident's (a cluster config's group_size_m bounded by the
+  // clusters that fit at once sets the partial rows and the layout).
   void launch_dwdb(const rt::LoadedKernel& dwdb, const Config& dwdb_config, const Config& dx_config,
                    CUstream stream) const;
 
