@@ -231,7 +231,11 @@ std::int64_t bwd_stage_bytes(const InstanceKey& key, int cc) {
   if (!stages_bwd_rows(key, cc)) return 0;
   const std::int64_t bytes = bwd_stage_raw_bytes(key);
   const std::int64_t sums = key.rows_per_cta > 1 ? 4 * std::int64_t{key.block_size} : 0;
-  const bool fits_static = bytes + sums + 8192 <= 47 * 1024;
+  // The finishing entry's tree (bwd_dx.cuh, bwd_finish_tree_bytes): 32 bytes
+  // a thread, at least 8 KB.
+  const std::int64_t threads = 32 * std::int64_t{key.num_warps};
+  const std::int64_t tree = threads < 512 ? std::max<std::int64_t>(8192, 32 * threads) : 8192;
+  const bool fits_static = bytes + sums + tree <= 47 * 1024;
   return fits_static ? 0 : bytes;
 }
 

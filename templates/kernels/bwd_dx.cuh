@@ -89,11 +89,23 @@ constexpr bool staged_bwd() {
   return S::kSingleTile && S::kVec * sizeof(typename S::R) >= 4 && S::kVec * sizeof(typename S::Y) >= 4 &&
          bwd_stage_fits_arch<S>();
 }
+// The static shared memory the finishing entry's tree takes (finish_item's
+// part[2][threads] of float4: 8 KB up to 256 threads, 12 KB at 384), at
+// least 8 KB. Session 56's cold tune found the 8 KB that this once was too
+// little for CTAs of 12 warps: 16-bit RMSNorm + add at 768 (4 rows) and 3072
+// columns staged 40 KB statically, and the finishing entry's 52 KB failed
+// ptxas (48 KB is static shared memory's limit), taking the whole instance.
+template <class S>
+constexpr int bwd_finish_tree_bytes() {
+  return S::kThreads < 512 && 32 * S::kThreads > 8192 ? 32 * S::kThreads : 8192;
+}
 // Whether the stages fit static shared memory: 47 KB with the row slots'
-// sums (rows_per_cta > 1) and 8 KB for the finish's tree.
+// sums (rows_per_cta > 1) and the finish's tree. gen::bwd_stage_bytes holds
+// the same rule.
 template <class S>
 constexpr bool bwd_stage_static() {
-  return bwd_stage_raw_bytes<S>() + (S::kRowsPerCta > 1 ? S::kBlockSize * 4 : 0) + 8192 <= 47 * 1024;
+  return bwd_stage_raw_bytes<S>() + (S::kRowsPerCta > 1 ? S::kBlockSize * 4 : 0) + bwd_finish_tree_bytes<S>() <=
+         47 * 1024;
 }
 // The dynamic shared memory the backward's launch needs (0: none).
 template <class S>
