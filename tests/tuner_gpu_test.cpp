@@ -193,6 +193,8 @@ TEST(TunerGpu, DwdbSearchAfterInKernelFinishesAndFittedClusters) {
   ASSERT_TRUE(s.fatal.empty()) << s.fatal;
   ASSERT_EQ(s.keys.size(), 4u);  // bwd_dx and bwd_dwdb of each N
   int dwdb_keys = 0;
+  rt::Runtime launcher;
+  launcher.install_cache(stack);
   for (const auto& k : s.keys) {
     EXPECT_EQ(k.state, tune::KeyResult::State::tuned) << tune::key_label(k.key) << ": " << k.message;
     if (k.key.traits.kernel != Kernel::bwd_dwdb) continue;
@@ -200,6 +202,12 @@ TEST(TunerGpu, DwdbSearchAfterInKernelFinishesAndFittedClusters) {
     for (const auto& c : k.outcome.candidates)
       EXPECT_NE(c.status, tune::Status::wrong) << tune::key_label(k.key) << " " << to_string(c.config) << ": "
                                                << c.message;
+    // Stored where the launcher looks it up: the M bucket of the partial
+    // rows that its plan's bwd_dx (fitted to what runs at once) writes.
+    tune::Workload bw(targets[0].traits, 4096, k.key.n, 8);
+    const auto plan = launcher.backward_plan(bw.bwd_problem());
+    EXPECT_EQ(k.key.m_bucket, cache::m_bucket(rt::partial_rows(plan->dx.config, 4096), k.key.gpu.sm_count))
+        << tune::key_label(k.key) << ", the plan's bwd_dx " << to_string(plan->dx.config);
   }
   EXPECT_EQ(dwdb_keys, 2);
 }
