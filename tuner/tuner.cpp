@@ -646,7 +646,7 @@ class DwdbBench : public Bench {
     // config's group_size_m bounded by the clusters that fit at once sets
     // the partial rows and the workspace's layout (the same tune's 21 failed
     // keys, clusters of 3-8 at 8704-65536 columns, reduced the config's 88
-    // rows where 44 were written, at other offsets).
+    // rows where fewer were written, at other offsets).
     const rt::LoadedKernel& k = dx_.load(dx_config);
     dx_config_ = rt::fit_coresident(k, dx_config);
     const rt::LoadedKernel& r = dwdb_.load(dwdb_default);
@@ -997,7 +997,6 @@ class Worker {
     return out;
   }
 
-  // A bwd_dwdb search for one bwd_dx finalist, not yet stored.
   // The bwd_dx config as the launcher runs it: rt::fit_coresident's (a
   // cluster config's group_size_m bounded by the clusters that fit at once),
   // whose partial rows key and size bwd_dwdb.
@@ -1006,6 +1005,7 @@ class Worker {
     return rt::fit_coresident(dx.load(c), c);
   }
 
+  // A bwd_dwdb search for one bwd_dx finalist, not yet stored.
   struct DwdbPick {
     KeyPlan plan;
     KeyResult result;
