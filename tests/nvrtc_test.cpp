@@ -197,6 +197,40 @@ TEST(Nvrtc, FinishHasItsOwnEntry) {
   }
 }
 
+struct Job {
+  const InstanceKey* key;
+  const char* arch;
+};
+
+// Compiles every job to CUBIN on every hardware thread; each failure is a
+// test failure naming the instance and its architecture.
+void compile_all(const std::vector<Job>& jobs) {
+  std::atomic<std::size_t> next{0}, done{0};
+  std::mutex mu;
+  std::vector<std::string> failures;
+  const auto start = std::chrono::steady_clock::now();
+  const unsigned workers = std::max(2u, std::thread::hardware_concurrency());
+  std::vector<std::thread> pool;
+  for (unsigned w = 0; w < workers; ++w)
+    pool.emplace_back([&] {
+      for (std::size_t i; (i = next++) < jobs.size();) {
+        try {
+          const auto bin = rt::compile(gen::render(*jobs[i].key), jobs[i].arch);
+          if (bin.binary.size() < 64) throw Error("tiny CUBIN");
+        } catch (const std::exception& e) {
+          std::lock_guard<std::mutex> lock(mu);
+          failures.push_back(jobs[i].key->name() + " " + jobs[i].arch + ": " + e.what());
+        }
+        ++done;
+      }
+    });
+  for (auto& t : pool) t.join();
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf("[ sweep    ] compiled %zu CUBINs in %.1f s on %u threads\n", done.load(), secs, workers);
+  for (const auto& f : failures) ADD_FAILURE() << f;
+  EXPECT_TRUE(failures.empty());
+}
+
 // The finishing entry's tree beside rows staged in static shared memory:
 // CTAs of 12 warps take 12 KB for it, not the 8 KB that bwd_stage_static
 // once set aside, and session 56's cold tune lost four 16-bit RMSNorm + add
@@ -226,40 +260,62 @@ TEST(Nvrtc, DefaultSpaceCompilesForSm80AndSm90) {
   for (const auto& k : keys) clusters += k.cluster_size > 1;
   std::printf("[ sweep    ] %zu instances: fwd %d, bwd_dx %d, bwd_dwdb %d (%d with clusters, sm_90 only); sm_80 and sm_90\n",
               keys.size(), per_kernel[Kernel::fwd], per_kernel[Kernel::bwd_dx], per_kernel[Kernel::bwd_dwdb], clusters);
-  struct Job {
-    const InstanceKey* key;
-    const char* arch;
-  };
   std::vector<Job> jobs;
   for (const auto& k : keys)
     for (const char* arch : {"sm_80", "sm_90"})
       if (k.cluster_size == 1 || std::string(arch) == "sm_90")  // clusters are sm_90+
         jobs.push_back({&k, arch});
 
-  std::atomic<std::size_t> next{0}, done{0};
-  std::mutex mu;
-  std::vector<std::string> failures;
-  const auto start = std::chrono::steady_clock::now();
-  const unsigned workers = std::max(2u, std::thread::hardware_concurrency());
-  std::vector<std::thread> pool;
-  for (unsigned w = 0; w < workers; ++w)
-    pool.emplace_back([&] {
-      for (std::size_t i; (i = next++) < jobs.size();) {
-        try {
-          const auto bin = rt::compile(gen::render(*jobs[i].key), jobs[i].arch);
-          if (bin.binary.size() < 64) throw Error("tiny CUBIN");
-        } catch (const std::exception& e) {
-          std::lock_guard<std::mutex> lock(mu);
-          failures.push_back(jobs[i].key->name() + " " + jobs[i].arch + ": " + e.what());
-        }
-        ++done;
+  compile_all(jobs);
+}
+
+// The bwd_dx points of the space with 9-15 warps that stage their rows,
+// where the finishing entry's tree outgrows 8 KB,
+// with the fused forms' traits whose staged rows take the most shared
+// memory: a residual of x's dtype (RMSNorm, bf16) and an fp32 residual
+// beside fp16 rows (LayerNorm, zero-centred gamma). The LayerNorm rotation
+// above stages less: session 56's cold tune found four RMSNorm + add
+// instances that ptxas refused (static shared memory past 48 KB beside the
+// tree), which no test had compiled.
+TEST(Nvrtc, FusedBackwardSpaceCompilesForSm90) {
+  std::map<Point, std::int64_t> at;  // -> an N that produces it
+  for (std::int64_t n : gen::default_n_grid())
+    for (const Config& c : gen::search_space({Kernel::bwd_dx, DType::f16, n, 4096, 132, 90})) {
+      if (gen::is_wide_bwd(Kernel::bwd_dx, c)) continue;
+      at.emplace(Point{Kernel::bwd_dx, c.block_size, c.num_warps, c.rows_per_cta, c.cluster_size,
+                       n <= static_cast<std::int64_t>(c.block_size) * c.cluster_size},
+                 n);
+    }
+  Traits rms{Kernel::bwd_dx, DType::bf16, DType::bf16, true, false};
+  rms.norm = Norm::rms;
+  rms.residual = DType::bf16;
+  Traits ln{Kernel::bwd_dx, DType::f16, DType::f32, true, true};
+  ln.residual = DType::f32;
+  ln.zero_centered = true;
+  std::vector<InstanceKey> keys;
+  for (const auto& [pt, n] : at) {
+    Config c{pt.block, pt.warps, pt.rows, 0};
+    c.cluster_size = pt.cluster;
+    for (const Traits& t : {rms, ln}) {
+      try {
+        auto key = gen::make_instance(t, c, n, gen::max_vec(t.x_dtype));
+        // Only where the finishing entry's tree outgrows 8 KB (9-15 warps)
+        // beside staged rows, static or dynamic: the whole list took ten
+        // minutes of CI's two cores.
+        if (key.num_warps > 8 && key.num_warps < 16 && gen::stages_bwd_rows(key, 90))
+          keys.push_back(std::move(key));
+      } catch (const Error&) {
+        // Invalid for these traits (a residual's row past what the config's
+        // shared memory holds): the space lists it as such.
       }
-    });
-  for (auto& t : pool) t.join();
-  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::printf("[ sweep    ] compiled %zu CUBINs in %.1f s on %u threads\n", done.load(), secs, workers);
-  for (const auto& f : failures) ADD_FAILURE() << f;
-  EXPECT_TRUE(failures.empty());
+    }
+  }
+  std::printf("[ sweep    ] %zu fused bwd_dx instances of 9-15 warps staging rows, of %zu points, sm_90\n",
+              keys.size(), at.size());
+  ASSERT_GE(keys.size(), 4u) << "session 56's four failing instances are among these points";
+  std::vector<Job> jobs;
+  for (const auto& k : keys) jobs.push_back({&k, "sm_90"});
+  compile_all(jobs);
 }
 
 }  // namespace
