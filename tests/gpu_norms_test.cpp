@@ -796,6 +796,69 @@ TEST(Norms, WideBackwardOddWarps) {
   }
 }
 
+// The register backward's space points of 9-15 warps that stage their rows
+// (bwd_dx.cuh, staged_bwd), with the fused traits that stage the most: the
+// finishing entry's tree takes 32 bytes a thread there (12 KB at 12 warps),
+// and since 12ecf98 the rows that no longer fit static shared memory beside
+// it stage in dynamic shared memory (session 56's cold tune: ptxas refused
+// 16-bit RMSNorm + add at 768 columns in 4 rows and 3072 in 1). Every such
+// point of the default N grid at M = 1000 (several rows a CTA, the finish in
+// the kernel where the grid fits), against the reference; nvrtc_test only
+// compiles them.
+TEST(Norms, FusedBackwardOfNineToFifteenWarpsStagesRows) {
+  LNTUNE_REQUIRE_GPU();
+  rt::Runtime& runtime = rt::default_runtime();
+  CUcontext ctx = nullptr;
+  const rt::DeviceInfo& dev = runtime.current_device(&ctx);
+  const int cc = dev.cc_major * 10 + dev.cc_minor;
+  Rng rng;
+  SCOPED_TRACE("seed " + std::to_string(rng.seed()));
+  VCase rms;
+  rms.x = rms.w = DType::bf16;
+  rms.residual = DType::bf16;
+  rms.norm = Norm::rms;
+  rms.bias = false;
+  VCase ln;
+  ln.x = DType::f16;
+  ln.w = DType::f32;
+  ln.residual = DType::f32;
+  ln.zc = true;
+  int checked = 0, dynamic = 0;
+  for (VCase c : {rms, ln}) {
+    c.M = 1000;
+    Traits t{Kernel::bwd_dx, c.x, c.w, true, c.bias};
+    t.norm = c.norm;
+    t.residual = c.residual;
+    t.zero_centered = c.zc;
+    for (std::int64_t n : gen::default_n_grid()) {
+      std::vector<Config> picks;
+      for (const Config& cfg : gen::search_space({Kernel::bwd_dx, c.x, n, c.M, dev.sm_count, cc})) {
+        if (cfg.num_warps < 9 || cfg.num_warps > 15 || gen::is_wide_bwd(Kernel::bwd_dx, cfg)) continue;
+        try {
+          if (gen::stages_bwd_rows(gen::make_instance(t, cfg, n, gen::max_vec(c.x)), cc)) picks.push_back(cfg);
+        } catch (const Error&) {
+          // invalid for these traits (the space lists it as such)
+        }
+      }
+      if (picks.empty()) continue;
+      c.N = n;
+      NormRun run(c, rng);
+      run.forward_and_check();
+      for (const Config& cfg : picks) {
+        SCOPED_TRACE(c.name() + " " + to_string(cfg));
+        const auto& k = runtime.kernel(ctx, dev.arch(), gen::make_instance(t, cfg, n, gen::max_vec(c.x)));
+        dynamic += k.dynamic_smem > 0;
+        run.backward_and_check(&cfg);
+        ++checked;
+      }
+    }
+  }
+  std::printf("[ configs  ] %d fused bwd_dx configs of 9-15 warps staging rows checked, %d staging dynamically\n", checked,
+              dynamic);
+  EXPECT_GE(checked, 4) << "session 56's four failing instances are among these points";
+  EXPECT_GT(dynamic, 0) << "no config staged its rows in dynamic shared memory";
+}
+
 // Every config of the search space (single tile, rows per CTA, tiled,
 // clusters), not only the default, is correct for the variants.
 struct SpaceCase {
