@@ -2178,15 +2178,33 @@ Config default_config(const SpaceQuery& q, const ConfigFilter& accept) {
   // per CTA, one split. Up to two blocks per SM, 512 threads (64 row groups:
   // the few CTAs need the threads; on an H100 at M = 4096, bf16 N = 2560 and
   // 3072: 8.4 and 8.6 us against 13.9 and 14.3 us with 128 threads, and the
-  // tuner's winners up to N = 8192 have 16 warps); wider rows, 128 threads
-  // (16 row groups, each summing P/16 partial rows before a 4-level tree:
-  // 512 threads measured 5% slower for the whole fp32 backward at
-  // N = 65536). Narrower rows: 128 columns per CTA of 512 threads (16 row
-  // groups), and splits for about a CTA per SM (the best configs at
-  // M = 4096, N = 1024..4096 on an H100).
+  // tuner's winners up to N = 8192 have 16 warps). Narrower rows: 128
+  // columns per CTA of 512 threads (16 row groups), and splits for about a
+  // CTA per SM (the best configs at M = 4096, N = 1024..4096 on an H100).
+  //
+  // Wider rows (more than two 32-column blocks a SM) had 32 columns in 128
+  // threads (16 row groups; 512 threads on 32 columns measured 5% slower
+  // for the whole fp32 backward at N = 65536), which session 57's cold tune
+  // of the default grid on an H200 (bench/results/s57/call1/cold.log) found
+  // 1.24x behind the tuner's winner in geometric mean over 147 keys of
+  // 8704-262144 columns and 6-132 partial rows, up to 1.9x. Now about two
+  // CTAs a SM of 64-256 columns (the winners: 64 at 8704-16384 columns, 128
+  // at 32768, 256 at 65536-262144) and row groups for two or three partial
+  // rows each, 4 to 32 (132 rows: 32, as b64 w16 at 1.33-1.39x over the old
+  // default; 15: 8; 6-7: 4, as b128 w4 and b256 w8 at 1.7-1.9x).
   if (q.kernel == Kernel::bwd_dwdb) {
+    const std::int64_t sms = std::max(1, q.sm_count);
     const std::int64_t blocks = (q.n + 31) / 32;
-    if (blocks >= q.sm_count / 2) return Config{32, blocks <= 2 * std::int64_t{q.sm_count} ? 16 : 4, 1, 1};
+    if (blocks > 2 * sms) {
+      const int cols = static_cast<int>(std::clamp<std::int64_t>(next_pow2((q.n + 2 * sms - 1) / (2 * sms)), 64, 256));
+      // The largest power of two of row groups up to 2P/3, 4 to 32, in at
+      // most 16 warps (the winners' most; 128 threads take 4 columns each).
+      std::int64_t groups = 4;
+      while (groups < 32 && 3 * (2 * groups) <= 2 * q.m) groups *= 2;
+      groups = std::min<std::int64_t>(groups, 2048 / cols);
+      return Config{cols, static_cast<int>(groups * cols / 128), 1, 1};
+    }
+    if (blocks >= q.sm_count / 2) return Config{32, 16, 1, 1};
     return Config{128, 16, 1, dwdb_split_count(q, 128, 1)};
   }
   const bool bwd = q.kernel == Kernel::bwd_dx;

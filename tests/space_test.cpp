@@ -84,14 +84,33 @@ TEST(Space, DwdbRowSplitsFillTheGpuWithinTheirBounds) {
   const Config d = default_config({Kernel::bwd_dwdb, DType::bf16, 1024, 528, 132, 90});
   EXPECT_GE((1024 / d.block_size) * d.group_size_m, 132) << to_string(d);
   EXPECT_LE((1024 / d.block_size) * d.group_size_m, 4 * 132) << to_string(d);
-  // 32-column blocks, one split: 512 threads while the blocks are at most
-  // two per SM (measured), 128 threads for wider rows.
-  for (std::int64_t n : {2112, 3072, 8192, 8448, 8449, 65536}) {
+  // 32-column blocks, one split, 512 threads while the blocks are at most
+  // two per SM (measured).
+  for (std::int64_t n : {2112, 3072, 8192, 8448}) {
     const Config w = default_config({Kernel::bwd_dwdb, DType::bf16, n, 132, 132, 90});
-    EXPECT_EQ(w.block_size, 32) << n;
-    EXPECT_EQ(w.group_size_m, 1) << n;
-    EXPECT_EQ(w.num_warps, (n + 31) / 32 <= 264 ? 16 : 4) << n << ": " << to_string(w);
+    EXPECT_EQ(w, (Config{32, 16, 1, 1})) << n << ": " << to_string(w);
   }
+  // Wider rows: about two CTAs a SM of 64-256 columns, one split, row groups
+  // (threads / (columns / 4)) the largest power of two up to 2P/3, 4 to 32,
+  // in at most 16 warps (session 57's cold tune: the winners).
+  struct Want {
+    std::int64_t n, p;
+    Config c;
+  };
+  for (const Want& w : {Want{8449, 132, {64, 16, 1, 1}}, Want{16384, 132, {64, 16, 1, 1}},
+                        Want{16384, 66, {64, 16, 1, 1}}, Want{16384, 62, {64, 16, 1, 1}},
+                        Want{18432, 79, {128, 16, 1, 1}}, Want{32768, 66, {128, 16, 1, 1}},
+                        Want{65536, 132, {256, 16, 1, 1}}, Want{65536, 30, {256, 16, 1, 1}},
+                        Want{65536, 15, {256, 16, 1, 1}}, Want{65536, 14, {256, 16, 1, 1}},
+                        Want{65536, 11, {256, 8, 1, 1}}, Want{262144, 7, {256, 8, 1, 1}},
+                        Want{262144, 1, {256, 8, 1, 1}}, Want{1 << 24, 4096, {256, 16, 1, 1}}}) {
+    const Config c = default_config({Kernel::bwd_dwdb, DType::bf16, w.n, w.p, 132, 90});
+    EXPECT_EQ(c, w.c) << "N " << w.n << ", " << w.p << " partial rows: " << to_string(c);
+    const std::vector<Config> space = search_space({Kernel::bwd_dwdb, DType::bf16, w.n, w.p, 132, 90});
+    EXPECT_NE(std::find(space.begin(), space.end(), c), space.end()) << "the default is in the space: " << to_string(c);
+  }
+  // A GPU of few SMs: the same rule over its own count.
+  EXPECT_EQ(default_config({Kernel::bwd_dwdb, DType::f32, 4096, 40, 16, 90}), (Config{128, 16, 1, 1}));
 }
 
 TEST(Space, ClustersForLongRowsOnSm90Only) {
