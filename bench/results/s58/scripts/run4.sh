@@ -8,25 +8,7 @@ source bench/gpu_call.sh
 use s58b
 s cold
 OUT=$O STEPS=1 COLD_S=200 TOTAL_S=210 bash bench/tune_scale.sh $D 2>&1 | tail -25
-python3 - "$O/cold.trace" <<'PY'
-import sys, json, collections, gzip
-keys = collections.Counter(); cands = collections.Counter(); wrong = []
-with open(sys.argv[1]) as f, gzip.open(sys.argv[1] + ".keys_and_wrong.jsonl.gz", "wt") as g:
-    for line in f:
-        try:
-            e = json.loads(line)
-        except ValueError:
-            continue
-        ev = e.get("event")
-        if ev == "key":
-            keys[e.get("state")] += 1; g.write(line)
-        elif ev == "candidate":
-            cands[e.get("status")] += 1
-            if e.get("status") not in ("ok", None): g.write(line)
-print("keys by state:", dict(keys))
-print("candidates by status:", dict(cands))
-PY
-mv $O/cold.trace.keys_and_wrong.jsonl.gz $O/cold_keys_and_wrong.jsonl.gz 2>/dev/null
+python3 bench/trace_outcomes.py $O/cold.trace $O/cold_keys_and_wrong.jsonl.gz
 rm -f $O/*.db $O/*.db-* $O/cold.trace 2>/dev/null
 ls -la $O
 s done
