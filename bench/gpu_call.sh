@@ -85,3 +85,15 @@ gtests() {
   echo "gpu_test rc=$?"
   grep -hE "configs checked|FAILED|PASSED|Failure" $O/gpu_test_finish.log | head
 }
+# cold_tune: the cold tune of the default grid with $D's lntune
+# (bench/tune_scale.sh step 1, at most 200 s), its trace's keys by state and
+# candidates by status (a cold tune wants no failed key and no `wrong`
+# candidate), the keys and non-ok candidates kept as
+# $O/cold_keys_and_wrong.jsonl.gz; the caches and the whole trace removed
+# (too large to come back). Sessions 57-58's call scripts had these lines.
+cold_tune() {
+  OUT=$O STEPS=1 COLD_S=200 TOTAL_S=210 bash bench/tune_scale.sh $D 2>&1 | tail -25
+  python3 bench/trace_outcomes.py $O/cold.trace $O/cold_keys_and_wrong.jsonl.gz
+  rm -f $O/*.db $O/*.db-* $O/cold.trace 2>/dev/null
+  ls -la $O
+}

@@ -3,16 +3,13 @@
 # (its TunerGpu.DwdbSearchAfterInKernelFinishesAndFittedClusters tunes 768
 # and 18432 columns at M = 4096, where the bwd_dwdb search's bugs were), then
 # the cold tune of the default grid (bench/tune_scale.sh step 1): 0 failed
-# keys, 0 `wrong` candidates, no failed compilation wanted.
+# keys, 0 `wrong` candidates, no failed compilation wanted. (Session 57 ran
+# cold_tune's lines inline; bench/gpu_call.sh has them since session 58.)
 source bench/gpu_call.sh
 use s57a
 s tuner_gpu_test
 timeout 200 $D/tuner_gpu_test > $O/tuner_gpu_test.log 2>&1; echo "tuner_gpu_test rc=$?"
 grep -hE "^\[  (PASSED|FAILED) |Failure|tests ran" $O/tuner_gpu_test.log | head -20
 s cold
-OUT=$O STEPS=1 COLD_S=200 TOTAL_S=210 bash bench/tune_scale.sh $D 2>&1 | tail -25
-# (Session 57 ran the same summary inline; bench/trace_outcomes.py since session 58.)
-python3 bench/trace_outcomes.py $O/cold.trace $O/cold_keys_and_wrong.jsonl.gz
-rm -f $O/*.db $O/*.db-* $O/cold.trace 2>/dev/null
-ls -la $O
+cold_tune
 s done

@@ -7,8 +7,5 @@
 source bench/gpu_call.sh
 use s58b
 s cold
-OUT=$O STEPS=1 COLD_S=200 TOTAL_S=210 bash bench/tune_scale.sh $D 2>&1 | tail -25
-python3 bench/trace_outcomes.py $O/cold.trace $O/cold_keys_and_wrong.jsonl.gz
-rm -f $O/*.db $O/*.db-* $O/cold.trace 2>/dev/null
-ls -la $O
+cold_tune
 s done
