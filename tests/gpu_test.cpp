@@ -776,16 +776,19 @@ TEST(Gpu, DwdbRowSplitsAreCorrectAndDeterministic) {
     Problem p(c, rng);
     p.run_forward();
     const Config dc = gen::default_config({Kernel::bwd_dx, c.x, N, c.M, 132});
-    for (int cols : {32, 64, 256})
-      for (int splits : {1, 2, 3, 7, 32}) {
-        const Config rc{cols, cols >= 256 ? 8 : 4, 1, splits};
-        SCOPED_TRACE("N=" + std::to_string(N) + " dwdb " + to_string(rc));
-        const BwdOut a = backward_with(p, dc, rc, true, rt::Finish::separate);
-        const BwdOut b = backward_with(p, dc, rc, false, rt::Finish::separate);
-        expect_same_bits(a, b, "two identical runs differ");
-        check_outputs(p, a);
-        ++checked;
-      }
+    // 4-8 warps, and 16 (the default's for wide rows since session 58:
+    // 64-256 columns, 8-32 row groups).
+    for (int cols : {32, 64, 128, 256})
+      for (int warps : {cols >= 256 ? 8 : 4, 16})
+        for (int splits : {1, 2, 3, 7, 32}) {
+          const Config rc{cols, warps, 1, splits};
+          SCOPED_TRACE("N=" + std::to_string(N) + " dwdb " + to_string(rc));
+          const BwdOut a = backward_with(p, dc, rc, true, rt::Finish::separate);
+          const BwdOut b = backward_with(p, dc, rc, false, rt::Finish::separate);
+          expect_same_bits(a, b, "two identical runs differ");
+          check_outputs(p, a);
+          ++checked;
+        }
   }
   std::printf("[ dwdb     ] %d split configs checked against the reference\n", checked);
 }
