@@ -1034,7 +1034,17 @@ std::optional<Config> fast_memory_fwd_latency_default(const SpaceQuery& q, const
   // shared memory), 96.6% of copy against 90.9. A/B (call 2, round 1 /
   // round 2): x = 512 MiB 90.8 / 90.4 -> 96.4 / 96.5, M = 4096 85.7 /
   // 86.2 -> 91.5 / 90.4, fp16 M = 2112 82.2 / 81.7 -> 86.2 / 85.9.
-  if (half && q.residual && q.n == 12288 && q.m >= 16 * std::int64_t{q.sm_count}) {
+  // 16-bit add + RMSNorm of 8193-12287 columns on the same tile, partly
+  // masked (session 57's cold tune at M = 4096: the tile of 12288 in 16
+  // warps won every key of 8704-11264 columns, 1.09-1.22x over the
+  // 8192-column tiles in 32 warps of the default before). A/B (session 58,
+  // call 6, round 1 / round 2, % of copy): M = 4096 bf16 8704 78.0 / 78.2
+  // -> 96.3 / 96.6, 9216 77.4 / 77.8 -> 97.0 / 96.6, 10240 86.7 / 83.7 ->
+  // 97.2 / 97.2, 11264 89.5 / 89.5 -> 97.2 / 97.0; x = 512 MiB 8704 81.9 /
+  // 82.2 -> 99.1 / 99.5, 10240 90.0 / 90.5 -> 98.6 / 98.7, 11264 94.8 /
+  // 94.8 -> 98.4 / 98.6. (Add + LayerNorm there: not measured.)
+  const bool rms_12k = q.norm == Norm::rms && q.n > 8192 && q.n < 12288;
+  if (half && q.residual && (q.n == 12288 || rms_12k) && q.m >= 16 * std::int64_t{q.sm_count}) {
     const Config c{12288, 16, 1, 0};
     if (takes_residual(c, accept)) return c;
     const Config f{16384, 32, 1, 0};

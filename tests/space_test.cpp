@@ -1942,6 +1942,13 @@ TEST(Default, DecodeRows) {
   EXPECT_EQ(def(DType::f16, 12288, 2112, Norm::rms, true), t12);
   EXPECT_NE(def(DType::bf16, 12288, 2111, Norm::layer, true), t12);
   EXPECT_NE(def(DType::f32, 12288, 21845, Norm::layer, true), t12);
+  // Session 58: 16-bit add + RMSNorm of 8193-12287 columns on that tile
+  // too (add + LayerNorm keeps its rule there: not measured).
+  EXPECT_EQ(def(DType::bf16, 8193, 2112, Norm::rms, true), t12);
+  EXPECT_EQ(def(DType::f16, 10000, 21845, Norm::rms, true), t12);
+  EXPECT_NE(def(DType::bf16, 8192, 4096, Norm::rms, true), t12);
+  EXPECT_NE(def(DType::bf16, 10000, 2111, Norm::rms, true), t12);
+  EXPECT_NE(def(DType::bf16, 10000, 4096, Norm::layer, true), t12);
   const std::string r4 = "block_size=1024 num_warps=4 rows_per_cta=4 group_size_m=0";
   EXPECT_EQ(def(DType::bf16, 1024, 2113), r4);
   EXPECT_NE(def(DType::bf16, 1024, 2112), r4);  // 16 rows an SM: level in 16 bits, lost in fp32
