@@ -97,3 +97,17 @@ cold_tune() {
   rm -f $O/*.db $O/*.db-* $O/cold.trace 2>/dev/null
   ls -la $O
 }
+# patch_ab MAIN PATCHED FILTER MEMCHECK_FILTER SPEC...: a bench/experiments
+# patch's call: `cases 200 FILTER MEMCHECK_FILTER` on the carried build
+# PATCHED, then bench/gpu_ab.sh against MAIN, two rounds, over the SPECs
+# (label|VAR=value ...|sweep arguments).
+patch_ab() {
+  local main=$1 patched=$2 filter=$3 mem=$4
+  shift 4
+  use "$patched"
+  s tests
+  cases 200 "$filter" "$mem"
+  s ab
+  OUT=$O bash bench/gpu_ab.sh ab 2 "$B/$main" "$B/$patched" -- "$@"
+  s done
+}

@@ -11,12 +11,8 @@
 # MAIN, PATCHED: carried builds under .devbuild (scripts/stage.sh NAME).
 # About three minutes of device time.
 source bench/gpu_call.sh
-main=${1:?usage: run-fwd-training-rules.sh MAIN PATCHED} patched=${2:?usage: run-fwd-training-rules.sh MAIN PATCHED}
-use $patched
-s tests
-cases 200 '*VariantSpace*fwd:*Variants*' '*VariantSpace*v0_N1000_fwd'
-s ab
-OUT=$O bash bench/gpu_ab.sh ab 2 $B/$main $B/$patched -- \
+[ $# = 2 ] || { echo "usage: run-fwd-training-rules.sh MAIN PATCHED" >&2; exit 2; }
+patch_ab "$1" "$2" '*VariantSpace*fwd:*Variants*' '*VariantSpace*v0_N1000_fwd' \
   "m4096|LNTUNE_SWEEP_M=4096|fwd bf16 768 896 1000 6656 7168 7680 8000" \
   "m4096h|LNTUNE_SWEEP_M=4096|fwd fp16 768 7168" \
   "m4096f|LNTUNE_SWEEP_M=4096|fwd fp32 768 1000" \
@@ -25,4 +21,3 @@ OUT=$O bash bench/gpu_ab.sh ab 2 $B/$main $B/$patched -- \
   "m2200|LNTUNE_SWEEP_M=2200|fwd bf16 768 7168" \
   "m4224|LNTUNE_SWEEP_M=4224|fwd bf16 768" \
   "m8192|LNTUNE_SWEEP_M=8192|fwd bf16 6656 7168"
-s done
