@@ -93,7 +93,7 @@ gtests() {
 # (too large to come back). Sessions 57-58's call scripts had these lines.
 cold_tune() {
   OUT=$O STEPS=1 COLD_S=200 TOTAL_S=210 bash bench/tune_scale.sh $D 2>&1 | tail -25
-  python3 bench/trace_outcomes.py $O/cold.trace $O/cold_keys_and_wrong.jsonl.gz
+  python3 bench/tune_trace_stats.py $O/cold.trace --keep $O/cold_keys_and_wrong.jsonl.gz
   rm -f $O/*.db $O/*.db-* $O/cold.trace 2>/dev/null
   ls -la $O
 }

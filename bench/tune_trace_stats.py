@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Where a `lntune tune --trace` run spent its time (issue 13).
 
-    python3 bench/tune_trace_stats.py TRACE [--m 4096] [--flush-us 40]
+    python3 bench/tune_trace_stats.py TRACE [--m 4096] [--flush-us 40] [--keep OUT.jsonl.gz]
 
 Reads the JSON lines of a trace (one per candidate, one per key) and prints:
   * per kernel, dtype and N range: keys, the keys' own seconds (search and
@@ -11,6 +11,12 @@ Reads the JSON lines of a trace (one per candidate, one per key) and prints:
     warm-up (4 launches) + reps x (L2 flush + launch), a careful timing
     (4 + reps) launches + reps flushes (--flush-us: one flush of twice the L2;
     about 40 us on an H100);
+  * the keys by state and the candidates by status over the whole run (a
+    `wrong` candidate failed verification against the CPU reference; a cold
+    tune of the default grid wants no failed key and no `wrong` candidate);
+    with --keep OUT.jsonl.gz, the key events and every candidate that was
+    not `ok` written there, gzipped (a whole trace is too large to keep in
+    bench/results);
   * a least-squares fit of each key's seconds on: a constant, the candidates
     run, M*N (millions of elements) x verifications, M*N, and the estimated
     GPU seconds; with each term's share of the total. The host work (CPU
@@ -21,6 +27,7 @@ first key) is only visible as wall time minus the keys' seconds.
 """
 import argparse
 import collections
+import gzip
 import json
 import sys
 
@@ -58,6 +65,7 @@ def main():
     ap.add_argument("--screen-cut", type=float, help="estimate: screenings beyond this x the key's fastest stop after 2")
     ap.add_argument("--joint", type=float,
                     help="estimate: bwd_dwdb searched for bwd_dx finalists within this margin (up to 3, one per P)")
+    ap.add_argument("--keep", metavar="OUT.jsonl.gz", help="write the key events and the non-ok candidates there")
     args = ap.parse_args()
 
     def key_of(ev):
@@ -65,12 +73,22 @@ def main():
 
     cands = collections.defaultdict(list)
     keys = {}
+    torn = 0
+    keep = gzip.open(args.keep, "wt") if args.keep else None
     with open(args.trace) as f:
         for line in f:
             if not line.strip():
                 continue
-            ev = json.loads(line)
+            try:
+                ev = json.loads(line)
+            except ValueError:  # the last line of a killed run
+                torn += 1
+                continue
             (cands[key_of(ev)].append(ev) if ev["event"] == "candidate" else keys.__setitem__(key_of(ev), ev))
+            if keep and (ev["event"] != "candidate" or ev.get("status") != "ok"):
+                keep.write(line)
+    if keep:
+        keep.close()
     if not keys:
         sys.exit("no key events in " + args.trace)
 
@@ -114,6 +132,10 @@ def main():
               f"{g['cands']:>7}{g['run']:>6}{g['screened']:>7}{g['careful']:>8}{g['verified']:>6}{g['budget']:>7}")
     print(f"{'total':<41}{tot['keys']:>5}{tot['seconds']:>8.1f}{tot['setup']:>8.1f}{tot['gpu']:>7.1f}"
           f"{tot['cands']:>7}{tot['run']:>6}{tot['screened']:>7}{tot['careful']:>8}{tot['verified']:>6}{tot['budget']:>7}")
+    print("keys by state:", dict(collections.Counter(k["state"] for k in keys.values())))
+    print("candidates by status:", dict(collections.Counter(c["status"] for cs in cands.values() for c in cs)))
+    if torn:
+        print(f"{torn} line(s) not JSON (a run cut off mid-line), skipped")
     last = max((k.get("t_s") or 0.0) for k in keys.values())
     if last > 0:
         print(f"last key done at {last:.1f} s; outside the keys' own seconds: {last - tot['seconds'] - tot['setup']:.1f} s")

@@ -228,22 +228,23 @@ EOF
 check "grid_ratios.py names each dtype's minimum" grep -q "fp16 fwd: 2 N, geomean 1.00, min 0.50 (N=2048); below 1.0: N=2048 0.50" "$T/ratios.txt"
 check "grid_ratios.py keeps the dtypes apart" grep -q "fp32 bwd: 1 N, geomean 5.00, min 5.00 (N=1024); below 1.0: none" "$T/ratios.txt"
 
-# trace_outcomes.py: a trace's keys by state and candidates by status, and
-# the keys and non-ok candidates kept (a torn last line skipped).
+# tune_trace_stats.py: a trace's keys by state and candidates by status, and
+# with --keep the keys and non-ok candidates kept (a torn last line skipped).
 cat > "$T/trace.jsonl" <<'EOF'
-{"event": "key", "state": "tuned", "n": 1024}
-{"event": "candidate", "status": "ok", "config": "a"}
-{"event": "candidate", "status": "wrong", "config": "b"}
-{"event": "candidate", "status": "slower", "config": "c"}
-{"event": "key", "state": "failed", "n": 2048}
-{"event": "candidate", "status": "ok"
+{"event": "candidate", "kernel": "fwd", "x_dtype": "bf16", "n": 1024, "m_bucket": 4, "has_bias": true, "status": "ok", "median_us": 5.0, "reps": 10}
+{"event": "candidate", "kernel": "fwd", "x_dtype": "bf16", "n": 1024, "m_bucket": 4, "has_bias": true, "status": "wrong"}
+{"event": "candidate", "kernel": "fwd", "x_dtype": "bf16", "n": 1024, "m_bucket": 4, "has_bias": true, "status": "slower", "median_us": 6.0, "reps": 10}
+{"event": "key", "kernel": "fwd", "x_dtype": "bf16", "n": 1024, "m_bucket": 4, "has_bias": true, "state": "tuned", "seconds": 0.5}
+{"event": "key", "kernel": "fwd", "x_dtype": "bf16", "n": 2048, "m_bucket": 4, "has_bias": true, "state": "failed", "seconds": 0.2}
+{"event": "candidate", "kernel": "fwd", "x_dtype": "bf16", "n": 4096, "status": "ok"
 EOF
-/usr/bin/env python3 "$root/bench/trace_outcomes.py" "$T/trace.jsonl" "$T/kept.jsonl.gz" > "$T/outcomes.txt"
-check "trace_outcomes.py counts keys by state" grep -q "keys by state: {'tuned': 1, 'failed': 1}" "$T/outcomes.txt"
-check "trace_outcomes.py counts candidates by status" \
+/usr/bin/env python3 "$root/bench/tune_trace_stats.py" "$T/trace.jsonl" --keep "$T/kept.jsonl.gz" > "$T/outcomes.txt"
+check "tune_trace_stats.py counts keys by state" grep -q "keys by state: {'tuned': 1, 'failed': 1}" "$T/outcomes.txt"
+check "tune_trace_stats.py counts candidates by status" \
   grep -q "candidates by status: {'ok': 1, 'wrong': 1, 'slower': 1}" "$T/outcomes.txt"
+check "tune_trace_stats.py names the torn line" grep -q "1 line(s) not JSON" "$T/outcomes.txt"
 gzip -dc "$T/kept.jsonl.gz" > "$T/kept.jsonl"
-check "trace_outcomes.py keeps the keys and the non-ok candidates" \
+check "tune_trace_stats.py --keep keeps the keys and the non-ok candidates" \
   bash -c "[ \$(grep -c . '$T/kept.jsonl') = 4 ] && ! grep -q '\"ok\"' '$T/kept.jsonl'"
 
 [ "$fails" = 0 ] && echo "all checks passed" || echo "$fails check(s) failed"
