@@ -50,6 +50,9 @@ def solve(a, b):
     return [m[i][n] / m[i][i] if abs(m[i][i]) > 1e-12 else 0.0 for i in range(n)]
 
 
+Key = collections.namedtuple("Key", "kernel x_dtype variant n m_bucket has_bias w_dtype has_weight")
+
+
 def n_range(n):
     return "N<=4096" if n <= 4096 else "N<=16384" if n <= 16384 else "N>16384"
 
@@ -68,12 +71,18 @@ def main():
     ap.add_argument("--keep", metavar="OUT.jsonl.gz", help="write the key events and the non-ok candidates there")
     args = ap.parse_args()
 
+    # The fields that tell keys apart. A key tuned twice (a bwd_dwdb key
+    # re-tuned warm for a second bwd_dx with the same partial rows) is one
+    # key here, its last event; `keys by state` counts the events, as the
+    # tuner's summary does.
     def key_of(ev):
-        return (ev["kernel"], ev["x_dtype"], ev.get("variant", ""), ev["n"], ev["m_bucket"], ev["has_bias"])
+        return Key(ev["kernel"], ev["x_dtype"], ev.get("variant", ""), ev["n"], ev["m_bucket"], ev["has_bias"],
+                   ev.get("w_dtype"), ev.get("has_weight"))
 
     cands = collections.defaultdict(list)
     keys = {}
     torn = 0
+    states = collections.Counter()  # over the key events
     keep = gzip.open(args.keep, "wt") if args.keep else None
     with open(args.trace) as f:
         for line in f:
@@ -84,7 +93,11 @@ def main():
             except ValueError:  # the last line of a killed run
                 torn += 1
                 continue
-            (cands[key_of(ev)].append(ev) if ev["event"] == "candidate" else keys.__setitem__(key_of(ev), ev))
+            if ev["event"] == "candidate":
+                cands[key_of(ev)].append(ev)
+            else:
+                keys[key_of(ev)] = ev
+                states[ev["state"]] += 1
             if keep and (ev["event"] != "candidate" or ev.get("status") != "ok"):
                 keep.write(line)
     if keep:
@@ -106,8 +119,8 @@ def main():
                 gpu += (4 * c["screen_us"] + 5 * (c["screen_us"] + fl)) * 1e-6
             if c.get("median_us") and c["status"] in ("ok", "slower", "pruned"):
                 gpu += ((4 + c["reps"]) * c["median_us"] + c["reps"] * fl) * 1e-6
-        melem = 0.0 if k[0] == "bwd_dwdb" else args.m * k[3] / 1e6
-        g = groups.setdefault((k[0], k[1] + (" " + k[2] if k[2] else ""), n_range(k[3])),
+        melem = 0.0 if k.kernel == "bwd_dwdb" else args.m * k.n / 1e6
+        g = groups.setdefault((k.kernel, k.x_dtype + (" " + k.variant if k.variant else ""), n_range(k.n)),
                               collections.Counter())
         g["keys"] += 1
         g["seconds"] += kev.get("seconds", 0.0)
@@ -132,7 +145,7 @@ def main():
               f"{g['cands']:>7}{g['run']:>6}{g['screened']:>7}{g['careful']:>8}{g['verified']:>6}{g['budget']:>7}")
     print(f"{'total':<41}{tot['keys']:>5}{tot['seconds']:>8.1f}{tot['setup']:>8.1f}{tot['gpu']:>7.1f}"
           f"{tot['cands']:>7}{tot['run']:>6}{tot['screened']:>7}{tot['careful']:>8}{tot['verified']:>6}{tot['budget']:>7}")
-    print("keys by state:", dict(collections.Counter(k["state"] for k in keys.values())))
+    print("keys by state:", dict(states))
     print("candidates by status:", dict(collections.Counter(c["status"] for cs in cands.values() for c in cs)))
     if torn:
         print(f"{torn} line(s) not JSON (a run cut off mid-line), skipped")
@@ -189,11 +202,11 @@ def main():
         keys_s -= saved * coef[4]
         print(f"  screenings beyond {args.screen_cut}x the key's fastest cut to 2 repetitions: -{saved * coef[4]:.1f} s")
     if args.joint is not None:
-        dwdb = [kev["seconds"] for k, kev in keys.items() if k[0] == "bwd_dwdb" and kev["state"] == "tuned"]
+        dwdb = [kev["seconds"] for k, kev in keys.items() if k.kernel == "bwd_dwdb" and kev["state"] == "tuned"]
         per = sum(dwdb) / len(dwdb) if dwdb else 0.0
         extra = 0
         for k, kev in keys.items():
-            if k[0] != "bwd_dx" or kev["state"] != "tuned":
+            if k.kernel != "bwd_dx" or kev["state"] != "tuned":
                 continue
             win = kev["median_us"]
             ps = set()
