@@ -2207,14 +2207,14 @@ Config default_config(const SpaceQuery& q, const ConfigFilter& accept) {
     const std::int64_t blocks = (q.n + 31) / 32;
     if (blocks > 2 * sms) {
       const int cols = static_cast<int>(std::clamp<std::int64_t>(next_pow2((q.n + 2 * sms - 1) / (2 * sms)), 64, 256));
-      // The largest power of two of row groups up to 2P/3, 4 to 32, in at
-      // most 16 warps (the winners' most; 128 threads take 4 columns each).
-      std::int64_t groups = 4;
-      while (groups < 32 && 3 * (2 * groups) <= 2 * q.m) groups *= 2;
-      groups = std::min<std::int64_t>(groups, 2048 / cols);
-      return Config{cols, static_cast<int>(groups * cols / 128), 1, 1};
+      // The largest power of two of row groups up to 2P/3, at least 4, in at
+      // most 16 warps (the winners' most: 2048 / cols groups, 32 at 64
+      // columns; a group's cols / 4 threads take 4 columns each).
+      int groups = 4;
+      while (2 * groups <= 2048 / cols && 3 * (2 * groups) <= 2 * q.m) groups *= 2;
+      return Config{cols, groups * cols / 128, 1, 1};
     }
-    if (blocks >= q.sm_count / 2) return Config{32, 16, 1, 1};
+    if (blocks >= sms / 2) return Config{32, 16, 1, 1};
     return Config{128, 16, 1, dwdb_split_count(q, 128, 1)};
   }
   const bool bwd = q.kernel == Kernel::bwd_dx;

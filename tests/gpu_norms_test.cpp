@@ -181,9 +181,10 @@ struct NormRun {
 
   // Backward through the public API from the forward's z (or x), mean, rstd.
   // in_place: the residual's gradient overwrites dresidual_out (gdz).
-  // `coresident`: where given with `cfg`, the clusters of the dx kernel that
-  // run at once (LoadedKernel::max_active_clusters; 0 without clusters).
-  void backward_and_check(const Config* cfg = nullptr, bool in_place = false, int* coresident = nullptr) {
+  // `dx_kernel`: where given with `cfg`, the bwd_dx kernel that ran (e.g. its
+  // max_active_clusters, its dynamic shared memory).
+  void backward_and_check(const Config* cfg = nullptr, bool in_place = false,
+                          const rt::LoadedKernel** dx_kernel = nullptr) {
     DeviceTensor gdx(c.x, c.M * s), gdw, gdb, gdres;
     gdx.poison();
     const bool want_dres = c.residual && (c.dres || in_place);
@@ -232,7 +233,7 @@ struct NormRun {
       CUcontext ctx = nullptr;
       const rt::DeviceInfo& dev = runtime.current_device(&ctx);
       const auto& kdx = runtime.kernel(ctx, dev.arch(), gen::make_instance(bp.traits, *cfg, c.N, bp.vec));
-      if (coresident) *coresident = kdx.max_active_clusters;
+      if (dx_kernel) *dx_kernel = &kdx;
       const rt::DwdbProblem red = rt::dwdb_problem(bp.traits, bp.want_dw, bp.want_db, *cfg, c.M);
       const Config rc = gen::default_config({Kernel::bwd_dwdb, c.w, c.N, red.rows, dev.sm_count});
       const auto& kr = runtime.kernel(ctx, dev.arch(), gen::make_instance(red.traits, rc, c.N, 1));
@@ -769,8 +770,9 @@ TEST(Norms, WideBackwardAtTwoCtasASm) {
     SCOPED_TRACE(c.name() + " " + to_string(cfg));
     NormRun run(c, rng);
     run.forward_and_check();
-    int coresident = 0;
-    run.backward_and_check(&cfg, false, &coresident);
+    const rt::LoadedKernel* kdx = nullptr;
+    run.backward_and_check(&cfg, false, &kdx);
+    const int coresident = kdx->max_active_clusters;
     EXPECT_GT(coresident, dev.sm_count / cluster) << "two CTAs a SM did not fit: " << coresident << " clusters run at once";
     std::printf("[ two/SM   ] %s: %d clusters of %d run at once\n", c.name().c_str(), coresident, cluster);
   }
@@ -850,9 +852,9 @@ TEST(Norms, FusedBackwardOfNineToFifteenWarpsStagesRows) {
       run.forward_and_check();
       for (const Config& cfg : picks) {
         SCOPED_TRACE(c.name() + " " + to_string(cfg));
-        const auto& k = runtime.kernel(ctx, dev.arch(), gen::make_instance(t, cfg, n, gen::max_vec(c.x)));
-        dynamic += k.dynamic_smem > 0;
-        run.backward_and_check(&cfg);
+        const rt::LoadedKernel* k = nullptr;
+        run.backward_and_check(&cfg, false, &k);
+        dynamic += k->dynamic_smem > 0;
         ++checked;
       }
     }
