@@ -1072,7 +1072,19 @@ std::optional<Config> fast_memory_fwd_latency_default(const SpaceQuery& q, const
   // / 11.3; at M = 2112 (16 rows an SM) fp32 lost (LayerNorm 8.4 / 8.4 ->
   // 9.0 / 9.2, RMSNorm 8.2 / 8.1 -> 8.6 / 8.5) where 16-bit rows were
   // level: every form from past 16 rows an SM.
-  if ((half || plain_layer || plain_rms) && q.n == 1024 && rows_a_sm_within(q, 16, 32)) {
+  // Since session 59 also 768-1023 columns, on the 1024-column tile
+  // (session 57's tune at M = 4096: 32 threads a row won at 768, LayerNorm
+  // 4 warps of 4 rows 1.11-1.13x over the default's 2 warps a row, RMSNorm
+  // and add + RMSNorm 1.15-1.18x). As the default (A/B, % of copy, round 1
+  // / round 2; bench/results/s59, call 1): M = 4096 bf16 768 38.0 / 37.7 ->
+  // 43.4 / 42.5, 896 41.3 / 41.4 -> 45.1 / 45.5, 1000 43.9 / 44.1 -> 48.0 /
+  // 48.1, fp16
+  // 768 37.8 / 37.4 -> 43.3 / 42.7, fp32 768 57.8 / 57.7 -> 61.2 / 61.4,
+  // 1000 62.0 / 62.3 -> 67.9 / 66.1, RMSNorm bf16 768 38.4 / 38.6 -> 44.2 /
+  // 44.5, 1000 45.6 / 45.3 -> 48.0 / 47.8, add + RMSNorm 768 57.1 / 58.1 ->
+  // 63.1 / 63.5; M = 4224 768 37.6 / 38.4 -> 43.0 / 44.7; M = 2200 768
+  // 24.9 / 24.9 -> 27.5 / 26.1.
+  if ((half || plain_layer || plain_rms) && q.n >= 768 && q.n <= 1024 && rows_a_sm_within(q, 16, 32)) {
     const Config c{1024, 4, 4, 0};
     if (!q.residual ? valid(c)
                     : takes_residual(c, accept) ||
@@ -1104,7 +1116,15 @@ std::optional<Config> fast_memory_fwd_latency_default(const SpaceQuery& q, const
       // 92.4 / 92.4, 6000 87.8 / 87.4 -> 94.3 / 94.1 (fp16 6336 88.5 / 88.2
       // -> 94.1 / 94.2), 8192 88.8 / 88.9 -> 95.3 / 95.5.
       c = Config{static_cast<int>(q.n), static_cast<int>(q.n / 1024), 1, 0};
-    } else if (q.n == 8192 && q.m >= 4 * std::int64_t{q.sm_count} && q.m <= 8192) {
+    } else if (q.n > 6144 && q.n <= 8192 && q.m >= 4 * std::int64_t{q.sm_count} && q.m <= 8192) {
+      // (6145-8191 since session 59: session 57's tune at M = 4096 had
+      // 6656 and 7680 on this tile in 8 warps 1.08-1.11x over 16, 7168 on
+      // its exact tile in 7 1.13x. As the default, A/B, % of copy, two
+      // rounds, bench/results/s59, call 1: M = 4096 bf16 6656 76.1 / 76.6 ->
+      // 84.0 / 84.7, 7168 78.6 / 79.4 -> 87.1 / 87.7, 7680 81.8 / 83.8 ->
+      // 89.1 / 89.6, 8000 84.9 / 84.9 -> 90.8 / 91.3, fp16 7168 80.4 / 79.4
+      // -> 88.2 / 88.3; M = 8192 6656 78.6 / 79.1 -> 91.9 / 89.9, 7168 82.0 /
+      // 82.1 -> 91.8 / 94.0; M = 2200 7168 71.8 / 72.8 -> 76.4 / 75.8.)
       c = Config{8192, 8, 1, 0};
     } else if ((q.n == 32768 || q.n == 65536) && q.m <= 8) {
       c = Config{4096, 4, 2, static_cast<int>(q.m), static_cast<int>(q.n / 4096)};  // a cluster a row
@@ -1667,6 +1687,24 @@ std::optional<Config> fast_memory_bwd_default(const SpaceQuery& q, const ConfigF
     const Config c = training_bwd_config(q);
     if (valid(c)) return c;
   }
+  // fp32 rows of 2305-3584 columns at training rows (since session 59): 8
+  // columns a thread, 2 rows, one CTA a SM, on the row's own tile where it
+  // is a multiple of 256 columns up to 3072 (2560: 10 warps), else 4096 in
+  // 16 warps (session 58's cold tune at M = 4096, LayerNorm: 2560 1.17x,
+  // 3072 1.10x, 3200 1.09x, 3584 1.05x over the default's 8 warps, 1 row).
+  // As the default (A/B, dx and dW/dB, % of copy, round 1 / round 2;
+  // bench/results/s59, call 2): M = 4096 LayerNorm 2560 71.1 / 70.2 -> 83.9
+  // / 83.9, 2816 74.5 / 74.2 -> 84.9 / 83.8, 3072 77.1 / 76.7 -> 85.0 /
+  // 86.1, 3200 78.8 / 78.7 -> 85.0 / 84.6, 3584 83.7 / 82.1 -> 87.0 / 87.2,
+  // RMSNorm 2560 74.6 / 75.3 -> 85.7 / 86.5, 3072 80.5 / 79.9 -> 85.2 /
+  // 86.4; M = 2200 2560 61.0 / 60.5 -> 69.3 / 69.2, 3584 level (72.7 / 72.2
+  // -> 72.1 / 73.6); M = 6000 3072 80.6 / 80.6 -> 91.5 / 90.5.
+  if ((plain_layer || plain_rms) && esize == 4 && q.n > 2304 && q.n <= 3584 && rows_a_sm_within(q, 16, 48)) {
+    const int tile = q.n % 256 == 0 && q.n <= 3072 ? static_cast<int>(q.n) : 4096;
+    Config c{tile, tile / 256, 2, 0};
+    c.group_size_m = q.sm_count;
+    if (valid(c)) return c;
+  }
   // Past 48 rows a SM (M = 8192-65536 measured, session 50, call 6; every
   // config of interest in one process a shape, us against the default of
   // the rules below, at 62 / 124 / 248 / 496 rows a SM):
@@ -1922,7 +1960,16 @@ std::optional<Config> fast_memory_bwd_default(const SpaceQuery& q, const ConfigF
     const int cluster = slab_count(q.n, 8192);
     std::vector<int> stage_counts{q.residual ? 2 : 3};
     if (plain_layer && cluster == 8) stage_counts.push_back(2);
-    if (q.residual && (cluster & (cluster - 1)) != 0) stage_counts.clear();
+    // With a residual, three slabs too (16385-24576 columns) since session
+    // 59, where the rules below took two 16384-column slabs in 32 warps
+    // (session 58's cold tune at M = 4096: add + RMSNorm 18432 1.35-1.37x
+    // for this config). As the default (A/B, % of copy, round 1 / round 2;
+    // bench/results/s59, call 2): M = 4096 add + RMSNorm bf16 18432 63.2 /
+    // 63.3 -> 86.1 / 86.1, 20000 67.4 / 67.6 -> 88.0 / 88.1, 24576 79.2 /
+    // 79.3 -> 91.8 / 91.4, add + LayerNorm fp16 18432 60.8 / 61.0 -> 83.0 /
+    // 83.7; x = 512 MiB add + RMSNorm bf16 18432 67.5 / 67.1 -> 90.4 / 89.9,
+    // 24576 81.9 / 81.6 -> 94.3 / 94.3, add + LayerNorm 20000 67.5 / 67.1 ->
+    // 88.5 / 87.8.
     // Plain LayerNorm over two full slabs (16384 columns): one cluster per
     // two SMs, not two, one CTA an SM at run time (the kernel still fits
     // two). Its configs alone, in their own processes, alternated

@@ -692,6 +692,21 @@ std::vector<VCase> variant_cases() {
   // of 2048 columns in two.
   out.push_back(stream(DType::bf16, Norm::layer, 12000, 2000));
   out.push_back(plain(DType::bf16, Norm::rms, 16384, 2048));
+  // (session 59) the forward of 768-1023 columns on the 1024-column tile
+  // at 16-32 rows an SM (odd N; add + RMSNorm strided), 16-bit LayerNorm of
+  // 6145-8191 columns on the 8192-column tile in 8 warps (strided); the
+  // fused 16-bit backward of 16385-24576 columns over three 8192-column
+  // slabs, the last partial (add + RMSNorm odd N, add + LayerNorm strided);
+  // fp32 2305-3584 columns at training rows, 8 columns a thread, 2 rows
+  // (2560 and 2816 on their own tiles, RMSNorm strided; 3200 on 4096).
+  out.push_back(plain(DType::bf16, Norm::layer, 4096, 777));
+  out.push_back(fused(DType::f16, Norm::rms, 3001, 800, 8));
+  out.push_back(plain(DType::bf16, Norm::layer, 6000, 7001, 8));
+  out.push_back(fused(DType::bf16, Norm::rms, 4096, 18433));
+  out.push_back(fused(DType::f16, Norm::layer, 3001, 20000, 8));
+  out.push_back(plain(DType::f32, Norm::layer, 4096, 2560));
+  out.push_back(plain(DType::f32, Norm::rms, 3001, 2816, 4));
+  out.push_back(plain(DType::f32, Norm::layer, 5000, 3200));
   return out;
 }
 

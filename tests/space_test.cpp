@@ -973,13 +973,20 @@ TEST(Default, FastMemoryRules) {
   EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 65536, 4096), "block_size=8192 num_warps=8 rows_per_cta=3 group_size_m=32 cluster_size=8");
   EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 65536, 20), "block_size=8192 num_warps=8 rows_per_cta=3 group_size_m=20 cluster_size=8") << "few rows";
   // Where a fourth (eighth) 8192-column slab would be empty: as many as the
-  // row needs (session 40), with a residual the rule after.
+  // row needs (session 40); with a residual three (session 59), not more.
   EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 20000, 8192), "block_size=8192 num_warps=8 rows_per_cta=3 group_size_m=88 cluster_size=3");
   EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 40000, 8192), "block_size=8192 num_warps=8 rows_per_cta=3 group_size_m=52 cluster_size=5");
   {
     SpaceQuery r = query(Kernel::bwd_dx, DType::bf16, 20000, 8192, 18.8);
     r.residual = true;
-    EXPECT_NE(default_config(r).cluster_size, 3);
+    EXPECT_EQ(to_string(default_config(r)), "block_size=8192 num_warps=8 rows_per_cta=2 group_size_m=88 cluster_size=3");
+    r.norm = Norm::rms;
+    r.n = 18432;
+    r.m = 4096;
+    EXPECT_EQ(to_string(default_config(r)), "block_size=8192 num_warps=8 rows_per_cta=2 group_size_m=88 cluster_size=3");
+    r.n = 20000;
+    r.dram_bytes_per_sm_cycle = 12.8;
+    EXPECT_NE(default_config(r).cluster_size, 3) << "the H100 keeps its rule";
   }
   EXPECT_EQ(def(Kernel::bwd_dx, DType::bf16, 8192, 16384), def(Kernel::bwd_dx, DType::bf16, 8192, 16384, 12.8));
   {
@@ -1210,6 +1217,15 @@ TEST(Default, FastMemoryRules) {
   EXPECT_NE(def(Kernel::bwd_dx, DType::f32, 1024, 4096, 12.8), def(Kernel::bwd_dx, DType::f32, 1024, 4096));
   EXPECT_NE(def(Kernel::bwd_dx, DType::f32, 1024, 2112), def(Kernel::bwd_dx, DType::f32, 1024, 4096)) << "16 rows a SM";
   EXPECT_NE(def(Kernel::bwd_dx, DType::f32, 4096, 4096), "block_size=4096 num_warps=16 rows_per_cta=2 group_size_m=132");
+  // fp32 rows of 2305-3584 columns there (session 59): 8 columns a thread,
+  // 2 rows, one CTA a SM, on the row's tile to 3072 where a multiple of 256.
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::f32, 2560, 4096), "block_size=2560 num_warps=10 rows_per_cta=2 group_size_m=132");
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::f32, 3072, 6336), "block_size=3072 num_warps=12 rows_per_cta=2 group_size_m=132");
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::f32, 3200, 2113), "block_size=4096 num_warps=16 rows_per_cta=2 group_size_m=132");
+  EXPECT_EQ(def(Kernel::bwd_dx, DType::f32, 3584, 4096), "block_size=4096 num_warps=16 rows_per_cta=2 group_size_m=132");
+  EXPECT_NE(def(Kernel::bwd_dx, DType::f32, 2304, 4096), "block_size=2304 num_warps=9 rows_per_cta=2 group_size_m=132");
+  EXPECT_NE(def(Kernel::bwd_dx, DType::f32, 2560, 6337), "block_size=2560 num_warps=10 rows_per_cta=2 group_size_m=132");
+  EXPECT_NE(def(Kernel::bwd_dx, DType::f32, 2560, 4096, 12.8), "block_size=2560 num_warps=10 rows_per_cta=2 group_size_m=132");
   EXPECT_NE(def(Kernel::bwd_dx, DType::f32, 256, 4096), "block_size=256 num_warps=4 rows_per_cta=2 group_size_m=264");
   // Past 48 rows a SM (session 50, call 6): 16-bit 513-1024 columns in two
   // CTAs a SM to 64 rows, four to 256 (RMSNorm too); 2048 in two of 8 warps
@@ -1913,6 +1929,14 @@ TEST(Default, DecodeRows) {
   EXPECT_EQ(def(DType::f16, 8192, 8192), w8);
   EXPECT_EQ(def(DType::bf16, 8192, 8193), w8);  // the rule for many rows
   EXPECT_NE(def(DType::bf16, 8192, 528, Norm::layer, true), w8);
+  // Session 59: 16-bit LayerNorm of 6145-8191 columns on that tile too, from
+  // four rows an SM to M = 8192.
+  EXPECT_EQ(def(DType::bf16, 6145, 528), w8);
+  EXPECT_EQ(def(DType::f16, 7168, 4096), w8);
+  EXPECT_EQ(def(DType::bf16, 8000, 8192), w8);
+  EXPECT_NE(def(DType::bf16, 6144, 4096), w8);
+  EXPECT_NE(def(DType::bf16, 7168, 527), w8);
+  EXPECT_NE(def(DType::bf16, 7168, 4096, Norm::layer, true), w8);
   EXPECT_EQ(def(DType::f16, 12288, 8), w32);
   EXPECT_EQ(def(DType::bf16, 10000, 64), w32);
   EXPECT_EQ(def(DType::f32, 16384, 1), w32);
@@ -1966,7 +1990,14 @@ TEST(Default, DecodeRows) {
   EXPECT_EQ(with_stream(DType::bf16, DType::f32, Norm::layer, 1024, 4096), r4);
   EXPECT_NE(with_stream(DType::bf16, DType::f32, Norm::rms, 1024, 4096), r4);
   EXPECT_NE(def(DType::bf16, 1024, 4225, Norm::layer, true), r4);
-  EXPECT_NE(def(DType::bf16, 1000, 4096), r4);
+  // Session 59: 768-1023 columns on the 1024-column tile likewise.
+  EXPECT_EQ(def(DType::bf16, 1000, 4096), r4);
+  EXPECT_EQ(def(DType::f16, 768, 2113), r4);
+  EXPECT_EQ(def(DType::f32, 777, 4224), r4);
+  EXPECT_EQ(def(DType::bf16, 800, 4096, Norm::rms, true), r4);
+  EXPECT_NE(def(DType::bf16, 767, 4096), r4);
+  EXPECT_NE(def(DType::bf16, 768, 2112), r4);
+  EXPECT_NE(def(DType::bf16, 768, 4225), r4);
   const std::string t3 = "block_size=4096 num_warps=4 rows_per_cta=1 group_size_m=0";
   EXPECT_EQ(def(DType::bf16, 3072, 2112), t3);
   EXPECT_EQ(def(DType::f16, 3072, 6336), t3);
