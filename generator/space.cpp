@@ -1282,9 +1282,17 @@ std::optional<Config> fast_memory_fwd_default(const SpaceQuery& q, const ConfigF
   // 95.9 / 95.9 -> 98.4 / 98.5, fp16 1152 92.3 / 92.3 -> 99.1 / 98.8, 1280
   // 96.4 / 96.4 -> 98.3 / 98.5, RMSNorm 1152 98.1 / 98.3 -> 99.5 / 99.2; but
   // RMSNorm 1280 lost (100.1 / 100.3 -> 97.6 / 97.4): LayerNorm alone there.
+  // LayerNorm 1280 at 16-32 rows an SM since session 59: the 2048-column
+  // tile in 2 warps, as the rule below had it (session 58's cold tune at
+  // M = 4096: 1.11-1.12x over 5 warps of 4 rows; A/B, % of copy, round 1 /
+  // round 2, bench/results/s59, call 5: M = 4096 bf16 45.6 / 45.8 -> 52.1 /
+  // 51.5, fp16 46.0 / 45.2 -> 51.8 / 51.2, M = 4224 46.0 / 45.7 -> 51.9 /
+  // 52.9, M = 2200 level, 36.2 / 36.9 -> 36.4 / 36.3).
   if (half && !q.residual && q.m >= 16 * static_cast<std::int64_t>(q.sm_count) &&
       (q.n == 1152 || (q.n == 1280 && plain_layer))) {
-    const Config c = q.n == 1152 ? Config{1152, 3, 2, 0} : Config{1280, 5, 4, 0};
+    const Config c = q.n == 1152                 ? Config{1152, 3, 2, 0}
+                     : rows_a_sm_within(q, 16, 32) ? Config{2048, 2, 1, 0}
+                                                   : Config{1280, 5, 4, 0};
     if (valid(c)) return c;
   }
   // 16-bit rows without a residual whose length is not a power of two, over
@@ -1522,6 +1530,33 @@ std::optional<Config> fast_memory_bwd_default(const SpaceQuery& q, const ConfigF
   // bf16 512 36.1 / 35.5 -> 42.2 / 42.3, 2048 68.3 / 68.3 -> 75.6 / 75.6,
   // 768 47.5 / 47.4 -> 47.0 / 47.2; add + RMSNorm 512 38.4 / 37.9 -> 42.7 /
   // 42.8, 2048 76.1 / 75.7 -> 77.2 / 77.8.
+  // The fused 16-bit backward (a residual in x's dtype) at training rows,
+  // since session 59, on the row's own tile, 8 elements a thread: 1280 in 5
+  // warps of 2 rows and 2560 in 10 of 1, two CTAs a SM; 4608 in 18 and 5120
+  // in 20, one (session 58's cold tune at M = 4096, add + RMSNorm: 1280
+  // 1.10-1.13x, 2560 1.07x, 4608 1.07-1.11x, 5120 1.07x over the rules
+  // below: the 2048-, 4096- and 8192-column tiles). A/B, dx and dW/dB, % of
+  // copy, round 1 / round 2 (bench/results/s59, call 5), bf16 M = 4096: add
+  // + RMSNorm 1280 51.0 / 51.1 -> 56.7 / 56.1, 2560 68.7 / 69.3 -> 74.6 /
+  // 75.2, 4608 75.1 / 75.4 -> 84.0 / 82.8, 5120 80.8 / 80.9 -> 86.6 / 85.8;
+  // add + LayerNorm 1280 46.3 / 46.2 -> 53.4 / 54.3, 2560 63.8 / 64.4 ->
+  // 68.2 / 67.9, 4608 72.3 / 73.1 -> 78.7 / 78.0, 5120 78.7 / 77.9 -> 81.5
+  // / 81.6; add + RMSNorm M = 2200 1280 36.8 / 36.3 -> 38.1 / 37.9, 4608
+  // 65.0 / 64.2 -> 71.5 / 71.3; M = 6000 1280 59.1 / 58.8 -> 66.7 / 66.5,
+  // 4608 81.1 / 81.1 -> 88.4 / 87.7.
+  if (q.residual && half && training_rows(q)) {
+    struct FusedTrain {
+      std::int64_t n;
+      int warps, rows, per_sm;
+    };
+    static constexpr FusedTrain kFusedTrain[] = {{1280, 5, 2, 2}, {2560, 10, 1, 2}, {4608, 18, 1, 1}, {5120, 20, 1, 1}};
+    for (const FusedTrain& r : kFusedTrain) {
+      if (r.n != q.n) continue;
+      Config c{static_cast<int>(r.n), r.warps, r.rows, 0};
+      c.group_size_m = clip_groups(q, c.rows_per_cta, r.per_sm * static_cast<std::int64_t>(q.sm_count));
+      if (takes_residual(c, accept)) return c;
+    }
+  }
   if (q.residual && half && q.n > 256 && q.n <= 2048 && training_rows(q)) {
     const Config c = training_bwd_config(q);
     if (takes_residual(c, accept) || takes_residual(c, accept, Stream::fp32_beside_16bit)) return c;
@@ -1585,11 +1620,19 @@ std::optional<Config> fast_memory_bwd_default(const SpaceQuery& q, const ConfigF
     struct Rows {
       std::int64_t n;
       int warps, rows, per_sm;           // many rows
-      int train_warps, train_rows;       // 16-48 rows an SM (one CTA an SM)
+      int train_warps, train_rows;       // 16-48 rows an SM
+      int train_per_sm = 1;              // CTAs an SM there
     };
+    // 1280 at 16-48 rows an SM since session 59: 5 warps of 2 rows, two
+    // CTAs a SM, where 10 warps of 4 rows in one (session 58's cold tune at
+    // M = 4096: LayerNorm 1.06-1.07x, RMSNorm 1.05x). A/B, dx and dW/dB, %
+    // of copy, round 1 / round 2 (bench/results/s59, call 5): M = 4096 bf16
+    // 43.4 / 43.2 -> 46.0 / 46.2, fp16 42.8 / 42.6 -> 45.4 / 45.5, RMSNorm
+    // 46.2 / 46.4 -> 48.2 / 48.1; M = 2200 27.7 / 27.1 -> 30.1 / 30.0; M =
+    // 6000 52.4 / 52.9 -> 55.9 / 56.1.
     static constexpr Rows kSegmented[] = {
-        {1152, 9, 2, 8, 9, 4},  {1280, 5, 2, 8, 10, 4},  {1408, 11, 2, 2, 11, 2}, {1536, 6, 1, 4, 6, 2},
-        {2304, 9, 1, 8, 18, 2}, {2560, 5, 1, 8, 10, 2},  {2816, 22, 2, 1, 11, 2}, {3072, 12, 1, 2, 12, 2},
+        {1152, 9, 2, 8, 9, 4},  {1280, 5, 2, 8, 5, 2, 2}, {1408, 11, 2, 2, 11, 2}, {1536, 6, 1, 4, 6, 2},
+        {2304, 9, 1, 8, 18, 2}, {2560, 5, 1, 8, 10, 2},   {2816, 22, 2, 1, 11, 2}, {3072, 12, 1, 2, 12, 2},
         {3584, 14, 2, 1, 14, 2},
     };
     const bool train = training_rows(q);
@@ -1607,7 +1650,7 @@ std::optional<Config> fast_memory_bwd_default(const SpaceQuery& q, const ConfigF
       if (r.n != q.n) continue;
       Config c = train ? Config{static_cast<int>(r.n), r.train_warps, r.train_rows, 0}
                        : Config{static_cast<int>(r.n), r.warps, r.rows, 0};
-      c.group_size_m = clip_groups(q, c.rows_per_cta, (train ? 1 : r.per_sm) * static_cast<std::int64_t>(q.sm_count));
+      c.group_size_m = clip_groups(q, c.rows_per_cta, (train ? r.train_per_sm : r.per_sm) * static_cast<std::int64_t>(q.sm_count));
       if (valid(c)) return c;
     }
   }
@@ -1807,6 +1850,22 @@ std::optional<Config> fast_memory_bwd_default(const SpaceQuery& q, const ConfigF
   // bf16 90.1 / 90.2% of copy, against 80.9 for the default (call 6's
   // sweep); at 3 stages 82.5 / 82.6 (three CTAs a SM), in 18 warps 68.7.
   // (The even split's rule below, with that split at 4 stages first.)
+  // 16-bit rows of 10240 and 11264 columns at training rows, since session
+  // 59: two exact halves (5120 columns in 10 warps, 5632 in 11), 2 stages,
+  // where the even split below takes two 6144-column slabs at 3 (session
+  // 58's cold tune at M = 4096: 10240 LayerNorm 1.10-1.11x, RMSNorm 1.05x;
+  // 11264 RMSNorm 1.02x). A/B, dx and dW/dB, % of copy, round 1 / round 2
+  // (bench/results/s59, call 5): M = 4096 LayerNorm bf16 10240 73.5 / 73.4
+  // -> 80.3 / 80.5, 11264 80.1 / 80.3 -> 82.5 / 82.0, fp16 10240 73.5 /
+  // 73.7 -> 80.6 / 80.5, RMSNorm bf16 10240 81.4 / 80.9 -> 84.0 / 84.1,
+  // 11264 84.6 / 84.8 -> 86.1 / 86.2; M = 2200 10240 60.7 / 61.1 -> 67.2 /
+  // 66.8; M = 6000 79.0 / 79.6 -> 86.8 / 87.1.
+  if (half && !q.residual && (q.n == 10240 || q.n == 11264) && training_rows(q)) {
+    Config c{static_cast<int>(q.n / 2), static_cast<int>(q.n / 1024), 2, 0, 2};
+    const int fit = std::max(1, q.sm_count / 2);
+    c.group_size_m = clip_groups(q, 1, wide_bwd_two_per_sm(q, c) ? 2 * fit : fit);
+    if (wide_bwd_fits(q, c, false, accept)) return c;
+  }
   if (!q.residual) {
     const std::optional<WideSplit> odd = q.n == 9216 ? wide_bwd_odd_split(q.n, esize) : std::nullopt;
     for (const auto& [split, stages] : {std::pair{odd, 4}, std::pair{wide_bwd_even_split(q.n, esize), 3}}) {

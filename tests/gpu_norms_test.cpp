@@ -707,6 +707,19 @@ std::vector<VCase> variant_cases() {
   out.push_back(plain(DType::f32, Norm::layer, 4096, 2560));
   out.push_back(plain(DType::f32, Norm::rms, 3001, 2816, 4));
   out.push_back(plain(DType::f32, Norm::layer, 5000, 3200));
+  // (session 59, call 5) 16-bit 1280 columns at training rows (the forward
+  // on the 2048-column tile in 2 warps, the backward in 5 warps of 2 rows,
+  // two CTAs a SM; RMSNorm strided), the fused backward there on the row's
+  // own tile (1280, 2560, 4608, 5120), and 10240 / 11264 columns over two
+  // exact halves at 2 stages.
+  out.push_back(plain(DType::bf16, Norm::layer, 4000, 1280));
+  out.push_back(plain(DType::f16, Norm::rms, 3001, 1280, 8));
+  out.push_back(fused(DType::bf16, Norm::rms, 4096, 1280));
+  out.push_back(fused(DType::f16, Norm::layer, 3001, 2560, 8));
+  out.push_back(fused(DType::bf16, Norm::rms, 4096, 4608));
+  out.push_back(fused(DType::bf16, Norm::layer, 5000, 5120, 8));
+  out.push_back(plain(DType::bf16, Norm::layer, 4096, 10240));
+  out.push_back(plain(DType::f16, Norm::rms, 3001, 11264, 8));
   return out;
 }
 

@@ -1743,7 +1743,28 @@ TEST(Default, SegmentedRows) {
            {b, DType::bf16, 7680, 37449, ln, 7680, 15, 1, 132}})
     EXPECT_EQ(def(w.k, w.d, w.n, w.m, w.norm), cfg(w.block, w.warps, w.rows, w.groups))
         << to_string(w.k) << " " << to_string(w.d) << " " << w.n << " " << w.m;
-  EXPECT_EQ(def(b, DType::bf16, 1280, 4096), cfg(1280, 10, 4, 132));
+  // Session 59 (call 5): 1280 at training rows in 5 warps of 2 rows, two
+  // CTAs a SM; the LayerNorm forward there on the 2048-column tile in 2
+  // warps (16-32 rows an SM; at 16 the rule of 80-thread rows); the fused
+  // backward there on the row's own tile; 10240 and 11264 over two exact
+  // halves at 2 stages.
+  EXPECT_EQ(def(b, DType::bf16, 1280, 4096), cfg(1280, 5, 2, 264));
+  EXPECT_EQ(def(b, DType::f16, 1280, 6336, Norm::rms), cfg(1280, 5, 2, 264));
+  EXPECT_EQ(def(f, DType::bf16, 1280, 4096), cfg(2048, 2, 1, 0));
+  EXPECT_EQ(def(f, DType::f16, 1280, 4224), cfg(2048, 2, 1, 0));
+  EXPECT_EQ(def(f, DType::bf16, 1280, 4225), cfg(1280, 5, 4, 0));
+  EXPECT_NE(def(f, DType::bf16, 1280, 4096, rms), cfg(2048, 2, 1, 0));
+  EXPECT_EQ(def(b, DType::bf16, 1280, 4096, rms, 18.8, true), cfg(1280, 5, 2, 264));
+  EXPECT_EQ(def(b, DType::f16, 2560, 2112, ln, 18.8, true), cfg(2560, 10, 1, 264));
+  EXPECT_EQ(def(b, DType::bf16, 4608, 6336, rms, 18.8, true), cfg(4608, 18, 1, 132));
+  EXPECT_EQ(def(b, DType::bf16, 5120, 4096, ln, 18.8, true), cfg(5120, 20, 1, 132));
+  EXPECT_NE(def(b, DType::bf16, 4608, 6337, rms, 18.8, true), cfg(4608, 18, 1, 132));
+  EXPECT_NE(def(b, DType::bf16, 4608, 4096, rms, 12.8, true), cfg(4608, 18, 1, 132));
+  EXPECT_NE(def(b, DType::f32, 4608, 4096, rms, 18.8, true), cfg(4608, 18, 1, 132));
+  EXPECT_EQ(def(b, DType::bf16, 10240, 4096), to_string(Config{5120, 10, 2, 132, 2}));
+  EXPECT_EQ(def(b, DType::f16, 11264, 2112, rms), to_string(Config{5632, 11, 2, 132, 2}));
+  EXPECT_NE(def(b, DType::bf16, 10240, 6337), to_string(Config{5120, 10, 2, 132, 2}));
+  EXPECT_NE(def(b, DType::bf16, 10240, 4096, ln, 18.8, true), to_string(Config{5120, 10, 2, 132, 2}));
   EXPECT_EQ(def(b, DType::bf16, 1536, 4096), cfg(1536, 6, 2, 132));
   EXPECT_EQ(def(b, DType::bf16, 3584, 6336), cfg(3584, 14, 2, 132));
   EXPECT_NE(def(f, DType::bf16, 1280, 2112, rms), cfg(1280, 5, 4, 0)) << "RMSNorm 1280 lost (call 3)";
