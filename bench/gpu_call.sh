@@ -94,6 +94,7 @@ gtests() {
 cold_tune() {
   OUT=$O STEPS=1 COLD_S=200 TOTAL_S=210 bash bench/tune_scale.sh $D 2>&1 | tail -25
   python3 bench/tune_trace_stats.py $O/cold.trace --keep $O/cold_keys_and_wrong.jsonl.gz
+  python3 bench/tune_gaps.py $O/cold.log > $O/cold_gaps.txt; head -n 1 $O/cold_gaps.txt
   rm -f $O/*.db $O/*.db-* $O/cold.trace 2>/dev/null
   ls -la $O
 }

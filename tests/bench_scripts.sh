@@ -247,5 +247,23 @@ gzip -dc "$T/kept.jsonl.gz" > "$T/kept.jsonl"
 check "tune_trace_stats.py --keep keeps the keys and the non-ok candidates" \
   bash -c "[ \$(grep -c . '$T/kept.jsonl') = 4 ] && ! grep -q '\"ok\"' '$T/kept.jsonl'"
 
+# tune_gaps.py: the keys whose winner leads the default, grouped by kernel,
+# form and M in N order; below --min and rows it cannot read left out.
+cat > "$T/tune.log" <<'EOF'
+GPU: NVIDIA H200 (sm_90, 132 SMs), driver 13000; device-to-device copy 4259 GB/s (read + written)
+kernel   dtype              N  M (bucket)  winner                  median µs       GB/s  % copy  vs default  state
+fwd      fp16             768    4096 (4)  b1024 w4 r4                  7.17       1760    41.3       1.13x  tuned
+fwd      fp16            1024    4096 (4)  b1024 w8 r8                  8.10       2077    48.8       1.01x  tuned
+bwd_dx   bf16 noB rms +res   18432    4096 (4)  b8192 w8 r2 g88 c3         163.46       3775    88.6       1.37x  tuned
+bwd_dwdb fp16             256    1056 (3)  b32 w16 r1 g17               7.97        272     6.4       1.27x  tuned
+EOF
+/usr/bin/env python3 "$root/bench/tune_gaps.py" "$T/tune.log" > "$T/gaps.txt"
+check "tune_gaps.py counts the keys that lead" grep -q "^3 of 4 keys lead their default by 1.05x or more" "$T/gaps.txt"
+check "tune_gaps.py groups a form's keys" bash -c "grep -A1 '^bwd_dx bf16 noB rms +res M=4096:' '$T/gaps.txt' | grep -q 'N=18432 *b8192 w8 r2 g88 c3 *1.37x'"
+check "tune_gaps.py leaves out keys under --min" bash -c "! grep -q 'N=1024 ' '$T/gaps.txt'"
+check "tune_gaps.py lists the largest lead first" bash -c "sed -n 2p '$T/gaps.txt' | grep -q '^bwd_dx'"
+printf 'not a report\n' > "$T/empty.log"
+check "tune_gaps.py refuses a file with no key rows" bash -c "! /usr/bin/env python3 '$root/bench/tune_gaps.py' '$T/empty.log' 2>/dev/null"
+
 [ "$fails" = 0 ] && echo "all checks passed" || echo "$fails check(s) failed"
 exit $((fails > 0))
