@@ -89,7 +89,8 @@ gtests() {
 # (bench/tune_scale.sh step 1, at most 200 s), its trace's keys by state and
 # candidates by status (a cold tune wants no failed key and no `wrong`
 # candidate), the keys and non-ok candidates kept as
-# $O/cold_keys_and_wrong.jsonl.gz; the caches and the whole trace removed
+# $O/cold_keys_and_wrong.jsonl.gz, the keys ahead of their default in
+# $O/cold_gaps.txt (bench/tune_gaps.py); the caches and the whole trace removed
 # (too large to come back). Sessions 57-58's call scripts had these lines.
 cold_tune() {
   OUT=$O STEPS=1 COLD_S=200 TOTAL_S=210 bash bench/tune_scale.sh $D 2>&1 | tail -25
