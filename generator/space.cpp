@@ -1512,6 +1512,36 @@ Config training_bwd_config(const SpaceQuery& q, int ctas_a_sm = 0) {
   return c;
 }
 
+// The fused 16-bit backward (the residual in x's dtype) on the tile of
+// exactly N columns, in rows of other than a power of two of threads, where
+// measured (fast_memory_bwd_default has the figures): past 48 rows an SM
+// (session 45), one CTA an SM; at training rows (16-48 rows an SM, session
+// 59), 8 elements a thread, one or two CTAs an SM. 0 warps: no entry there.
+struct FusedSegmented {
+  std::int64_t n;
+  int warps, rows;                          // past 48 rows an SM
+  int train_warps, train_rows, train_per_sm;  // 16-48 rows an SM
+};
+constexpr FusedSegmented kFusedSegmented[] = {
+    {1280, 0, 0, 5, 2, 2},   {2304, 18, 2, 0, 0, 0}, {2560, 20, 2, 10, 1, 2},
+    {3072, 12, 2, 0, 0, 0},  {4608, 9, 1, 18, 1, 1}, {5120, 10, 1, 20, 1, 1},
+};
+
+// kFusedSegmented's config for N at training rows (`train`) or past 48 rows
+// an SM, where the call's residual takes it.
+std::optional<Config> fused_segmented_config(const SpaceQuery& q, const ConfigFilter& accept, bool train) {
+  for (const FusedSegmented& r : kFusedSegmented) {
+    if (r.n != q.n) continue;
+    const int warps = train ? r.train_warps : r.warps;
+    if (warps == 0) return std::nullopt;
+    Config c{static_cast<int>(r.n), warps, train ? r.train_rows : r.rows, 0};
+    c.group_size_m = clip_groups(q, c.rows_per_cta, (train ? r.train_per_sm : 1) * static_cast<std::int64_t>(q.sm_count));
+    if (takes_residual(c, accept)) return c;
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
 std::optional<Config> fast_memory_bwd_default(const SpaceQuery& q, const ConfigFilter& accept) {
   const auto [esize, half, plain_layer, plain_rms] = row_kind(q);
   const auto valid = [&](const Config& c) { return !accept || accept(c).has_value(); };
@@ -1544,19 +1574,8 @@ std::optional<Config> fast_memory_bwd_default(const SpaceQuery& q, const ConfigF
   // / 81.6; add + RMSNorm M = 2200 1280 36.8 / 36.3 -> 38.1 / 37.9, 4608
   // 65.0 / 64.2 -> 71.5 / 71.3; M = 6000 1280 59.1 / 58.8 -> 66.7 / 66.5,
   // 4608 81.1 / 81.1 -> 88.4 / 87.7.
-  if (q.residual && half && training_rows(q)) {
-    struct FusedTrain {
-      std::int64_t n;
-      int warps, rows, per_sm;
-    };
-    static constexpr FusedTrain kFusedTrain[] = {{1280, 5, 2, 2}, {2560, 10, 1, 2}, {4608, 18, 1, 1}, {5120, 20, 1, 1}};
-    for (const FusedTrain& r : kFusedTrain) {
-      if (r.n != q.n) continue;
-      Config c{static_cast<int>(r.n), r.warps, r.rows, 0};
-      c.group_size_m = clip_groups(q, c.rows_per_cta, r.per_sm * static_cast<std::int64_t>(q.sm_count));
-      if (takes_residual(c, accept)) return c;
-    }
-  }
+  if (q.residual && half && training_rows(q))
+    if (const std::optional<Config> c = fused_segmented_config(q, accept, true)) return c;
   if (q.residual && half && q.n > 256 && q.n <= 2048 && training_rows(q)) {
     const Config c = training_bwd_config(q);
     if (takes_residual(c, accept) || takes_residual(c, accept, Stream::fp32_beside_16bit)) return c;
@@ -1668,19 +1687,8 @@ std::optional<Config> fast_memory_bwd_default(const SpaceQuery& q, const ConfigF
   // -> 100.0 / 100.2, 2560 99.6 / 99.7 -> 100.7 / 100.8, 4608 88.0 / 88.3
   // -> 95.2 / 95.1; fp16 2304 94.6 / 94.6 -> 99.7 / 99.3, 4608 92.9 / 92.8
   // -> 96.6 / 96.0.
-  if (half && q.residual && q.m > 48 * static_cast<std::int64_t>(q.sm_count)) {
-    struct FusedRows {
-      std::int64_t n;
-      int warps, rows;
-    };
-    static constexpr FusedRows kFusedSegmented[] = {{2304, 18, 2}, {2560, 20, 2}, {3072, 12, 2}, {4608, 9, 1}, {5120, 10, 1}};
-    for (const FusedRows& r : kFusedSegmented) {
-      if (r.n != q.n) continue;
-      Config c{static_cast<int>(r.n), r.warps, r.rows, 0};
-      c.group_size_m = clip_groups(q, c.rows_per_cta, q.sm_count);
-      if (takes_residual(c, accept)) return c;
-    }
-  }
+  if (half && q.residual && q.m > 48 * static_cast<std::int64_t>(q.sm_count))
+    if (const std::optional<Config> c = fused_segmented_config(q, accept, false)) return c;
   // Training sizes: 16-bit LayerNorm rows of 513-4096 columns over 16-48
   // rows a SM (M = 2112-6336 on 132 SMs): one CTA a SM, whose row slots step
   // apart (bwd_dx.cuh, bwd_slot_barriers), and where the CTA is under 512
@@ -1851,8 +1859,9 @@ std::optional<Config> fast_memory_bwd_default(const SpaceQuery& q, const ConfigF
   // sweep); at 3 stages 82.5 / 82.6 (three CTAs a SM), in 18 warps 68.7.
   // (The even split's rule below, with that split at 4 stages first.)
   // 16-bit rows of 10240 and 11264 columns at training rows, since session
-  // 59: two exact halves (5120 columns in 10 warps, 5632 in 11), 2 stages,
-  // where the even split below takes two 6144-column slabs at 3 (session
+  // 59: the odd split too (two exact halves, 5120 columns in 10 warps, 5632
+  // in 11), at 2 stages, where the even split took two 6144-column slabs at
+  // 3 (session
   // 58's cold tune at M = 4096: 10240 LayerNorm 1.10-1.11x, RMSNorm 1.05x;
   // 11264 RMSNorm 1.02x). A/B, dx and dW/dB, % of copy, round 1 / round 2
   // (bench/results/s59, call 5): M = 4096 LayerNorm bf16 10240 73.5 / 73.4
@@ -1860,15 +1869,11 @@ std::optional<Config> fast_memory_bwd_default(const SpaceQuery& q, const ConfigF
   // 73.7 -> 80.6 / 80.5, RMSNorm bf16 10240 81.4 / 80.9 -> 84.0 / 84.1,
   // 11264 84.6 / 84.8 -> 86.1 / 86.2; M = 2200 10240 60.7 / 61.1 -> 67.2 /
   // 66.8; M = 6000 79.0 / 79.6 -> 86.8 / 87.1.
-  if (half && !q.residual && (q.n == 10240 || q.n == 11264) && training_rows(q)) {
-    Config c{static_cast<int>(q.n / 2), static_cast<int>(q.n / 1024), 2, 0, 2};
-    const int fit = std::max(1, q.sm_count / 2);
-    c.group_size_m = clip_groups(q, 1, wide_bwd_two_per_sm(q, c) ? 2 * fit : fit);
-    if (wide_bwd_fits(q, c, false, accept)) return c;
-  }
   if (!q.residual) {
-    const std::optional<WideSplit> odd = q.n == 9216 ? wide_bwd_odd_split(q.n, esize) : std::nullopt;
-    for (const auto& [split, stages] : {std::pair{odd, 4}, std::pair{wide_bwd_even_split(q.n, esize), 3}}) {
+    const bool train_odd = (q.n == 10240 || q.n == 11264) && training_rows(q);
+    const std::optional<WideSplit> odd = q.n == 9216 || train_odd ? wide_bwd_odd_split(q.n, esize) : std::nullopt;
+    for (const auto& [split, stages] :
+         {std::pair{odd, train_odd ? 2 : 4}, std::pair{wide_bwd_even_split(q.n, esize), 3}}) {
       if (!split) continue;
       Config c{static_cast<int>(split->slab), split->min_warps, stages, 0, split->cluster};
       const int fit = std::max(1, q.sm_count / split->cluster);
