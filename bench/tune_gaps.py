@@ -19,25 +19,26 @@ import collections
 import re
 import sys
 
+# kernel, dtype label (form), N, M (bucket), winner, median, GB/s, % copy,
+# vs default, state: tuner/report.cpp's summary row.
 ROW = re.compile(
-    r"^(?P<kernel>fwd|bwd_dx|bwd_dwdb)\s+(?P<form>.+?)\s+(?P<n>\d+)\s+(?P<m>\d+) \((?P<bucket>\d+)\)\s+"
-    r"(?P<winner>b\d+ w\d+ r\d+(?: g\d+)?(?: c\d+)?)\s+(?P<median>[\d.]+)\s+\d+\s+(?P<pct>[\d.]+)\s+"
-    r"(?P<vs>[\d.]+)x\s+(?P<state>\S+)\s*$")
+    r"^(?P<kernel>fwd|bwd_dx|bwd_dwdb)\s+(?P<form>.+?)\s+(?P<n>\d+)\s+(?P<m>\d+) \(\d+\)\s+"
+    r"(?P<winner>b\d+ w\d+ r\d+(?: g\d+)?(?: c\d+)?)\s+[\d.]+\s+\d+\s+(?P<pct>[\d.]+)\s+"
+    r"(?P<vs>[\d.]+)x\s+\S+\s*$")
 
-Key = collections.namedtuple("Key", "kernel form n m bucket winner median pct vs state")
+Key = collections.namedtuple("Key", "kernel form n m winner pct vs")
 
 
 def parse(lines):
-    keys, skipped = [], 0
+    """The report's key rows (other lines skipped)."""
+    keys = []
     for line in lines:
         m = ROW.match(line.rstrip("\n"))
-        if not m:
-            skipped += 1
-            continue
-        d = m.groupdict()
-        keys.append(Key(d["kernel"], d["form"], int(d["n"]), int(d["m"]), int(d["bucket"]), d["winner"],
-                        float(d["median"]), float(d["pct"]), float(d["vs"]), d["state"]))
-    return keys, skipped
+        if m:
+            d = m.groupdict()
+            keys.append(Key(d["kernel"], d["form"], int(d["n"]), int(d["m"]), d["winner"], float(d["pct"]),
+                            float(d["vs"])))
+    return keys
 
 
 def main():
@@ -49,7 +50,7 @@ def main():
     if not a.min >= 1.0:
         sys.exit("tune_gaps.py: --min must be 1.0 or more, got %s" % a.min)
     with open(a.log, encoding="utf-8", errors="replace") as f:
-        keys, _ = parse(f)
+        keys = parse(f)
     if not keys:
         print("tune_gaps.py: no key rows in %s (is it `lntune tune`'s text report?)" % a.log, file=sys.stderr)
         sys.exit(2)
