@@ -1128,8 +1128,45 @@ std::optional<Config> fast_memory_fwd_latency_default(const SpaceQuery& q, const
       c = Config{8192, 8, 1, 0};
     } else if ((q.n == 32768 || q.n == 65536) && q.m <= 8) {
       c = Config{4096, 4, 2, static_cast<int>(q.m), static_cast<int>(q.n / 4096)};  // a cluster a row
+    } else if (q.n > 14336 && q.n < 16384 && rows_a_sm_within(q, 16, 32)) {
+      // 14337-16383 on the 16384 tile in 16 warps, not 8 (since session 60;
+      // session 58's tune at M = 4096: 14848-15872 1.04-1.06x; session 60's
+      // A/B, % of copy, M = 4096 bf16 14848 84.1 -> 89.1, 15360 84.5 -> 89.8,
+      // 15872 84.8 -> 91.5, fp16 15360 86.4 -> 90.7; M = 2200 15360 80.3 ->
+      // 85.4).
+      c = Config{16384, 16, 1, 0};
     }
     if (c && valid(*c)) return c;
+  }
+  // 16-bit RMSNorm of 12801-14848 columns at 16-32 rows an SM on the
+  // 4096-column tile in 16 warps, where the whole row in 32 (since session
+  // 60; session 58's tune at M = 4096: 13312-14336 1.05-1.09x; session 60's
+  // A/B, % of copy, M = 4096 bf16 13312 88.4 -> 94.0, 13824 88.5 -> 94.6,
+  // 14336 89.5 -> 93.3, 14848 91.1 -> 94.1, fp16 13824 89.0 -> 93.9; M =
+  // 2200 13824 84.7 -> 90.0; 12800 and 15360, outside, unchanged).
+  if (half && plain_rms && q.n > 12800 && q.n <= 14848 && rows_a_sm_within(q, 16, 32)) {
+    const Config c{4096, 16, 1, 0};
+    if (valid(c)) return c;
+  }
+  // fp32 LayerNorm of 4097-6143 columns at 16-32 rows an SM on a tile of N
+  // rounded up to 1024 in 8 warps, where the 8192-column tile in 16 (since
+  // session 60; session 58's tune at M = 4096: 4608 1.07x, 5120 1.05x, 5632
+  // 1.03x; session 60's A/B, % of copy, M = 4096 4608 90.9 -> 97.2, 5120
+  // 92.7 -> 96.2, 5632 96.1 -> 96.1; M = 2200 4608 82.8 -> 90.1, 5632 87.8
+  // -> 93.4).
+  if (kind.esize == 4 && plain_layer && q.n > 4096 && q.n < 6144 && rows_a_sm_within(q, 16, 32)) {
+    const Config c{static_cast<int>(round_up(q.n, std::int64_t{1024})), 8, 1, 0};
+    if (valid(c)) return c;
+  }
+  // 16-bit add + RMSNorm of 16385-20480 columns at 16-32 rows an SM on a
+  // tile of N rounded up to 4096 in 16 warps (the row in shared memory),
+  // where the 32768-column slab (since session 60; session 58's tune at M =
+  // 4096: 18432 on 20480 1.09x; session 60's A/B, % of copy, M = 4096 16896
+  // 83.0 -> 95.6, 18432 86.8 -> 95.7, 20480 88.9 -> 95.1; M = 2200 18432
+  // 83.4 -> 91.0).
+  if (half && q.residual && q.norm == Norm::rms && q.n > 16384 && q.n <= 20480 && rows_a_sm_within(q, 16, 32)) {
+    const Config c{static_cast<int>(round_up(q.n, std::int64_t{4096})), 16, 1, 0};
+    if (takes_residual(c, accept)) return c;
   }
   return std::nullopt;
 }
@@ -1738,6 +1775,29 @@ std::optional<Config> fast_memory_bwd_default(const SpaceQuery& q, const ConfigF
     const Config c = training_bwd_config(q);
     if (valid(c)) return c;
   }
+  // 16-bit RMSNorm of 4096 columns at 16-48 rows an SM: 16 warps of 2 rows,
+  // one CTA a SM, where 8 warps of 1, two (since session 60; session 58's
+  // tune at M = 4096: 1.06x, bf16 16 warps, fp16 32; session 60's A/B, % of
+  // copy, M = 4096 bf16 72.6 -> 76.1, fp16 73.2 -> 76.4, M = 6000 bf16 81.4
+  // -> 84.3).
+  if (half && plain_rms && q.n == 4096 && training_rows(q)) {
+    Config c{4096, 16, 2, 0};
+    c.group_size_m = q.sm_count;
+    if (valid(c)) return c;
+  }
+  // 16-bit add + RMSNorm of 8193-9216 columns at 16-48 rows an SM at 2
+  // stages: 9216 over the odd split (two 4608-column halves of 9 warps),
+  // else the even split (two 6144-column slabs of 8), where two 8192-column
+  // slabs (since session 60; session 58's tune at M = 4096: 8704 1.09x,
+  // 9216 1.06x; session 60's A/B, % of copy, M = 4096 8704 78.7 -> 85.7,
+  // 9216 83.1 -> 87.5, M = 2200 8704 67.3 -> 74.0). Both splits exist for
+  // such rows.
+  if (half && q.residual && q.norm == Norm::rms && q.n > 8192 && q.n <= 9216 && training_rows(q)) {
+    const std::optional<WideSplit> split = q.n == 9216 ? wide_bwd_odd_split(q.n, esize) : wide_bwd_even_split(q.n, esize);
+    Config c{static_cast<int>(split->slab), split->min_warps, 2, 0, split->cluster};
+    c.group_size_m = clip_groups(q, 1, q.sm_count);
+    if (takes_residual(c, accept)) return c;
+  }
   // fp32 rows of 2305-3584 columns at training rows (since session 59): 8
   // columns a thread, 2 rows, one CTA a SM, on the row's own tile where it
   // is a multiple of 256 columns up to 3072 (2560: 10 warps), else 4096 in
@@ -2326,6 +2386,14 @@ Config default_config(const SpaceQuery& q, const ConfigFilter& accept) {
       return Config{cols, groups * cols / 128, 1, 1};
     }
     if (blocks >= sms / 2) return Config{32, 16, 1, 1};
+    // Rows of 129-256 columns over 528 or more partial rows on a
+    // fast-memory GPU: 32 columns a CTA, about one CTA a SM, 8 warps (16
+    // from 1056 rows), where 128 columns in 16 warps (since session 60;
+    // session 58's tune: 1.10-1.27x; session 60's A/B of the whole backward,
+    // M = 4096 N = 256: bf16 13.05 -> 12.7 us, fp32 13.25 -> 12.85 us; M =
+    // 16384 and 512 MiB unchanged).
+    if (fast_memory(q) && q.n > 128 && q.n <= 256 && q.m >= 528)
+      return Config{32, q.m >= 1056 ? 16 : 8, 1, dwdb_split_count(q, 32, 1)};
     return Config{128, 16, 1, dwdb_split_count(q, 128, 1)};
   }
   const bool bwd = q.kernel == Kernel::bwd_dx;

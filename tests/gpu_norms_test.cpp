@@ -720,6 +720,22 @@ std::vector<VCase> variant_cases() {
   out.push_back(fused(DType::bf16, Norm::layer, 5000, 5120, 8));
   out.push_back(plain(DType::bf16, Norm::layer, 4096, 10240));
   out.push_back(plain(DType::f16, Norm::rms, 3001, 11264, 8));
+  // (training-rules-2) 16-bit LayerNorm 14337-16383 on the 16384 tile in 16
+  // warps, RMSNorm 12801-14848 on 4096-column tiles (odd N), fp32 LayerNorm
+  // 4097-6143 on N rounded up to 1024 in 8 warps, add + RMSNorm 16385-20480
+  // on N rounded up to 4096 (strided); the backward: RMSNorm 4096 in 16
+  // warps of 2 rows (strided), add + RMSNorm 8193-9216 over clusters of 2
+  // (9216 strided); bwd_dwdb of 129-256 columns over 528 or more partial
+  // rows, 32 columns a CTA (odd N strided).
+  out.push_back(plain(DType::bf16, Norm::layer, 4096, 15000, 8));
+  out.push_back(plain(DType::f16, Norm::rms, 3001, 13313));
+  out.push_back(plain(DType::f32, Norm::layer, 4096, 4609));
+  out.push_back(fused(DType::f16, Norm::rms, 3001, 17000, 8));
+  out.push_back(plain(DType::f16, Norm::rms, 3001, 4096, 8));
+  out.push_back(fused(DType::bf16, Norm::rms, 4096, 8704));
+  out.push_back(fused(DType::f16, Norm::rms, 3001, 9216, 8));
+  out.push_back(plain(DType::bf16, Norm::layer, 4096, 256));
+  out.push_back(plain(DType::f16, Norm::rms, 8000, 250, 8));
   return out;
 }
 

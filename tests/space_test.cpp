@@ -2057,5 +2057,55 @@ TEST(Default, FusedTwoRowsPast64RowsAnSm) {
   EXPECT_NE(with_stream(DType::bf16, DType::f32, Norm::layer, 4096, 65536), t4096);
   EXPECT_NE(with_stream(DType::bf16, DType::bf16, Norm::rms, 8192, 32768), t8192);
 }
+// (training-rules-2, bench/experiments) more training-size rules from
+// session 58's cold tune, fast-memory GPUs only.
+TEST(Default, TrainingRulesFromTheColdTune) {
+  const auto def = [](Kernel k, DType d, std::int64_t n, std::int64_t m, Norm norm = Norm::layer, bool residual = false,
+                      double bpc = 18.8) {
+    SpaceQuery q = query(k, d, n, m, bpc);
+    q.norm = norm;
+    q.residual = residual;
+    return to_string(default_config(q));
+  };
+  const Kernel f = Kernel::fwd, b = Kernel::bwd_dx, r = Kernel::bwd_dwdb;
+  const Norm ln = Norm::layer, rms = Norm::rms;
+  // 16-bit LayerNorm 14337-16383 at 16-32 rows an SM: the 16384 tile in 16 warps.
+  EXPECT_EQ(def(f, DType::bf16, 15000, 4096), to_string(Config{16384, 16, 1, 0}));
+  EXPECT_EQ(def(f, DType::f16, 14337, 2113), to_string(Config{16384, 16, 1, 0}));
+  EXPECT_NE(def(f, DType::bf16, 15000, 4225), to_string(Config{16384, 16, 1, 0}));
+  EXPECT_NE(def(f, DType::bf16, 14336, 4096), to_string(Config{16384, 16, 1, 0}));
+  // 16-bit RMSNorm 12801-14848 there: 4096-column tiles in 16 warps.
+  EXPECT_EQ(def(f, DType::f16, 13313, 3001, rms), to_string(Config{4096, 16, 1, 0}));
+  EXPECT_EQ(def(f, DType::bf16, 14848, 4224, rms), to_string(Config{4096, 16, 1, 0}));
+  EXPECT_NE(def(f, DType::bf16, 12800, 4096, rms), to_string(Config{4096, 16, 1, 0}));
+  EXPECT_NE(def(f, DType::bf16, 13824, 2112, rms), to_string(Config{4096, 16, 1, 0}));
+  EXPECT_NE(def(f, DType::bf16, 13824, 4096, rms, false, 12.8), to_string(Config{4096, 16, 1, 0}));
+  // fp32 LayerNorm 4097-6143: N rounded up to 1024 in 8 warps.
+  EXPECT_EQ(def(f, DType::f32, 4609, 4096), to_string(Config{5120, 8, 1, 0}));
+  EXPECT_EQ(def(f, DType::f32, 5632, 4096), to_string(Config{6144, 8, 1, 0}));
+  EXPECT_NE(def(f, DType::f32, 4609, 4096, rms), to_string(Config{5120, 8, 1, 0}));
+  EXPECT_NE(def(f, DType::f32, 4609, 6000), to_string(Config{5120, 8, 1, 0}));
+  // 16-bit add + RMSNorm 16385-20480: N rounded up to 4096 in 16 warps.
+  EXPECT_EQ(def(f, DType::bf16, 18432, 4096, rms, true), to_string(Config{20480, 16, 1, 0}));
+  EXPECT_EQ(def(f, DType::f16, 16385, 3001, rms, true), to_string(Config{20480, 16, 1, 0}));
+  EXPECT_NE(def(f, DType::bf16, 18432, 4096, ln, true), to_string(Config{20480, 16, 1, 0}));
+  EXPECT_NE(def(f, DType::bf16, 20481, 4096, rms, true), to_string(Config{24576, 16, 1, 0}));
+  // The backward: 16-bit RMSNorm 4096 in 16 warps of 2 rows, one CTA a SM.
+  EXPECT_EQ(def(b, DType::f16, 4096, 3001, rms), to_string(Config{4096, 16, 2, 132}));
+  EXPECT_EQ(def(b, DType::bf16, 4096, 4096, ln), to_string(Config{4096, 16, 2, 132}));  // LayerNorm's training config
+  EXPECT_NE(def(b, DType::bf16, 4096, 2111, rms), to_string(Config{4096, 16, 2, 132}));
+  // 16-bit add + RMSNorm 8193-9216 over clusters of 2 at 2 stages.
+  EXPECT_EQ(def(b, DType::bf16, 8704, 4096, rms, true), to_string(Config{6144, 8, 2, 132, 2}));
+  EXPECT_EQ(def(b, DType::f16, 9216, 3001, rms, true), to_string(Config{4608, 9, 2, 132, 2}));
+  EXPECT_NE(def(b, DType::bf16, 8704, 4096, ln, true), to_string(Config{6144, 8, 2, 132, 2}));
+  // bwd_dwdb of 129-256 columns over 528 or more partial rows: 32 columns
+  // a CTA, about one CTA a SM (17 splits), 8 warps, 16 from 1056 rows.
+  EXPECT_EQ(def(r, DType::bf16, 256, 528), to_string(Config{32, 8, 1, 17}));
+  EXPECT_EQ(def(r, DType::f32, 200, 1056), to_string(Config{32, 16, 1, 19}));  // 7 blocks: 132 / 7
+  EXPECT_EQ(def(r, DType::bf16, 256, 527), to_string(Config{128, 16, 1, 32}));
+  EXPECT_EQ(def(r, DType::bf16, 256, 528, ln, false, 12.8), to_string(Config{128, 16, 1, 32}));
+  EXPECT_NE(def(r, DType::bf16, 512, 528), to_string(Config{32, 8, 1, 17}));
+}
+
 }  // namespace
 }  // namespace lntune::gen

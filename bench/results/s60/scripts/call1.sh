@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# A device call for training-rules-2.patch (bench/experiments/README.md):
+# Call 1 (session 60; was bench/experiments/run-training-rules-2.sh): the
+# A/B of training-rules-2.patch (landed; bench/experiments/README.md):
 # eight more defaults from session 58's cold tune at M = 4096
 # (bench/results/s58/call4/cold.log, the winner 1.04-1.27x over the
 # default). The patched build's new Variants cases (every Variants case
