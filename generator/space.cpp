@@ -1128,6 +1128,14 @@ std::optional<Config> fast_memory_fwd_latency_default(const SpaceQuery& q, const
       c = Config{8192, 8, 1, 0};
     } else if ((q.n == 32768 || q.n == 65536) && q.m <= 8) {
       c = Config{4096, 4, 2, static_cast<int>(q.m), static_cast<int>(q.n / 4096)};  // a cluster a row
+    } else if (q.n > 8192 && q.n <= 9216 && rows_a_sm_within(q, 16, 32)) {
+      // 8193-9216 on the 9216 tile in 9 warps, where the 10240 tile in 8
+      // (since session 60; its cold tune at M = 4096: 9216 1.04-1.05x; A/B,
+      // % of copy, two rounds averaged, bench/results/s60 call 5: M = 4096
+      // bf16 8448 85.2 -> 88.3, 8704 85.2 -> 89.6, 9216 86.7 -> 90.7, fp16
+      // 8704 87.5 -> 90.4, 9216 87.3 -> 89.9; M = 2200 8704 75.4 -> 80.5;
+      // M = 8192, outside, level).
+      c = Config{9216, 9, 1, 0};
     } else if (q.n > 14336 && q.n < 16384 && rows_a_sm_within(q, 16, 32)) {
       // 14337-16383 on the 16384 tile in 16 warps, not 8 (since session 60;
       // session 58's tune at M = 4096: 14848-15872 1.04-1.06x; session 60's
@@ -1144,7 +1152,12 @@ std::optional<Config> fast_memory_fwd_latency_default(const SpaceQuery& q, const
   // A/B, % of copy, M = 4096 bf16 13312 88.4 -> 94.0, 13824 88.5 -> 94.6,
   // 14336 89.5 -> 93.3, 14848 91.1 -> 94.1, fp16 13824 89.0 -> 93.9; M =
   // 2200 13824 84.7 -> 90.0; 12800 and 15360, outside, unchanged).
-  if (half && plain_rms && q.n > 12800 && q.n <= 14848 && rows_a_sm_within(q, 16, 32)) {
+  // From 12289 since session 60's second step (its cold tune on the rule
+  // above: 12800 1.06-1.07x on this tile; A/B, % of copy, two rounds
+  // averaged, bench/results/s60 call 4: M = 4096 bf16 12544 85.2 -> 94.5,
+  // 12800 86.8 -> 93.4, fp16 12800 85.5 -> 95.3; M = 2200 12800 82.5 ->
+  // 89.3).
+  if (half && plain_rms && q.n > 12288 && q.n <= 14848 && rows_a_sm_within(q, 16, 32)) {
     const Config c{4096, 16, 1, 0};
     if (valid(c)) return c;
   }
@@ -1785,6 +1798,17 @@ std::optional<Config> fast_memory_bwd_default(const SpaceQuery& q, const ConfigF
     c.group_size_m = q.sm_count;
     if (valid(c)) return c;
   }
+  // 16-bit RMSNorm of 3073-3583 columns at 16-48 rows an SM on the
+  // 4096-column tile in 16 warps, two CTAs a SM, where 8 warps (since
+  // session 60; its cold tune at M = 4096: 3200 1.05x, bf16 and fp16; A/B,
+  // dx and dW/dB, % of copy, two rounds averaged, call 4: M = 4096 bf16
+  // 3200 68.4 -> 70.7, 3328 68.1 -> 72.1, fp16 3200 68.8 -> 71.1; M = 6000
+  // 3200 75.6 -> 78.1).
+  if (half && plain_rms && q.n > 3072 && q.n < 3584 && training_rows(q)) {
+    Config c{4096, 16, 1, 0};
+    c.group_size_m = clip_groups(q, 1, 2 * q.sm_count);
+    if (valid(c)) return c;
+  }
   // 16-bit add + RMSNorm of 8193-9216 columns at 16-48 rows an SM at 2
   // stages: 9216 over the odd split (two 4608-column halves of 9 warps),
   // else the even split (two 6144-column slabs of 8), where two 8192-column
@@ -1932,8 +1956,17 @@ std::optional<Config> fast_memory_bwd_default(const SpaceQuery& q, const ConfigF
   if (!q.residual) {
     const bool train_odd = (q.n == 10240 || q.n == 11264) && training_rows(q);
     const std::optional<WideSplit> odd = q.n == 9216 || train_odd ? wide_bwd_odd_split(q.n, esize) : std::nullopt;
+    // 16-bit rows of 8193-10239 columns (not 9216) at training rows over
+    // the even split at 2 stages, not 3 (since session 60; its cold tune at
+    // M = 4096: 8704 and 9728 1.05-1.06x, bf16 at 2 stages, fp16 at 4; A/B,
+    // dx and dW/dB, % of copy, two rounds averaged, call 4: M = 4096
+    // LayerNorm bf16 8704 63.4 -> 67.0, 9728 70.0 -> 73.6, fp16 8704 64.1
+    // -> 66.9, 9728 70.7 -> 74.0, RMSNorm bf16 8704 70.4 -> 72.6; M = 2200
+    // 8704 52.9 -> 55.8. fp16 8704 at 4 stages in the same process 67.9,
+    // at 2 66.4-67.1: not taken for one shape).
+    const bool train_even = esize == 2 && q.n > 8192 && q.n < 10240 && training_rows(q);
     for (const auto& [split, stages] :
-         {std::pair{odd, train_odd ? 2 : 4}, std::pair{wide_bwd_even_split(q.n, esize), 3}}) {
+         {std::pair{odd, train_odd ? 2 : 4}, std::pair{wide_bwd_even_split(q.n, esize), train_even ? 2 : 3}}) {
       if (!split) continue;
       Config c{static_cast<int>(split->slab), split->min_warps, stages, 0, split->cluster};
       const int fit = std::max(1, q.sm_count / split->cluster);

@@ -736,6 +736,15 @@ std::vector<VCase> variant_cases() {
   out.push_back(fused(DType::f16, Norm::rms, 3001, 9216, 8));
   out.push_back(plain(DType::bf16, Norm::layer, 4096, 256));
   out.push_back(plain(DType::f16, Norm::rms, 8000, 250, 8));
+  // (session 60) 16-bit LayerNorm forward 8193-9216 on the 9216 tile in 9
+  // warps (odd N), RMSNorm forward from 12289 on 4096-column tiles
+  // (strided), RMSNorm backward 3073-3583 on the 4096 tile in 16 warps
+  // (odd N), the backward of 8193-10239 over the even split at 2 stages
+  // (strided).
+  out.push_back(plain(DType::bf16, Norm::layer, 4096, 8705));
+  out.push_back(plain(DType::f16, Norm::rms, 3001, 12545, 8));
+  out.push_back(plain(DType::bf16, Norm::rms, 4096, 3201));
+  out.push_back(plain(DType::f16, Norm::layer, 3001, 9728, 8));
   return out;
 }
 

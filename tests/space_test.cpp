@@ -2077,7 +2077,9 @@ TEST(Default, TrainingRulesFromTheColdTune) {
   // 16-bit RMSNorm 12801-14848 there: 4096-column tiles in 16 warps.
   EXPECT_EQ(def(f, DType::f16, 13313, 3001, rms), to_string(Config{4096, 16, 1, 0}));
   EXPECT_EQ(def(f, DType::bf16, 14848, 4224, rms), to_string(Config{4096, 16, 1, 0}));
-  EXPECT_NE(def(f, DType::bf16, 12800, 4096, rms), to_string(Config{4096, 16, 1, 0}));
+  EXPECT_EQ(def(f, DType::bf16, 12800, 4096, rms), to_string(Config{4096, 16, 1, 0}));  // from 12289 (session 60)
+  EXPECT_EQ(def(f, DType::f16, 12289, 3001, rms), to_string(Config{4096, 16, 1, 0}));
+  EXPECT_NE(def(f, DType::bf16, 12288, 4096, rms), to_string(Config{4096, 16, 1, 0}));
   EXPECT_NE(def(f, DType::bf16, 13824, 2112, rms), to_string(Config{4096, 16, 1, 0}));
   EXPECT_NE(def(f, DType::bf16, 13824, 4096, rms, false, 12.8), to_string(Config{4096, 16, 1, 0}));
   // fp32 LayerNorm 4097-6143: N rounded up to 1024 in 8 warps.
@@ -2105,6 +2107,40 @@ TEST(Default, TrainingRulesFromTheColdTune) {
   EXPECT_EQ(def(r, DType::bf16, 256, 527), to_string(Config{128, 16, 1, 32}));
   EXPECT_EQ(def(r, DType::bf16, 256, 528, ln, false, 12.8), to_string(Config{128, 16, 1, 32}));
   EXPECT_NE(def(r, DType::bf16, 512, 528), to_string(Config{32, 8, 1, 17}));
+}
+
+// Session 60's rules from its cold tune at M = 4096 (bench/results/s60,
+// calls 4-5), each at its edges.
+TEST(Default, TrainingRulesFromSession60) {
+  const auto def = [](Kernel k, DType d, std::int64_t n, std::int64_t m, Norm norm = Norm::layer, bool residual = false,
+                      double bpc = 18.8) {
+    SpaceQuery q = query(k, d, n, m, bpc);
+    q.norm = norm;
+    q.residual = residual;
+    return to_string(default_config(q));
+  };
+  const Kernel f = Kernel::fwd, b = Kernel::bwd_dx;
+  const Norm ln = Norm::layer, rms = Norm::rms;
+  // 16-bit LayerNorm forward of 8193-9216 at 16-32 rows an SM: the 9216 tile in 9 warps.
+  EXPECT_EQ(def(f, DType::bf16, 8704, 4096), to_string(Config{9216, 9, 1, 0}));
+  EXPECT_EQ(def(f, DType::f16, 8193, 2113), to_string(Config{9216, 9, 1, 0}));
+  EXPECT_EQ(def(f, DType::bf16, 9216, 4224), to_string(Config{9216, 9, 1, 0}));
+  EXPECT_NE(def(f, DType::bf16, 9217, 4096), to_string(Config{9216, 9, 1, 0}));
+  EXPECT_NE(def(f, DType::bf16, 8704, 8192), to_string(Config{9216, 9, 1, 0}));
+  EXPECT_NE(def(f, DType::bf16, 8704, 4096, rms), to_string(Config{9216, 9, 1, 0}));
+  EXPECT_NE(def(f, DType::f32, 8704, 4096), to_string(Config{9216, 9, 1, 0}));
+  EXPECT_NE(def(f, DType::bf16, 8704, 4096, ln, false, 12.8), to_string(Config{9216, 9, 1, 0}));
+  // 16-bit RMSNorm backward of 3073-3583 at training rows: the 4096 tile in 16 warps, two CTAs a SM.
+  EXPECT_EQ(def(b, DType::bf16, 3200, 4096, rms), to_string(Config{4096, 16, 1, 264}));
+  EXPECT_EQ(def(b, DType::f16, 3583, 3001, rms), to_string(Config{4096, 16, 1, 264}));
+  EXPECT_NE(def(b, DType::bf16, 3072, 4096, rms), to_string(Config{4096, 16, 1, 264}));
+  EXPECT_NE(def(b, DType::bf16, 3584, 4096, rms), to_string(Config{4096, 16, 1, 264}));
+  EXPECT_NE(def(b, DType::bf16, 3200, 4096, ln), to_string(Config{4096, 16, 1, 264}));
+  // 16-bit backward of 8193-10239 (not 9216) at training rows: the even split at 2 stages.
+  EXPECT_EQ(def(b, DType::bf16, 8704, 4096), to_string(Config{6144, 8, 2, 132, 2}));
+  EXPECT_EQ(def(b, DType::f16, 9728, 3001, rms), to_string(Config{6144, 8, 2, 132, 2}));
+  EXPECT_EQ(def(b, DType::bf16, 8704, 8192), to_string(Config{6144, 8, 3, 132, 2}));  // past training rows: 3 stages
+  EXPECT_NE(def(b, DType::bf16, 9216, 4096), to_string(Config{6144, 8, 2, 132, 2}));
 }
 
 }  // namespace
