@@ -90,12 +90,15 @@ gtests() {
 # candidates by status (a cold tune wants no failed key and no `wrong`
 # candidate), the keys and non-ok candidates kept as
 # $O/cold_keys_and_wrong.jsonl.gz, the keys ahead of their default in
-# $O/cold_gaps.txt (bench/tune_gaps.py); the caches and the whole trace removed
+# $O/cold_gaps.txt (bench/tune_gaps.py, the bwd_dwdb keys that serve only as
+# the fallback of a dx kernel finishing dW/dB apart); the caches and the
+# whole trace removed
 # (too large to come back). Sessions 57-58's call scripts had these lines.
 cold_tune() {
   OUT=$O STEPS=1 COLD_S=200 TOTAL_S=210 bash bench/tune_scale.sh $D 2>&1 | tail -25
   python3 bench/tune_trace_stats.py $O/cold.trace --keep $O/cold_keys_and_wrong.jsonl.gz
-  python3 bench/tune_gaps.py $O/cold.log > $O/cold_gaps.txt; head -n 1 $O/cold_gaps.txt
+  python3 bench/tune_gaps.py $O/cold.log --trace $O/cold_keys_and_wrong.jsonl.gz > $O/cold_gaps.txt
+  head -n 1 $O/cold_gaps.txt; grep "only as the fallback" $O/cold_gaps.txt
   rm -f $O/*.db $O/*.db-* $O/cold.trace 2>/dev/null
   ls -la $O
 }

@@ -262,6 +262,27 @@ check "tune_gaps.py counts the keys that lead" grep -q "^3 of 4 keys lead their 
 check "tune_gaps.py groups a form's keys" bash -c "grep -A1 '^bwd_dx bf16 noB rms +res M=4096:' '$T/gaps.txt' | grep -q 'N=18432 *b8192 w8 r2 g88 c3 *1.37x'"
 check "tune_gaps.py leaves out keys under --min" bash -c "! grep -q 'N=1024 ' '$T/gaps.txt'"
 check "tune_gaps.py lists the largest lead first" bash -c "sed -n 2p '$T/gaps.txt' | grep -q '^bwd_dx'"
+# --trace: a bwd_dwdb key whose every chosen bwd_dx pair finishes dW/dB in
+# the dx kernel is listed apart (the 1056-row key below: its one pair
+# finishes inside); one that a pair reduces separately stays (the 528-row
+# key: a trace before session 60, best under default, no new fields).
+cat >> "$T/tune.log" <<'EOF'
+bwd_dwdb fp16             256     528 (3)  b32 w8 r1 g17                5.10        272     6.4       1.20x  tuned
+EOF
+cat > "$T/tune.trace" <<'EOF'
+{"event": "key", "kernel": "bwd_dx", "x_dtype": "fp16", "w_dtype": "fp16", "has_weight": true, "has_bias": true, "n": 256, "joint": [{"partial_rows": 1056, "dwdb_default_us": 8.0, "dwdb_best_us": 8.0, "chosen": true, "finishes_in_kernel": true, "dwdb_form": "fp16"}, {"partial_rows": 528, "dwdb_default_us": 6.1, "dwdb_best_us": 5.1, "chosen": false}]}
+{"event": "key", "kernel": "bwd_dx", "x_dtype": "fp16", "w_dtype": "fp32", "has_weight": true, "has_bias": true, "n": 256, "joint": [{"partial_rows": 528, "dwdb_default_us": 6.1, "dwdb_best_us": 5.1, "chosen": true}]}
+not json
+EOF
+gzip -c "$T/tune.trace" > "$T/tune.trace.gz"
+/usr/bin/env python3 "$root/bench/tune_gaps.py" "$T/tune.log" --trace "$T/tune.trace.gz" > "$T/gaps_trace.txt"
+check "tune_gaps.py --trace counts the keys the backward runs" grep -q "^3 of 5 keys lead their default by 1.05x or more" "$T/gaps_trace.txt"
+check "tune_gaps.py --trace lists a fallback-only bwd_dwdb key apart" \
+  bash -c "sed -n '/only as the fallback/,\$p' '$T/gaps_trace.txt' | grep -q 'N=256 *b32 w16 r1 g17 *1.27x' && grep -q '^1 more bwd_dwdb keys lead' '$T/gaps_trace.txt'"
+check "tune_gaps.py --trace keeps a bwd_dwdb key a pair reduces separately" \
+  bash -c "sed -n '/only as the fallback/q;p' '$T/gaps_trace.txt' | grep -q 'N=256 *b32 w8 r1 g17 *1.20x'"
+check "tune_gaps.py names a trace it cannot read" \
+  bash -c "/usr/bin/env python3 '$root/bench/tune_gaps.py' '$T/tune.log' --trace '$T/none.trace' 2>&1 | grep -q 'cannot read the trace'"
 printf 'not a report\n' > "$T/empty.log"
 check "tune_gaps.py refuses a file with no key rows" bash -c "! /usr/bin/env python3 '$root/bench/tune_gaps.py' '$T/empty.log' 2>/dev/null"
 

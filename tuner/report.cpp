@@ -394,7 +394,9 @@ void TraceWriter::key_done(const KeyResult& r) {
            << ", \"backward_us\": " << json_number(j.backward_us) << ", \"dwdb_default_us\": " << opt(j.dwdb_default_us)
            << ", \"dwdb_best_us\": " << opt(j.dwdb_best_us)
            << ", \"dwdb_config\": " << (j.dwdb ? config_json(*j.dwdb) : std::string("null"))
-           << ", \"chosen\": " << (j.chosen ? "true" : "false") << "}";
+           << ", \"chosen\": " << (j.chosen ? "true" : "false")
+           << ", \"finishes_in_kernel\": " << (j.finishes_in_kernel ? "true" : "false")
+           << ", \"dwdb_form\": " << json_string(dtype_label(j.dwdb_traits)) << "}";
     }
     out_ << "]";
   }

@@ -105,7 +105,8 @@ class ProgressBar : public Progress {
 // "device", "warm", "seconds", ..., and for a bwd_dx key tuned jointly with
 // its reduction "joint": its finalists with "config", "partial_rows",
 // "backward_us", "dwdb_default_us", "dwdb_best_us", "dwdb_config",
-// "chosen"}), forwarding every call to `inner` (may be null). What
+// "chosen", "finishes_in_kernel", "dwdb_form" (its bwd_dwdb key's dtype
+// label, as the text report prints it)}), forwarding every call to `inner` (may be null). What
 // bench/compare_winners.py reads.
 class TraceWriter : public Progress {
  public:

@@ -130,6 +130,12 @@ struct JointTiming {
   std::int64_t partial_rows = 0;           // its partial rows (the bwd_dwdb problem's M)
   std::optional<Config> dwdb;              // the bwd_dwdb search's winner's config
   bool chosen = false;
+  // The launcher finishes dW/dB inside this finalist's dx kernel
+  // (rt::finish_path): then no bwd_dwdb runs after it, and the bwd_dwdb
+  // record of its partial rows serves only where the cooperative launch is
+  // refused. Its bwd_dwdb key's traits (the trace names the key by them).
+  bool finishes_in_kernel = false;
+  Traits dwdb_traits{};
 };
 
 struct KeyResult {
