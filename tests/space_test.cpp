@@ -2057,16 +2057,19 @@ TEST(Default, FusedTwoRowsPast64RowsAnSm) {
   EXPECT_NE(with_stream(DType::bf16, DType::f32, Norm::layer, 4096, 65536), t4096);
   EXPECT_NE(with_stream(DType::bf16, DType::bf16, Norm::rms, 8192, 32768), t8192);
 }
+// The default config of a query, as text (an H200's DRAM bytes a SM cycle
+// unless `bpc` says otherwise): the cold tunes' rules below.
+std::string def(Kernel k, DType d, std::int64_t n, std::int64_t m, Norm norm = Norm::layer, bool residual = false,
+                double bpc = 18.8) {
+  SpaceQuery q = query(k, d, n, m, bpc);
+  q.norm = norm;
+  q.residual = residual;
+  return to_string(default_config(q));
+}
+
 // (training-rules-2, bench/experiments) more training-size rules from
 // session 58's cold tune, fast-memory GPUs only.
 TEST(Default, TrainingRulesFromTheColdTune) {
-  const auto def = [](Kernel k, DType d, std::int64_t n, std::int64_t m, Norm norm = Norm::layer, bool residual = false,
-                      double bpc = 18.8) {
-    SpaceQuery q = query(k, d, n, m, bpc);
-    q.norm = norm;
-    q.residual = residual;
-    return to_string(default_config(q));
-  };
   const Kernel f = Kernel::fwd, b = Kernel::bwd_dx, r = Kernel::bwd_dwdb;
   const Norm ln = Norm::layer, rms = Norm::rms;
   // 16-bit LayerNorm 14337-16383 at 16-32 rows an SM: the 16384 tile in 16 warps.
@@ -2112,13 +2115,6 @@ TEST(Default, TrainingRulesFromTheColdTune) {
 // Session 60's rules from its cold tune at M = 4096 (bench/results/s60,
 // calls 4-5), each at its edges.
 TEST(Default, TrainingRulesFromSession60) {
-  const auto def = [](Kernel k, DType d, std::int64_t n, std::int64_t m, Norm norm = Norm::layer, bool residual = false,
-                      double bpc = 18.8) {
-    SpaceQuery q = query(k, d, n, m, bpc);
-    q.norm = norm;
-    q.residual = residual;
-    return to_string(default_config(q));
-  };
   const Kernel f = Kernel::fwd, b = Kernel::bwd_dx;
   const Norm ln = Norm::layer, rms = Norm::rms;
   // 16-bit LayerNorm forward of 8193-9216 at 16-32 rows an SM: the 9216 tile in 9 warps.
