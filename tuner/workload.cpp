@@ -234,9 +234,9 @@ rt::DeviceBuffer Workload::alloc(std::size_t bytes) {
 rt::DeviceBuffer Workload::upload(const void* data, std::size_t bytes) {
   rt::DeviceBuffer b = alloc(bytes);
   if (bytes == 0) return b;
-  if (uploader_)
+  if (uploader_) {
     uploader_->upload(b.get(), data, bytes);
-  else {
+  } else {
     rt::check(rt::driver().MemcpyHtoD(b.get(), data, bytes), "cuMemcpyHtoD (" + std::to_string(bytes) + " bytes)");
     // A pageable copy may return before its DMA lands, and the streams that
     // read the buffer next need not wait for the legacy stream.
