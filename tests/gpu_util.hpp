@@ -24,6 +24,17 @@ namespace lntune::testing {
     ::lntune::rt::current_context();                                     \
   } while (0)
 
+// Copies host bytes to the device and waits until they have landed: a
+// pageable cuMemcpyHtoD may return before its DMA does, and kernels on a
+// non-blocking stream (the tuner's runner, the stress tests' streams) do
+// not wait for the legacy stream (session 60: a DeviceCheck test counted
+// 217 failures against the host's 180, its buffers partly still holding
+// the previous round's data).
+inline void upload(CUdeviceptr dst, const void* src, std::size_t bytes) {
+  rt::check(rt::driver().MemcpyHtoD(dst, src, bytes), "upload (" + std::to_string(bytes) + " bytes)");
+  rt::check(rt::driver().CtxSynchronize(), "synchronize after an upload");
+}
+
 // Host bytes of a tensor in some dtype, and its device copy.
 struct HostTensor {
   DType dtype = DType::f32;
@@ -46,9 +57,7 @@ struct DeviceTensor {
   explicit DeviceTensor(const HostTensor& h) : DeviceTensor(h.dtype, h.count) { upload(h); }
   void* ptr() const { return buf.ptr(); }
   std::size_t bytes() const { return static_cast<std::size_t>(count) * dtype_size(dtype); }
-  void upload(const HostTensor& h) {
-    rt::check(rt::driver().MemcpyHtoD(buf.get(), h.data(), h.bytes.size()), "upload");
-  }
+  void upload(const HostTensor& h) { lntune::testing::upload(buf.get(), h.data(), h.bytes.size()); }
   HostTensor download() const {
     HostTensor h(dtype, count);
     rt::check(rt::driver().CtxSynchronize(), "synchronize before download");

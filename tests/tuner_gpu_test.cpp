@@ -263,13 +263,8 @@ TEST(DeviceCheck, CountsWhatTheHostComparisonCounts) {
     const auto host = ref::compare(d, got.data(), want.data(), 1, n, n, n, tol, ref::poison_bits(d));
     ASSERT_GT(host.mismatches, 50) << "the case this test is about";
     rt::DeviceBuffer g(got.size()), w(want.size());
-    ASSERT_EQ(rt::driver().MemcpyHtoD(g.get(), got.data(), got.size()), CUDA_SUCCESS);
-    ASSERT_EQ(rt::driver().MemcpyHtoD(w.get(), want.data(), want.size()), CUDA_SUCCESS);
-    // A pageable cuMemcpyHtoD may return before its DMA lands, and the
-    // runner's stream does not wait for the legacy stream: session 60's
-    // suite saw bf16 count 217 against the host's 180 (its buffers at the
-    // f16 round's addresses, partly still holding them).
-    ASSERT_EQ(rt::driver().CtxSynchronize(), CUDA_SUCCESS);
+    lntune::testing::upload(g.get(), got.data(), got.size());
+    lntune::testing::upload(w.get(), want.data(), want.size());
     EXPECT_EQ(check.failures(d, g.get(), w.get(), n, tol, ref::poison_bits(d), runner.stream()),
               static_cast<std::uint64_t>(host.mismatches))
         << to_string(d);
@@ -420,8 +415,7 @@ TEST(DeviceCheck, WorkloadVerificationOnTheGpu) {
           correct(st);
           const std::uint16_t v = 0x4480;  // 1024 in bf16
           ASSERT_EQ(rt::driver().StreamSynchronize(st), CUDA_SUCCESS);
-          ASSERT_EQ(rt::driver().MemcpyHtoD(bad, &v, 2), CUDA_SUCCESS);
-          ASSERT_EQ(rt::driver().CtxSynchronize(), CUDA_SUCCESS);  // the pageable copy's DMA landed
+          lntune::testing::upload(bad, &v, 2);
         },
         s);
     const std::string what = k == Kernel::fwd ? "y: " : "dx: ";
@@ -507,7 +501,7 @@ TEST(DeviceReference, RoundsDoublesAsTheHostDoes) {
   }
   const long long n = static_cast<long long>(v.size());
   rt::DeviceBuffer in(v.size() * 8), out(v.size() * 4);
-  ASSERT_EQ(rt::driver().MemcpyHtoD(in.get(), v.data(), v.size() * 8), CUDA_SUCCESS);
+  lntune::testing::upload(in.get(), v.data(), v.size() * 8);
   for (DType d : {DType::f32, DType::f16, DType::bf16}) {
     CUdeviceptr pin = in.get(), pout = out.get();
     long long count = n;
@@ -625,11 +619,10 @@ TEST(DeviceReference, HandMadeRowsMatchTheCpu) {
         rt::DeviceBuffer dx_(x.size()), dw_(w.size()), db_(w.size()), y_(x.size()),
             mean_(static_cast<std::size_t>(m) * 4), rstd_(static_cast<std::size_t>(m) * 4);
         rt::DeviceBuffer ws(tune::DeviceReference::workspace_bytes(m, n));
-        ASSERT_EQ(rt::driver().MemcpyHtoD(x_dev.get(), x.data(), x.size()), CUDA_SUCCESS);
-        ASSERT_EQ(rt::driver().MemcpyHtoD(w_dev.get(), w.data(), w.size()), CUDA_SUCCESS);
-        ASSERT_EQ(rt::driver().MemcpyHtoD(b_dev.get(), b.data(), b.size()), CUDA_SUCCESS);
-        ASSERT_EQ(rt::driver().MemcpyHtoD(dy_dev.get(), dy.data(), dy.size()), CUDA_SUCCESS);
-        ASSERT_EQ(rt::driver().CtxSynchronize(), CUDA_SUCCESS);  // the pageable copies' DMA landed
+        lntune::testing::upload(x_dev.get(), x.data(), x.size());
+        lntune::testing::upload(w_dev.get(), w.data(), w.size());
+        lntune::testing::upload(b_dev.get(), b.data(), b.size());
+        lntune::testing::upload(dy_dev.get(), dy.data(), dy.size());
         // Forward.
         tune::DeviceReference::Forward f;
         f.x = x_dev.get();
@@ -836,8 +829,7 @@ TEST(GpuWorkload, VerifiesCorrectOutputsAndFailsWrongOnes) {
             std::vector<unsigned char> v(dtype_size(d));
             ref::store_element(d, v.data(), 0, 1024.0);
             ASSERT_EQ(rt::driver().StreamSynchronize(st), CUDA_SUCCESS);
-            ASSERT_EQ(rt::driver().MemcpyHtoD(bad, v.data(), v.size()), CUDA_SUCCESS);
-            ASSERT_EQ(rt::driver().CtxSynchronize(), CUDA_SUCCESS);  // the pageable copy's DMA landed
+            lntune::testing::upload(bad, v.data(), v.size());
           },
           s);
       const std::string prefix = k == Kernel::fwd ? "y: " : "dx: ";
@@ -871,8 +863,7 @@ TEST(GpuWorkload, AWrongReferenceFailsTheKey) {
     build.after_reference = [](CUdeviceptr main, CUstream st) {
       ASSERT_EQ(rt::driver().StreamSynchronize(st), CUDA_SUCCESS);
       const std::uint16_t v = 0x4480;
-      ASSERT_EQ(rt::driver().MemcpyHtoD(main + 2 * 3, &v, 2), CUDA_SUCCESS);
-      ASSERT_EQ(rt::driver().CtxSynchronize(), CUDA_SUCCESS);  // the pageable copy's DMA landed
+      lntune::testing::upload(main + 2 * 3, &v, 2);
     };
     tune::Workload w(t, 37, 1000, 5, build);
     w.use_device_check(&check);
