@@ -1146,17 +1146,15 @@ std::optional<Config> fast_memory_fwd_latency_default(const SpaceQuery& q, const
     }
     if (c && valid(*c)) return c;
   }
-  // 16-bit RMSNorm of 12801-14848 columns at 16-32 rows an SM on the
+  // 16-bit RMSNorm of 12289-14848 columns at 16-32 rows an SM on the
   // 4096-column tile in 16 warps, where the whole row in 32 (since session
-  // 60; session 58's tune at M = 4096: 13312-14336 1.05-1.09x; session 60's
-  // A/B, % of copy, M = 4096 bf16 13312 88.4 -> 94.0, 13824 88.5 -> 94.6,
-  // 14336 89.5 -> 93.3, 14848 91.1 -> 94.1, fp16 13824 89.0 -> 93.9; M =
-  // 2200 13824 84.7 -> 90.0; 12800 and 15360, outside, unchanged).
-  // From 12289 since session 60's second step (its cold tune on the rule
-  // above: 12800 1.06-1.07x on this tile; A/B, % of copy, two rounds
-  // averaged, bench/results/s60 call 4: M = 4096 bf16 12544 85.2 -> 94.5,
-  // 12800 86.8 -> 93.4, fp16 12800 85.5 -> 95.3; M = 2200 12800 82.5 ->
-  // 89.3).
+  // 60). Session 58's tune at M = 4096 had 13312-14336 1.05-1.09x, session
+  // 60's 12800 1.06-1.07x. A/B, % of copy, two rounds averaged
+  // (bench/results/s60, calls 1 and 4): M = 4096 bf16 12544 85.2 -> 94.5,
+  // 12800 86.8 -> 93.4, 13312 88.4 -> 94.0, 13824 88.5 -> 94.6, 14336 89.5
+  // -> 93.3, 14848 91.1 -> 94.1, fp16 12800 85.5 -> 95.3, 13824 89.0 ->
+  // 93.9; M = 2200 12800 82.5 -> 89.3, 13824 84.7 -> 90.0; 15360, outside,
+  // unchanged.
   if (half && plain_rms && q.n > 12288 && q.n <= 14848 && rows_a_sm_within(q, 16, 32)) {
     const Config c{4096, 16, 1, 0};
     if (valid(c)) return c;

@@ -2059,8 +2059,8 @@ TEST(Default, FusedTwoRowsPast64RowsAnSm) {
 }
 // The default config of a query, as text (an H200's DRAM bytes a SM cycle
 // unless `bpc` says otherwise): the cold tunes' rules below.
-std::string def(Kernel k, DType d, std::int64_t n, std::int64_t m, Norm norm = Norm::layer, bool residual = false,
-                double bpc = 18.8) {
+std::string default_text(Kernel k, DType d, std::int64_t n, std::int64_t m, Norm norm = Norm::layer,
+                         bool residual = false, double bpc = 18.8) {
   SpaceQuery q = query(k, d, n, m, bpc);
   q.norm = norm;
   q.residual = residual;
@@ -2073,43 +2073,43 @@ TEST(Default, TrainingRulesFromTheColdTune) {
   const Kernel f = Kernel::fwd, b = Kernel::bwd_dx, r = Kernel::bwd_dwdb;
   const Norm ln = Norm::layer, rms = Norm::rms;
   // 16-bit LayerNorm 14337-16383 at 16-32 rows an SM: the 16384 tile in 16 warps.
-  EXPECT_EQ(def(f, DType::bf16, 15000, 4096), to_string(Config{16384, 16, 1, 0}));
-  EXPECT_EQ(def(f, DType::f16, 14337, 2113), to_string(Config{16384, 16, 1, 0}));
-  EXPECT_NE(def(f, DType::bf16, 15000, 4225), to_string(Config{16384, 16, 1, 0}));
-  EXPECT_NE(def(f, DType::bf16, 14336, 4096), to_string(Config{16384, 16, 1, 0}));
+  EXPECT_EQ(default_text(f, DType::bf16, 15000, 4096), to_string(Config{16384, 16, 1, 0}));
+  EXPECT_EQ(default_text(f, DType::f16, 14337, 2113), to_string(Config{16384, 16, 1, 0}));
+  EXPECT_NE(default_text(f, DType::bf16, 15000, 4225), to_string(Config{16384, 16, 1, 0}));
+  EXPECT_NE(default_text(f, DType::bf16, 14336, 4096), to_string(Config{16384, 16, 1, 0}));
   // 16-bit RMSNorm 12801-14848 there: 4096-column tiles in 16 warps.
-  EXPECT_EQ(def(f, DType::f16, 13313, 3001, rms), to_string(Config{4096, 16, 1, 0}));
-  EXPECT_EQ(def(f, DType::bf16, 14848, 4224, rms), to_string(Config{4096, 16, 1, 0}));
-  EXPECT_EQ(def(f, DType::bf16, 12800, 4096, rms), to_string(Config{4096, 16, 1, 0}));  // from 12289 (session 60)
-  EXPECT_EQ(def(f, DType::f16, 12289, 3001, rms), to_string(Config{4096, 16, 1, 0}));
-  EXPECT_NE(def(f, DType::bf16, 12288, 4096, rms), to_string(Config{4096, 16, 1, 0}));
-  EXPECT_NE(def(f, DType::bf16, 13824, 2112, rms), to_string(Config{4096, 16, 1, 0}));
-  EXPECT_NE(def(f, DType::bf16, 13824, 4096, rms, false, 12.8), to_string(Config{4096, 16, 1, 0}));
+  EXPECT_EQ(default_text(f, DType::f16, 13313, 3001, rms), to_string(Config{4096, 16, 1, 0}));
+  EXPECT_EQ(default_text(f, DType::bf16, 14848, 4224, rms), to_string(Config{4096, 16, 1, 0}));
+  EXPECT_EQ(default_text(f, DType::bf16, 12800, 4096, rms), to_string(Config{4096, 16, 1, 0}));  // from 12289 (session 60)
+  EXPECT_EQ(default_text(f, DType::f16, 12289, 3001, rms), to_string(Config{4096, 16, 1, 0}));
+  EXPECT_NE(default_text(f, DType::bf16, 12288, 4096, rms), to_string(Config{4096, 16, 1, 0}));
+  EXPECT_NE(default_text(f, DType::bf16, 13824, 2112, rms), to_string(Config{4096, 16, 1, 0}));
+  EXPECT_NE(default_text(f, DType::bf16, 13824, 4096, rms, false, 12.8), to_string(Config{4096, 16, 1, 0}));
   // fp32 LayerNorm 4097-6143: N rounded up to 1024 in 8 warps.
-  EXPECT_EQ(def(f, DType::f32, 4609, 4096), to_string(Config{5120, 8, 1, 0}));
-  EXPECT_EQ(def(f, DType::f32, 5632, 4096), to_string(Config{6144, 8, 1, 0}));
-  EXPECT_NE(def(f, DType::f32, 4609, 4096, rms), to_string(Config{5120, 8, 1, 0}));
-  EXPECT_NE(def(f, DType::f32, 4609, 6000), to_string(Config{5120, 8, 1, 0}));
+  EXPECT_EQ(default_text(f, DType::f32, 4609, 4096), to_string(Config{5120, 8, 1, 0}));
+  EXPECT_EQ(default_text(f, DType::f32, 5632, 4096), to_string(Config{6144, 8, 1, 0}));
+  EXPECT_NE(default_text(f, DType::f32, 4609, 4096, rms), to_string(Config{5120, 8, 1, 0}));
+  EXPECT_NE(default_text(f, DType::f32, 4609, 6000), to_string(Config{5120, 8, 1, 0}));
   // 16-bit add + RMSNorm 16385-20480: N rounded up to 4096 in 16 warps.
-  EXPECT_EQ(def(f, DType::bf16, 18432, 4096, rms, true), to_string(Config{20480, 16, 1, 0}));
-  EXPECT_EQ(def(f, DType::f16, 16385, 3001, rms, true), to_string(Config{20480, 16, 1, 0}));
-  EXPECT_NE(def(f, DType::bf16, 18432, 4096, ln, true), to_string(Config{20480, 16, 1, 0}));
-  EXPECT_NE(def(f, DType::bf16, 20481, 4096, rms, true), to_string(Config{24576, 16, 1, 0}));
+  EXPECT_EQ(default_text(f, DType::bf16, 18432, 4096, rms, true), to_string(Config{20480, 16, 1, 0}));
+  EXPECT_EQ(default_text(f, DType::f16, 16385, 3001, rms, true), to_string(Config{20480, 16, 1, 0}));
+  EXPECT_NE(default_text(f, DType::bf16, 18432, 4096, ln, true), to_string(Config{20480, 16, 1, 0}));
+  EXPECT_NE(default_text(f, DType::bf16, 20481, 4096, rms, true), to_string(Config{24576, 16, 1, 0}));
   // The backward: 16-bit RMSNorm 4096 in 16 warps of 2 rows, one CTA a SM.
-  EXPECT_EQ(def(b, DType::f16, 4096, 3001, rms), to_string(Config{4096, 16, 2, 132}));
-  EXPECT_EQ(def(b, DType::bf16, 4096, 4096, ln), to_string(Config{4096, 16, 2, 132}));  // LayerNorm's training config
-  EXPECT_NE(def(b, DType::bf16, 4096, 2111, rms), to_string(Config{4096, 16, 2, 132}));
+  EXPECT_EQ(default_text(b, DType::f16, 4096, 3001, rms), to_string(Config{4096, 16, 2, 132}));
+  EXPECT_EQ(default_text(b, DType::bf16, 4096, 4096, ln), to_string(Config{4096, 16, 2, 132}));  // LayerNorm's training config
+  EXPECT_NE(default_text(b, DType::bf16, 4096, 2111, rms), to_string(Config{4096, 16, 2, 132}));
   // 16-bit add + RMSNorm 8193-9216 over clusters of 2 at 2 stages.
-  EXPECT_EQ(def(b, DType::bf16, 8704, 4096, rms, true), to_string(Config{6144, 8, 2, 132, 2}));
-  EXPECT_EQ(def(b, DType::f16, 9216, 3001, rms, true), to_string(Config{4608, 9, 2, 132, 2}));
-  EXPECT_NE(def(b, DType::bf16, 8704, 4096, ln, true), to_string(Config{6144, 8, 2, 132, 2}));
+  EXPECT_EQ(default_text(b, DType::bf16, 8704, 4096, rms, true), to_string(Config{6144, 8, 2, 132, 2}));
+  EXPECT_EQ(default_text(b, DType::f16, 9216, 3001, rms, true), to_string(Config{4608, 9, 2, 132, 2}));
+  EXPECT_NE(default_text(b, DType::bf16, 8704, 4096, ln, true), to_string(Config{6144, 8, 2, 132, 2}));
   // bwd_dwdb of 129-256 columns over 528 or more partial rows: 32 columns
   // a CTA, about one CTA a SM (17 splits), 8 warps, 16 from 1056 rows.
-  EXPECT_EQ(def(r, DType::bf16, 256, 528), to_string(Config{32, 8, 1, 17}));
-  EXPECT_EQ(def(r, DType::f32, 200, 1056), to_string(Config{32, 16, 1, 19}));  // 7 blocks: 132 / 7
-  EXPECT_EQ(def(r, DType::bf16, 256, 527), to_string(Config{128, 16, 1, 32}));
-  EXPECT_EQ(def(r, DType::bf16, 256, 528, ln, false, 12.8), to_string(Config{128, 16, 1, 32}));
-  EXPECT_NE(def(r, DType::bf16, 512, 528), to_string(Config{32, 8, 1, 17}));
+  EXPECT_EQ(default_text(r, DType::bf16, 256, 528), to_string(Config{32, 8, 1, 17}));
+  EXPECT_EQ(default_text(r, DType::f32, 200, 1056), to_string(Config{32, 16, 1, 19}));  // 7 blocks: 132 / 7
+  EXPECT_EQ(default_text(r, DType::bf16, 256, 527), to_string(Config{128, 16, 1, 32}));
+  EXPECT_EQ(default_text(r, DType::bf16, 256, 528, ln, false, 12.8), to_string(Config{128, 16, 1, 32}));
+  EXPECT_NE(default_text(r, DType::bf16, 512, 528), to_string(Config{32, 8, 1, 17}));
 }
 
 // Session 60's rules from its cold tune at M = 4096 (bench/results/s60,
@@ -2118,25 +2118,25 @@ TEST(Default, TrainingRulesFromSession60) {
   const Kernel f = Kernel::fwd, b = Kernel::bwd_dx;
   const Norm ln = Norm::layer, rms = Norm::rms;
   // 16-bit LayerNorm forward of 8193-9216 at 16-32 rows an SM: the 9216 tile in 9 warps.
-  EXPECT_EQ(def(f, DType::bf16, 8704, 4096), to_string(Config{9216, 9, 1, 0}));
-  EXPECT_EQ(def(f, DType::f16, 8193, 2113), to_string(Config{9216, 9, 1, 0}));
-  EXPECT_EQ(def(f, DType::bf16, 9216, 4224), to_string(Config{9216, 9, 1, 0}));
-  EXPECT_NE(def(f, DType::bf16, 9217, 4096), to_string(Config{9216, 9, 1, 0}));
-  EXPECT_NE(def(f, DType::bf16, 8704, 8192), to_string(Config{9216, 9, 1, 0}));
-  EXPECT_NE(def(f, DType::bf16, 8704, 4096, rms), to_string(Config{9216, 9, 1, 0}));
-  EXPECT_NE(def(f, DType::f32, 8704, 4096), to_string(Config{9216, 9, 1, 0}));
-  EXPECT_NE(def(f, DType::bf16, 8704, 4096, ln, false, 12.8), to_string(Config{9216, 9, 1, 0}));
+  EXPECT_EQ(default_text(f, DType::bf16, 8704, 4096), to_string(Config{9216, 9, 1, 0}));
+  EXPECT_EQ(default_text(f, DType::f16, 8193, 2113), to_string(Config{9216, 9, 1, 0}));
+  EXPECT_EQ(default_text(f, DType::bf16, 9216, 4224), to_string(Config{9216, 9, 1, 0}));
+  EXPECT_NE(default_text(f, DType::bf16, 9217, 4096), to_string(Config{9216, 9, 1, 0}));
+  EXPECT_NE(default_text(f, DType::bf16, 8704, 8192), to_string(Config{9216, 9, 1, 0}));
+  EXPECT_NE(default_text(f, DType::bf16, 8704, 4096, rms), to_string(Config{9216, 9, 1, 0}));
+  EXPECT_NE(default_text(f, DType::f32, 8704, 4096), to_string(Config{9216, 9, 1, 0}));
+  EXPECT_NE(default_text(f, DType::bf16, 8704, 4096, ln, false, 12.8), to_string(Config{9216, 9, 1, 0}));
   // 16-bit RMSNorm backward of 3073-3583 at training rows: the 4096 tile in 16 warps, two CTAs a SM.
-  EXPECT_EQ(def(b, DType::bf16, 3200, 4096, rms), to_string(Config{4096, 16, 1, 264}));
-  EXPECT_EQ(def(b, DType::f16, 3583, 3001, rms), to_string(Config{4096, 16, 1, 264}));
-  EXPECT_NE(def(b, DType::bf16, 3072, 4096, rms), to_string(Config{4096, 16, 1, 264}));
-  EXPECT_NE(def(b, DType::bf16, 3584, 4096, rms), to_string(Config{4096, 16, 1, 264}));
-  EXPECT_NE(def(b, DType::bf16, 3200, 4096, ln), to_string(Config{4096, 16, 1, 264}));
+  EXPECT_EQ(default_text(b, DType::bf16, 3200, 4096, rms), to_string(Config{4096, 16, 1, 264}));
+  EXPECT_EQ(default_text(b, DType::f16, 3583, 3001, rms), to_string(Config{4096, 16, 1, 264}));
+  EXPECT_NE(default_text(b, DType::bf16, 3072, 4096, rms), to_string(Config{4096, 16, 1, 264}));
+  EXPECT_NE(default_text(b, DType::bf16, 3584, 4096, rms), to_string(Config{4096, 16, 1, 264}));
+  EXPECT_NE(default_text(b, DType::bf16, 3200, 4096, ln), to_string(Config{4096, 16, 1, 264}));
   // 16-bit backward of 8193-10239 (not 9216) at training rows: the even split at 2 stages.
-  EXPECT_EQ(def(b, DType::bf16, 8704, 4096), to_string(Config{6144, 8, 2, 132, 2}));
-  EXPECT_EQ(def(b, DType::f16, 9728, 3001, rms), to_string(Config{6144, 8, 2, 132, 2}));
-  EXPECT_EQ(def(b, DType::bf16, 8704, 8192), to_string(Config{6144, 8, 3, 132, 2}));  // past training rows: 3 stages
-  EXPECT_NE(def(b, DType::bf16, 9216, 4096), to_string(Config{6144, 8, 2, 132, 2}));
+  EXPECT_EQ(default_text(b, DType::bf16, 8704, 4096), to_string(Config{6144, 8, 2, 132, 2}));
+  EXPECT_EQ(default_text(b, DType::f16, 9728, 3001, rms), to_string(Config{6144, 8, 2, 132, 2}));
+  EXPECT_EQ(default_text(b, DType::bf16, 8704, 8192), to_string(Config{6144, 8, 3, 132, 2}));  // past training rows: 3 stages
+  EXPECT_NE(default_text(b, DType::bf16, 9216, 4096), to_string(Config{6144, 8, 2, 132, 2}));
 }
 
 }  // namespace

@@ -6,11 +6,11 @@
 # default). The patched build's new Variants cases (every Variants case
 # whose N the rules name) beside memcheck on them, then the A/B against
 # main, two rounds, inside the rules' ranges and at their edges.
-#   OUT=$OUT bash bench/experiments/run-training-rules-2.sh MAIN PATCHED
+#   OUT=$OUT bash bench/results/s60/scripts/call1.sh MAIN PATCHED
 # MAIN, PATCHED: carried builds under .devbuild (scripts/stage.sh NAME).
 # About four minutes of device time.
 source bench/gpu_call.sh
-[ $# = 2 ] || { echo "usage: run-training-rules-2.sh MAIN PATCHED" >&2; exit 2; }
+[ $# = 2 ] || { echo "usage: call1.sh MAIN PATCHED" >&2; exit 2; }
 new='*Variants*N15000_pad8:*Variants*N13313:*Variants*N4609:*Variants*N17000_pad8:*Variants*M3001_N4096_pad8:*Variants*N8704:*Variants*M3001_N9216_pad8:*Variants*M4096_N256:*Variants*N250_pad8'
 patch_ab "$1" "$2" "$new" "$new" \
   "f4096|LNTUNE_SWEEP_M=4096|fwd bf16 14848 15360 15872 16384" \
