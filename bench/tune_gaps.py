@@ -87,7 +87,7 @@ def fallback_keys(path):
                     inside = bool(j["finishes_in_kernel"])
                 else:
                     inside = j.get("dwdb_best_us") is not None and j.get("dwdb_best_us") == j.get("dwdb_default_us")
-                form = j.get("dwdb_form") or dwdb_form_of(e)
+                form = e.get("dwdb_form") or dwdb_form_of(e)
                 finishes[(form, int(e["n"]), int(j["partial_rows"]))].append(inside)
     return {k for k, v in finishes.items() if v and all(v)}
 

@@ -270,7 +270,7 @@ cat >> "$T/tune.log" <<'EOF'
 bwd_dwdb fp16             256     528 (3)  b32 w8 r1 g17                5.10        272     6.4       1.20x  tuned
 EOF
 cat > "$T/tune.trace" <<'EOF'
-{"event": "key", "kernel": "bwd_dx", "x_dtype": "fp16", "w_dtype": "fp16", "has_weight": true, "has_bias": true, "n": 256, "joint": [{"partial_rows": 1056, "dwdb_default_us": 8.0, "dwdb_best_us": 8.0, "chosen": true, "finishes_in_kernel": true, "dwdb_form": "fp16"}, {"partial_rows": 528, "dwdb_default_us": 6.1, "dwdb_best_us": 5.1, "chosen": false}]}
+{"event": "key", "kernel": "bwd_dx", "x_dtype": "fp16", "w_dtype": "fp16", "has_weight": true, "has_bias": true, "n": 256, "dwdb_form": "fp16", "joint": [{"partial_rows": 1056, "dwdb_default_us": 8.0, "dwdb_best_us": 8.0, "chosen": true, "finishes_in_kernel": true}, {"partial_rows": 528, "dwdb_default_us": 6.1, "dwdb_best_us": 5.1, "chosen": false}]}
 {"event": "key", "kernel": "bwd_dx", "x_dtype": "fp16", "w_dtype": "fp32", "has_weight": true, "has_bias": true, "n": 256, "joint": [{"partial_rows": 528, "dwdb_default_us": 6.1, "dwdb_best_us": 5.1, "chosen": true}]}
 not json
 EOF

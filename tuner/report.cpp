@@ -5,6 +5,8 @@
 #include <cstdarg>
 #include <sstream>
 
+#include "runtime/selector.hpp"
+
 namespace lntune::tune {
 
 namespace {
@@ -386,7 +388,12 @@ void TraceWriter::key_done(const KeyResult& r) {
     if (!first) out_ << "]";
   }
   if (!r.joint.empty()) {
-    out_ << ", \"joint\": [";
+    // The finalists' bwd_dwdb keys share the form (the key's traits as a
+    // reduction; their partial rows differ), labelled as the text report
+    // labels keys.
+    const Traits& t = r.key.traits;
+    out_ << ", \"dwdb_form\": " << json_string(dtype_label(rt::dwdb_traits(t, t.has_weight, t.has_bias)))
+         << ", \"joint\": [";
     for (std::size_t i = 0; i < r.joint.size(); ++i) {
       const JointTiming& j = r.joint[i];
       auto opt = [](const std::optional<double>& v) { return v ? json_number(*v) : std::string("null"); };
@@ -395,8 +402,7 @@ void TraceWriter::key_done(const KeyResult& r) {
            << ", \"dwdb_best_us\": " << opt(j.dwdb_best_us)
            << ", \"dwdb_config\": " << (j.dwdb ? config_json(*j.dwdb) : std::string("null"))
            << ", \"chosen\": " << (j.chosen ? "true" : "false")
-           << ", \"finishes_in_kernel\": " << (j.finishes_in_kernel ? "true" : "false")
-           << ", \"dwdb_form\": " << json_string(dtype_label(j.dwdb_traits)) << "}";
+           << ", \"finishes_in_kernel\": " << (j.finishes_in_kernel ? "true" : "false") << "}";
     }
     out_ << "]";
   }

@@ -103,11 +103,12 @@ class ProgressBar : public Progress {
 // "median_us", "reps", "screen_us", "message"}) and every finished key
 // ({"event": "key", the key's fields, "state", "config", "median_us",
 // "device", "warm", "seconds", ..., and for a bwd_dx key tuned jointly with
-// its reduction "joint": its finalists with "config", "partial_rows",
-// "backward_us", "dwdb_default_us", "dwdb_best_us", "dwdb_config",
-// "chosen", "finishes_in_kernel", "dwdb_form" (its bwd_dwdb key's dtype
-// label, as the text report prints it)}), forwarding every call to `inner`
-// (may be null). What bench/compare_winners.py and bench/tune_gaps.py read.
+// its reduction "dwdb_form" (its bwd_dwdb keys' dtype label, as the text
+// report prints it) and "joint": its finalists with "config",
+// "partial_rows", "backward_us", "dwdb_default_us", "dwdb_best_us",
+// "dwdb_config", "chosen", "finishes_in_kernel"}), forwarding every call to
+// `inner` (may be null). What bench/compare_winners.py and
+// bench/tune_gaps.py read.
 class TraceWriter : public Progress {
  public:
   TraceWriter(std::ostream& out, Progress* inner) : out_(out), inner_(inner) {}

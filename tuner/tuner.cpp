@@ -1067,7 +1067,6 @@ class Worker {
         // whatever bwd_dwdb config is stored (used only if the cooperative
         // launch is refused).
         jt.finishes_in_kernel = dx_bench.finishes_in_kernel(dc);
-        jt.dwdb_traits = dp.key.traits;
         if (jt.finishes_in_kernel && jt.dwdb_default_us) jt.dwdb_best_us = jt.dwdb_default_us;
         timings.push_back(jt);
         picks.push_back(DwdbPick{dp, std::move(r), P});

@@ -133,9 +133,8 @@ struct JointTiming {
   // The launcher finishes dW/dB inside this finalist's dx kernel
   // (rt::finish_path): then no bwd_dwdb runs after it, and the bwd_dwdb
   // record of its partial rows serves only where the cooperative launch is
-  // refused. Its bwd_dwdb key's traits (the trace names the key by them).
+  // refused.
   bool finishes_in_kernel = false;
-  Traits dwdb_traits{};
 };
 
 struct KeyResult {
